@@ -1,0 +1,100 @@
+//! The built-in example tools `orkestrel-mcp serve` exposes: `echo`, `add`, `fail`, `sleep`.
+
+use std::time::Duration;
+
+use orkestrel_mcp::{Structured, Tool, ToolRegistry, ToolResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    /// The first addend.
+    a: f64,
+    /// The second addend.
+    b: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct AddOutput {
+    /// `a + b`.
+    sum: Value,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct FailArgs {
+    /// The error message the tool fails with.
+    message: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// How long to wait, in milliseconds.
+    ms: u64,
+}
+
+/// A number as JSON: integral values within ±2^53 as integers (`5`, not `5.0`).
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
+/// Register the four example tools.
+pub fn register(tools: &ToolRegistry) {
+    tools.add(
+        Tool::new("echo", |args: EchoArgs| async move {
+            Ok::<_, String>(args.text)
+        })
+        .with_description("Echo the text back as a text block."),
+    );
+    tools.add(
+        Tool::new("add", |args: AddArgs| async move {
+            let sum = number(args.a + args.b);
+            let mut result = Structured(AddOutput { sum: sum.clone() }).into_result();
+            result.content = vec![orkestrel_mcp::Content::text(sum.to_string())];
+            Ok::<_, String>(result)
+        })
+        .with_description("Add two numbers; the sum as text and as structuredContent {\"sum\": …}.")
+        .with_output_schema::<AddOutputSchema>(),
+    );
+    tools.add(
+        Tool::new("fail", |args: FailArgs| async move {
+            Err::<ToolResult, _>(args.message)
+        })
+        .with_description("Fail with the given message (a tool result with isError: true)."),
+    );
+    tools.add(
+        Tool::new("sleep", |args: SleepArgs| async move {
+            tokio::time::sleep(Duration::from_millis(args.ms)).await;
+            Ok::<_, String>(format!("slept {} ms", args.ms))
+        })
+        .with_description("Wait for `ms` milliseconds, then answer \"slept <ms> ms\"."),
+    );
+}
+
+/// The output schema of `add`: `{ "sum": number }`.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AddOutputSchema {
+    /// `a + b`.
+    sum: f64,
+}
+
+trait IntoResult {
+    fn into_result(self) -> ToolResult;
+}
+
+impl<T: Serialize> IntoResult for Structured<T> {
+    fn into_result(self) -> ToolResult {
+        orkestrel_mcp::tools::IntoToolResult::into_tool_result(self)
+    }
+}

@@ -1,0 +1,125 @@
+//! `orkestrel-mcp`: serve MCP over stdio or Streamable HTTP.
+
+mod builtin;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+use orkestrel_mcp::native::{http, stdio};
+use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
+use tracing_subscriber::EnvFilter;
+
+/// Serve and call Model Context Protocol (MCP) servers.
+#[derive(Parser)]
+#[command(name = "orkestrel-mcp", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the built-in example tools (echo, add, fail, sleep) over stdio or HTTP.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+#[group(required = false, multiple = false)]
+struct ServeArgs {
+    /// Serve newline-delimited JSON-RPC on stdin/stdout (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// Serve Streamable HTTP at ADDR (path /mcp).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:3000")]
+    http: Option<SocketAddr>,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("orkestrel-mcp: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("orkestrel-mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn example_server() -> McpServer {
+    let tools = Arc::new(ToolRegistry::new());
+    builtin::register(&tools);
+    McpServer::new(ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools))
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let server = example_server();
+    match args.http {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let local = listener.local_addr().map_err(|e| e.to_string())?;
+            tracing::info!(
+                "serving MCP over Streamable HTTP at http://{local}{}",
+                http::DEFAULT_MCP_PATH
+            );
+            let routes = http::Routes::new(server, http::HttpOptions::default());
+            http::serve(listener, routes, shutdown_signal())
+                .await
+                .map_err(|e| e.to_string())?;
+            tracing::info!("shut down");
+            Ok(())
+        }
+        None => {
+            tracing::info!("serving MCP over stdio");
+            tokio::select! {
+                result = stdio::serve_stdio(server) => result.map_err(|e| format!("stdio: {e}")),
+                () = shutdown_signal() => Ok(()),
+            }
+        }
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutdown requested");
+}

@@ -1,0 +1,87 @@
+//! # orkestrel-mcp
+//!
+//! A Rust implementation of the [Model Context Protocol](https://modelcontextprotocol.io):
+//! JSON-RPC 2.0 servers and clients that expose and call tools. One no-I/O core compiles for
+//! `wasm32-unknown-unknown` and for native targets; the native transports (stdio, Streamable
+//! HTTP) sit behind the `native` feature.
+//!
+//! ```text
+//!           bytes in                                                 bytes out
+//!  stdio ─┐ (lines)                                                        ┌─ stdio
+//!  HTTP  ─┼──► framing ──► jsonrpc::JsonRpcMessage ──► McpServer ──► tools ─┼─ HTTP (JSON | SSE)
+//!         │  (LineDecoder)   (total classification)    (dispatch)  (registry)
+//!            transports (native::)             core (no I/O)
+//! ```
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`framing`], [`sse`] — builds for wasm32 |
+//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), and the `orkestrel-mcp` binary |
+//!
+//! ## Example
+//!
+//! ```
+//! use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, schemars::JsonSchema)]
+//! struct Add { x: f64, y: f64 }
+//!
+//! let server = McpServer::new(ServerOptions::new("calculator", "1.0.0"));
+//! server.tools().add(Tool::new("add", |a: Add| async move { Ok::<_, String>((a.x + a.y).to_string()) }));
+//!
+//! let reply = futures::executor::block_on(server.handle(
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"x":2,"y":5}}}"#,
+//! ));
+//! assert_eq!(
+//!     reply.as_deref(),
+//!     Some(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"7"}]}}"#),
+//! );
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod context;
+pub mod framing;
+pub mod jsonrpc;
+pub mod protocol;
+pub mod server;
+pub mod sse;
+pub mod tools;
+
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+pub mod native;
+
+pub use context::RequestContext;
+pub use jsonrpc::{
+    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,
+    RequestId,
+};
+pub use protocol::{
+    Content, Implementation, InitializeResult, ToolDescriptor, ToolResult, MCP_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};
+pub use server::{McpServer, ServerOptions};
+pub use tools::{Json, Structured, Tool, ToolRegistry};
+
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// A boxed future; `Send` on native targets, not on wasm (JS promises are `!Send`).
+        pub type BoxFuture<'a, T> = futures::future::LocalBoxFuture<'a, T>;
+        /// `Send` on native targets; nothing on wasm.
+        pub trait MaybeSend {}
+        impl<T: ?Sized> MaybeSend for T {}
+        /// `Sync` on native targets; nothing on wasm.
+        pub trait MaybeSync {}
+        impl<T: ?Sized> MaybeSync for T {}
+    } else {
+        /// A boxed future; `Send` on native targets, not on wasm (JS promises are `!Send`).
+        pub type BoxFuture<'a, T> = futures::future::BoxFuture<'a, T>;
+        /// `Send` on native targets; nothing on wasm.
+        pub trait MaybeSend: Send {}
+        impl<T: Send + ?Sized> MaybeSend for T {}
+        /// `Sync` on native targets; nothing on wasm.
+        pub trait MaybeSync: Sync {}
+        impl<T: Sync + ?Sized> MaybeSync for T {}
+    }
+}

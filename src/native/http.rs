@@ -1,0 +1,460 @@
+//! The stateless Streamable HTTP route (seed clause 12; spec 2025-06-18 / 2025-11-25
+//! `basic/transports`, Streamable HTTP) as a `tower::Service`, so it mounts in plain hyper
+//! ([`serve`]) and in axum (`Router::route_service("/mcp", routes)`).
+//!
+//! | request | answer |
+//! |---|---|
+//! | `POST {path}`, a request | `200`, the response as JSON, or as one SSE event when the client accepts `text/event-stream` (notifications the handler sends come first on that stream) |
+//! | `POST`, a notification or a response | `202`, no body |
+//! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
+//! | `POST`, not a valid message (batch, bad envelope) | `400`, `-32600` (or `-32602` for non-object `params`) |
+//! | `POST`, body over the limit (default 4 MiB) | `413`, `-32600` |
+//! | `POST`, `Content-Type` present and not `application/json` | `415`, `-32600` |
+//! | `POST`, `Accept` admits neither JSON nor SSE | `406`, `-32600` |
+//! | `GET` / `DELETE` / other verbs on `{path}` | `405` with `Allow: POST`, `-32000` |
+//! | any other path | `404` |
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::channel::mpsc;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Body, Frame};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::net::TcpListener;
+
+use crate::context::RequestContext;
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::server::McpServer;
+use crate::sse::encode_event;
+
+/// The default path the route is mounted at (seed `DEFAULT_MCP_PATH`).
+pub const DEFAULT_MCP_PATH: &str = "/mcp";
+/// The session header name (seed `MCP_SESSION_HEADER`).
+pub const MCP_SESSION_HEADER: &str = "mcp-session-id";
+/// The protocol version header name (seed `MCP_PROTOCOL_VERSION_HEADER`).
+pub const MCP_PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// The default request body limit: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The response body type of [`Routes`].
+pub type ResponseBody = BoxBody<Bytes, Infallible>;
+
+/// Options for [`Routes`] (seed `HTTPTransportOptions`).
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// The path (default `/mcp`).
+    pub path: String,
+    /// Whether an SSE reply is allowed (default `true`).
+    pub streaming: bool,
+    /// When the client accepts both JSON and SSE, answer JSON (default `false`: SSE, as the seed).
+    pub prefer_json: bool,
+    /// The request body limit in bytes (default 4 MiB); a larger body → `413`.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            path: DEFAULT_MCP_PATH.to_owned(),
+            streaming: true,
+            prefer_json: false,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// The stateless MCP route (seed `createMCPRoutes`): a `tower::Service<Request<B>>`.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    server: McpServer,
+    options: Arc<HttpOptions>,
+}
+
+impl Routes {
+    /// Mount `server` with `options`.
+    pub fn new(server: McpServer, options: HttpOptions) -> Self {
+        Routes {
+            server,
+            options: Arc::new(options),
+        }
+    }
+
+    /// Answer one request.
+    pub async fn respond<B>(&self, request: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if request.uri().path() != self.options.path {
+            return plain(StatusCode::NOT_FOUND, "Not Found");
+        }
+        if request.method() != Method::POST {
+            let mut response = rpc_error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                ErrorObject::new(
+                    ErrorCode::SERVER_ERROR,
+                    "Method not allowed: this endpoint serves POST only",
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        }
+        if let Some(content_type) = request.headers().get(header::CONTENT_TYPE) {
+            if !is_json_media_type(content_type) {
+                return rpc_error(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    ErrorObject::invalid_request("Content-Type must be application/json"),
+                );
+            }
+        }
+        let accept = Accept::parse(request.headers());
+        let sse = match (accept.json, accept.sse && self.options.streaming) {
+            (false, false) => {
+                return rpc_error(
+                    StatusCode::NOT_ACCEPTABLE,
+                    ErrorObject::invalid_request(
+                        "Accept must admit application/json or text/event-stream",
+                    ),
+                )
+            }
+            (true, true) => !self.options.prefer_json,
+            (json, _) => !json,
+        };
+        let body = match Limited::new(request.into_body(), self.options.max_body_bytes)
+            .collect()
+            .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return rpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    ErrorObject::invalid_request(format!(
+                        "body over {} bytes",
+                        self.options.max_body_bytes
+                    )),
+                )
+            }
+            Err(e) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    ErrorObject::parse_error(format!("body read failed: {e}")),
+                )
+            }
+        };
+        let message = match JsonRpcMessage::from_slice(&body) {
+            Ok(message) => message,
+            Err(invalid) => {
+                return match invalid.response() {
+                    Some(response) => json_response(StatusCode::BAD_REQUEST, &response),
+                    None => {
+                        tracing::debug!(error = %invalid, "http: dropped a malformed notification");
+                        empty(StatusCode::ACCEPTED)
+                    }
+                };
+            }
+        };
+        if !matches!(message, JsonRpcMessage::Request(_)) {
+            self.server.dispatch(message).await;
+            return empty(StatusCode::ACCEPTED);
+        }
+        if sse {
+            self.stream(message)
+        } else {
+            match self.server.dispatch(message).await {
+                Some(response) => json_response(StatusCode::OK, &response),
+                None => empty(StatusCode::ACCEPTED),
+            }
+        }
+    }
+
+    /// Answer a request on an SSE stream: notifications the handler sends, then the response.
+    fn stream(&self, message: JsonRpcMessage) -> Response<ResponseBody> {
+        let (tx, rx) = mpsc::unbounded::<Result<Frame<Bytes>, Infallible>>();
+        let notify_tx = tx.clone();
+        let ctx = RequestContext::new().with_notifier(Arc::new(move |n| {
+            let event = encode_event(None, &n.to_json());
+            notify_tx
+                .unbounded_send(Ok(Frame::data(Bytes::from(event))))
+                .is_ok()
+        }));
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            if let Some(response) = server.dispatch_with(message, ctx).await {
+                let event = encode_event(None, &response.to_json());
+                let _ = tx.unbounded_send(Ok(Frame::data(Bytes::from(event))));
+            }
+        });
+        let mut response = Response::new(BodyExt::boxed(StreamBody::new(rx)));
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        response
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for Routes
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = crate::BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let routes = self.clone();
+        Box::pin(async move { Ok(routes.respond(request).await) })
+    }
+}
+
+/// Serve `routes` on `listener` with HTTP/1.1 until `shutdown` resolves, then stop accepting and
+/// wait for open connections to finish (graceful shutdown).
+///
+/// # Errors
+/// Only when accepting fails in a way that is not per-connection (logged and retried otherwise).
+pub async fn serve(
+    listener: TcpListener,
+    routes: Routes,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    tracing::warn!(error = %e, "http: accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let routes = routes.clone();
+        let service = hyper::service::service_fn(move |request| {
+            let routes = routes.clone();
+            async move { Ok::<_, Infallible>(routes.respond(request).await) }
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(%peer, error = %e, "http: connection ended with an error");
+            }
+        });
+    }
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// What an `Accept` header admits: RFC 9110 §12.5.1 media ranges, case-insensitive, with
+/// wildcards, and `q=0` excluding a range. An absent header admits everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accept {
+    /// `application/json` is acceptable.
+    pub json: bool,
+    /// `text/event-stream` is acceptable.
+    pub sse: bool,
+}
+
+impl Accept {
+    /// Read every `Accept` header of a request.
+    pub fn parse(headers: &HeaderMap) -> Accept {
+        let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+        if values.peek().is_none() {
+            return Accept {
+                json: true,
+                sse: true,
+            };
+        }
+        let mut json = None::<(u8, f32)>;
+        let mut sse = None::<(u8, f32)>;
+        for value in values {
+            let Ok(text) = value.to_str() else { continue };
+            for range in text.split(',') {
+                let mut parts = range.split(';');
+                let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+                let q = parts
+                    .filter_map(|p| p.split_once('='))
+                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+                    .and_then(|(_, v)| v.trim().parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                // A more specific range wins over a wildcard (RFC 9110 §12.5.1).
+                let (specificity_json, specificity_sse) = match media.as_str() {
+                    "application/json" => (Some(2), None),
+                    "text/event-stream" => (None, Some(2)),
+                    "application/*" => (Some(1), None),
+                    "text/*" => (None, Some(1)),
+                    "*/*" => (Some(0), Some(0)),
+                    _ => (None, None),
+                };
+                apply(&mut json, specificity_json, q);
+                apply(&mut sse, specificity_sse, q);
+            }
+        }
+        Accept {
+            json: json.is_some_and(|(_, q)| q > 0.0),
+            sse: sse.is_some_and(|(_, q)| q > 0.0),
+        }
+    }
+}
+
+fn apply(slot: &mut Option<(u8, f32)>, specificity: Option<u8>, q: f32) {
+    let Some(s) = specificity else { return };
+    match slot {
+        Some((current, _)) if *current > s => {}
+        Some((current, best)) if *current == s => *best = best.max(q),
+        _ => *slot = Some((s, q)),
+    }
+}
+
+/// Whether a `Content-Type` is `application/json` (any case, any parameters such as charset).
+pub fn is_json_media_type(value: &HeaderValue) -> bool {
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether the request's `Accept` admits `text/event-stream` (seed `acceptsEventStream`).
+pub fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    Accept::parse(headers).sse
+}
+
+/// The `mcp-session-id` header (seed `readSessionHeader`).
+pub fn read_session_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(MCP_SESSION_HEADER)?.to_str().ok()
+}
+
+/// The `Last-Event-ID` header (seed `readLastEventId`).
+pub fn read_last_event_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get("last-event-id")?.to_str().ok()
+}
+
+fn json_response(status: StatusCode, response: &JsonRpcResponse) -> Response<ResponseBody> {
+    let mut out = Response::new(Full::new(Bytes::from(response.to_json())).boxed());
+    *out.status_mut() = status;
+    out.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    out
+}
+
+fn rpc_error(status: StatusCode, error: ErrorObject) -> Response<ResponseBody> {
+    json_response(status, &JsonRpcResponse::error(None, error))
+}
+
+fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut out = Response::new(Full::new(Bytes::new()).boxed());
+    *out.status_mut() = status;
+    out
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<ResponseBody> {
+    let mut out = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *out.status_mut() = status;
+    out.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> Accept {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT, HeaderValue::from_str(v).unwrap());
+        Accept::parse(&h)
+    }
+
+    #[test]
+    fn accept_parsing() {
+        assert_eq!(
+            accept("application/json, text/event-stream"),
+            Accept {
+                json: true,
+                sse: true
+            }
+        );
+        assert_eq!(
+            accept("TEXT/EVENT-STREAM"),
+            Accept {
+                json: false,
+                sse: true
+            }
+        );
+        assert_eq!(
+            accept("*/*"),
+            Accept {
+                json: true,
+                sse: true
+            }
+        );
+        assert_eq!(
+            accept("*/*;q=0.5, application/json;q=0"),
+            Accept {
+                json: false,
+                sse: true
+            }
+        );
+        assert_eq!(
+            accept("application/*"),
+            Accept {
+                json: true,
+                sse: false
+            }
+        );
+        assert_eq!(
+            accept("text/html"),
+            Accept {
+                json: false,
+                sse: false
+            }
+        );
+        assert_eq!(
+            Accept::parse(&HeaderMap::new()),
+            Accept {
+                json: true,
+                sse: true
+            }
+        );
+    }
+
+    #[test]
+    fn content_types() {
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/json;charset=UTF-8",
+        ] {
+            assert!(is_json_media_type(&HeaderValue::from_static(ok)), "{ok}");
+        }
+        assert!(!is_json_media_type(&HeaderValue::from_static("text/plain")));
+    }
+}

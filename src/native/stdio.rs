@@ -1,0 +1,156 @@
+//! The stdio server (seed clause 20, server side; spec `basic/transports`, stdio).
+//!
+//! Bytes are read up to `\n` and only then decoded; a trailing `\r` and a leading BOM are
+//! stripped and blank lines skipped. Each request is dispatched concurrently, so a slow tool
+//! does not hold up a `ping` sent after it; replies are written by one writer task, one whole
+//! line each, in completion order. A non-JSON line, a response object or a broken notification
+//! gets no reply (it is logged); other invalid messages get their JSON-RPC error. At EOF the
+//! in-flight requests finish, their replies are flushed, and [`serve`] returns.
+
+use std::io;
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::context::RequestContext;
+use crate::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
+use crate::jsonrpc::{ErrorCode, JsonRpcMessage};
+use crate::server::McpServer;
+
+/// Options for [`serve_with`].
+#[derive(Clone, Debug)]
+pub struct StdioOptions {
+    /// The longest accepted line in bytes (default 64 MiB); a longer one is skipped and logged.
+    pub max_line_bytes: usize,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        StdioOptions {
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// Serve `server` over `reader`/`writer` until EOF (seed `createStdioServer`).
+///
+/// # Errors
+/// A read or write error of the underlying streams.
+pub async fn serve<R, W>(server: McpServer, reader: R, writer: W) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_with(server, reader, writer, StdioOptions::default()).await
+}
+
+/// Serve the process's own stdin/stdout.
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
+    serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// [`serve`] with options.
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_with<R, W>(
+    server: McpServer,
+    mut reader: R,
+    writer: W,
+    options: StdioOptions,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let writer_task = tokio::spawn(write_lines(writer, rx));
+    let notifier: crate::context::Notifier = {
+        let tx = tx.clone();
+        Arc::new(move |n| tx.send(n.to_json()).is_ok())
+    };
+    let mut decoder = LineDecoder::new(options.max_line_bytes);
+    let mut in_flight = JoinSet::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let read_result = loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) => break Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => break Err(e),
+        };
+        for frame in decoder.push(&buf[..n]) {
+            on_frame(&server, frame, &tx, &notifier, &mut in_flight);
+        }
+        // Reap finished tasks so the set does not grow with the connection's lifetime.
+        while in_flight.try_join_next().is_some() {}
+    };
+    if let Some(frame) = decoder.finish() {
+        on_frame(&server, frame, &tx, &notifier, &mut in_flight);
+    }
+    while in_flight.join_next().await.is_some() {}
+    drop(tx);
+    drop(notifier);
+    let write_result = writer_task.await.map_err(io::Error::other)?;
+    read_result.and(write_result)
+}
+
+fn on_frame(
+    server: &McpServer,
+    frame: Frame,
+    tx: &mpsc::UnboundedSender<String>,
+    notifier: &crate::context::Notifier,
+    in_flight: &mut JoinSet<()>,
+) {
+    let line = match frame {
+        Frame::Line(line) => line,
+        Frame::TooLong(n) => {
+            tracing::warn!(bytes = n, "stdio: skipped a line over the size limit");
+            return;
+        }
+    };
+    match JsonRpcMessage::from_slice(&line) {
+        Ok(message) => {
+            let server = server.clone();
+            let tx = tx.clone();
+            let ctx = RequestContext::new().with_notifier(notifier.clone());
+            in_flight.spawn(async move {
+                if let Some(response) = server.dispatch_with(message, ctx).await {
+                    let _ = tx.send(response.to_json());
+                }
+            });
+        }
+        Err(invalid) if invalid.error.code == ErrorCode::PARSE_ERROR => {
+            tracing::warn!(error = %invalid, "stdio: skipped a line that is not JSON");
+        }
+        Err(invalid) => match invalid.response() {
+            Some(response) => {
+                tracing::debug!(error = %invalid, "stdio: invalid message");
+                let _ = tx.send(response.to_json());
+            }
+            None => tracing::warn!(error = %invalid, "stdio: dropped a malformed notification"),
+        },
+    }
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::UnboundedReceiver<String>,
+) -> io::Result<()> {
+    while let Some(mut line) = rx.recv().await {
+        line.push('\n');
+        writer.write_all(line.as_bytes()).await?;
+        // Batch whatever is already queued before flushing.
+        while let Ok(mut more) = rx.try_recv() {
+            more.push('\n');
+            writer.write_all(more.as_bytes()).await?;
+        }
+        writer.flush().await?;
+    }
+    writer.flush().await
+}

@@ -1,0 +1,329 @@
+//! MCP types: protocol versions and negotiation, the `initialize` result, tool descriptors,
+//! tool results and content blocks (seed clause 4; spec 2025-11-25 `schema.ts`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::jsonrpc::ErrorObject;
+
+/// The protocol revision negotiated by default: `2025-06-18`, as in the seed
+/// (`MCP_PROTOCOL_VERSION`).
+pub const MCP_PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// The newest handshake-era revision this crate speaks.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every revision the `initialize` handshake can negotiate, newest first
+/// (seed `SUPPORTED_PROTOCOL_VERSIONS`, extended to the current spec).
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Whether `version` is one of [`SUPPORTED_PROTOCOL_VERSIONS`].
+pub fn is_supported_version(version: &str) -> bool {
+    SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
+}
+
+/// Pick the version to answer an `initialize` with: the client's `requested` version when it is
+/// supported, else [`MCP_PROTOCOL_VERSION`] (spec 2025-06-18 `basic/lifecycle`, Version
+/// Negotiation; seed clause 4).
+pub fn negotiate_version(requested: &str) -> &'static str {
+    SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v == requested)
+        .unwrap_or(MCP_PROTOCOL_VERSION)
+}
+
+/// A name and version identifying a server or client (`serverInfo` / `clientInfo`; seed
+/// `MCPServerInfo`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Optional display title (2025-06-18 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+impl Implementation {
+    /// A name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+        }
+    }
+}
+
+/// The `initialize` result: `{ protocolVersion, capabilities, serverInfo, instructions? }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The negotiated revision.
+    pub protocol_version: String,
+    /// What the server offers, e.g. `{"tools":{}}`.
+    pub capabilities: Value,
+    /// The server's identity.
+    pub server_info: Implementation,
+    /// Optional instructions for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Build the `initialize` result (seed `initializeResult`): the given version, the `tools`
+/// capability, and `serverInfo`.
+pub fn initialize_result(info: &Implementation, protocol_version: &str) -> InitializeResult {
+    InitializeResult {
+        protocol_version: protocol_version.to_owned(),
+        capabilities: json!({ "tools": {} }),
+        server_info: info.clone(),
+        instructions: None,
+    }
+}
+
+/// Read and negotiate `params.protocolVersion` of an `initialize` request.
+///
+/// # Errors
+/// `-32602` when `params.protocolVersion` is missing or not a string (spec 2025-06-18
+/// `basic/lifecycle`: the client MUST send a version; the spec wins over the seed's fallback).
+pub fn negotiate_initialize(
+    params: Option<&Map<String, Value>>,
+) -> Result<&'static str, ErrorObject> {
+    match params.and_then(|p| p.get("protocolVersion")) {
+        Some(Value::String(v)) => Ok(negotiate_version(v)),
+        Some(_) => Err(ErrorObject::invalid_params(
+            r#""protocolVersion" must be a string"#,
+        )),
+        None => Err(ErrorObject::invalid_params(r#"missing "protocolVersion""#)),
+    }
+}
+
+/// One `tools/list` entry (seed `MCPToolDescriptor`; spec `Tool`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescriptor {
+    /// Unique tool name.
+    pub name: String,
+    /// Optional display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments; defaults to `{"type":"object"}`.
+    #[serde(default = "default_input_schema")]
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent`, when the tool returns structured results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints (`readOnlyHint`, `destructiveHint`, …), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// `_meta`, passed through.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// `{"type":"object"}`: the input schema of a tool that declares none.
+pub fn default_input_schema() -> Value {
+    json!({ "type": "object" })
+}
+
+impl ToolDescriptor {
+    /// A descriptor with a name and the default input schema.
+    pub fn new(name: impl Into<String>) -> Self {
+        ToolDescriptor {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: default_input_schema(),
+            output_schema: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
+/// A content block of a tool result (spec `ContentBlock`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    /// `{ "type": "text", "text" }`.
+    Text {
+        /// The text.
+        text: String,
+        /// Optional annotations, passed through.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+    /// `{ "type": "image", "data": base64, "mimeType" }`.
+    Image {
+        /// Base64 image bytes.
+        data: String,
+        /// e.g. `image/png`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Optional annotations, passed through.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+    /// `{ "type": "audio", "data": base64, "mimeType" }`.
+    Audio {
+        /// Base64 audio bytes.
+        data: String,
+        /// e.g. `audio/wav`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Optional annotations, passed through.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+    /// `{ "type": "resource_link", "uri", "name", … }`; the other members are kept in `rest`.
+    ResourceLink {
+        /// The resource URI.
+        uri: String,
+        /// The resource name.
+        name: String,
+        /// Other members (`mimeType`, `description`, `title`, …), passed through.
+        #[serde(flatten)]
+        rest: Map<String, Value>,
+    },
+    /// `{ "type": "resource", "resource": { uri, text | blob, mimeType? } }`.
+    Resource {
+        /// The embedded resource contents.
+        resource: Value,
+        /// Optional annotations, passed through.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text {
+            text: text.into(),
+            annotations: None,
+        }
+    }
+
+    /// An image block from base64 data.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+        }
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// The `tools/call` result (seed `MCPToolResult`; spec `CallToolResult`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    /// The content blocks.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Structured output matching the tool's `outputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `true` when the tool failed; the content then says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// `_meta`, passed through.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+impl ToolResult {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![Content::text(text)],
+            ..ToolResult::default()
+        }
+    }
+
+    /// A failed result: one text block and `isError: true` (seed clause 5).
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolResult {
+            is_error: Some(true),
+            ..ToolResult::text(message)
+        }
+    }
+
+    /// A result whose value is JSON: the value serialized as one text block (seed
+    /// `buildToolResult`: `JSON.stringify(value)`).
+    pub fn json(value: &Value) -> Self {
+        ToolResult::text(value.to_string())
+    }
+
+    /// A structured result: `structuredContent` plus its JSON text as a text block, as the spec
+    /// recommends for backwards compatibility.
+    pub fn structured(value: Value) -> Self {
+        ToolResult {
+            content: vec![Content::text(value.to_string())],
+            structured_content: Some(value),
+            ..ToolResult::default()
+        }
+    }
+
+    /// Whether the result is flagged `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_echoes_supported_else_default() {
+        for v in SUPPORTED_PROTOCOL_VERSIONS {
+            assert_eq!(negotiate_version(v), *v);
+        }
+        assert_eq!(negotiate_version("1999-01-01"), MCP_PROTOCOL_VERSION);
+        let p = json!({"protocolVersion": 5});
+        assert!(negotiate_initialize(p.as_object()).is_err());
+        assert!(negotiate_initialize(None).is_err());
+    }
+
+    #[test]
+    fn descriptor_defaults_input_schema() {
+        let d: ToolDescriptor = serde_json::from_value(json!({"name":"x"})).unwrap();
+        assert_eq!(d.input_schema, json!({"type":"object"}));
+        assert_eq!(
+            serde_json::to_value(ToolDescriptor::new("x")).unwrap(),
+            json!({"name":"x","inputSchema":{"type":"object"}})
+        );
+    }
+
+    #[test]
+    fn content_blocks_serialize_with_spec_tags() {
+        let link: Content = serde_json::from_value(
+            json!({"type":"resource_link","uri":"u","name":"n","mimeType":"t"}),
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_value(&link).unwrap()["mimeType"], "t");
+        assert_eq!(
+            serde_json::to_value(Content::image("AA==", "image/png")).unwrap(),
+            json!({"type":"image","data":"AA==","mimeType":"image/png"})
+        );
+        assert_eq!(
+            serde_json::to_value(ToolResult::error("boom")).unwrap(),
+            json!({"content":[{"type":"text","text":"boom"}],"isError":true})
+        );
+    }
+}
