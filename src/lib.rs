@@ -85,3 +85,7 @@ cfg_if::cfg_if! {
         impl<T: Sync + ?Sized> MaybeSync for T {}
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

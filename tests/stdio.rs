@@ -22,9 +22,12 @@ async fn initialize_and_call_the_builtin_tools() {
     let init = s.read_json().await;
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(init["result"]["serverInfo"]["name"], "orkestrel-mcp");
-    s.write(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}
+    s.write(
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}
-"#).await;
+"#,
+    )
+    .await;
     let add = s.read_json().await;
     assert_eq!(add["id"], 2, "the notification got no reply");
     assert_eq!(add["result"]["structuredContent"], json!({"sum": 5}));
@@ -32,7 +35,10 @@ async fn initialize_and_call_the_builtin_tools() {
     s.write(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}}}
 "#).await;
     let fail = s.read_json().await;
-    assert_eq!(fail["result"], json!({"content":[{"type":"text","text":"boom"}],"isError":true}));
+    assert_eq!(
+        fail["result"],
+        json!({"content":[{"type":"text","text":"boom"}],"isError":true})
+    );
 }
 
 #[tokio::test]
@@ -54,9 +60,13 @@ async fn utf8_split_across_writes_crlf_bom_and_blank_lines() {
 async fn junk_lines_and_responses_get_no_reply_but_invalid_requests_do() {
     let mut s = spawn();
     s.write(b"this is not json\n{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":5}\n").await;
-    s.write(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n").await;
+    s.write(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n")
+        .await;
     let invalid = s.read_json().await;
-    assert_eq!((invalid["error"]["code"].clone(), invalid["id"].clone()), (json!(-32600), json!(null)));
+    assert_eq!(
+        (invalid["error"]["code"].clone(), invalid["id"].clone()),
+        (json!(-32600), json!(null))
+    );
     s.write(b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n").await;
     let batch = s.read_json().await;
     assert_eq!(batch["error"]["code"], -32600);
@@ -71,7 +81,13 @@ async fn lines_of_several_megabytes_work() {
     let req = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":text}}});
     s.write(format!("{req}\n").as_bytes()).await;
     let reply = s.read_json().await;
-    assert_eq!(reply["result"]["content"][0]["text"].as_str().unwrap().len(), text.len());
+    assert_eq!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .len(),
+        text.len()
+    );
 }
 
 #[tokio::test]
@@ -80,7 +96,13 @@ async fn a_slow_call_does_not_hold_up_a_later_ping() {
     s.write(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":1500}}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").await;
     assert_eq!(s.read_json().await["id"], 2, "ping first");
     let slow = s.read_json().await;
-    assert_eq!((slow["id"].clone(), slow["result"]["content"][0]["text"].clone()), (json!(1), json!("slept 1500 ms")));
+    assert_eq!(
+        (
+            slow["id"].clone(),
+            slow["result"]["content"][0]["text"].clone()
+        ),
+        (json!(1), json!("slept 1500 ms"))
+    );
 }
 
 #[tokio::test]
@@ -98,7 +120,10 @@ async fn many_concurrent_replies_are_whole_lines() {
     for _ in 0..200 {
         let r = s.read_json().await;
         let id = r["id"].as_u64().unwrap() as usize;
-        assert_eq!(r["result"]["content"][0]["text"].as_str().unwrap().len(), id * 50);
+        assert_eq!(
+            r["result"]["content"][0]["text"].as_str().unwrap().len(),
+            id * 50
+        );
         ids.push(id);
     }
     ids.sort_unstable();
@@ -113,14 +138,21 @@ async fn eof_finishes_in_flight_work_then_exits_zero() {
     let reply = s.read_json().await;
     assert_eq!(reply["result"]["content"][0]["text"], "slept 300 ms");
     assert_eq!(s.read_line().await, None);
-    let status = tokio::time::timeout(DEADLINE, s.child.wait()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(DEADLINE, s.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(status.success(), "{status}");
 }
 
 #[tokio::test]
 async fn an_unterminated_last_line_is_still_served_at_eof() {
     let mut s = spawn();
-    s.write(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}").await;
+    s.write(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}")
+        .await;
     s.close_stdin();
-    assert_eq!(s.read_json().await, json!({"jsonrpc":"2.0","id":5,"result":{}}));
+    assert_eq!(
+        s.read_json().await,
+        json!({"jsonrpc":"2.0","id":5,"result":{}})
+    );
 }

@@ -447,6 +447,27 @@ mod tests {
     }
 
     #[test]
+    fn header_helpers() {
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            (read_session_header(&h), read_last_event_id(&h)),
+            (None, None)
+        );
+        h.insert(MCP_SESSION_HEADER, HeaderValue::from_static("abc"));
+        h.insert("Last-Event-ID", HeaderValue::from_static("s1-7"));
+        h.insert(
+            MCP_PROTOCOL_VERSION_HEADER,
+            HeaderValue::from_static("2025-06-18"),
+        );
+        assert_eq!(read_session_header(&h), Some("abc"));
+        assert_eq!(read_last_event_id(&h), Some("s1-7"));
+        assert_eq!(h["MCP-Protocol-Version"], "2025-06-18");
+        assert!(accepts_event_stream(&h), "no Accept admits everything");
+        h.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts_event_stream(&h));
+    }
+
+    #[test]
     fn content_types() {
         for ok in [
             "application/json",

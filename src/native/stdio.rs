@@ -154,3 +154,29 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     }
     writer.flush().await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ServerOptions;
+
+    #[tokio::test]
+    async fn over_long_lines_are_skipped_and_serving_goes_on() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"p\":\"{}\"}}}}\n",
+            "x".repeat(200)
+        );
+        let input = format!("{long}{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
+        let (writer, mut reader) = tokio::io::duplex(64 * 1024);
+        let options = StdioOptions {
+            max_line_bytes: 100,
+        };
+        serve_with(server, input.as_bytes(), writer, options)
+            .await
+            .unwrap();
+        let mut output = String::new();
+        reader.read_to_string(&mut output).await.unwrap();
+        assert_eq!(output, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+    }
+}

@@ -26,19 +26,30 @@ pub struct Reply {
 impl Reply {
     /// The body as JSON (panics with the body text when it is not).
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
     }
 }
 
 /// Send one request on a fresh connection.
-pub async fn request(addr: SocketAddr, method: Method, path: &str, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Reply {
+pub async fn request(
+    addr: SocketAddr,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> Reply {
     tokio::time::timeout(DEADLINE, async {
         let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .expect("handshake");
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .expect("handshake");
         tokio::spawn(conn);
-        let mut builder = Request::builder().method(method).uri(path).header("host", addr.to_string());
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", addr.to_string());
         for (k, v) in headers {
             builder = builder.header(*k, *v);
         }
@@ -48,7 +59,12 @@ pub async fn request(addr: SocketAddr, method: Method, path: &str, headers: &[(&
             .expect("send");
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response.into_body().collect().await.expect("body").to_bytes();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
         Reply {
             status,
             headers,
@@ -91,7 +107,11 @@ impl ChildServer {
             .expect("spawn orkestrel-mcp");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        ChildServer { child, stdin, stdout }
+        ChildServer {
+            child,
+            stdin,
+            stdout,
+        }
     }
 
     /// Write raw bytes to the child's stdin and flush.
