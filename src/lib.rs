@@ -44,7 +44,10 @@
 pub mod context;
 pub mod framing;
 pub mod jsonrpc;
+pub(crate) mod peers;
+pub mod prompts;
 pub mod protocol;
+pub mod resources;
 pub mod server;
 pub mod sse;
 pub mod tools;

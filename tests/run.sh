@@ -56,6 +56,15 @@ if [ -z "${SKIP_INTEROP:-}" ]; then
   [ "$FAILED" -eq 0 ] || fail "interop"
 fi
 
+step "conformance: the official MCP suite against examples/conformance-server"
+if [ -z "${SKIP_INTEROP:-}" ]; then
+  log=$(mktemp)
+  if bash tests/conformance/run.sh 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
+  p=$(grep -Eo '^conformance: [0-9]+ passed' "$log" | awk '{s+=$2} END {print s+0}'); PASSED=$((PASSED + p))
+  rm -f "$log"
+  [ "$FAILED" -eq 0 ] || fail "conformance"
+fi
+
 echo
 echo "run: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -93,7 +93,10 @@ fn clause4_initialize_negotiates_the_version() {
             reply["result"]["serverInfo"],
             json!({"name":"calculator","version":"1.0.0"})
         );
-        assert_eq!(reply["result"]["capabilities"], json!({"tools":{}}));
+        assert_eq!(
+            reply["result"]["capabilities"],
+            json!({"tools":{"listChanged":true}})
+        );
     }
     // A missing or non-string version is invalid params (the spec wins over the seed's fallback).
     for params in [json!({}), json!({"protocolVersion": 20250618})] {

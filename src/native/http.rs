@@ -181,8 +181,8 @@ impl Routes {
     fn stream(&self, message: JsonRpcMessage) -> Response<ResponseBody> {
         let (tx, rx) = mpsc::unbounded::<Result<Frame<Bytes>, Infallible>>();
         let notify_tx = tx.clone();
-        let ctx = RequestContext::new().with_notifier(Arc::new(move |n| {
-            let event = encode_event(None, &n.to_json());
+        let ctx = RequestContext::new().with_outbound(Arc::new(move |m| {
+            let event = encode_event(None, &m.to_json());
             notify_tx
                 .unbounded_send(Ok(Frame::data(Bytes::from(event))))
                 .is_ok()
