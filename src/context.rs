@@ -9,9 +9,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::era::{self, Era};
 use crate::jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
+use crate::mrtr::Round;
 use crate::peers::Pending;
 
 /// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,
@@ -58,11 +60,19 @@ pub struct RequestContext {
     pub scope: Option<Arc<str>>,
     /// The client's declared capabilities (from `initialize` on this scope), when known.
     pub client_capabilities: Option<Value>,
-    /// The minimum level the client asked for with `logging/setLevel` on this scope.
+    /// The minimum level the client asked for (`logging/setLevel` on this scope, or the
+    /// request's `_meta` logLevel on the modern wire).
     pub log_level: Option<LogLevel>,
+    /// The request's era: set to [`Era::Modern`] by a transport that saw a modern
+    /// `MCP-Protocol-Version` header, or by the server for a request with modern `_meta`.
+    pub era: Era,
+    /// The protocol version the transport carried (the HTTP `MCP-Protocol-Version` header),
+    /// checked against the body's on modern requests.
+    pub transport_version: Option<String>,
     notifier: Option<Notifier>,
     outbound: Option<Outbound>,
     pub(crate) pending: Option<Arc<Pending>>,
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -137,11 +147,24 @@ impl RequestContext {
         self.notify(JsonRpcNotification::new("notifications/progress").with_params(params))
     }
 
+    /// The message sink, when the transport gave one.
+    pub(crate) fn outbound(&self) -> Option<Outbound> {
+        self.outbound.clone()
+    }
+
+    /// Whether the context has a channel back to the caller.
+    pub fn has_channel(&self) -> bool {
+        self.outbound.is_some() || self.notifier.is_some()
+    }
+
     /// Send `notifications/message` at `level` (with an optional logger name) when the level is at
-    /// or above the one the client set with `logging/setLevel` (all levels before it set one).
-    /// `false` when filtered out or the channel is gone.
+    /// or above the one the client asked for. Handshake era: all levels until `logging/setLevel`;
+    /// modern wire: nothing unless the request's `_meta` carried a logLevel. `false` when filtered
+    /// out or the channel is gone.
     pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
-        if self.log_level.is_some_and(|min| level < min) {
+        if self.log_level.is_some_and(|min| level < min)
+            || (self.era == Era::Modern && self.log_level.is_none())
+        {
             return false;
         }
         let mut params = json!({ "level": level, "data": data });
@@ -158,6 +181,28 @@ impl RequestContext {
     /// the client's own JSON-RPC error otherwise. There is no deadline here: wrap the future in
     /// your runtime's timeout if the client may never answer.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        if self.era == Era::Modern {
+            let prefix = match method {
+                "sampling/createMessage" => "sampling",
+                "elicitation/create" => "elicitation",
+                "roots/list" => "roots",
+                other => {
+                    return Err(ErrorObject::internal(format!(
+                        "the 2026-07-28 wire has no server→client {other} request"
+                    )))
+                }
+            };
+            let key = self
+                .round
+                .as_ref()
+                .map(|r| r.next_key(prefix))
+                .unwrap_or_default();
+            return self.input(&key, method, params).await;
+        }
+        self.send_request(method, params).await
+    }
+
+    async fn send_request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
         let (Some(outbound), Some(pending)) = (&self.outbound, &self.pending) else {
             return Err(ErrorObject::internal(format!(
                 "no channel for a server→client {method} request on this transport"
@@ -176,7 +221,77 @@ impl RequestContext {
         })
     }
 
+    /// Ask the client for one input under a handler-chosen `key` (2026-07-28 multi round-trip
+    /// requests, §4): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    ///
+    /// On the modern wire, the client's answer from `inputResponses[key]` is returned when this
+    /// is a retry that carries it; otherwise the request is recorded, an error is returned, and
+    /// the server answers the round with an input-required result listing every recorded input
+    /// (so ask for all inputs before propagating the first error with `?`, e.g. with `join!`).
+    /// On the handshake wire it is a real server→client request ([`RequestContext::request`]).
+    ///
+    /// # Errors
+    /// `-32021` (modern) when the client's capabilities for this request lack the one `method`
+    /// needs; the input-required marker while the input is missing; as
+    /// [`RequestContext::request`] on the handshake wire.
+    pub async fn input(
+        &self,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ErrorObject> {
+        let capability = match method {
+            "sampling/createMessage" => "sampling",
+            "elicitation/create" => "elicitation",
+            "roots/list" => "roots",
+            _ => "",
+        };
+        if self.era != Era::Modern {
+            if !capability.is_empty() {
+                self.require_capability(capability, method)?;
+            }
+            return self.send_request(method, params).await;
+        }
+        if !capability.is_empty()
+            && self
+                .client_capabilities
+                .as_ref()
+                .is_none_or(|c| c.get(capability).is_none())
+        {
+            return Err(era::missing_capability(capability));
+        }
+        match &self.round {
+            Some(round) => round.input(key, method, params),
+            None => Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{} cannot ask for input (only tools/call, prompts/get, resources/read can)",
+                    self.method
+                ),
+            )),
+        }
+    }
+
+    /// The handler's own state from the previous round, verified (2026-07-28 `requestState`).
+    pub fn request_state(&self) -> Option<&Value> {
+        self.round.as_ref()?.state()
+    }
+
+    /// Carry `state` to the next round: sealed (HMAC, bound to this request, expiring) into the
+    /// input-required result's `requestState`. Ignored when the round completes.
+    pub fn set_request_state(&self, state: Value) {
+        if let Some(round) = &self.round {
+            round.set_state(state);
+        }
+    }
+
     fn require_capability(&self, capability: &str, method: &str) -> Result<(), ErrorObject> {
+        if self.era == Era::Modern {
+            return match &self.client_capabilities {
+                Some(caps) if caps.get(capability).is_some() => Ok(()),
+                _ => Err(era::missing_capability(capability)),
+            };
+        }
         match &self.client_capabilities {
             // Unknown (a stateless request): try, and let the client answer.
             None => Ok(()),

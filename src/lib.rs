@@ -42,8 +42,10 @@
 #![warn(missing_docs)]
 
 pub mod context;
+pub mod era;
 pub mod framing;
 pub mod jsonrpc;
+pub mod mrtr;
 pub(crate) mod peers;
 pub mod prompts;
 pub mod protocol;

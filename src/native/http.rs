@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures::channel::mpsc;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Body, Frame};
@@ -30,7 +29,8 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::net::TcpListener;
 
 use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::era::{self, Era};
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse};
 use crate::server::McpServer;
 use crate::sse::encode_event;
 
@@ -57,6 +57,8 @@ pub struct HttpOptions {
     pub prefer_json: bool,
     /// The request body limit in bytes (default 4 MiB); a larger body → `413`.
     pub max_body_bytes: usize,
+    /// How often an idle SSE response stream gets a `:` keep-alive comment (default 15 s).
+    pub keep_alive: Option<std::time::Duration>,
 }
 
 impl Default for HttpOptions {
@@ -66,6 +68,7 @@ impl Default for HttpOptions {
             streaming: true,
             prefer_json: false,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            keep_alive: Some(std::time::Duration::from_secs(15)),
         }
     }
 }
@@ -130,7 +133,12 @@ impl Routes {
             (true, true) => !self.options.prefer_json,
             (json, _) => !json,
         };
-        let body = match Limited::new(request.into_body(), self.options.max_body_bytes)
+        let (parts, body) = request.into_parts();
+        let header_version = match protocol_version_header(&parts.headers) {
+            Ok(v) => v,
+            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, error),
+        };
+        let body = match Limited::new(body, self.options.max_body_bytes)
             .collect()
             .await
         {
@@ -163,46 +171,193 @@ impl Routes {
                 };
             }
         };
-        if !matches!(message, JsonRpcMessage::Request(_)) {
-            self.server.dispatch(message).await;
-            return empty(StatusCode::ACCEPTED);
+        let request = match message {
+            JsonRpcMessage::Request(request) => request,
+            other => {
+                self.server.dispatch(other).await;
+                return empty(StatusCode::ACCEPTED);
+            }
+        };
+        let mut ctx = RequestContext::new();
+        // Classify by shape (SPEC-2026-07-28 §2.4): modern `_meta`, or a header naming a version
+        // outside the handshake era, takes the modern validation path.
+        let modern = header_version
+            .as_deref()
+            .is_some_and(|v| !era::is_legacy_version(v))
+            || era::has_modern_meta(request.params.as_ref());
+        if modern {
+            if let Err(error) =
+                self.validate_modern(&parts.headers, header_version.as_deref(), &request)
+            {
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &JsonRpcResponse::error(Some(request.id), error),
+                );
+            }
+            ctx.era = Era::Modern;
+            ctx.transport_version = header_version;
         }
+        let message = JsonRpcMessage::Request(request);
         if sse {
-            self.stream(message)
+            self.stream(message, ctx).await
         } else {
-            match self.server.dispatch(message).await {
-                Some(response) => json_response(StatusCode::OK, &response),
+            match self.server.dispatch_with(message, ctx).await {
+                Some(response) => json_response(status_of(modern, &response), &response),
                 None => empty(StatusCode::ACCEPTED),
             }
         }
     }
 
-    /// Answer a request on an SSE stream: notifications the handler sends, then the response.
-    fn stream(&self, message: JsonRpcMessage) -> Response<ResponseBody> {
-        let (tx, rx) = mpsc::unbounded::<Result<Frame<Bytes>, Infallible>>();
-        let notify_tx = tx.clone();
-        let ctx = RequestContext::new().with_outbound(Arc::new(move |m| {
-            let event = encode_event(None, &m.to_json());
-            notify_tx
-                .unbounded_send(Ok(Frame::data(Bytes::from(event))))
-                .is_ok()
+    /// The modern checks that need headers, in the order of SPEC-2026-07-28 §2.3: the
+    /// `MCP-Protocol-Version` header (`-32020`), `_meta` (`-32602`), header vs. body version
+    /// (`-32020`), the version (`-32022`), then `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (`-32020`).
+    fn validate_modern(
+        &self,
+        headers: &HeaderMap,
+        version: Option<&str>,
+        request: &JsonRpcRequest,
+    ) -> Result<(), ErrorObject> {
+        let version =
+            version.ok_or_else(|| era::header_mismatch("missing MCP-Protocol-Version"))?;
+        let meta = era::parse_meta(request.params.as_ref())?;
+        era::check_version(&meta, Some(version))?;
+        let schema = match (request.method.as_str(), era::expected_name(request)) {
+            ("tools/call", Some(name)) => self
+                .server
+                .tools()
+                .get(&name)
+                .map(|t| t.descriptor().input_schema.clone()),
+            _ => None,
+        };
+        let lookup = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        era::validate_headers(&lookup, request, schema.as_ref())
+    }
+
+    /// Answer a request as a stream: the handler's notifications as SSE events, then the response.
+    /// When the response comes before any notification, a modern request gets it as JSON with its
+    /// proper status (400/404 for the §2.6 errors) and a handshake-era one as a single SSE event.
+    /// Closing the stream cancels the handler (SPEC-2026-07-28 §3.4).
+    async fn stream(&self, message: JsonRpcMessage, ctx: RequestContext) -> Response<ResponseBody> {
+        let modern = ctx.era == Era::Modern;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Out>();
+        let out = tx.clone();
+        let ctx = ctx.with_outbound(Arc::new(move |m| {
+            out.send(Out::Message(m.to_json())).is_ok()
         }));
         let server = self.server.clone();
         tokio::spawn(async move {
-            if let Some(response) = server.dispatch_with(message, ctx).await {
-                let event = encode_event(None, &response.to_json());
-                let _ = tx.unbounded_send(Ok(Frame::data(Bytes::from(event))));
+            tokio::select! {
+                response = server.dispatch_with(message, ctx) => {
+                    if let Some(response) = response {
+                        let _ = tx.send(Out::Final(response));
+                    }
+                }
+                () = tx.closed() => tracing::debug!("http: response stream closed; request cancelled"),
             }
         });
-        let mut response = Response::new(BodyExt::boxed(StreamBody::new(rx)));
+        let first = match rx.recv().await {
+            None => return empty(StatusCode::ACCEPTED),
+            Some(Out::Final(response)) if modern => {
+                return json_response(status_of(true, &response), &response)
+            }
+            Some(first) => first,
+        };
+        let keep_alive = self.options.keep_alive;
+        let frames =
+            futures::stream::unfold((Some(first), Some(rx)), move |(first, rx)| async move {
+                let mut rx = rx?;
+                let next = match first {
+                    Some(out) => Some(out),
+                    None => match keep_alive {
+                        Some(period) => match tokio::time::timeout(period, rx.recv()).await {
+                            Ok(next) => next,
+                            Err(_) => {
+                                return Some((
+                                    Ok(Frame::data(Bytes::from_static(b":\n\n"))),
+                                    (None, Some(rx)),
+                                ))
+                            }
+                        },
+                        None => rx.recv().await,
+                    },
+                };
+                match next? {
+                    Out::Message(json) => Some((
+                        Ok(Frame::data(Bytes::from(encode_event(None, &json)))),
+                        (None, Some(rx)),
+                    )),
+                    Out::Final(response) => {
+                        let event = encode_event(None, &response.to_json());
+                        Some((Ok(Frame::data(Bytes::from(event))), (None, None)))
+                    }
+                }
+            });
+        let mut response = Response::new(BodyExt::boxed(StreamBody::new(frames)));
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/event-stream"),
         );
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
         response
     }
+}
+
+/// What a request's task sends to its response.
+enum Out {
+    /// A notification or server→client request, as JSON.
+    Message(String),
+    /// The response; the stream ends after it.
+    Final(JsonRpcResponse),
+}
+
+/// The HTTP status of a dispatch result: 200, except on the modern wire, where the errors of
+/// SPEC-2026-07-28 §2.6 get 400 (`-32020`, `-32021`, `-32022`) or 404 (`-32601`).
+fn status_of(modern: bool, response: &JsonRpcResponse) -> StatusCode {
+    match (&response.payload, modern) {
+        (Err(e), true)
+            if [
+                era::HEADER_MISMATCH,
+                era::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                era::UNSUPPORTED_PROTOCOL_VERSION,
+            ]
+            .contains(&e.code) =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        (Err(e), true) if e.code == ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The `MCP-Protocol-Version` header: `None` when absent; repeated identical values are one.
+///
+/// # Errors
+/// `-32600` when repeated with different values or not visible ASCII.
+fn protocol_version_header(headers: &HeaderMap) -> Result<Option<String>, ErrorObject> {
+    let mut found: Option<String> = None;
+    for value in headers.get_all(MCP_PROTOCOL_VERSION_HEADER) {
+        let value = value
+            .to_str()
+            .map_err(|_| ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII"))?
+            .trim()
+            .to_owned();
+        match &found {
+            Some(seen) if *seen != value => {
+                return Err(ErrorObject::invalid_request(
+                    "conflicting MCP-Protocol-Version headers",
+                ))
+            }
+            _ => found = Some(value),
+        }
+    }
+    Ok(found)
 }
 
 impl<B> tower_service::Service<Request<B>> for Routes
