@@ -46,6 +46,7 @@ pub mod framing;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod server;
+pub mod session;
 pub mod sse;
 pub mod tools;
 
