@@ -13,7 +13,7 @@
 //! | `null` or unparsable | `403` | `403` | `403` |
 //!
 //! `Host` is checked when the server is bound to loopback or a host allowlist is given: it must
-//! be a loopback name (any port) or listed; an absent `Host` passes (HTTP/1.0; a browser always
+//! be a loopback name (any port) or listed (several `Host` headers are refused); an absent `Host` passes (HTTP/1.0; a browser always
 //! sends one). A refused request gets `403` with a JSON-RPC error body whose id is `null`
 //! (`-32000`).
 
@@ -176,8 +176,10 @@ impl Guard {
     /// # Errors
     /// The [`Refusal`]; answer it with [`forbidden`].
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        let host = match headers.get(header::HOST) {
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = match hosts.next() {
             None => None,
+            Some(_) if hosts.next().is_some() => return Err(Refusal::Host),
             Some(value) => Some(
                 value
                     .to_str()

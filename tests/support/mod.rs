@@ -155,10 +155,10 @@ pub async fn open(
     tokio::spawn(async move {
         let _ = connection.await;
     });
-    let mut request = Request::builder()
-        .method(method)
-        .uri("/mcp")
-        .header("host", addr.to_string());
+    let mut request = Request::builder().method(method).uri("/mcp");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        request = request.header("host", addr.to_string());
+    }
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
