@@ -197,7 +197,7 @@ where
                 },
                 // The route answers the in-band -32602 (no session for a failed initialize).
                 Initialize::Invalid => (None, false),
-                Initialize::NotInitialize => {
+                Initialize::Other => {
                     return rpc_error(
                         StatusCode::BAD_REQUEST,
                         ErrorObject::new(
@@ -293,7 +293,7 @@ enum Initialize {
     /// An `initialize` request whose params the server will refuse.
     Invalid,
     /// A well-formed message that is not an `initialize` request.
-    NotInitialize,
+    Other,
     /// Not a message at all (the route answers its parse error).
     Malformed,
 }
@@ -309,7 +309,7 @@ fn initialize_version(body: &[u8]) -> Initialize {
                 Err(_) => Initialize::Invalid,
             }
         }
-        Ok(_) => Initialize::NotInitialize,
+        Ok(_) => Initialize::Other,
         Err(_) => Initialize::Malformed,
     }
 }
