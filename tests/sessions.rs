@@ -521,3 +521,38 @@ async fn the_stateless_mode_has_no_sessions() {
     assert_eq!(reply.status, 405);
     assert_eq!(reply.header("allow"), Some("POST"));
 }
+
+#[tokio::test]
+async fn a_client_that_goes_away_is_detached() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let get = open(
+        srv.addr,
+        "GET",
+        &[sid(&id), ("accept", "text/event-stream")],
+        "",
+    )
+    .await;
+    let session = srv.endpoint.sessions().unwrap().get(&id).unwrap();
+    assert!(session.is_attached(0));
+    drop(get);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while session.is_attached(0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still attached after the deadline"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Pushed while nobody listens: logged, and replayed to whoever resumes from before it.
+    let before = session.push(r#"{"jsonrpc":"2.0","method":"one"}"#).unwrap();
+    session.push(r#"{"jsonrpc":"2.0","method":"two"}"#).unwrap();
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", &before.to_string()),
+    ];
+    let mut resumed = SseStream::new(open(srv.addr, "GET", &last, "").await);
+    assert_eq!(resumed.next().await.unwrap().json()["method"], "two");
+    drop(resumed);
+}

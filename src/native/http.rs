@@ -16,10 +16,10 @@
 //! | any other path | `404` |
 //!
 //! Behind [`crate::native::session::SessionLayer`] a request carries its
-//! [`Session`](crate::session::Session) as a request extension; the route then answers SSE on a
+//! [`Session`](Session) as a request extension; the route then answers SSE on a
 //! session stream (a priming event for 2025-11-25 clients, every event with an id, resumable by
 //! `GET` with `Last-Event-ID`), gives tools the session through their
-//! [`RequestContext`](crate::context::RequestContext), and assumes the session's negotiated
+//! [`RequestContext`], and assumes the session's negotiated
 //! protocol version when the header is absent (else `2025-03-26`, spec Protocol Version Header).
 
 use std::convert::Infallible;

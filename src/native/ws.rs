@@ -12,8 +12,9 @@
 //!
 //! Then [`run`] pumps the connection: every text frame is one JSON-RPC message; requests are
 //! dispatched concurrently (several in flight, each answered by id, in completion order);
-//! notifications and responses get no reply; an invalid message gets its JSON-RPC error (none
-//! for a broken notification or non-JSON text, which are logged). Frames:
+//! notifications and responses get no reply; an invalid message gets its JSON-RPC error (text that
+//! is not JSON: `-32700` with id `null`; a broken notification: nothing, it is logged). Tools'
+//! notifications (progress, logs) go out on the socket. Frames:
 //!
 //! | peer sends | server does |
 //! |---|---|
