@@ -16,7 +16,7 @@
 //! | any other path | `404` |
 //!
 //! Behind [`crate::native::session::SessionLayer`] a request carries its
-//! [`Session`](Session) as a request extension; the route then answers SSE on a
+//! [`Session`] as a request extension; the route then answers SSE on a
 //! session stream (a priming event for 2025-11-25 clients, every event with an id, resumable by
 //! `GET` with `Last-Event-ID`), gives tools the session through their
 //! [`RequestContext`], and assumes the session's negotiated
