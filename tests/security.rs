@@ -323,3 +323,54 @@ async fn cors_is_opt_in_and_exposes_the_session_header() {
     assert_eq!(reply.header("access-control-allow-origin"), None);
     task.abort();
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+#[tokio::test]
+async fn the_version_a_request_is_served_under() {
+    use orkestrel_mcp::{RequestContext, Tool};
+    let server = server();
+    server.tools().add(Tool::with_context(
+        "version",
+        |_: Empty, ctx: RequestContext| async move {
+            Ok::<_, String>(ctx.protocol_version.unwrap_or_default())
+        },
+    ));
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"version","arguments":{}}}"#;
+    let served = |reply: Reply| {
+        reply.messages()[0]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    let srv = start(server.clone(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let s = ("mcp-session-id", id.as_str());
+    assert_eq!(
+        served(post(srv.addr, &[s], call).await),
+        "2025-06-18",
+        "absent: the negotiated version"
+    );
+    let header = ("mcp-protocol-version", "2025-11-25");
+    assert_eq!(
+        served(post(srv.addr, &[s, header], call).await),
+        "2025-11-25",
+        "the header wins"
+    );
+
+    let stateless = start(
+        server,
+        EndpointOptions {
+            sessions: None,
+            ..EndpointOptions::default()
+        },
+    )
+    .await;
+    assert_eq!(
+        served(post(stateless.addr, &[], call).await),
+        "2025-03-26",
+        "no session: 2025-03-26"
+    );
+}
