@@ -319,3 +319,45 @@ async fn shutdown_closes_sockets_with_1001() {
     srv.endpoint.shutdown();
     assert_eq!(close_code(&mut ws).await, CloseCode::Away);
 }
+
+#[tokio::test]
+async fn requests_beyond_the_in_flight_cap_are_refused() {
+    let gate = Arc::new(Notify::new());
+    let server = server();
+    let g = gate.clone();
+    server.tools().add(Tool::new("wait", move |_: Empty| {
+        let g = g.clone();
+        async move {
+            g.notified().await;
+            Ok::<_, String>("released")
+        }
+    }));
+    let options = EndpointOptions {
+        websocket: Some(WebSocketOptions {
+            max_in_flight: 1,
+            ..WebSocketOptions::default()
+        }),
+        ..EndpointOptions::default()
+    };
+    let srv = start(server, options).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}});
+    ws.send(Message::text(call.to_string())).await.unwrap();
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))
+        .await
+        .unwrap();
+    let busy = next_json(&mut ws).await;
+    assert_eq!(
+        (busy["id"].clone(), busy["error"]["code"].clone()),
+        (json!(2), json!(-32000))
+    );
+    gate.notify_one();
+    assert_eq!(next_json(&mut ws).await["id"], 1);
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({"jsonrpc":"2.0","id":3,"result":{}})
+    );
+}

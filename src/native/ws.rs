@@ -25,6 +25,7 @@
 //! | a message over the size limit (default 4 MiB) | close `1009` (message too big) |
 //! | a protocol violation | close `1002` |
 //! | nothing: the TCP peer vanished | the connection task ends, its in-flight requests are dropped |
+//! | a request while `max_in_flight` (default 256) are running | at once `-32000` "too many requests in flight" with its id |
 //!
 //! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply.
 
@@ -45,7 +46,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 use crate::context::RequestContext;
-use crate::jsonrpc::JsonRpcMessage;
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 use crate::server::McpServer;
 
@@ -64,7 +65,13 @@ pub struct WebSocketOptions {
     /// The largest message (and frame) accepted, in bytes (default 4 MiB); a larger one → close
     /// `1009`.
     pub max_message_bytes: usize,
+    /// The most requests in flight on one connection (default 256); a request beyond it is
+    /// answered at once with `-32000` "too many requests in flight" (nothing runs).
+    pub max_in_flight: usize,
 }
+
+/// The default of [`WebSocketOptions::max_in_flight`].
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
 impl Default for WebSocketOptions {
     fn default() -> Self {
@@ -72,6 +79,7 @@ impl Default for WebSocketOptions {
             path: DEFAULT_MCP_PATH.to_owned(),
             subprotocol: MCP_WEBSOCKET_SUBPROTOCOL.to_owned(),
             max_message_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -161,12 +169,13 @@ pub fn upgrade<B>(
     let config = WebSocketConfig::default()
         .max_message_size(Some(options.max_message_bytes))
         .max_frame_size(Some(options.max_message_bytes));
+    let max_in_flight = options.max_in_flight;
     tokio::spawn(async move {
         match on_upgrade.await {
             Ok(upgraded) => {
                 let io = hyper_util::rt::TokioIo::new(upgraded);
                 let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-                run(server, ws, shutdown).await;
+                run(server, ws, shutdown, max_in_flight).await;
             }
             Err(e) => tracing::debug!(error = %e, "ws: upgrade failed"),
         }
@@ -193,12 +202,14 @@ fn close_frame(code: CloseCode, reason: &str) -> Message {
     }))
 }
 
-/// Pump one established connection until it ends (see the module tables). In-flight requests are
-/// dropped (cancelled) when it ends.
+/// Pump one established connection until it ends (see the module tables), with at most
+/// `max_in_flight` requests running at once. In-flight requests are dropped (cancelled) when it
+/// ends.
 pub async fn run<S>(
     server: McpServer,
     mut ws: WebSocketStream<S>,
     mut shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -218,7 +229,8 @@ pub async fn run<S>(
                     None => break,
                     Some(Ok(Message::Text(text))) => {
                         if closing.is_none() {
-                            accept_text(&server, text.as_bytes(), &out_tx, &notifier, &mut tasks);
+                            let inbox = Inbox { server: &server, out: &out_tx, notifier: &notifier, max_in_flight };
+                            inbox.accept(text.as_bytes(), &mut tasks);
                         }
                         None
                     }
@@ -269,31 +281,40 @@ pub async fn run<S>(
     tracing::debug!("ws: connection closed");
 }
 
-fn accept_text(
-    server: &McpServer,
-    bytes: &[u8],
-    out: &mpsc::UnboundedSender<String>,
-    notifier: &crate::context::Notifier,
-    tasks: &mut JoinSet<()>,
-) {
-    // Reap finished tasks so a long connection does not accumulate them.
-    while tasks.try_join_next().is_some() {}
-    match JsonRpcMessage::from_slice(bytes) {
-        Ok(message) => {
-            let server = server.clone();
-            let out = out.clone();
-            let ctx = RequestContext::new().with_notifier(notifier.clone());
-            tasks.spawn(async move {
-                if let Some(response) = server.dispatch_with(message, ctx).await {
-                    let _ = out.send(response.to_json());
-                }
-            });
-        }
-        Err(invalid) => match invalid.response() {
-            Some(response) => {
-                let _ = out.send(response.to_json());
+struct Inbox<'a> {
+    server: &'a McpServer,
+    out: &'a mpsc::UnboundedSender<String>,
+    notifier: &'a crate::context::Notifier,
+    max_in_flight: usize,
+}
+
+impl Inbox<'_> {
+    fn accept(&self, bytes: &[u8], tasks: &mut JoinSet<()>) {
+        // Reap finished tasks so a long connection does not accumulate them.
+        while tasks.try_join_next().is_some() {}
+        match JsonRpcMessage::from_slice(bytes) {
+            Ok(JsonRpcMessage::Request(request)) if tasks.len() >= self.max_in_flight => {
+                let busy = ErrorObject::new(ErrorCode::SERVER_ERROR, "too many requests in flight");
+                let _ = self
+                    .out
+                    .send(JsonRpcResponse::error(Some(request.id), busy).to_json());
             }
-            None => tracing::debug!(error = %invalid, "ws: dropped an invalid message"),
-        },
+            Ok(message) => {
+                let server = self.server.clone();
+                let out = self.out.clone();
+                let ctx = RequestContext::new().with_notifier(self.notifier.clone());
+                tasks.spawn(async move {
+                    if let Some(response) = server.dispatch_with(message, ctx).await {
+                        let _ = out.send(response.to_json());
+                    }
+                });
+            }
+            Err(invalid) => match invalid.response() {
+                Some(response) => {
+                    let _ = self.out.send(response.to_json());
+                }
+                None => tracing::debug!(error = %invalid, "ws: dropped an invalid message"),
+            },
+        }
     }
 }
