@@ -25,27 +25,26 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::channel::mpsc;
-use futures::Stream;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited, StreamBody};
-use hyper::body::{Body, Frame};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Body;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::net::TcpListener;
 
 use crate::context::RequestContext;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::native::stream::{sse_response, Detach};
 use crate::protocol::is_supported_version;
 use crate::server::McpServer;
 use crate::session::Session;
-use crate::sse::{encode_event, KEEP_ALIVE};
+use crate::sse::encode_event;
 
 /// The default path the route is mounted at (seed `DEFAULT_MCP_PATH`).
 pub const DEFAULT_MCP_PATH: &str = "/mcp";
@@ -282,81 +281,6 @@ impl Routes {
             Some(guard),
         ))
     }
-}
-
-/// Detaches a connection from its session stream when the response body is dropped (the client
-/// went away, or the stream ended).
-#[derive(Debug)]
-pub(crate) struct Detach {
-    pub(crate) session: Arc<Session>,
-    pub(crate) stream: u64,
-    pub(crate) token: u64,
-}
-
-impl Drop for Detach {
-    fn drop(&mut self) {
-        self.session.detach(self.stream, self.token);
-    }
-}
-
-/// The body of an SSE response: the events of a channel, interleaved with keep-alive comments;
-/// ends when the channel ends.
-struct EventBody {
-    events: mpsc::UnboundedReceiver<String>,
-    keep_alive: Option<tokio::time::Interval>,
-    _detach: Option<Detach>,
-}
-
-impl Stream for EventBody {
-    type Item = Result<Frame<Bytes>, Infallible>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.events).poll_next(cx) {
-            Poll::Ready(Some(text)) => {
-                if let Some(interval) = &mut this.keep_alive {
-                    interval.reset();
-                }
-                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(text)))));
-            }
-            Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => {}
-        }
-        if let Some(interval) = &mut this.keep_alive {
-            if interval.poll_tick(cx).is_ready() {
-                return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(
-                    KEEP_ALIVE.as_bytes(),
-                )))));
-            }
-        }
-        Poll::Pending
-    }
-}
-
-/// A `200 text/event-stream` response streaming `events`.
-pub(crate) fn sse_response(
-    events: mpsc::UnboundedReceiver<String>,
-    keep_alive: Option<Duration>,
-    detach: Option<Detach>,
-) -> Response<ResponseBody> {
-    let keep_alive = keep_alive.filter(|d| !d.is_zero()).map(|period| {
-        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        interval
-    });
-    let body = EventBody {
-        events,
-        keep_alive,
-        _detach: detach,
-    };
-    let mut response = Response::new(BodyExt::boxed(StreamBody::new(body)));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
 }
 
 /// Why an `MCP-Protocol-Version` header was refused.

@@ -12,4 +12,5 @@ pub mod http;
 pub mod security;
 pub mod session;
 pub mod stdio;
+mod stream;
 pub mod ws;

@@ -30,9 +30,10 @@ use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::native::http::{
-    bad_protocol_version, empty, read_last_event_id, read_protocol_version, rpc_error,
-    sse_response, Accept, Detach, HttpOptions, ResponseBody, MCP_SESSION_HEADER,
+    bad_protocol_version, empty, read_last_event_id, read_protocol_version, rpc_error, Accept,
+    HttpOptions, ResponseBody, MCP_SESSION_HEADER,
 };
+use crate::native::stream::{sse_response, Detach};
 use crate::protocol::negotiate_initialize;
 use crate::session::{MintError, Session, SessionStore};
 

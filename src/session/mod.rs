@@ -21,14 +21,19 @@
 //! (`getrandom`), evicts idle sessions lazily, and refuses new sessions at its cap (see
 //! [`SessionStore::mint`] for why it refuses rather than evicting).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::mpsc;
 
 use crate::sse;
+
+mod log;
+mod store;
+
+pub use log::{Event, EventId, InvalidEventId, ReplayLog};
+pub use store::{mint_session_id, MintError, SessionStore};
 
 /// A clock in milliseconds (any epoch, monotone in practice). Injected so tests can move time.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -47,160 +52,6 @@ pub const DEFAULT_RETRY_MS: u64 = 1000;
 pub const PRIMING_SINCE_VERSION: &str = "2025-11-25";
 /// The standalone (`GET`) stream's number.
 pub const STANDALONE_STREAM: u64 = 0;
-
-/// An SSE event id: `"<stream>-<seq>"`, both lowercase base36 without leading zeros.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EventId {
-    /// The stream the event was sent on (`0`: the standalone `GET` stream).
-    pub stream: u64,
-    /// The session-wide sequence number (unique and increasing within a session).
-    pub seq: u64,
-}
-
-impl fmt::Display for EventId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", base36(self.stream), base36(self.seq))
-    }
-}
-
-/// Why a string is not an [`EventId`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("not an event id")]
-pub struct InvalidEventId;
-
-impl FromStr for EventId {
-    type Err = InvalidEventId;
-
-    /// Parse the canonical form only (so each id has exactly one spelling).
-    fn from_str(s: &str) -> Result<Self, InvalidEventId> {
-        let (stream, seq) = s.split_once('-').ok_or(InvalidEventId)?;
-        let id = EventId {
-            stream: parse_base36(stream)?,
-            seq: parse_base36(seq)?,
-        };
-        if id.to_string() == s {
-            Ok(id)
-        } else {
-            Err(InvalidEventId)
-        }
-    }
-}
-
-fn base36(mut n: u64) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut out = Vec::new();
-    loop {
-        out.push(DIGITS[(n % 36) as usize]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reverse();
-    String::from_utf8(out).unwrap_or_default()
-}
-
-fn parse_base36(s: &str) -> Result<u64, InvalidEventId> {
-    if s.is_empty()
-        || !s
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
-    {
-        return Err(InvalidEventId);
-    }
-    u64::from_str_radix(s, 36).map_err(|_| InvalidEventId)
-}
-
-/// One logged event (seed `EventStoreEntry`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
-    /// Its id.
-    pub id: EventId,
-    /// The JSON-RPC message text; `None` for a priming event (an id with empty data).
-    pub data: Option<String>,
-    /// When it was logged (clock ms).
-    pub timestamp: u64,
-}
-
-/// A bounded, append-only event log: at most `capacity` events, each kept at most `ttl_ms`
-/// (evicted lazily, on the next append or replay). Oldest first.
-#[derive(Clone, Debug)]
-pub struct ReplayLog {
-    events: VecDeque<Event>,
-    capacity: usize,
-    ttl_ms: u64,
-    next_seq: u64,
-}
-
-impl ReplayLog {
-    /// An empty log; a `capacity` of `0` retains nothing.
-    pub fn new(capacity: usize, ttl_ms: u64) -> Self {
-        ReplayLog {
-            events: VecDeque::new(),
-            capacity,
-            ttl_ms,
-            next_seq: 0,
-        }
-    }
-
-    /// Log an event on `stream` at `now` and return its fresh id (the oldest event is evicted
-    /// past capacity, and any older than the TTL).
-    pub fn append(&mut self, stream: u64, data: Option<String>, now: u64) -> EventId {
-        let id = EventId {
-            stream,
-            seq: self.next_seq,
-        };
-        self.next_seq += 1;
-        self.evict(now);
-        if self.capacity > 0 {
-            while self.events.len() >= self.capacity {
-                self.events.pop_front();
-            }
-            self.events.push_back(Event {
-                id,
-                data,
-                timestamp: now,
-            });
-        }
-        id
-    }
-
-    /// Every retained event of `after.stream` logged strictly after `after`, in order, without
-    /// priming events; `None` when `after` is not (or no longer) in the log — an unknown or
-    /// evicted cursor replays nothing.
-    pub fn replay(&mut self, after: EventId, now: u64) -> Option<Vec<Event>> {
-        self.evict(now);
-        let at = self.events.iter().position(|e| e.id == after)?;
-        Some(
-            self.events
-                .iter()
-                .skip(at + 1)
-                .filter(|e| e.id.stream == after.stream && e.data.is_some())
-                .cloned()
-                .collect(),
-        )
-    }
-
-    /// The number of retained events.
-    pub fn len(&self) -> usize {
-        self.events.len()
-    }
-
-    /// Whether nothing is retained.
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
-    }
-
-    fn evict(&mut self, now: u64) {
-        while self
-            .events
-            .front()
-            .is_some_and(|e| now.saturating_sub(e.timestamp) >= self.ttl_ms)
-        {
-            self.events.pop_front();
-        }
-    }
-}
 
 /// The receiving end of a stream: ready-encoded SSE text, ending when the stream ends, the
 /// session closes, or another connection takes the stream over.
@@ -244,7 +95,7 @@ struct State {
     log: ReplayLog,
     /// Live sinks by stream; a request stream is in `open` until its response is sent.
     sinks: HashMap<u64, Sink>,
-    open: std::collections::HashSet<u64>,
+    open: HashSet<u64>,
     next_stream: u64,
     next_token: u64,
     touched: u64,
@@ -298,7 +149,7 @@ impl Session {
             state: Mutex::new(State {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
                 sinks: HashMap::new(),
-                open: std::collections::HashSet::new(),
+                open: HashSet::new(),
                 next_stream: 1,
                 next_token: 0,
                 touched: now,
@@ -518,148 +369,6 @@ fn deliver(state: &mut State, stream: u64, text: String) {
     }
 }
 
-/// A fresh session id: 128 bits from the OS's secure random source as 32 lowercase hex digits
-/// (visible ASCII, spec: 0x21–0x7E).
-///
-/// # Errors
-/// When the random source fails.
-pub fn mint_session_id() -> Result<String, getrandom::Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// Why [`SessionStore::mint`] made no session.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MintError {
-    /// The store holds `max_sessions` live sessions (none idle enough to evict).
-    #[error("too many sessions")]
-    AtCapacity,
-    /// The secure random source failed.
-    #[error("no secure random source: {0}")]
-    Random(getrandom::Error),
-}
-
-/// The live sessions (seed `createMCPSession`'s closure store).
-pub struct SessionStore {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
-    options: SessionOptions,
-    clock: Clock,
-}
-
-impl fmt::Debug for SessionStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionStore")
-            .field("options", &self.options)
-            .field("len", &self.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl SessionStore {
-    /// An empty store.
-    pub fn new(options: SessionOptions, clock: Clock) -> Self {
-        SessionStore {
-            sessions: Mutex::new(HashMap::new()),
-            options,
-            clock,
-        }
-    }
-
-    /// The options.
-    pub fn options(&self) -> &SessionOptions {
-        &self.options
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Mint a session for a successful `initialize` that negotiated `protocol_version`.
-    ///
-    /// Idle sessions are evicted first. At the cap the store **refuses** (the transport answers
-    /// `503`) instead of evicting the least recently used session: with eviction, a flood of
-    /// `initialize` requests would push out the sessions of active users; with refusal the flood
-    /// can only delay new sessions until idle ones expire, and it cannot grow memory.
-    ///
-    /// # Errors
-    /// [`MintError::AtCapacity`] at the cap; [`MintError::Random`] when no random id can be made.
-    pub fn mint(&self, protocol_version: &str) -> Result<Arc<Session>, MintError> {
-        let mut sessions = self.lock();
-        if let Some(ttl) = self.options.idle_ttl_ms {
-            sessions.retain(|_, s| {
-                let keep = !s.is_idle(ttl);
-                if !keep {
-                    s.close(None);
-                }
-                keep
-            });
-        }
-        if sessions.len() >= self.options.max_sessions {
-            return Err(MintError::AtCapacity);
-        }
-        let id = loop {
-            let id = mint_session_id().map_err(MintError::Random)?;
-            if !sessions.contains_key(&id) {
-                break id;
-            }
-        };
-        let session = Arc::new(Session::new(
-            id.clone(),
-            protocol_version,
-            &self.options,
-            self.clock.clone(),
-        ));
-        sessions.insert(id, session.clone());
-        Ok(session)
-    }
-
-    /// The live session with this id, touched; `None` when unknown, ended, or idle past the TTL
-    /// (which evicts it now: lazy eviction, no timer).
-    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        let mut sessions = self.lock();
-        let session = sessions.get(id)?.clone();
-        let expired = self
-            .options
-            .idle_ttl_ms
-            .is_some_and(|ttl| session.is_idle(ttl));
-        if expired || session.is_closed() {
-            sessions.remove(id);
-            session.close(None);
-            return None;
-        }
-        session.touch();
-        Some(session)
-    }
-
-    /// End and forget a session (`DELETE`); `None` when it was not live.
-    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        let session = self.get(id)?;
-        self.lock().remove(id);
-        session.close(None);
-        Some(session)
-    }
-
-    /// End every live connection of every session with a `retry` field (server shutdown).
-    pub fn disconnect_all(&self) {
-        let sessions: Vec<_> = self.lock().values().cloned().collect();
-        for session in sessions {
-            session.disconnect_all();
-        }
-    }
-
-    /// The number of sessions held (including idle ones not yet evicted).
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no session is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -680,46 +389,6 @@ mod tests {
     }
 
     #[test]
-    fn event_ids_round_trip_canonically() {
-        let id = EventId { stream: 37, seq: 0 };
-        assert_eq!(id.to_string(), "11-0");
-        assert_eq!("11-0".parse::<EventId>(), Ok(id));
-        for bad in [
-            "",
-            "-",
-            "1-",
-            "-1",
-            "01-1",
-            "A-1",
-            "+1-1",
-            "1-1-1",
-            "1_1",
-            "zzzzzzzzzzzzzz-1",
-        ] {
-            assert_eq!(bad.parse::<EventId>(), Err(InvalidEventId), "{bad}");
-        }
-    }
-
-    #[test]
-    fn log_evicts_by_capacity_and_ttl() {
-        let mut log = ReplayLog::new(2, 100);
-        let a = log.append(0, Some("a".into()), 0);
-        let b = log.append(0, Some("b".into()), 10);
-        let c = log.append(0, Some("c".into()), 20);
-        assert_eq!(log.len(), 2);
-        assert_eq!(log.replay(a, 20), None, "a was evicted past capacity");
-        let r = log.replay(b, 20).unwrap();
-        assert_eq!(
-            r.iter().map(|e| e.data.as_deref()).collect::<Vec<_>>(),
-            [Some("c")]
-        );
-        assert_eq!(log.replay(b, 110), None, "b expired at 10 + 100");
-        assert_eq!(log.replay(c, 119), Some(vec![]));
-        assert_eq!(log.replay(c, 120), None, "c expired at 20 + 100");
-        assert!(log.is_empty());
-    }
-
-    #[test]
     fn replay_stays_on_its_stream() {
         let (_, clock) = clock();
         let s = Session::new("s", "2025-11-25", &SessionOptions::default(), clock);
@@ -736,31 +405,6 @@ mod tests {
         assert_eq!(replayed, ["{\"n\":1}"]);
         assert!(s.replay("nope").is_empty());
         assert!(s.replay("0-999").is_empty());
-    }
-
-    #[test]
-    fn store_mints_gets_evicts_and_refuses_at_cap() {
-        let (now, clock) = clock();
-        let options = SessionOptions {
-            idle_ttl_ms: Some(50),
-            max_sessions: 1,
-            ..SessionOptions::default()
-        };
-        let store = SessionStore::new(options, clock);
-        let a = store.mint("2025-06-18").unwrap();
-        assert_eq!(a.id().len(), 32);
-        assert!(a.id().bytes().all(|b| (0x21..=0x7e).contains(&b)));
-        assert!(matches!(
-            store.mint("2025-06-18"),
-            Err(MintError::AtCapacity)
-        ));
-        now.fetch_add(49, Ordering::SeqCst);
-        assert!(store.get(a.id()).is_some(), "touched at 1049");
-        now.fetch_add(50, Ordering::SeqCst);
-        let b = store.mint("2025-06-18").unwrap();
-        assert!(store.get(a.id()).is_none());
-        assert!(a.is_closed());
-        assert_ne!(a.id(), b.id());
     }
 
     #[test]
