@@ -7,10 +7,10 @@
 //! serves `http://127.0.0.1:PORT/mcp`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use orkestrel_mcp::context::LogLevel;
+use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http;
 use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
 use orkestrel_mcp::resources::{Resource, ResourceContents, ResourceTemplate};
@@ -736,9 +736,10 @@ async fn main() -> std::io::Result<()> {
         "conformance server at http://{}/mcp",
         listener.local_addr()?
     );
-    let routes = http::Routes::new(conformance_server(), http::HttpOptions::default());
-    let _ = Arc::new(());
-    http::serve(listener, routes, async {
+    let options = EndpointOptions::for_bind(listener.local_addr()?);
+    let endpoint = Endpoint::new(conformance_server(), options)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    http::serve(listener, endpoint, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await

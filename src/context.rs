@@ -15,6 +15,7 @@ use crate::jsonrpc::{
 };
 use crate::mrtr::Round;
 use crate::peers::Pending;
+use crate::session::Session;
 
 /// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,
 /// its WebSocket). Returns `false` when the channel is gone.
@@ -73,6 +74,11 @@ pub struct RequestContext {
     outbound: Option<Outbound>,
     pub(crate) pending: Option<Arc<Pending>>,
     pub(crate) round: Option<Arc<Round>>,
+    /// The protocol version the request is served under: the `MCP-Protocol-Version` header, else
+    /// the session's negotiated version, else `2025-03-26` over HTTP with no session (spec
+    /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
+    pub protocol_version: Option<String>,
+    session: Option<Arc<Session>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -87,6 +93,8 @@ impl fmt::Debug for RequestContext {
                 "channel",
                 &(self.notifier.is_some() || self.outbound.is_some()),
             )
+            .field("protocol_version", &self.protocol_version)
+            .field("session", &self.session.as_ref().map(|s| s.id().to_owned()))
             .finish()
     }
 }
@@ -116,6 +124,27 @@ impl RequestContext {
         self
     }
 
+    /// Attach the HTTP session the request arrived in (set by the session layer).
+    pub fn with_session(mut self, session: Arc<Session>) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// The HTTP session the request arrived in (seed `context.state.session`); `None` over
+    /// stdio, WebSocket, or stateless HTTP.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.session.as_ref()
+    }
+
+    /// Push a notification on the session's standalone `GET` stream (logged for resumption,
+    /// seed clause 19), not tied to this request. Returns `false` when there is no session or it
+    /// has ended.
+    pub fn push(&self, notification: &JsonRpcNotification) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.push(&notification.to_json()).is_some())
+    }
+
     /// `params._meta.progressToken`, when the caller asked for progress.
     pub fn progress_token(&self) -> Option<&Value> {
         self.meta.as_ref()?.get("progressToken")
@@ -137,9 +166,9 @@ impl RequestContext {
         let Some(token) = self.progress_token().cloned() else {
             return false;
         };
-        let mut params = json!({ "progressToken": token, "progress": progress });
+        let mut params = json!({ "progressToken": token, "progress": number(progress) });
         if let Some(total) = total {
-            params["total"] = json!(total);
+            params["total"] = number(total);
         }
         if let Some(message) = message {
             params["message"] = json!(message);
@@ -375,7 +404,7 @@ mod tests {
         assert_eq!(seen.len(), 2);
         assert_eq!(
             serde_json::to_value(&seen[0]).unwrap()["params"],
-            json!({"progressToken":"t","progress":1.0,"total":2.0,"message":"half"})
+            json!({"progressToken":"t","progress":1,"total":2,"message":"half"})
         );
         assert_eq!(
             serde_json::to_value(&seen[1]).unwrap()["params"],
@@ -394,5 +423,14 @@ mod tests {
         };
         let err = futures::executor::block_on(ctx.create_message(json!({}))).unwrap_err();
         assert!(err.message.contains("sampling"));
+    }
+}
+
+/// A number as JSON: integral values within ±2^53 as integers (`5`, not `5.0`).
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
     }
 }
