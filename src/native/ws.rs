@@ -214,10 +214,17 @@ pub async fn run<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-    let notifier: crate::context::Notifier = {
+    let outbound: crate::context::Outbound = {
         let tx = out_tx.clone();
-        Arc::new(move |n| tx.send(n.to_json()).is_ok())
+        Arc::new(move |m| tx.send(m.to_json()).is_ok())
     };
+    // One scope per connection: log level, capabilities, subscriptions, cancellation, and
+    // server→client requests answered on the same socket.
+    let scope: Arc<str> = Arc::from(format!(
+        "ws-{}",
+        NEXT_SCOPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    server.attach(&scope, outbound.clone());
     let mut tasks = JoinSet::new();
     let mut closing: Option<tokio::time::Instant> = None;
     loop {
@@ -229,7 +236,7 @@ pub async fn run<S>(
                     None => break,
                     Some(Ok(Message::Text(text))) => {
                         if closing.is_none() {
-                            let inbox = Inbox { server: &server, out: &out_tx, notifier: &notifier, max_in_flight };
+                            let inbox = Inbox { server: &server, out: &out_tx, outbound: &outbound, scope: &scope, max_in_flight };
                             inbox.accept(text.as_bytes(), &mut tasks);
                         }
                         None
@@ -278,13 +285,17 @@ pub async fn run<S>(
         }
     }
     tasks.abort_all();
+    server.end_scope(&scope);
     tracing::debug!("ws: connection closed");
 }
+
+static NEXT_SCOPE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 struct Inbox<'a> {
     server: &'a McpServer,
     out: &'a mpsc::UnboundedSender<String>,
-    notifier: &'a crate::context::Notifier,
+    outbound: &'a crate::context::Outbound,
+    scope: &'a Arc<str>,
     max_in_flight: usize,
 }
 
@@ -302,7 +313,9 @@ impl Inbox<'_> {
             Ok(message) => {
                 let server = self.server.clone();
                 let out = self.out.clone();
-                let ctx = RequestContext::new().with_notifier(self.notifier.clone());
+                let ctx = RequestContext::new()
+                    .with_outbound(self.outbound.clone())
+                    .with_scope(self.scope.clone());
                 tasks.spawn(async move {
                     if let Some(response) = server.dispatch_with(message, ctx).await {
                         let _ = out.send(response.to_json());

@@ -98,13 +98,17 @@ log "server at $URL"
 
 status=0
 log "TypeScript SDK ($("$NODE" --version))"
-(cd "$HERE" && timeout -k 5 "$KILL_AFTER" "$NODE" ts_sessions.mjs "$URL") || status=1
+(cd "$HERE" && timeout -k 5 "$KILL_AFTER" "$NODE" ts_sessions.mjs "$URL") 2>&1 | tee -a "$WORK/checks.log" || status=1
 log "Python SDK ($("$venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'))"
-(cd "$HERE" && timeout -k 5 "$KILL_AFTER" "$venv/bin/python" -W ignore::DeprecationWarning py_sessions.py "$URL") || status=1
+(cd "$HERE" && timeout -k 5 "$KILL_AFTER" "$venv/bin/python" -W ignore::DeprecationWarning py_sessions.py "$URL") 2>&1 | tee -a "$WORK/checks.log" || status=1
 
 stop_server
 if [ "$status" -ne 0 ]; then
   log "server log:"; sed 's/^/  /' "$WORK/server.log" >&2
 fi
 log "$([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( ($(date +%s%N) - START_NS) / 1000000 )) ms"
+ok_count=$(grep -c '^ok ' "$WORK/checks.log" || true)
+bad_count=$(grep -Eci '^(not ok|fail)' "$WORK/checks.log" || true)
+[ "$status" -eq 0 ] || [ "$bad_count" -gt 0 ] || bad_count=1
+echo "interop-sessions: $ok_count passed, $bad_count failed"
 exit "$status"
