@@ -182,26 +182,9 @@ impl Routes {
             (true, true) => !self.options.prefer_json,
             (json, _) => !json,
         };
-        let body = match Limited::new(request.into_body(), self.options.max_body_bytes)
-            .collect()
-            .await
-        {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                return rpc_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    ErrorObject::invalid_request(format!(
-                        "body over {} bytes",
-                        self.options.max_body_bytes
-                    )),
-                )
-            }
-            Err(e) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    ErrorObject::parse_error(format!("body read failed: {e}")),
-                )
-            }
+        let body = match read_body(request.into_body(), self.options.max_body_bytes).await {
+            Ok(body) => body,
+            Err(response) => return response,
         };
         let message = match JsonRpcMessage::from_slice(&body) {
             Ok(message) => message,
@@ -410,6 +393,30 @@ impl Routes {
             self.options.keep_alive,
             Some(guard),
         ))
+    }
+}
+
+/// Read a whole request body of at most `limit` bytes.
+///
+/// # Errors
+/// The answer to send instead: `413` with `-32600` over the limit, `400` with `-32700` when the
+/// body cannot be read.
+pub(crate) async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Response<ResponseBody>>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorObject::invalid_request(format!("body over {limit} bytes")),
+        )),
+        Err(e) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            ErrorObject::parse_error(format!("body read failed: {e}")),
+        )),
     }
 }
 

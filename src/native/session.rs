@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -30,8 +30,8 @@ use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::native::http::{
-    bad_protocol_version, empty, read_last_event_id, read_protocol_version, rpc_error, Accept,
-    HttpOptions, ResponseBody, MCP_SESSION_HEADER,
+    bad_protocol_version, empty, read_body, read_last_event_id, read_protocol_version, rpc_error,
+    Accept, HttpOptions, ResponseBody, MCP_SESSION_HEADER,
 };
 use crate::native::stream::{sse_response, Detach};
 use crate::protocol::negotiate_initialize;
@@ -146,26 +146,9 @@ where
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (mut parts, body) = request.into_parts();
-        let body = match Limited::new(body, self.options.max_body_bytes)
-            .collect()
-            .await
-        {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                return rpc_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    ErrorObject::invalid_request(format!(
-                        "body over {} bytes",
-                        self.options.max_body_bytes
-                    )),
-                )
-            }
-            Err(e) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    ErrorObject::parse_error(format!("body read failed: {e}")),
-                )
-            }
+        let body = match read_body(body, self.options.max_body_bytes).await {
+            Ok(body) => body,
+            Err(response) => return response,
         };
         if parts.headers.get(MCP_SESSION_HEADER).is_none() && is_modern(&parts.headers, &body) {
             // The 2026-07-28 wire has no sessions: straight to the route (SPEC-2026-07-28 §2.4).
