@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Body;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
