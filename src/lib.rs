@@ -41,6 +41,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod context;
 pub mod framing;
 pub mod jsonrpc;
@@ -52,6 +53,7 @@ pub mod tools;
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
 
+pub use client::{ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient};
 pub use context::RequestContext;
 pub use jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,

@@ -1,0 +1,70 @@
+//! Native client transports (feature `native`): thin tokio drivers that implement
+//! [`ClientTransport`](crate::client::ClientTransport) for the core
+//! [`McpClient`](crate::client::McpClient).
+//!
+//! | transport | target | seed clause / spec section |
+//! |---|---|---|
+//! | [`stdio::StdioTransport`] | a child process speaking newline-delimited JSON-RPC | clause 20; `basic/transports` stdio |
+//! | [`http::HttpTransport`] | a Streamable HTTP endpoint (`http://`, `https://` with feature `tls`) | clause 15; `basic/transports` Streamable HTTP |
+//! | [`ws::WsTransport`] | a WebSocket endpoint (`ws://`, `wss://` with feature `tls`, or `http(s)://`) with subprotocol `mcp` | clause 17 |
+//!
+//! [`connect_target`] picks one from a command-line style target.
+
+pub mod http;
+pub mod stdio;
+#[cfg(feature = "tls")]
+mod tls;
+pub mod ws;
+
+use std::sync::Arc;
+
+use crate::client::{ClientError, ClientTransport};
+
+/// Where a client should connect: a URL or a command to spawn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `http://` or `https://`: Streamable HTTP.
+    Http(String),
+    /// `ws://` or `wss://`: WebSocket.
+    WebSocket(String),
+    /// A command and its arguments: stdio.
+    Command(Vec<String>),
+}
+
+impl Target {
+    /// Classify a URL by its scheme.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArguments`] for any other scheme.
+    pub fn from_url(url: &str) -> Result<Target, ClientError> {
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            Ok(Target::Http(url.to_owned()))
+        } else if lower.starts_with("ws://") || lower.starts_with("wss://") {
+            Ok(Target::WebSocket(url.to_owned()))
+        } else {
+            Err(ClientError::InvalidArguments(format!(
+                "{url:?} is not an http://, https://, ws:// or wss:// URL"
+            )))
+        }
+    }
+}
+
+/// Build the transport for a target with default options.
+///
+/// # Errors
+/// [`ClientError::InvalidArguments`] for an empty command or a bad URL.
+pub fn transport_for(target: &Target) -> Result<Arc<dyn ClientTransport>, ClientError> {
+    Ok(match target {
+        Target::Http(url) => Arc::new(http::HttpTransport::new(http::HttpClientOptions::new(url))?),
+        Target::WebSocket(url) => Arc::new(ws::WsTransport::new(ws::WsClientOptions::new(url))?),
+        Target::Command(argv) => {
+            let (command, args) = argv
+                .split_first()
+                .ok_or_else(|| ClientError::InvalidArguments("an empty command".into()))?;
+            Arc::new(stdio::StdioTransport::new(
+                stdio::StdioClientOptions::new(command).with_args(args.iter().cloned()),
+            ))
+        }
+    })
+}
