@@ -214,7 +214,7 @@ impl McpServer {
                     .tools()
                     .execute(name, arguments, ctx)
                     .await
-                    .map_err(|e| ErrorObject::invalid_params(e))?;
+                    .map_err(ErrorObject::invalid_params)?;
                 Ok(serde_json::to_value(result).expect("tool results serialize"))
             }
             other => Err(ErrorObject::method_not_found(other)),
