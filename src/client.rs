@@ -755,7 +755,9 @@ impl Inner {
             "requestId": id,
             "reason": format!("timed out after {timeout_ms} ms"),
         }));
-        let send = self.transport.send(JsonRpcMessage::Notification(notification));
+        let send = self
+            .transport
+            .send(JsonRpcMessage::Notification(notification));
         let bound = self.sleep(Duration::from_millis(timeout_ms.clamp(1, 2_000)));
         if let Either::Left((Err(e), _)) = future::select(send, bound).await {
             tracing::debug!(error = %e, id, "mcp client: could not send notifications/cancelled");

@@ -157,7 +157,10 @@ impl Decoder {
             return;
         }
         if self.line.len() + bytes.len() > self.max_line {
-            tracing::warn!(limit = self.max_line, "sse: dropped a line over the size limit");
+            tracing::warn!(
+                limit = self.max_line,
+                "sse: dropped a line over the size limit"
+            );
             self.overflow = true;
             self.line.clear();
             return;

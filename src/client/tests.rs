@@ -48,7 +48,12 @@ struct Peer {
 
 impl Peer {
     async fn next(&self) -> JsonRpcMessage {
-        self.rx.lock().await.next().await.expect("the client sent a message")
+        self.rx
+            .lock()
+            .await
+            .next()
+            .await
+            .expect("the client sent a message")
     }
     async fn request(&self, method: &str) -> JsonRpcRequest {
         match self.next().await {
@@ -57,7 +62,13 @@ impl Peer {
         }
     }
     fn deliver(&self, value: Value) -> Vec<JsonRpcMessage> {
-        let sink = self.transport.sink.lock().unwrap().clone().expect("started");
+        let sink = self
+            .transport
+            .sink
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("started");
         sink.receive(value)
     }
     fn reply(&self, id: &RequestId, result: Value) {
@@ -163,7 +174,9 @@ fn connect_sends_initialize_then_initialized_and_is_idempotent() {
             &init.id,
             json!({"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}),
         );
-        assert!(matches!(peer.next().await, JsonRpcMessage::Notification(n) if n.method == "notifications/initialized"));
+        assert!(
+            matches!(peer.next().await, JsonRpcMessage::Notification(n) if n.method == "notifications/initialized")
+        );
     };
     let (r, ()) = block_on(join(client.connect(), handshake));
     r.unwrap();
@@ -326,9 +339,13 @@ fn notifications_and_unmatched_errors_surface_as_events() {
     let (client, peer) = connected();
     let log = events(&client);
     assert!(peer
-        .deliver(json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}))
+        .deliver(
+            json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}})
+        )
         .is_empty());
-    peer.deliver(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}));
+    peer.deliver(
+        json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}),
+    );
     peer.deliver(json!("junk"));
     let log = log.lock().unwrap();
     assert_eq!(log[0], "notification: notifications/message");
@@ -404,7 +421,10 @@ fn a_transport_close_fails_every_pending_request_at_once() {
         let sink = peer.transport.sink.lock().unwrap().clone().unwrap();
         sink.closed("server process exited with status 3");
     };
-    let ((a, b), ()) = block_on(join(join(client.ping(), client.call("x", json!({}))), script));
+    let ((a, b), ()) = block_on(join(
+        join(client.ping(), client.call("x", json!({}))),
+        script,
+    ));
     for r in [a.map(|_| ()), b.map(|_| ())] {
         assert_eq!(
             r,
@@ -567,27 +587,39 @@ fn remote_tools_are_re_served_through_a_local_registry() {
     // A "remote" server with one tool, a client to it, and a second server re-serving its tools.
     let remote = McpServer::new(ServerOptions::new("remote", "1"));
     remote.tools().add(
-        Tool::from_json("shout", json!({"type":"object","properties":{"t":{"type":"string"}}}), |args, _| async move {
-            let t = args.get("t").and_then(Value::as_str).unwrap_or("").to_uppercase();
-            if t.is_empty() {
-                Err("nothing to shout".to_owned())
-            } else {
-                Ok(format!("\"{t}\""))
-            }
-        })
+        Tool::from_json(
+            "shout",
+            json!({"type":"object","properties":{"t":{"type":"string"}}}),
+            |args, _| async move {
+                let t = args
+                    .get("t")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_uppercase();
+                if t.is_empty() {
+                    Err("nothing to shout".to_owned())
+                } else {
+                    Ok(format!("\"{t}\""))
+                }
+            },
+        )
         .with_description("Upper-case the text"),
     );
     let client = McpClient::new(MemoryTransport::new(remote), ClientOptions::new("c", "1"));
     block_on(client.connect()).unwrap();
     let tools = block_on(client.tools()).unwrap();
     assert_eq!(tools.len(), 1);
-    assert_eq!(tools[0].descriptor().description.as_deref(), Some("Upper-case the text"));
+    assert_eq!(
+        tools[0].descriptor().description.as_deref(),
+        Some("Upper-case the text")
+    );
     let registry = Arc::new(ToolRegistry::new());
     for tool in tools {
         registry.add(tool);
     }
     let front = McpServer::new(ServerOptions::new("front", "1").with_tools(registry));
-    let listed = block_on(front.handle(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)).unwrap();
+    let listed =
+        block_on(front.handle(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)).unwrap();
     assert!(listed.contains(r#""name":"shout""#) && listed.contains(r#""t":{"type":"string"}"#));
     let called = block_on(front.handle(
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"t":"hi"}}}"#,

@@ -114,10 +114,8 @@ fn client_options(timeout_ms: u64) -> ClientOptions {
 }
 
 async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
-    let client = McpClient::with_transport(
-        transport(target, connect)?,
-        client_options(connect.timeout),
-    );
+    let client =
+        McpClient::with_transport(transport(target, connect)?, client_options(connect.timeout));
     client.connect().await.map_err(|e| e.to_string())?;
     Ok(client)
 }
@@ -146,8 +144,8 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
         ([_], true) => return Err("missing the tool name (or the `-- COMMAND` target)".into()),
         _ => return Err("with `-- COMMAND`, give only the tool name before it".into()),
     };
-    let arguments: Value = serde_json::from_str(&args.args)
-        .map_err(|e| format!("--args is not JSON: {e}"))?;
+    let arguments: Value =
+        serde_json::from_str(&args.args).map_err(|e| format!("--args is not JSON: {e}"))?;
     let target = target(url, &args.command)?;
     let client = connected(&target, &args.connect).await?;
     let result = client
@@ -209,7 +207,10 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
         "bridging {command} over Streamable HTTP at http://{local}{}",
         http::DEFAULT_MCP_PATH
     );
-    eprintln!("orkestrel-mcp bridge: serving at http://{local}{}", http::DEFAULT_MCP_PATH);
+    eprintln!(
+        "orkestrel-mcp bridge: serving at http://{local}{}",
+        http::DEFAULT_MCP_PATH
+    );
     let routes = http::Routes::new(server, http::HttpOptions::default());
     let stop = async {
         tokio::select! {

@@ -184,7 +184,11 @@ fn answers(value: &Value, id: &RequestId) -> bool {
 fn error_summary(status: StatusCode, body: &[u8]) -> String {
     let detail = serde_json::from_slice::<Value>(body)
         .ok()
-        .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .unwrap_or_else(|| {
             let text = String::from_utf8_lossy(&body[..body.len().min(300)]);
             text.trim().to_owned()
@@ -214,7 +218,11 @@ impl Shared {
         }
     }
 
-    fn build(&self, message: &JsonRpcMessage, body: String) -> Result<(Request<Full<Bytes>>, Option<String>), ClientError> {
+    fn build(
+        &self,
+        message: &JsonRpcMessage,
+        body: String,
+    ) -> Result<(Request<Full<Bytes>>, Option<String>), ClientError> {
         let initialize = matches!(message, JsonRpcMessage::Request(r) if r.method == "initialize");
         if initialize {
             // A new handshake starts a new session.
@@ -336,9 +344,11 @@ impl Shared {
         let mut body = response.into_body();
         let mut decoder = sse::Decoder::new();
         while let Some(frame) = body.frame().await {
-            let frame = frame
-                .map_err(|e| ClientError::Transport(format!("the SSE stream failed: {e}")))?;
-            let Ok(chunk) = frame.into_data() else { continue };
+            let frame =
+                frame.map_err(|e| ClientError::Transport(format!("the SSE stream failed: {e}")))?;
+            let Ok(chunk) = frame.into_data() else {
+                continue;
+            };
             for event in decoder.push(&chunk) {
                 if event.data.is_empty() {
                     continue;
@@ -401,7 +411,9 @@ impl ClientTransport for HttpTransport {
             if let Ok(request) = builder.body(Full::new(Bytes::new())) {
                 let delete = self.shared.client.request(request);
                 match tokio::time::timeout(Duration::from_secs(2), delete).await {
-                    Ok(Ok(r)) => tracing::debug!(status = %r.status(), "http client: session ended"),
+                    Ok(Ok(r)) => {
+                        tracing::debug!(status = %r.status(), "http client: session ended")
+                    }
                     Ok(Err(e)) => tracing::debug!(error = %e, "http client: DELETE failed"),
                     Err(_) => tracing::debug!("http client: DELETE timed out"),
                 }

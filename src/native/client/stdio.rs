@@ -231,7 +231,10 @@ fn signal(pid: Option<u32>, exit: &watch::Receiver<Option<ExitStatus>>, which: S
     #[cfg(not(unix))]
     {
         let _ = which;
-        tracing::warn!(pid, "stdio client: signals are not supported on this platform");
+        tracing::warn!(
+            pid,
+            "stdio client: signals are not supported on this platform"
+        );
     }
 }
 
