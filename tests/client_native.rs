@@ -2,6 +2,7 @@
 //! peers. Every fault has a defined answer; `HANG_GUARD` only bounds a hang.
 
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+#![allow(clippy::result_large_err)]
 
 mod support;
 

@@ -1,18 +1,33 @@
 //! `orkestrel-mcp`: serve MCP over stdio or Streamable HTTP, call remote MCP servers, and bridge
 //! a stdio server onto Streamable HTTP.
 
+// The binary is native-only; on wasm32 (e.g. `cargo check --all-features --target wasm32-…`)
+// it compiles to an empty `main`.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
 mod builtin;
+#[cfg(not(target_arch = "wasm32"))]
 mod client;
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::net::SocketAddr;
+#[cfg(not(target_arch = "wasm32"))]
 use std::process::ExitCode;
+#[cfg(not(target_arch = "wasm32"))]
 use std::sync::Arc;
 
+#[cfg(not(target_arch = "wasm32"))]
 use clap::{Args, Parser, Subcommand};
+#[cfg(not(target_arch = "wasm32"))]
 use orkestrel_mcp::native::{http, stdio};
+#[cfg(not(target_arch = "wasm32"))]
 use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
+#[cfg(not(target_arch = "wasm32"))]
 use tracing_subscriber::EnvFilter;
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Serve and call Model Context Protocol (MCP) servers.
 #[derive(Parser)]
 #[command(name = "orkestrel-mcp", version, about)]
@@ -21,6 +36,7 @@ struct Cli {
     command: Command,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the built-in example tools (echo, add, fail, sleep) over stdio or HTTP.
@@ -38,6 +54,7 @@ enum Command {
     Bridge(client::BridgeArgs),
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Args)]
 #[group(required = false, multiple = false)]
 struct ServeArgs {
@@ -49,6 +66,7 @@ struct ServeArgs {
     http: Option<SocketAddr>,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -83,6 +101,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Whether the subcommand is a client one (`tools`, `call`), whose default log level is `warn`.
 fn quiet_by_default() -> bool {
     std::env::args()
@@ -90,12 +109,14 @@ fn quiet_by_default() -> bool {
         .is_some_and(|a| a == "tools" || a == "call")
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn example_server() -> McpServer {
     let tools = Arc::new(ToolRegistry::new());
     builtin::register(&tools);
     McpServer::new(ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools))
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let server = example_server();
     match args.http {
@@ -125,6 +146,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
 pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
