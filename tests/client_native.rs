@@ -4,11 +4,13 @@
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
 
-mod support;
+#[path = "support/client.rs"]
+mod client_support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use client_support::*;
 use futures_util::{SinkExt, StreamExt};
 use orkestrel_mcp::client::{ClientError, McpClient, RequestOptions};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
@@ -16,7 +18,6 @@ use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde_json::{json, Value};
-use support::*;
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -246,7 +247,7 @@ async fn a_child_that_exits_at_once_fails_connect_with_its_status_and_stderr() {
         .unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("exit status: 3") || text.contains("closed"),
+        text.contains("exit status: 3") && text.contains("fatal: bad config"),
         "{text}"
     );
     assert!(transport

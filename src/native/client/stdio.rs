@@ -358,6 +358,17 @@ async fn on_frame(frame: Frame, sink: &TransportSink, stdin: &Stdin) {
     }
 }
 
+impl Drop for StdioTransport {
+    /// Dropped without `close`: ask a still-running child to stop (SIGTERM); the supervisor task
+    /// still reaps it.
+    fn drop(&mut self) {
+        if let Some(running) = self.running.get_mut().take() {
+            signal(running.pid, &running.exit, Signal::Term);
+            running.reader.abort();
+        }
+    }
+}
+
 impl ClientTransport for StdioTransport {
     fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
