@@ -75,6 +75,12 @@ use crate::BoxFuture;
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
 pub const DEFAULT_MCP_REQUEST_TIMEOUT_MS: u64 = 30_000;
 
+/// The default `clientInfo.name` (seed `DEFAULT_MCP_CLIENT_NAME`).
+pub const DEFAULT_MCP_CLIENT_NAME: &str = "orkestrel-mcp";
+
+/// The default `clientInfo.version` (seed `DEFAULT_MCP_CLIENT_VERSION`): this crate's version.
+pub const DEFAULT_MCP_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The most `tools/list` pages [`McpClient::list_tools`] follows before giving up.
 pub const MAX_TOOL_PAGES: usize = 1_000;
 
@@ -118,6 +124,14 @@ impl fmt::Debug for ClientOptions {
             .field("timeout", &self.timeout)
             .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientOptions {
+    /// [`DEFAULT_MCP_CLIENT_NAME`], [`DEFAULT_MCP_CLIENT_VERSION`], 30 000 ms,
+    /// [`MCP_PROTOCOL_VERSION`].
+    fn default() -> Self {
+        ClientOptions::new(DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION)
     }
 }
 

@@ -640,3 +640,16 @@ fn remote_tools_are_re_served_through_a_local_registry() {
         Some(json!("A"))
     );
 }
+
+#[test]
+fn default_options_use_the_seed_defaults() {
+    let o = ClientOptions::default();
+    assert_eq!(o.info.name, DEFAULT_MCP_CLIENT_NAME);
+    assert_eq!(o.info.version, DEFAULT_MCP_CLIENT_VERSION);
+    assert_eq!(
+        o.timeout,
+        Duration::from_millis(DEFAULT_MCP_REQUEST_TIMEOUT_MS)
+    );
+    assert_eq!(o.timeout.as_millis(), 30_000);
+    assert_eq!(o.protocol_version, MCP_PROTOCOL_VERSION);
+}
