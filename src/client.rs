@@ -730,14 +730,23 @@ impl Inner {
         if let Some(params) = params {
             request = request.with_params(params);
         }
+        let abandoned = || Err(ClientError::closed("the request was abandoned"));
         let exchange = async {
-            if let Err(error) = self.send_or_close(JsonRpcMessage::Request(request)).await {
-                if let Some(p) = self.lock().pending.remove(&id) {
-                    let _ = p.tx.send(Err(error));
+            // Race the send with the answer: a request/response transport (HTTP) may still be
+            // inside `send` when a disconnect or a close fails the request.
+            let send = std::pin::pin!(self.send_or_close(JsonRpcMessage::Request(request)));
+            let mut rx = rx;
+            match future::select(send, &mut rx).await {
+                Either::Left((sent, _)) => {
+                    if let Err(error) = sent {
+                        if let Some(p) = self.lock().pending.remove(&id) {
+                            let _ = p.tx.send(Err(error));
+                        }
+                    }
+                    rx.await.unwrap_or_else(|_| abandoned())
                 }
+                Either::Right((answer, _)) => answer.unwrap_or_else(|_| abandoned()),
             }
-            rx.await
-                .unwrap_or_else(|_| Err(ClientError::closed("the request was abandoned")))
         };
         let exchange = std::pin::pin!(exchange);
         match future::select(exchange, self.sleep(timeout)).await {

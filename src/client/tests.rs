@@ -23,6 +23,21 @@ struct Script {
     closes: AtomicUsize,
 }
 
+/// A request/response transport whose `send` never completes (an HTTP exchange in flight).
+struct Stuck;
+
+impl ClientTransport for Stuck {
+    fn start(&self, _sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn send(&self, _message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(future::pending())
+    }
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
 impl ClientTransport for Script {
     fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
         *self.sink.lock().unwrap() = Some(sink);
@@ -652,4 +667,18 @@ fn default_options_use_the_seed_defaults() {
     );
     assert_eq!(o.timeout.as_millis(), 30_000);
     assert_eq!(o.protocol_version, MCP_PROTOCOL_VERSION);
+}
+
+#[test]
+fn a_close_fails_a_request_whose_send_is_still_in_flight() {
+    let client = McpClient::new(
+        Stuck,
+        ClientOptions::new("c", "1").with_sleep(manual_sleep()),
+    );
+    // The handshake itself is stuck in `send`; disconnect must fail it at once.
+    let (r, ()) = block_on(join(client.connect(), async {
+        yield_now().await;
+        client.inner.on_closed("the server went away".into());
+    }));
+    assert_eq!(r, Err(ClientError::closed("the server went away")));
 }
