@@ -220,6 +220,22 @@ async fn bridge_serves_a_stdio_servers_tools_over_http() {
     })
     .await
     .unwrap();
+    let url = url.split_whitespace().next().unwrap().to_owned();
+    // The bridge serves WebSocket on the same path.
+    let ws = McpClient::new(
+        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, async {
+        ws.connect().await.unwrap();
+        assert_eq!(
+            ws.call("echo", json!({"text":"over ws"})).await.unwrap(),
+            Some(json!("over ws"))
+        );
+        ws.disconnect().await;
+    })
+    .await
+    .unwrap();
     let client = McpClient::new(
         HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
         options(),

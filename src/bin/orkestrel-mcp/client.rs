@@ -10,6 +10,7 @@ use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use orkestrel_mcp::native::client::Target;
+use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http;
 use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions, ToolRegistry};
 use serde_json::Value;
@@ -166,7 +167,8 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
     print_json(&value.unwrap_or(Value::Null))
 }
 
-/// `bridge --http ADDR -- COMMAND`: a stdio server's tools, re-served over Streamable HTTP.
+/// `bridge --http ADDR -- COMMAND`: a stdio server's tools, re-served over Streamable HTTP (with
+/// sessions) and WebSocket on the same port and path, as `serve --http` serves ours.
 pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let (command, rest) = args.command.split_first().ok_or("an empty command")?;
     let client = McpClient::new(
@@ -202,23 +204,23 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.http))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(
-        tools = server.tools().len(),
-        "bridging {command} over Streamable HTTP at http://{local}{}",
-        http::DEFAULT_MCP_PATH
-    );
+    let tools = server.tools().len();
+    let endpoint =
+        Endpoint::new(server, EndpointOptions::for_bind(local)).map_err(|e| e.to_string())?;
+    tracing::info!(tools, "bridging {command}");
     eprintln!(
-        "orkestrel-mcp bridge: serving at http://{local}{}",
+        "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path)",
         http::DEFAULT_MCP_PATH
     );
-    let routes = http::Routes::new(server, http::HttpOptions::default());
-    let stop = async {
+    let stop_endpoint = endpoint.clone();
+    let stop = async move {
         tokio::select! {
             () = super::shutdown_signal() => {}
             () = gone.notified() => {}
         }
+        stop_endpoint.shutdown();
     };
-    let served = http::serve(listener, routes, stop).await;
+    let served = http::serve(listener, endpoint, stop).await;
     client.disconnect().await;
     served.map_err(|e| e.to_string())?;
     let why = cause.lock().unwrap_or_else(|e| e.into_inner()).take();

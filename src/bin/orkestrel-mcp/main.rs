@@ -35,7 +35,7 @@ enum Command {
     ///
     /// `call URL TOOL [--args JSON]` or `call TOOL [--args JSON] -- COMMAND [ARGS…]`.
     Call(client::CallArgs),
-    /// Serve a stdio MCP server's tools over Streamable HTTP:
+    /// Serve a stdio MCP server's tools over Streamable HTTP and WebSocket (path /mcp):
     /// `bridge --http ADDR -- COMMAND [ARGS…]`.
     Bridge(client::BridgeArgs),
 }
