@@ -682,3 +682,38 @@ fn a_close_fails_a_request_whose_send_is_still_in_flight() {
     }));
     assert_eq!(r, Err(ClientError::closed("the server went away")));
 }
+
+#[test]
+fn list_tools_follows_next_cursor_pages() {
+    let server = McpServer::new(ServerOptions::new("paged", "1").with_page_size(2));
+    for name in ["a", "b", "c", "d", "e"] {
+        server.tools().add(Tool::from_json(
+            name,
+            json!({"type":"object"}),
+            |_, _| async { Ok::<_, String>("") },
+        ));
+    }
+    let client = McpClient::new(MemoryTransport::new(server), ClientOptions::default());
+    block_on(client.connect()).unwrap();
+    let names: Vec<String> = block_on(client.list_tools())
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(names, ["a", "b", "c", "d", "e"]);
+    // An empty result is `None`.
+    assert_eq!(block_on(client.call("a", Value::Null)).unwrap(), None);
+}
+
+#[test]
+fn a_cursor_that_repeats_ends_the_listing_instead_of_looping() {
+    let (client, peer) = connected();
+    let script = async {
+        for _ in 0..2 {
+            let r = peer.request("tools/list").await;
+            peer.reply(&r.id, json!({"tools":[{"name":"x"}],"nextCursor":"same"}));
+        }
+    };
+    let (r, ()) = block_on(join(client.list_tools(), script));
+    assert_eq!(r.unwrap().len(), 2);
+}

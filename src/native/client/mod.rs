@@ -68,3 +68,54 @@ pub fn transport_for(target: &Target) -> Result<Arc<dyn ClientTransport>, Client
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_classified_by_scheme() {
+        assert_eq!(
+            Target::from_url("HTTP://h/mcp"),
+            Ok(Target::Http("HTTP://h/mcp".into()))
+        );
+        assert_eq!(
+            Target::from_url("wss://h/mcp"),
+            Ok(Target::WebSocket("wss://h/mcp".into()))
+        );
+        assert!(matches!(
+            Target::from_url("ftp://h"),
+            Err(ClientError::InvalidArguments(_))
+        ));
+        assert!(matches!(
+            transport_for(&Target::Command(vec![])),
+            Err(ClientError::InvalidArguments(_))
+        ));
+    }
+
+    #[test]
+    fn bad_urls_and_headers_are_refused_up_front() {
+        use http::{HttpClientOptions, HttpTransport};
+        use ws::{WsClientOptions, WsTransport};
+        assert!(HttpTransport::new(HttpClientOptions::new("not a url")).is_err());
+        assert!(HttpTransport::new(HttpClientOptions::new("ws://h/mcp")).is_err());
+        assert!(HttpTransport::new(
+            HttpClientOptions::new("http://h/mcp").with_header("bad name", "v")
+        )
+        .is_err());
+        assert!(WsTransport::new(WsClientOptions::new("ftp://h/mcp")).is_err());
+        assert!(WsTransport::new(
+            WsClientOptions::new("ws://h/mcp").with_header("x", "bad\nvalue")
+        )
+        .is_err());
+        let tls = cfg!(feature = "tls");
+        assert_eq!(
+            HttpTransport::new(HttpClientOptions::new("https://h/mcp")).is_ok(),
+            tls
+        );
+        assert_eq!(
+            WsTransport::new(WsClientOptions::new("wss://h/mcp")).is_ok(),
+            tls
+        );
+    }
+}
