@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `202` | nothing (a notification or response was accepted) |
 //! | `200`, `application/json` | the body's message(s) go to the client |
-//! | `200`, `text/event-stream` | decoded with the core [`sse::Decoder`](crate::sse::Decoder); each event's data goes to the client; reading stops at the response to the request |
+//! | `200`, `text/event-stream` | decoded with the core [`crate::sse::Decoder`]; each event's data goes to the client; reading stops at the response to the request |
 //! | `404` to a request that carried `mcp-session-id` | [`ClientError::SessionExpired`] |
 //! | other status | a JSON-RPC response in the body answering the request is delivered; otherwise [`ClientError::Transport`] with the status and message |
 //! | connection failure, per-request timeout | [`ClientError::Transport`] for that request only |

@@ -1,5 +1,5 @@
 //! Native client transports (feature `native`): thin tokio drivers that implement
-//! [`ClientTransport`](crate::client::ClientTransport) for the core
+//! [`ClientTransport`] for the core
 //! [`McpClient`](crate::client::McpClient).
 //!
 //! | transport | target | seed clause / spec section |
@@ -8,7 +8,7 @@
 //! | [`http::HttpTransport`] | a Streamable HTTP endpoint (`http://`, `https://` with feature `tls`) | clause 15; `basic/transports` Streamable HTTP |
 //! | [`ws::WsTransport`] | a WebSocket endpoint (`ws://`, `wss://` with feature `tls`, or `http(s)://`) with subprotocol `mcp` | clause 17 |
 //!
-//! [`connect_target`] picks one from a command-line style target.
+//! [`Target`] classifies a command-line style target and [`transport_for`] builds its transport.
 
 pub mod http;
 pub mod stdio;
