@@ -262,6 +262,72 @@ async fn bridge_serves_a_stdio_servers_tools_over_http() {
     .unwrap();
 }
 
+#[tokio::test]
+async fn bridge_mirrors_a_tools_list_changed_notification() {
+    // A scripted stdio server: one tool, then `list_changed`, then two tools.
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"changing","version":"1"}}}\n'
+read initialized
+read list
+printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}\n'
+printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+read list
+printf '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}\n'
+exec sleep 60"#;
+    let mut bridge = tokio::process::Command::new(BIN)
+        .args(["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", script])
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = bridge.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let url = timeout(HANG_GUARD, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(i) = line.find("http://") {
+                return line[i..].split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("the bridge printed no URL")
+    })
+    .await
+    .unwrap();
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        // Poll until the refresh lands (bounded by HANG_GUARD, not timed).
+        loop {
+            let names: Vec<String> = client
+                .list_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|d| d.name)
+                .collect();
+            if names == ["a", "b"] {
+                break;
+            }
+            assert!(names == ["a"], "{names:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    // SIGTERM: the bridge shuts down and stops its stdio server (no orphan `sleep`).
+    let pid = bridge.id().unwrap().to_string();
+    let _ = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await;
+    let status = timeout(HANG_GUARD, bridge.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status}");
+}
+
 // ---- stdio faults ----
 
 #[tokio::test]

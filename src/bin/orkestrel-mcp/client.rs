@@ -177,14 +177,19 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     );
     let gone = Arc::new(tokio::sync::Notify::new());
     let cause = Arc::new(std::sync::Mutex::new(None::<String>));
+    let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
     {
         let gone = gone.clone();
         let cause = cause.clone();
-        client.on(move |event| {
-            if let ClientEvent::Disconnect { cause: why } = event {
+        client.on(move |event| match event {
+            ClientEvent::Disconnect { cause: why } => {
                 *cause.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
                 gone.notify_one();
             }
+            ClientEvent::Notification(n) if n.method == "notifications/tools/list_changed" => {
+                let _ = changed_tx.send(());
+            }
+            _ => {}
         });
     }
     client.connect().await.map_err(|e| e.to_string())?;
@@ -192,6 +197,31 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     for tool in client.tools().await.map_err(|e| e.to_string())? {
         registry.add(tool);
     }
+    // The stdio server's tool list changed: list again and mirror it.
+    tokio::spawn({
+        let client = client.clone();
+        let registry = registry.clone();
+        async move {
+            while changed.recv().await.is_some() {
+                match client.tools().await {
+                    Ok(tools) => {
+                        let names: std::collections::HashSet<String> =
+                            tools.iter().map(|t| t.name().to_owned()).collect();
+                        for old in registry.names() {
+                            if !names.contains(&old) {
+                                registry.remove(&old);
+                            }
+                        }
+                        for tool in tools {
+                            registry.add(tool);
+                        }
+                        tracing::info!(tools = registry.len(), "bridge: tools refreshed");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "bridge: could not refresh the tools"),
+                }
+            }
+        }
+    });
     let init = client.initialize_result();
     let (name, version) = init
         .as_ref()
