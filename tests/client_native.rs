@@ -577,6 +577,51 @@ async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expir
 }
 
 #[tokio::test]
+async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_id() {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let g = gets.clone();
+    let (url, seen) = fake_http(move |seen| match (seen.method.as_str(), seen.rpc_method()) {
+        ("POST", Some("initialize")) => json_reply("200 OK", "mcp-session-id: s-9\r\n", &init_result(&seen.id())),
+        ("GET", _) if g.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Reply::Raw(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nid: 7\nretry: 5\ndata: \n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n".into(),
+        ),
+        ("GET", _) => Reply::Raw("HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into()),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    let log = record(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        // Wait for the resumed GET (bounded by HANG_GUARD).
+        while gets.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        while !log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l == "notification: notifications/tools/list_changed")
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let gets: Vec<&Seen> = seen.iter().filter(|s| s.method == "GET").collect();
+    assert_eq!(gets[0].header("accept"), Some("text/event-stream"));
+    assert_eq!(gets[0].header("mcp-session-id"), Some("s-9"));
+    assert_eq!(gets[0].header("last-event-id"), None);
+    assert_eq!(gets[1].header("last-event-id"), Some("8"));
+    // The session is ended with DELETE on disconnect.
+    assert!(seen
+        .iter()
+        .any(|s| s.method == "DELETE" && s.header("mcp-session-id") == Some("s-9")));
+}
+
+#[tokio::test]
 async fn http_errors_fail_only_their_request() {
     let (url, _) = fake_http(|seen| match seen.rpc_method() {
         Some("initialize") => json_reply("200 OK", "", &init_result(&seen.id())),

@@ -17,6 +17,13 @@
 //! request; `MCP-Protocol-Version` carries the negotiated version after `initialize`; `close`
 //! ends a session with `DELETE` (best effort). Server→client requests arriving in a reply are
 //! answered with a separate `POST`.
+//!
+//! The server's own stream: once `notifications/initialized` is accepted, a background `GET`
+//! (`Accept: text/event-stream`) listens for messages the server sends outside any request
+//! (e.g. `notifications/tools/list_changed`). A `405` means the server offers none (quietly
+//! dropped); when the stream ends it is resumed with `Last-Event-ID` after the server's `retry`
+//! (default [`DEFAULT_RECONNECT_MS`]); after [`MAX_IDLE_RECONNECTS`] reconnections that bring
+//! nothing, or any other failure, it stops and reports an `error` event. `close` stops it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,6 +41,13 @@ use crate::jsonrpc::{JsonRpcMessage, RequestId};
 use crate::native::http::{MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_HEADER};
 use crate::sse;
 use crate::BoxFuture;
+
+/// How long to wait before resuming the server's `GET` stream when it sent no `retry`: 1 000 ms.
+pub const DEFAULT_RECONNECT_MS: u64 = 1_000;
+
+/// How many times in a row the `GET` stream is resumed without receiving any event before the
+/// transport gives up on it.
+pub const MAX_IDLE_RECONNECTS: u32 = 5;
 
 /// The largest non-SSE reply body read: 16 MiB.
 pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
@@ -88,6 +102,7 @@ struct Shared {
     session: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
     sink: Mutex<Option<TransportSink>>,
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// A Streamable HTTP [`ClientTransport`] (seed `HTTPClientTransport`). Cheap to share.
@@ -164,6 +179,7 @@ impl HttpTransport {
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 sink: Mutex::new(None),
+                listener: Mutex::new(None),
             }),
         })
     }
@@ -379,6 +395,85 @@ impl Shared {
     }
 }
 
+impl Shared {
+    fn report(&self, message: String) {
+        if let Some(sink) = lock(&self.sink).clone() {
+            sink.error(message);
+        }
+    }
+
+    fn stop_listening(&self) {
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
+        }
+    }
+
+    /// The server's `GET` stream, resumed until it fails, goes idle, or the transport closes.
+    async fn listen(self: Arc<Self>) {
+        let mut decoder = sse::Decoder::new();
+        let mut idle = 0;
+        loop {
+            let mut builder = Request::builder()
+                .method(Method::GET)
+                .uri(self.uri.clone())
+                .header(header::ACCEPT, "text/event-stream");
+            for (name, value) in &self.headers {
+                builder = builder.header(name, value);
+            }
+            if let Some(session) = lock(&self.session).clone() {
+                builder = builder.header(MCP_SESSION_HEADER, session);
+            }
+            if let Some(version) = lock(&self.version).clone() {
+                builder = builder.header(MCP_PROTOCOL_VERSION_HEADER, version);
+            }
+            if let Some(id) = decoder.last_event_id() {
+                builder = builder.header("last-event-id", id);
+            }
+            let Ok(request) = builder.body(Full::new(Bytes::new())) else {
+                return;
+            };
+            let response = match self.client.request(request).await {
+                Ok(response) => response,
+                Err(e) => return self.report(format!("the server's GET stream failed: {e}")),
+            };
+            let status = response.status();
+            if status == StatusCode::METHOD_NOT_ALLOWED {
+                tracing::debug!("http client: the server offers no GET stream");
+                return;
+            }
+            if !status.is_success() {
+                return self.report(format!("the server's GET stream answered HTTP {status}"));
+            }
+            let mut body = response.into_body();
+            let mut got = false;
+            while let Some(Ok(frame)) = body.frame().await {
+                let Ok(chunk) = frame.into_data() else {
+                    continue;
+                };
+                for event in decoder.push(&chunk) {
+                    got = true;
+                    if event.data.is_empty() {
+                        continue; // a priming event
+                    }
+                    match serde_json::from_str::<Value>(&event.data) {
+                        Ok(value) => self.deliver(value),
+                        Err(e) => {
+                            self.report(format!("skipped an SSE event that is not JSON: {e}"))
+                        }
+                    }
+                }
+            }
+            decoder.finish();
+            idle = if got { 0 } else { idle + 1 };
+            if idle > MAX_IDLE_RECONNECTS {
+                return self.report("the server's GET stream keeps ending empty; stopped".into());
+            }
+            let wait = decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+        }
+    }
+}
+
 impl ClientTransport for HttpTransport {
     fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
         *lock(&self.shared.sink) = Some(sink);
@@ -390,12 +485,20 @@ impl ClientTransport for HttpTransport {
             if lock(&self.shared.sink).is_none() {
                 return Err(ClientError::closed("the HTTP transport is closed"));
             }
-            self.shared.exchange(message).await
+            let initialized = matches!(&message, JsonRpcMessage::Notification(n) if n.method == "notifications/initialized");
+            self.shared.exchange(message).await?;
+            if initialized {
+                self.shared.stop_listening();
+                let task = tokio::spawn(self.shared.clone().listen());
+                *lock(&self.shared.listener) = Some(task);
+            }
+            Ok(())
         })
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            self.shared.stop_listening();
             lock(&self.shared.sink).take();
             lock(&self.shared.version).take();
             let Some(session) = lock(&self.shared.session).take() else {
