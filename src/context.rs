@@ -373,6 +373,15 @@ impl RequestContext {
     }
 }
 
+/// A number as JSON: integral values within ±2^53 as integers (`5`, not `5.0`).
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,14 +432,5 @@ mod tests {
         };
         let err = futures::executor::block_on(ctx.create_message(json!({}))).unwrap_err();
         assert!(err.message.contains("sampling"));
-    }
-}
-
-/// A number as JSON: integral values within ±2^53 as integers (`5`, not `5.0`).
-fn number(x: f64) -> Value {
-    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
-        Value::from(x as i64)
-    } else {
-        Value::from(x)
     }
 }

@@ -361,6 +361,16 @@ impl McpServer {
         self.inner
             .peers
             .broadcast(&message, |p| p.subscriptions.contains(uri))
+            + self.publish(
+                "notifications/resources/updated",
+                json!({ "uri": uri }),
+                |filter| {
+                    filter
+                        .get("resourceSubscriptions")
+                        .and_then(Value::as_array)
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                },
+            )
     }
 
     /// Subscribe to the `request` event, fired at the top of every dispatch, before the method
@@ -629,15 +639,19 @@ impl McpServer {
         let ack = JsonRpcNotification::new("notifications/subscriptions/acknowledged").with_params(
             json!({ "_meta": { era::META_SUBSCRIPTION_ID: id }, "notifications": honoured }),
         );
-        if !outbound(JsonRpcMessage::Notification(ack)) {
-            return Err(ErrorObject::internal("the stream closed"));
-        }
         let token = self.inner.next_subscription.fetch_add(1, Ordering::Relaxed);
-        self.inner
-            .subscriptions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(
+        {
+            // Register and acknowledge under the lock, so no notification can slip in before the
+            // acknowledgement, and none is lost between the two.
+            let mut subscriptions = self
+                .inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if !outbound(JsonRpcMessage::Notification(ack)) {
+                return Err(ErrorObject::internal("the stream closed"));
+            }
+            subscriptions.insert(
                 token,
                 Listener {
                     id,
@@ -645,6 +659,7 @@ impl McpServer {
                     outbound,
                 },
             );
+        }
         struct Unsubscribe<'a>(&'a Inner, u64);
         impl Drop for Unsubscribe<'_> {
             fn drop(&mut self) {

@@ -245,6 +245,15 @@ impl Routes {
             ctx.protocol_version = Some(protocol_version);
             if let Some(session) = &session {
                 ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                if request.method == "initialize" {
+                    // Pushes not tied to a request (list changes, resource updates, requests of
+                    // tools answered by JSON) go on the session's GET stream.
+                    let push = session.clone();
+                    self.server.attach(
+                        &Arc::from(session.id()),
+                        Arc::new(move |m| push.push(&m.to_json()).is_some()),
+                    );
+                }
             }
         }
         let message = JsonRpcMessage::Request(request);

@@ -176,6 +176,12 @@ where
         let (session, minted) = match parts.headers.get(MCP_SESSION_HEADER) {
             Some(id) => match self.lookup(id) {
                 Some(session) => (Some(session), false),
+                // Modern traffic ignores a session id that names no live session (§2.4, §3.5).
+                None if is_modern(&parts.headers, &body) => {
+                    return self
+                        .forward(Request::from_parts(parts, Full::new(body)))
+                        .await;
+                }
                 None => return session_not_found(),
             },
             None => match initialize_version(&body) {

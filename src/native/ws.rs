@@ -224,7 +224,6 @@ pub async fn run<S>(
         "ws-{}",
         NEXT_SCOPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    server.attach(&scope, outbound.clone());
     let mut tasks = JoinSet::new();
     let mut closing: Option<tokio::time::Instant> = None;
     loop {
@@ -311,6 +310,13 @@ impl Inbox<'_> {
                     .send(JsonRpcResponse::error(Some(request.id), busy).to_json());
             }
             Ok(message) => {
+                // A handshake-era `initialize` makes the connection a legacy session that gets
+                // list changes and resource updates pushed (modern clients use listen instead).
+                if let JsonRpcMessage::Request(r) = &message {
+                    if r.method == "initialize" && !crate::era::has_modern_meta(r.params.as_ref()) {
+                        self.server.attach(self.scope, self.outbound.clone());
+                    }
+                }
                 let server = self.server.clone();
                 let out = self.out.clone();
                 let ctx = RequestContext::new()

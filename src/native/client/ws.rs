@@ -21,10 +21,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::jsonrpc::JsonRpcMessage;
+use crate::native::ws::MCP_WEBSOCKET_SUBPROTOCOL;
 use crate::BoxFuture;
-
-/// The subprotocol offered and required (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
-pub const MCP_WEBSOCKET_SUBPROTOCOL: &str = "mcp";
 
 /// Options for [`WsTransport::new`] (seed `WebSocketClientTransportOptions`).
 #[derive(Clone, Debug)]
