@@ -5,7 +5,9 @@
 #
 # Installs what it needs, idempotently: the pinned npm packages (npm ci when node_modules is
 # missing) and a venv with mcp==2.3.0 at tests/interop/client/.venv. Every server listens on
-# 127.0.0.1 only; every command is bounded by `timeout`. Exit status: the number of failures.
+# 127.0.0.1 only; every command is bounded by `timeout`. The last line is
+# "client-interop: N passed, M failed" (tests/run.sh adds it to its totals); the exit status is
+# the number of failures.
 set -uo pipefail
 
 BIN=$(realpath "${1:?usage: run.sh path/to/orkestrel-mcp}")
@@ -24,11 +26,12 @@ T=(timeout 60)
 export RUST_LOG=warn
 
 fails=0
+passes=0
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap cleanup EXIT
 
-ok() { echo "ok   - $1"; }
+ok() { echo "ok   - $1"; passes=$((passes + 1)); }
 bad() { echo "FAIL - $1: $2"; fails=$((fails + 1)); }
 expect() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "expected [$2], got [$3]"; fi; }
 has_tools() { # name json tool...
@@ -94,5 +97,6 @@ else
   bad "bridge" "the bridge did not listen on $port"
 fi
 
-echo "client interop: $fails failure(s) in $(( $(date +%s) - start )) s"
+echo "# took $(( $(date +%s) - start )) s"
+echo "client-interop: $passes passed, $fails failed"
 exit "$fails"
