@@ -435,6 +435,40 @@ exit 7"#;
 }
 
 #[tokio::test]
+async fn a_server_ping_over_stdio_is_answered_and_other_server_requests_get_method_not_found() {
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"asks","version":"1"}}}\n'
+read initialized
+printf '{"jsonrpc":"2.0","id":"srv-1","method":"ping"}\n{"jsonrpc":"2.0","id":"srv-2","method":"roots/list"}\n'
+read a
+read b
+echo "$a" >&2
+echo "$b" >&2
+exec sleep 60"#;
+    let (client, transport) = sh_client(script, HANG_GUARD);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        while transport.stderr_tail().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let replies: Vec<Value> = transport
+        .stderr_tail()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        replies[0],
+        json!({"jsonrpc":"2.0","id":"srv-1","result":{}})
+    );
+    assert_eq!(replies[1]["id"], "srv-2");
+    assert_eq!(replies[1]["error"]["code"], -32601);
+}
+
+#[tokio::test]
 async fn env_replaces_the_parent_environment() {
     let transport = StdioTransport::new(
         StdioClientOptions::new("/bin/sh")
