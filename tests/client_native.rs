@@ -158,6 +158,9 @@ async fn cli_tools_and_call_print_json_and_fail_with_nonzero_exit() {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let (code, out, _) = run(s(&["call", &url, "echo", "--args", r#"{"text":"hi"}"#])).await;
     assert_eq!((code, out.trim()), (Some(0), r#""hi""#));
+    let ws = url.replacen("http://", "ws://", 1);
+    let (code, out, _) = run(s(&["call", &ws, "add", "--args", r#"{"a":1,"b":1}"#])).await;
+    assert_eq!((code, out.trim()), (Some(0), "2"));
     let (code, out, _) = run(s(&["tools", &url])).await;
     let listed: Value = serde_json::from_str(&out).unwrap();
     assert_eq!((code, listed[0]["name"].clone()), (Some(0), json!("echo")));
@@ -653,6 +656,32 @@ async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_i
     assert!(seen
         .iter()
         .any(|s| s.method == "DELETE" && s.header("mcp-session-id") == Some("s-9")));
+}
+
+#[tokio::test]
+async fn an_http_exchange_timeout_fails_the_request_not_the_client() {
+    // A peer that accepts connections and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url).with_timeout(Duration::from_millis(100)))
+            .unwrap(),
+        options(),
+    );
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Transport(t) if t.contains("timed out after 100 ms")),
+        "{err}"
+    );
 }
 
 #[tokio::test]
