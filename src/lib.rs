@@ -16,10 +16,22 @@
 //!            transports (native::)             core (no I/O)
 //! ```
 //!
+//! The client is the mirror (seed clauses 13–15, 17, 20): [`McpClient`] tags each request with
+//! the next integer id, a [`ClientTransport`] carries it, and the transport hands every reply
+//! back through a [`client::TransportSink`], where the pending request with that exact id
+//! resolves — or fails on its deadline, or with the transport's close.
+//!
+//! ```text
+//!  McpClient::call ─► JsonRpcRequest{id} ─► ClientTransport::send ─► stdio child | HTTP POST | WS
+//!        ▲                                                                        │
+//!        └── pending[id] ◄── TransportSink::receive ◄── lines | JSON or SSE (sse::Decoder) | frames
+//! ```
+//!
 //! | feature | what it adds |
 //! |---|---|
-//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`framing`], [`sse`], [`session`] — builds for wasm32 |
-//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), and the `orkestrel-mcp` binary |
+//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`client`], [`framing`], [`sse`], [`session`] — builds for wasm32 |
+//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), `native::client` (stdio, Streamable HTTP and WebSocket client transports), and the `orkestrel-mcp` binary (`serve`, `tools`, `call`, `bridge`) |
+//! | `tls` | `https://` and `wss://` for the client transports (rustls with `ring`, webpki roots) |
 //!
 //! ## Example
 //!
@@ -44,6 +56,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod context;
 pub mod era;
 pub mod framing;
@@ -61,6 +74,7 @@ pub mod tools;
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
 
+pub use client::{ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient};
 pub use context::RequestContext;
 pub use jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,

@@ -63,6 +63,7 @@ if [ -z "${SKIP_INTEROP:-}" ]; then
   BIN=target/debug/orkestrel-mcp
   suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP)" tests/interop/run.sh "$BIN"
   suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
+  suite "interop: our client (tools, call, bridge) against server-everything and the Python SDK; the TS SDK through the bridge" tests/interop/client/run.sh "$BIN"
   suite "conformance: the official MCP suite, three legs" tests/conformance/run.sh target/debug/examples/conformance-server
 fi
 

@@ -6,7 +6,10 @@
 //! - [`ws`]: the WebSocket server on the same port and path (clause 16).
 //! - [`security`]: `Origin` / `Host` validation.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
+//! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
+//!   clauses 15, 17, 20).
 
+pub mod client;
 pub mod endpoint;
 pub mod http;
 pub mod security;

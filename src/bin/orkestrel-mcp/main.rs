@@ -1,6 +1,9 @@
-//! `orkestrel-mcp`: serve MCP over stdio or Streamable HTTP.
+//! `orkestrel-mcp`: serve MCP over stdio or Streamable HTTP, call remote MCP servers, and bridge
+//! a stdio server onto Streamable HTTP. (Loaded as a module by `entry.rs`, the binary's root,
+//! which compiles to an empty `main` on wasm32.)
 
 mod builtin;
+mod client;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -24,6 +27,17 @@ struct Cli {
 enum Command {
     /// Serve the built-in example tools (echo, add, fail, sleep, progress) over stdio or HTTP.
     Serve(ServeArgs),
+    /// List a server's tools as a JSON array on stdout.
+    ///
+    /// TARGET is an http(s):// or ws(s):// URL, or `-- COMMAND [ARGS…]` to spawn a stdio server.
+    Tools(client::ToolsArgs),
+    /// Call one tool and print its value as JSON on stdout (`--raw`: the whole result).
+    ///
+    /// `call URL TOOL [--args JSON]` or `call TOOL [--args JSON] -- COMMAND [ARGS…]`.
+    Call(client::CallArgs),
+    /// Serve a stdio MCP server's tools over Streamable HTTP and WebSocket (path /mcp):
+    /// `bridge --http ADDR -- COMMAND [ARGS…]`.
+    Bridge(client::BridgeArgs),
 }
 
 #[derive(Args)]
@@ -55,13 +69,15 @@ struct ServeArgs {
     allow_host: Vec<String>,
 }
 
-fn main() -> ExitCode {
+/// Run the command line; the exit code says whether it succeeded.
+pub fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            // The client commands keep stderr for errors; the servers log their progress.
+            EnvFilter::new(if quiet_by_default() { "warn" } else { "info" })
+        }))
         .init();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -74,6 +90,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
+            Command::Tools(args) => client::tools(args).await,
+            Command::Call(args) => client::call(args).await,
+            Command::Bridge(args) => client::bridge(args).await,
         }
     });
     match result {
@@ -83,6 +102,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the subcommand is a client one (`tools`, `call`), whose default log level is `warn`.
+fn quiet_by_default() -> bool {
+    std::env::args()
+        .nth(1)
+        .is_some_and(|a| a == "tools" || a == "call")
 }
 
 fn example_server() -> McpServer {
@@ -160,7 +186,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
