@@ -44,6 +44,7 @@
 //! ```
 
 mod error;
+pub mod handlers;
 mod memory;
 mod transport;
 
