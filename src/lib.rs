@@ -40,10 +40,13 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// On wasm the core's `Arc`s hold `!Send` JS handlers on purpose: one code path for both targets.
+#![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
 pub mod context;
 pub mod framing;
 pub mod jsonrpc;
+pub mod media;
 pub(crate) mod peers;
 pub mod prompts;
 pub mod protocol;
@@ -54,6 +57,9 @@ pub mod tools;
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
+
+#[cfg(target_family = "wasm")]
+pub mod wasm;
 
 pub use context::RequestContext;
 pub use jsonrpc::{
