@@ -151,7 +151,7 @@ fn guards_and_builders() {
     assert_eq!(get(&parsed, "method").as_string().as_deref(), Some("ping"));
     let ok = jsonrpc_result(&js("1"), &js("{ a: [1, 'b'] }")).unwrap();
     assert!(is_jsonrpc_response(&ok));
-    let err = jsonrpc_error(&JsValue::NULL, -32700, "Parse error".into(), &js("{ at: 3 }")).unwrap();
+    let err = jsonrpc_error(&JsValue::NULL, -32700, "Parse error".into(), Some(js("{ at: 3 }"))).unwrap();
     assert_eq!(get(&get(&get(&err, "error"), "data"), "at").as_f64(), Some(3.0));
     assert!(jsonrpc_result(&js("1.5"), &JsValue::NULL).is_err());
     let result = build_tool_result(&js("{ n: 7 }"));

@@ -20,39 +20,39 @@ fn json_of(value: &JsValue) -> Option<Value> {
 /// Total guard: a request id — a string, a safe-integer `number`, or a `bigint` in 64 bits
 /// (seed `isRequestId`; `null` is valid only on a response).
 #[wasm_bindgen(js_name = isRequestId, unchecked_return_type = "value is RequestId")]
-pub fn is_request_id(value: &JsValue) -> bool {
+pub fn is_request_id(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_request_id(&v))
 }
 
 /// Total guard: a request or a notification (seed `isJSONRPCRequest`).
 #[wasm_bindgen(js_name = isJSONRPCRequest, unchecked_return_type = "value is JSONRPCRequest")]
-pub fn is_jsonrpc_request(value: &JsValue) -> bool {
+pub fn is_jsonrpc_request(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_jsonrpc_request(&v))
 }
 
 /// Total guard: a response with exactly one of `result` / `error` (seed `isJSONRPCResponse`).
 #[wasm_bindgen(js_name = isJSONRPCResponse, unchecked_return_type = "value is JSONRPCResponse")]
-pub fn is_jsonrpc_response(value: &JsValue) -> bool {
+pub fn is_jsonrpc_response(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_jsonrpc_response(&v))
 }
 
 /// Total guard: a request, a notification or a response (seed `isJSONRPCMessage`).
 #[wasm_bindgen(js_name = isJSONRPCMessage, unchecked_return_type = "value is JSONRPCMessage")]
-pub fn is_jsonrpc_message(value: &JsValue) -> bool {
+pub fn is_jsonrpc_message(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_jsonrpc_message(&v))
 }
 
 /// Total guard: a request (with an id) whose method is `initialize` (seed
 /// `isInitializeRequest`).
 #[wasm_bindgen(js_name = isInitializeRequest, unchecked_return_type = "value is JSONRPCRequest")]
-pub fn is_initialize_request(value: &JsValue) -> bool {
+pub fn is_initialize_request(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_initialize_request(&v))
 }
 
 /// Narrow a parsed value to a message — a fresh, normalized copy (unknown top-level members
 /// dropped) — or `undefined` (seed `parseJSONRPCMessage`; sound with `isJSONRPCMessage`).
 #[wasm_bindgen(js_name = parseJSONRPCMessage, unchecked_return_type = "JSONRPCMessage | undefined")]
-pub fn parse_jsonrpc_message(value: &JsValue) -> JsValue {
+pub fn parse_jsonrpc_message(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> JsValue {
     json_of(value)
         .and_then(|v| jsonrpc::parse_jsonrpc_message(&v))
         .map_or(JsValue::UNDEFINED, |m: JsonRpcMessage| {
@@ -106,13 +106,12 @@ pub fn jsonrpc_error(
     #[wasm_bindgen(unchecked_param_type = "RequestId | null")] id: &JsValue,
     code: i32,
     message: String,
-    #[wasm_bindgen(unchecked_param_type = "unknown")] data: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "unknown")] data: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
     let id = read_id(id, true)?;
-    let data = if data.is_undefined() {
-        None
-    } else {
-        Some(read_json(data)?)
+    let data = match data {
+        Some(data) if !data.is_undefined() => Some(read_json(&data)?),
+        _ => None,
     };
     Ok(response_to_js(&jsonrpc::jsonrpc_error(
         id, code, message, data,
@@ -139,7 +138,11 @@ pub fn build_tool_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error:
 /// Build the `initialize` result (seed `initializeResult`) for a server `name` / `version` and a
 /// negotiated `protocolVersion` (default `MCP_PROTOCOL_VERSION`).
 #[wasm_bindgen(js_name = initializeResult, unchecked_return_type = "MCPInitializeResult")]
-pub fn initialize_result(name: String, version: String, protocol_version: Option<String>) -> JsValue {
+pub fn initialize_result(
+    name: String,
+    version: String,
+    #[wasm_bindgen(js_name = "protocolVersion")] protocol_version: Option<String>,
+) -> JsValue {
     let version_used = protocol_version.unwrap_or_else(|| protocol::MCP_PROTOCOL_VERSION.to_owned());
     let result = protocol::initialize_result(&Implementation::new(name, version), &version_used);
     to_js(&serde_json::to_value(result).expect("initialize results serialize"))
