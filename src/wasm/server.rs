@@ -12,7 +12,7 @@ use super::convert::{from_js, to_js};
 use super::{error_message, error_to_js};
 use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse};
 use crate::media::DEFAULT_MCP_PATH;
-use crate::protocol::{default_input_schema, ToolResult};
+use crate::protocol::{default_input_schema, Content, ToolResult};
 use crate::server::{McpServer, ServerOptions};
 use crate::tools::Tool;
 
@@ -265,10 +265,59 @@ pub(crate) fn value_to_result(value: &JsValue) -> Result<ToolResult, String> {
         return Ok(ToolResult::text(text));
     }
     let json = from_js(value)?;
-    if json.get("content").is_some_and(Value::is_array) {
-        if let Ok(result) = serde_json::from_value::<ToolResult>(json.clone()) {
-            return Ok(result);
-        }
+    Ok(tool_result_from_json(&json).unwrap_or_else(|| ToolResult::json(&json)))
+}
+
+/// Read a `{ content: [...], structuredContent?, isError?, _meta? }` object by hand (serde's
+/// derive for the tagged, flattened `Content` costs more code than this whole reader).
+fn tool_result_from_json(json: &Value) -> Option<ToolResult> {
+    let object = json.as_object()?;
+    let text = |block: &Map<String, Value>, key: &str| -> Option<String> {
+        block.get(key)?.as_str().map(str::to_owned)
+    };
+    let mut content = Vec::new();
+    for block in object.get("content")?.as_array()? {
+        let block = block.as_object()?;
+        let annotations = block.get("annotations").cloned();
+        content.push(match block.get("type")?.as_str()? {
+            "text" => Content::Text {
+                text: text(block, "text")?,
+                annotations,
+            },
+            "image" => Content::Image {
+                data: text(block, "data")?,
+                mime_type: text(block, "mimeType")?,
+                annotations,
+            },
+            "audio" => Content::Audio {
+                data: text(block, "data")?,
+                mime_type: text(block, "mimeType")?,
+                annotations,
+            },
+            "resource_link" => {
+                let mut rest = block.clone();
+                rest.remove("type");
+                let (Some(Value::String(uri)), Some(Value::String(name))) =
+                    (rest.remove("uri"), rest.remove("name"))
+                else {
+                    return None;
+                };
+                Content::ResourceLink { uri, name, rest }
+            }
+            "resource" => Content::Resource {
+                resource: block.get("resource").filter(|r| r.is_object())?.clone(),
+                annotations,
+            },
+            _ => return None,
+        });
     }
-    Ok(ToolResult::json(&json))
+    Some(ToolResult {
+        content,
+        structured_content: object.get("structuredContent").cloned(),
+        is_error: match object.get("isError") {
+            None | Some(Value::Null) => None,
+            Some(flag) => Some(flag.as_bool()?),
+        },
+        meta: object.get("_meta").cloned(),
+    })
 }
