@@ -49,7 +49,10 @@ async fn call(server: &Server, request: &str) -> serde_json::Value {
 #[wasm_bindgen_test]
 async fn handle_lists_and_calls_js_tools() {
     let s = server();
-    assert_eq!((s.name(), s.version(), s.path()), ("js-tools".into(), "1.2.3".into(), "/mcp".into()));
+    assert_eq!(
+        (s.name(), s.version(), s.path()),
+        ("js-tools".into(), "1.2.3".into(), "/mcp".into())
+    );
     let init = call(&s, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
     assert_eq!(init["result"]["serverInfo"]["name"], "js-tools");
     let list = call(&s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
@@ -57,12 +60,22 @@ async fn handle_lists_and_calls_js_tools() {
     assert_eq!(tools.len(), 6);
     assert_eq!(tools[0]["description"], "Echo the text back");
     assert_eq!(tools[0]["inputSchema"]["required"][0], "text");
-    assert_eq!(tools[1]["inputSchema"], serde_json::json!({"type":"object"}));
+    assert_eq!(
+        tools[1]["inputSchema"],
+        serde_json::json!({"type":"object"})
+    );
     let echo = call(&s, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#).await;
-    assert_eq!(echo["result"], serde_json::json!({"content":[{"type":"text","text":"hi"}]}));
+    assert_eq!(
+        echo["result"],
+        serde_json::json!({"content":[{"type":"text","text":"hi"}]})
+    );
     let add = call(&s, r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"x":2,"y":5}}}"#).await;
     assert_eq!(add["result"]["content"][0]["text"], "7");
-    let image = call(&s, r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"image"}}"#).await;
+    let image = call(
+        &s,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"image"}}"#,
+    )
+    .await;
     assert_eq!(image["result"]["content"][0]["mimeType"], "image/png");
     let this = call(&s, r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"self","arguments":{"v":"x"}}}"#).await;
     assert_eq!(this["result"]["content"][0]["text"], ">x");
@@ -72,20 +85,38 @@ async fn handle_lists_and_calls_js_tools() {
 async fn throws_and_rejections_are_tool_errors() {
     let s = server();
     for (name, message) in [("fail", "boom"), ("reject", "nope")] {
-        let r = call(&s, &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}"}}}}"#)).await;
+        let r = call(
+            &s,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}"}}}}"#
+            ),
+        )
+        .await;
         assert_eq!(r["result"]["isError"], true, "{r}");
         assert_eq!(r["result"]["content"][0]["text"], message);
     }
-    let unknown = call(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}"#).await;
+    let unknown = call(
+        &s,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}"#,
+    )
+    .await;
     assert_eq!(unknown["error"]["code"], -32602);
 }
 
 #[wasm_bindgen_test]
 async fn handle_keeps_large_ids_exact() {
     let s = server();
-    for raw in ["9007199254740993", "-9223372036854775808", "9223372036854775807"] {
-        let reply = wait(s.handle(format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#))).await;
-        assert_eq!(reply.as_string().unwrap(), format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#));
+    for raw in [
+        "9007199254740993",
+        "-9223372036854775808",
+        "9223372036854775807",
+    ] {
+        let reply =
+            wait(s.handle(format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#))).await;
+        assert_eq!(
+            reply.as_string().unwrap(),
+            format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+        );
     }
 }
 
@@ -94,17 +125,32 @@ async fn dispatch_takes_objects_and_bigint_ids() {
     let s = server();
     let r = wait(s.dispatch(js("{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }"))).await;
     assert_eq!(get(&r, "id").as_f64(), Some(7.0));
-    assert_eq!(get(&get(&get(&r, "result"), "content"), "0").is_object(), true);
-    let big = wait(s.dispatch(js("{ jsonrpc: '2.0', id: 9223372036854775807n, method: 'ping' }"))).await;
+    assert!(get(&get(&get(&r, "result"), "content"), "0").is_object());
+    let big = wait(s.dispatch(js(
+        "{ jsonrpc: '2.0', id: 9223372036854775807n, method: 'ping' }",
+    )))
+    .await;
     let id = get(&big, "id");
     assert!(id.is_bigint(), "a large id comes back as a bigint");
-    assert_eq!(id.unchecked_ref::<BigInt>().to_string(10).unwrap(), "9223372036854775807");
+    assert_eq!(
+        id.unchecked_ref::<BigInt>().to_string(10).unwrap(),
+        "9223372036854775807"
+    );
     let rounded = wait(s.dispatch(js("{ jsonrpc: '2.0', id: 2 ** 60, method: 'ping' }"))).await;
-    assert_eq!(get(&get(&rounded, "error"), "code").as_f64(), Some(-32600.0));
+    assert_eq!(
+        get(&get(&rounded, "error"), "code").as_f64(),
+        Some(-32600.0)
+    );
     assert!(get(&rounded, "id").is_null());
-    let note = wait(s.dispatch(js("{ jsonrpc: '2.0', method: 'notifications/initialized' }"))).await;
+    let note = wait(s.dispatch(js(
+        "{ jsonrpc: '2.0', method: 'notifications/initialized' }",
+    )))
+    .await;
     assert!(note.is_undefined());
-    let bad = wait(s.dispatch(js("{ jsonrpc: '2.0', id: 'a', method: 'ping', params: [1] }"))).await;
+    let bad = wait(s.dispatch(js(
+        "{ jsonrpc: '2.0', id: 'a', method: 'ping', params: [1] }",
+    )))
+    .await;
     assert_eq!(get(&get(&bad, "error"), "code").as_f64(), Some(-32602.0));
     assert_eq!(get(&bad, "id").as_string().as_deref(), Some("a"));
 }
@@ -114,20 +160,27 @@ fn bad_options_throw_mcp_errors() {
     for (options, path) in [
         ("{ version: '1' }", "options.name"),
         ("{ name: 'n', version: '1', tools: {} }", "options.tools"),
-        ("{ name: 'n', version: '1', tools: [{ name: 't' }] }", "options.tools[0].execute"),
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't' }] }",
+            "options.tools[0].execute",
+        ),
     ] {
         let error = create_mcp_server(js(options)).err().expect("throws");
         assert!(error.is_instance_of::<js_sys::Error>());
         assert_eq!(get(&error, "name").as_string().as_deref(), Some("MCPError"));
         assert_eq!(get(&error, "code").as_f64(), Some(-32602.0));
-        assert_eq!(get(&get(&error, "data"), "path").as_string().as_deref(), Some(path));
+        assert_eq!(
+            get(&get(&error, "data"), "path").as_string().as_deref(),
+            Some(path)
+        );
     }
 }
 
 #[wasm_bindgen_test]
 fn add_remove_and_list_tools() {
     let s = server();
-    s.add_tool(js("{ name: 'late', execute: () => 1 }")).unwrap();
+    s.add_tool(js("{ name: 'late', execute: () => 1 }"))
+        .unwrap();
     assert!(s.remove_tool("fail"));
     let names: Vec<String> = Array::from(&s.list_tools())
         .iter()
@@ -139,29 +192,63 @@ fn add_remove_and_list_tools() {
 
 #[wasm_bindgen_test]
 fn guards_and_builders() {
-    assert!(is_request_id(&js("'a'")) && is_request_id(&js("-3")) && is_request_id(&js("2n ** 62n")));
-    assert!(!is_request_id(&JsValue::NULL) && !is_request_id(&js("1.5")) && !is_request_id(&js("2 ** 60")));
+    assert!(
+        is_request_id(&js("'a'")) && is_request_id(&js("-3")) && is_request_id(&js("2n ** 62n"))
+    );
+    assert!(
+        !is_request_id(&JsValue::NULL)
+            && !is_request_id(&js("1.5"))
+            && !is_request_id(&js("2 ** 60"))
+    );
     assert!(is_jsonrpc_request(&js("{ jsonrpc: '2.0', method: 'm' }")));
-    assert!(is_initialize_request(&js("{ jsonrpc: '2.0', id: 1, method: 'initialize' }")));
-    assert!(!is_initialize_request(&js("{ jsonrpc: '2.0', method: 'initialize' }")));
-    assert!(is_jsonrpc_response(&js("{ jsonrpc: '2.0', id: null, error: { code: 1, message: 'm' } }")));
-    assert!(!is_jsonrpc_message(&js("[]")) && !is_jsonrpc_message(&js("{ jsonrpc: '2.0', id: 1 }")));
+    assert!(is_initialize_request(&js(
+        "{ jsonrpc: '2.0', id: 1, method: 'initialize' }"
+    )));
+    assert!(!is_initialize_request(&js(
+        "{ jsonrpc: '2.0', method: 'initialize' }"
+    )));
+    assert!(is_jsonrpc_response(&js(
+        "{ jsonrpc: '2.0', id: null, error: { code: 1, message: 'm' } }"
+    )));
+    assert!(
+        !is_jsonrpc_message(&js("[]")) && !is_jsonrpc_message(&js("{ jsonrpc: '2.0', id: 1 }"))
+    );
     assert!(parse_jsonrpc_message(&js("{}")).is_undefined());
     let parsed = parse_jsonrpc_message(&js("{ jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 }"));
     assert_eq!(get(&parsed, "method").as_string().as_deref(), Some("ping"));
     let ok = jsonrpc_result(&js("1"), &js("{ a: [1, 'b'] }")).unwrap();
     assert!(is_jsonrpc_response(&ok));
-    let err = jsonrpc_error(&JsValue::NULL, -32700, "Parse error".into(), Some(js("{ at: 3 }"))).unwrap();
-    assert_eq!(get(&get(&get(&err, "error"), "data"), "at").as_f64(), Some(3.0));
+    let err = jsonrpc_error(
+        &JsValue::NULL,
+        -32700,
+        "Parse error".into(),
+        Some(js("{ at: 3 }")),
+    )
+    .unwrap();
+    assert_eq!(
+        get(&get(&get(&err, "error"), "data"), "at").as_f64(),
+        Some(3.0)
+    );
     assert!(jsonrpc_result(&js("1.5"), &JsValue::NULL).is_err());
     let result = build_tool_result(&js("{ n: 7 }"));
-    assert_eq!(get(&get(&get(&result, "content"), "0"), "text").as_string().as_deref(), Some(r#"{"n":7}"#));
+    assert_eq!(
+        get(&get(&get(&result, "content"), "0"), "text")
+            .as_string()
+            .as_deref(),
+        Some(r#"{"n":7}"#)
+    );
     let failed = build_tool_error(&js("new Error('bad')"));
     assert_eq!(get(&failed, "isError"), JsValue::TRUE);
     let init = initialize_result("n".into(), "1".into(), None);
-    assert_eq!(get(&init, "protocolVersion").as_string().as_deref(), Some("2025-06-18"));
+    assert_eq!(
+        get(&init, "protocolVersion").as_string().as_deref(),
+        Some("2025-06-18")
+    );
     let constants: Object = mcp_constants();
-    assert_eq!(get(&constants, "JSONRPC_PARSE_ERROR").as_f64(), Some(-32700.0));
+    assert_eq!(
+        get(&constants, "JSONRPC_PARSE_ERROR").as_f64(),
+        Some(-32700.0)
+    );
     assert!(Object::is_frozen(&constants));
 }
 
@@ -192,41 +279,131 @@ const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 #[wasm_bindgen_test]
 async fn fetch_answers_with_the_native_statuses() {
     let s = server();
-    let (status, body, headers) = fetch(&s, request("POST", "/mcp", &[JSON, ("accept", "application/json")], Some(PING))).await;
-    assert_eq!((status, body.as_str()), (200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-    assert_eq!(headers.get("content-type").unwrap().as_deref(), Some("application/json"));
-    let (status, body, headers) = fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(PING))).await;
-    assert_eq!((status, body.as_str()), (200, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"));
-    assert_eq!(headers.get("content-type").unwrap().as_deref(), Some("text/event-stream"));
+    let (status, body, headers) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json")],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    assert_eq!(
+        headers.get("content-type").unwrap().as_deref(),
+        Some("application/json")
+    );
+    let (status, body, headers) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(PING)),
+    )
+    .await;
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            200,
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+        )
+    );
+    assert_eq!(
+        headers.get("content-type").unwrap().as_deref(),
+        Some("text/event-stream")
+    );
     let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(note))).await.0, 202);
-    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some("{"))).await;
+    assert_eq!(
+        fetch(
+            &s,
+            request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(note))
+        )
+        .await
+        .0,
+        202
+    );
+    let (status, body, _) =
+        fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some("{"))).await;
     assert_eq!(status, 400);
-    assert!(body.contains("-32700") && body.contains(r#""id":null"#), "{body}");
-    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some("[]"))).await;
+    assert!(
+        body.contains("-32700") && body.contains(r#""id":null"#),
+        "{body}"
+    );
+    let (status, body, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some("[]")),
+    )
+    .await;
     assert!(status == 400 && body.contains("-32600"), "{body}");
-    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#))).await;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH],
+            Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#),
+        ),
+    )
+    .await;
     assert!(status == 400 && body.contains("-32602"), "{body}");
-    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[("content-type", "text/plain"), ACCEPT_BOTH], Some(PING))).await;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[("content-type", "text/plain"), ACCEPT_BOTH],
+            Some(PING),
+        ),
+    )
+    .await;
     assert!(status == 415 && body.contains("-32600"), "{body}");
-    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[JSON, ("accept", "text/html")], Some(PING))).await;
+    let (status, body, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ("accept", "text/html")], Some(PING)),
+    )
+    .await;
     assert!(status == 406 && body.contains("-32600"), "{body}");
-    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(4 * 1024 * 1024));
-    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(&huge))).await;
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(4 * 1024 * 1024)
+    );
+    let (status, body, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(&huge)),
+    )
+    .await;
     assert!(status == 413 && body.contains("-32600"), "{status} {body}");
     for verb in ["GET", "DELETE"] {
         let (status, body, headers) = fetch(&s, request(verb, "/mcp", &[ACCEPT_BOTH], None)).await;
         assert!(status == 405 && body.contains("-32000"), "{body}");
         assert_eq!(headers.get("allow").unwrap().as_deref(), Some("POST"));
     }
-    assert_eq!(fetch(&s, request("POST", "/other", &[JSON], Some(PING))).await.0, 404);
+    assert_eq!(
+        fetch(&s, request("POST", "/other", &[JSON], Some(PING)))
+            .await
+            .0,
+        404
+    );
 }
 
 #[wasm_bindgen_test]
 async fn fetch_calls_a_tool_with_an_exact_large_id() {
     let s = server();
     let body = r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"echo","arguments":{"text":"w"}}}"#;
-    let (status, text, _) = fetch(&s, request("POST", "/mcp", &[JSON, ("accept", "application/json")], Some(body))).await;
+    let (status, text, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json")],
+            Some(body),
+        ),
+    )
+    .await;
     assert_eq!(status, 200);
-    assert_eq!(text, r#"{"jsonrpc":"2.0","id":9007199254740993,"result":{"content":[{"type":"text","text":"w"}]}}"#);
+    assert_eq!(
+        text,
+        r#"{"jsonrpc":"2.0","id":9007199254740993,"result":{"content":[{"type":"text","text":"w"}]}}"#
+    );
 }

@@ -36,12 +36,22 @@ async fn handle_calls_a_rust_tool() {
 
 #[wasm_bindgen_test]
 async fn ids_stay_exact_on_wasm() {
-    for raw in ["9007199254740993", "-9223372036854775808", "9223372036854775807", "\"007\""] {
+    for raw in [
+        "9007199254740993",
+        "-9223372036854775808",
+        "9223372036854775807",
+        "\"007\"",
+    ] {
         let reply = server()
-            .handle(&format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#))
+            .handle(&format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#
+            ))
             .await
             .unwrap();
-        assert_eq!(reply, format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#));
+        assert_eq!(
+            reply,
+            format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+        );
     }
 }
 
@@ -50,10 +60,20 @@ async fn bad_input_gets_precise_codes() {
     let s = server();
     let parse = s.handle("{").await.unwrap();
     assert!(parse.contains("-32700"), "{parse}");
-    let batch = s.handle(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await.unwrap();
+    let batch = s
+        .handle(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await
+        .unwrap();
     assert!(batch.contains("-32600"), "{batch}");
-    assert_eq!(s.handle(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await, None);
-    let unknown = s.handle(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#).await.unwrap();
+    assert_eq!(
+        s.handle(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await,
+        None
+    );
+    let unknown = s
+        .handle(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#)
+        .await
+        .unwrap();
     assert!(unknown.contains("-32601"), "{unknown}");
 }
 
@@ -62,7 +82,16 @@ fn classification_and_sse_framing() {
     let err = JsonRpcMessage::from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#)
         .unwrap_err();
     assert_eq!(err.error.code, ErrorCode::INVALID_PARAMS);
-    assert_eq!(encode_event(None, "a\nb"), "event: message\ndata: a\ndata: b\n\n");
-    assert_eq!(Accept::parse(["text/event-stream"]), Accept { json: false, sse: true });
+    assert_eq!(
+        encode_event(None, "a\nb"),
+        "event: message\ndata: a\ndata: b\n\n"
+    );
+    assert_eq!(
+        Accept::parse(["text/event-stream"]),
+        Accept {
+            json: false,
+            sse: true
+        }
+    );
     assert!(is_json_media_type("application/json; charset=utf-8"));
 }

@@ -36,7 +36,11 @@ use crate::sse::encode_event;
 pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<JsValue, JsValue> {
     let url = Url::new(&request.url())?;
     if url.pathname() != path {
-        return build(404, Some("Not Found"), &[("content-type", "text/plain; charset=utf-8")]);
+        return build(
+            404,
+            Some("Not Found"),
+            &[("content-type", "text/plain; charset=utf-8")],
+        );
     }
     if request.method() != "POST" {
         let body = JsonRpcResponse::error(
@@ -87,10 +91,7 @@ pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<
         Err(e) => {
             return rpc_error(
                 400,
-                ErrorObject::parse_error(format!(
-                    "body read failed: {}",
-                    super::error_message(&e)
-                )),
+                ErrorObject::parse_error(format!("body read failed: {}", super::error_message(&e))),
             )
         }
     };
@@ -126,7 +127,9 @@ fn stream(server: McpServer, message: JsonRpcMessage) -> Result<JsValue, JsValue
     let (tx, mut rx) = mpsc::unbounded::<String>();
     let notify = tx.clone();
     let ctx = RequestContext::new().with_outbound(Arc::new(move |m: JsonRpcMessage| {
-        notify.unbounded_send(encode_event(None, &m.to_json())).is_ok()
+        notify
+            .unbounded_send(encode_event(None, &m.to_json()))
+            .is_ok()
     }));
     spawn_local(async move {
         let run = async move {
@@ -137,7 +140,10 @@ fn stream(server: McpServer, message: JsonRpcMessage) -> Result<JsValue, JsValue
         let pump = async {
             while let Some(event) = rx.next().await {
                 let chunk = Uint8Array::from(event.as_bytes());
-                if JsFuture::from(writer.write_with_chunk(&chunk)).await.is_err() {
+                if JsFuture::from(writer.write_with_chunk(&chunk))
+                    .await
+                    .is_err()
+                {
                     break; // the client went away
                 }
             }

@@ -26,33 +26,43 @@ pub fn is_request_id(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &J
 
 /// Total guard: a request or a notification (seed `isJSONRPCRequest`).
 #[wasm_bindgen(js_name = isJSONRPCRequest, unchecked_return_type = "value is JSONRPCRequest")]
-pub fn is_jsonrpc_request(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
+pub fn is_jsonrpc_request(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_jsonrpc_request(&v))
 }
 
 /// Total guard: a response with exactly one of `result` / `error` (seed `isJSONRPCResponse`).
 #[wasm_bindgen(js_name = isJSONRPCResponse, unchecked_return_type = "value is JSONRPCResponse")]
-pub fn is_jsonrpc_response(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
+pub fn is_jsonrpc_response(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_jsonrpc_response(&v))
 }
 
 /// Total guard: a request, a notification or a response (seed `isJSONRPCMessage`).
 #[wasm_bindgen(js_name = isJSONRPCMessage, unchecked_return_type = "value is JSONRPCMessage")]
-pub fn is_jsonrpc_message(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
+pub fn is_jsonrpc_message(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_jsonrpc_message(&v))
 }
 
 /// Total guard: a request (with an id) whose method is `initialize` (seed
 /// `isInitializeRequest`).
 #[wasm_bindgen(js_name = isInitializeRequest, unchecked_return_type = "value is JSONRPCRequest")]
-pub fn is_initialize_request(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
+pub fn is_initialize_request(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> bool {
     json_of(value).is_some_and(|v| jsonrpc::is_initialize_request(&v))
 }
 
 /// Narrow a parsed value to a message — a fresh, normalized copy (unknown top-level members
 /// dropped) — or `undefined` (seed `parseJSONRPCMessage`; sound with `isJSONRPCMessage`).
 #[wasm_bindgen(js_name = parseJSONRPCMessage, unchecked_return_type = "JSONRPCMessage | undefined")]
-pub fn parse_jsonrpc_message(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> JsValue {
+pub fn parse_jsonrpc_message(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> JsValue {
     json_of(value)
         .and_then(|v| jsonrpc::parse_jsonrpc_message(&v))
         .map_or(JsValue::UNDEFINED, |m: JsonRpcMessage| {
@@ -122,7 +132,9 @@ pub fn jsonrpc_error(
 /// `createMCPServer` does for `execute`: a string → one text block; a `{ content: [...] }`
 /// object → itself; `undefined` → no content; anything else → its JSON text.
 #[wasm_bindgen(js_name = buildToolResult, unchecked_return_type = "MCPToolResult")]
-pub fn build_tool_result(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> JsValue {
+pub fn build_tool_result(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> JsValue {
     let result = value_to_result(value).unwrap_or_else(protocol::ToolResult::error);
     to_js(&serde_json::to_value(result).expect("tool results serialize"))
 }
@@ -130,7 +142,9 @@ pub fn build_tool_result(#[wasm_bindgen(unchecked_param_type = "unknown")] value
 /// Build a tool-error result from a thrown value: its message as text and `isError: true`
 /// (seed clause 5).
 #[wasm_bindgen(js_name = buildToolError, unchecked_return_type = "MCPToolResult")]
-pub fn build_tool_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &JsValue) -> JsValue {
+pub fn build_tool_error(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] error: &JsValue,
+) -> JsValue {
     let result = protocol::ToolResult::error(error_message(error));
     to_js(&serde_json::to_value(result).expect("tool results serialize"))
 }
@@ -143,7 +157,8 @@ pub fn initialize_result(
     version: String,
     #[wasm_bindgen(js_name = "protocolVersion")] protocol_version: Option<String>,
 ) -> JsValue {
-    let version_used = protocol_version.unwrap_or_else(|| protocol::MCP_PROTOCOL_VERSION.to_owned());
+    let version_used =
+        protocol_version.unwrap_or_else(|| protocol::MCP_PROTOCOL_VERSION.to_owned());
     let result = protocol::initialize_result(&Implementation::new(name, version), &version_used);
     to_js(&serde_json::to_value(result).expect("initialize results serialize"))
 }

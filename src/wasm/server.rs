@@ -220,8 +220,7 @@ fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject> {
     let execute = member(tool, "execute")
         .dyn_into::<Function>()
         .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
-    let input_schema =
-        object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
+    let input_schema = object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
     let this = tool.clone();
     let mut built = Tool::from_json(name, input_schema, move |args, _ctx| {
         run(execute.clone(), this.clone(), args)
@@ -245,7 +244,11 @@ fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject> {
 
 /// Call a JS `execute(args)` with the tool object as `this`, await what it returns (a value, a
 /// Promise or any thenable), and map it to a tool result; a throw or a rejection is `Err`.
-async fn run(execute: Function, this: JsValue, args: Map<String, Value>) -> Result<ToolResult, String> {
+async fn run(
+    execute: Function,
+    this: JsValue,
+    args: Map<String, Value>,
+) -> Result<ToolResult, String> {
     let returned = execute
         .call1(&this, &to_js(&Value::Object(args)))
         .map_err(|e| error_message(&e))?;
