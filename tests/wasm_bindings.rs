@@ -407,3 +407,90 @@ async fn fetch_calls_a_tool_with_an_exact_large_id() {
         r#"{"jsonrpc":"2.0","id":9007199254740993,"result":{"content":[{"type":"text","text":"w"}]}}"#
     );
 }
+
+#[wasm_bindgen_test]
+async fn tools_get_a_context_and_progress_streams_on_sse() {
+    let s = create_mcp_server(js(r#"{
+        name: 'ctx', version: '1',
+        tools: [{ name: 'slow', execute: async (args, ctx) => {
+            globalThis.__kept = ctx; // a kept context must not hold the stream open
+            const sent = ctx.progress(1, 2, 'half');
+            ctx.log('info', { step: 1 });
+            return { sent, id: ctx.requestId, token: ctx.progressToken };
+        } }] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"t1"}}}"#;
+    let (status, text, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(body)),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let events: Vec<serde_json::Value> = text
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| serde_json::from_str(e.strip_prefix("event: message\ndata: ").unwrap()).unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{text}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    let progress = &events[0]["params"];
+    assert_eq!(
+        (
+            progress["progressToken"].as_str(),
+            progress["progress"].as_f64()
+        ),
+        (Some("t1"), Some(1.0))
+    );
+    assert_eq!(
+        (progress["total"].as_f64(), progress["message"].as_str()),
+        (Some(2.0), Some("half"))
+    );
+    assert_eq!(events[1]["method"], "notifications/message");
+    assert_eq!(events[1]["params"]["data"]["step"], 1);
+    let result: serde_json::Value =
+        serde_json::from_str(events[2]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        result,
+        serde_json::json!({"sent": true, "id": "p", "token": "t1"})
+    );
+    // Through `handle` there is no channel back: progress reports false.
+    let reply = wait(s.handle(body.to_owned())).await.as_string().unwrap();
+    assert!(reply.contains(r#"\"sent\":false"#), "{reply}");
+}
+
+#[wasm_bindgen_test]
+async fn request_listeners_see_every_dispatch_and_their_throws_are_isolated() {
+    let s = create_mcp_server(js(r#"{ name: 'ev', version: '1',
+        error: (e, event) => { (globalThis.__errors ??= []).push(event + ':' + e.message) } }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let seen = js("(globalThis.__seen = [])");
+    s.on(
+        "request",
+        js("(m, id) => globalThis.__seen.push(m + '#' + String(id))").unchecked_into(),
+    )
+    .unwrap();
+    s.on(
+        "request",
+        js("() => { throw new Error('listener bug') }").unchecked_into(),
+    )
+    .unwrap();
+    assert!(s.on("other", js("() => {}").unchecked_into()).is_err());
+    let reply = wait(s.handle(PING.to_owned())).await;
+    assert_eq!(
+        reply.as_string().as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    wait(s.handle(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned())).await;
+    let seen: Vec<String> = Array::from(&seen)
+        .iter()
+        .map(|v| v.as_string().unwrap())
+        .collect();
+    assert_eq!(seen, ["ping#1", "notifications/initialized#undefined"]);
+    let errors: Vec<String> = Array::from(&js("globalThis.__errors"))
+        .iter()
+        .map(|v| v.as_string().unwrap())
+        .collect();
+    assert_eq!(errors, ["request:listener bug", "request:listener bug"]);
+}

@@ -136,6 +136,8 @@ fn stream(server: McpServer, message: JsonRpcMessage) -> Result<JsValue, JsValue
             if let Some(response) = server.dispatch_with(message, ctx).await {
                 let _ = tx.unbounded_send(encode_event(None, &response.to_json()));
             }
+            // Close for every sender: a JS tool may keep its context (and so a sender) alive.
+            tx.close_channel();
         };
         let pump = async {
             while let Some(event) = rx.next().await {

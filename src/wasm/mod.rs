@@ -13,6 +13,7 @@
 //! becomes a JS number), and `dispatch` takes and returns a `bigint` for an integer beyond
 //! 2^53 − 1 (see [`convert`]).
 
+pub mod context;
 pub mod convert;
 pub mod fetch;
 pub mod guards;
@@ -23,6 +24,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::jsonrpc::ErrorObject;
 
+pub use context::ToolContext;
 pub use server::{create_mcp_server, Server};
 
 /// A JS `Error` named `MCPError` with `code` and (when present) `data` from the error object.
@@ -132,7 +134,7 @@ export interface MCPTool {
   inputSchema?: JSONSchema;
   outputSchema?: JSONSchema;
   annotations?: Record<string, unknown>;
-  execute(args: Record<string, unknown>): unknown | Promise<unknown>;
+  execute(args: Record<string, unknown>, context: MCPToolContext): unknown | Promise<unknown>;
 }
 /** Options for `createMCPServer`. */
 export interface MCPServerOptions {
@@ -143,6 +145,8 @@ export interface MCPServerOptions {
   instructions?: string;
   /** The path `fetch` serves (default `'/mcp'`); any other path is a 404. */
   path?: string;
+  /** Receives what a `request` listener throws (default: `console.error`). */
+  error?: (error: unknown, event: 'request') => void;
 }
 /** The `initialize` result. */
 export interface MCPInitializeResult {

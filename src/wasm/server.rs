@@ -8,8 +8,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+use super::context::ToolContext;
 use super::convert::{from_js, to_js};
 use super::{error_message, error_to_js};
+use crate::context::RequestContext;
 use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse};
 use crate::media::DEFAULT_MCP_PATH;
 use crate::protocol::{default_input_schema, Content, ToolResult};
@@ -21,6 +23,7 @@ use crate::tools::Tool;
 pub struct Server {
     server: McpServer,
     path: Rc<str>,
+    on_error: Option<Function>,
 }
 
 /// Create a server over JS tools (seed `createMCPServer`).
@@ -128,6 +131,33 @@ impl Server {
         Ok(())
     }
 
+    /// Subscribe to `'request'`, fired at the top of every dispatch with `(method, id)` (`id`
+    /// `undefined` for a notification; seed clause 10). A listener's throw never breaks the
+    /// dispatch: it goes to the `error` option (default `console.error`).
+    ///
+    /// # Errors
+    /// Throws an `MCPError` (`-32602`) for any other event name.
+    pub fn on(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "'request'")] event: &str,
+        #[wasm_bindgen(
+            unchecked_param_type = "(method: string, id: RequestId | undefined) => void"
+        )]
+        listener: Function,
+    ) -> Result<(), JsValue> {
+        if event != "request" {
+            return Err(error_to_js(&bad("event", "must be 'request'")));
+        }
+        let on_error = self.on_error.clone();
+        self.server.on_request(move |method, id| {
+            let id = id.map_or(JsValue::UNDEFINED, |id| to_js(&id.to_value()));
+            if let Err(thrown) = listener.call2(&JsValue::UNDEFINED, &method.into(), &id) {
+                report(on_error.as_ref(), &thrown);
+            }
+        });
+        Ok(())
+    }
+
     /// Remove a tool by name; `true` when it was there.
     #[wasm_bindgen(js_name = removeTool)]
     pub fn remove_tool(&self, name: &str) -> bool {
@@ -161,15 +191,37 @@ impl Server {
                     .add(tool_from_js(&tool, &format!("options.tools[{i}]"))?);
             }
         }
+        let on_error = member(options, "error");
+        let on_error = if on_error.is_undefined() || on_error.is_null() {
+            None
+        } else {
+            Some(
+                on_error
+                    .dyn_into::<Function>()
+                    .map_err(|_| bad("options.error", "must be a function"))?,
+            )
+        };
         Ok(Server {
             server: McpServer::new(server_options),
             path: path.into(),
+            on_error,
         })
     }
 
     /// The core server (for Rust code that embeds the bindings).
     pub fn core(&self) -> &McpServer {
         &self.server
+    }
+}
+
+/// Hand a listener's throw to the `error` option, or to `console.error`; a throwing handler is
+/// swallowed (it neither escapes nor recurses).
+fn report(on_error: Option<&Function>, thrown: &JsValue) {
+    match on_error {
+        Some(handler) => {
+            let _ = handler.call2(&JsValue::UNDEFINED, thrown, &"request".into());
+        }
+        None => web_sys::console::error_2(&"MCPServer: a request listener threw".into(), thrown),
     }
 }
 
@@ -222,8 +274,8 @@ fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject> {
         .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
     let input_schema = object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
     let this = tool.clone();
-    let mut built = Tool::from_json(name, input_schema, move |args, _ctx| {
-        run(execute.clone(), this.clone(), args)
+    let mut built = Tool::from_json(name, input_schema, move |args, ctx| {
+        run(execute.clone(), this.clone(), args, ctx)
     });
     if let Some(description) = string_member(tool, "description", at)? {
         built = built.with_description(description);
@@ -248,9 +300,11 @@ async fn run(
     execute: Function,
     this: JsValue,
     args: Map<String, Value>,
+    ctx: RequestContext,
 ) -> Result<ToolResult, String> {
+    let context = JsValue::from(ToolContext::new(ctx));
     let returned = execute
-        .call1(&this, &to_js(&Value::Object(args)))
+        .call2(&this, &to_js(&Value::Object(args)), &context)
         .map_err(|e| error_message(&e))?;
     let value = JsFuture::from(Promise::resolve(&returned))
         .await
