@@ -514,7 +514,8 @@ impl McpServer {
                 let level = params
                     .as_ref()
                     .and_then(|p| p.get("level"))
-                    .and_then(|l| serde_json::from_value::<LogLevel>(l.clone()).ok())
+                    .and_then(Value::as_str)
+                    .and_then(LogLevel::from_name)
                     .ok_or_else(|| {
                         ErrorObject::invalid_params(
                             r#""level" must be a logging level (debug … emergency)"#,

@@ -1,7 +1,6 @@
 //! `MCPToolContext`: the second argument of a JS tool's `execute(args, context)` — the request's
 //! id and its way back to the caller (progress and log notifications, sent live on an SSE reply).
 
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, to_js};
@@ -55,7 +54,7 @@ impl ToolContext {
         #[wasm_bindgen(unchecked_param_type = "unknown")] data: &JsValue,
         logger: Option<String>,
     ) -> bool {
-        let Ok(level) = serde_json::from_value::<LogLevel>(Value::String(level.to_owned())) else {
+        let Some(level) = LogLevel::from_name(level) else {
             return false;
         };
         let Ok(data) = from_js(data) else {
