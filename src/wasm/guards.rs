@@ -116,7 +116,7 @@ pub fn jsonrpc_error(
     #[wasm_bindgen(unchecked_param_type = "RequestId | null")] id: &JsValue,
     code: i32,
     message: String,
-    #[wasm_bindgen(unchecked_param_type = "unknown")] data: Option<JsValue>,
+    #[wasm_bindgen(unchecked_optional_param_type = "unknown")] data: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
     let id = read_id(id, true)?;
     let data = match data {

@@ -5,7 +5,8 @@
 #   1. wasm-bindgen-test (tests/wasm_core.rs, tests/wasm_bindings.rs) under node,
 #   2. the same in headless Chromium,
 #   3. the Worker-style fetch handler under node, driven by the official TS SDK client,
-#   4. the www/ page in headless Chromium (playwright-core), screenshot in target/wasm-artifacts/.
+#   4. the www/ page in headless Chromium (playwright-core), screenshot in target/wasm-artifacts/,
+# and type-checks a consumer of the generated .d.ts with tsc --strict.
 # Ends with `wasm: N passed, M failed`; exit 0 only when all pass.
 #
 #   bash tests/wasm/run.sh               # everything
@@ -47,7 +48,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION"
   cargo install wasm-bindgen-cli --version "$WB_VERSION"
 fi
 command -v wasm-pack >/dev/null || cargo install wasm-pack --locked
-# node packages: the TS SDK, playwright-core, and binaryen@132's wasm-opt (first on PATH, so
+# node packages: the TS SDK, playwright-core, typescript, and binaryen@132's wasm-opt (first on PATH, so
 # wasm-pack neither downloads binaryen nor picks up Debian's broken v108).
 if [ ! -x tests/wasm/node_modules/.bin/wasm-opt ] || [ tests/wasm/package-lock.json -nt tests/wasm/node_modules/.package-lock.json ]; then
   (cd tests/wasm && npm ci --no-audit --no-fund)
@@ -80,6 +81,9 @@ size_line "web JS glue" "$PKG/web/orkestrel_mcp.js"
 size_line "web total (.wasm + glue)" "$PKG/web/orkestrel_mcp_bg.wasm" "$PKG/web/orkestrel_mcp.js"
 size_line "nodejs total" "$PKG/node/orkestrel_mcp_bg.wasm" "$PKG/node/orkestrel_mcp.js"
 echo "wasm-size: reference: the official TS SDK client + server, esbuild --minify for browsers: 441 KB, 121 KB gzipped"
+
+step "the .d.ts under tsc --strict (tests/wasm/types_check.ts)"
+if (cd tests/wasm && tsc -p tsconfig.json); then PASSED=$((PASSED + 1)); echo "types: ok"; else FAILED=$((FAILED + 1)); fi
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 WASM_TESTS=(--target wasm32-unknown-unknown --test wasm_core --test wasm_bindings)
