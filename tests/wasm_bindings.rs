@@ -16,6 +16,10 @@ fn js(source: &str) -> JsValue {
         .expect("test JS evaluates")
 }
 
+fn convert_back(value: &JsValue) -> serde_json::Value {
+    orkestrel_mcp::wasm::convert::from_js(value).unwrap()
+}
+
 fn get(value: &JsValue, key: &str) -> JsValue {
     Reflect::get(value, &key.into()).unwrap()
 }
@@ -237,6 +241,18 @@ fn guards_and_builders() {
             .as_deref(),
         Some(r#"{"n":7}"#)
     );
+    let descriptors = build_tool_descriptors(&js(
+        "[{ name: 'a', description: 'A', execute() {} }, { name: 'b', inputSchema: { type: 'object', required: ['x'] }, execute() {} }]",
+    ))
+    .unwrap();
+    assert_eq!(
+        convert_back(&descriptors),
+        serde_json::json!([
+            { "name": "a", "description": "A", "inputSchema": { "type": "object" } },
+            { "name": "b", "inputSchema": { "type": "object", "required": ["x"] } }
+        ])
+    );
+    assert!(build_tool_descriptors(&js("[{ name: 'c' }]")).is_err());
     let failed = build_tool_error(&js("new Error('bad')"));
     assert_eq!(get(&failed, "isError"), JsValue::TRUE);
     let init = initialize_result("n".into(), "1".into(), None);

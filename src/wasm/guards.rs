@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{from_js, to_js};
-use super::server::{response_to_js, value_to_result};
+use super::server::{response_to_js, tool_from_js, value_to_result};
 use super::{error_message, error_to_js};
 use crate::jsonrpc::{self, ErrorObject, JsonRpcMessage, RequestId};
 use crate::protocol::{self, Implementation};
@@ -137,6 +137,30 @@ pub fn build_tool_result(
 ) -> JsValue {
     let result = value_to_result(value).unwrap_or_else(protocol::ToolResult::error);
     to_js(&serde_json::to_value(result).expect("tool results serialize"))
+}
+
+/// Map JS tool objects to their `tools/list` descriptors (seed `buildToolDescriptors`).
+///
+/// # Errors
+/// Throws an `MCPError` (`-32602`, `data.path`) when a tool is malformed, as `createMCPServer`.
+#[wasm_bindgen(js_name = buildToolDescriptors, unchecked_return_type = "MCPToolDescriptor[]")]
+pub fn build_tool_descriptors(
+    #[wasm_bindgen(unchecked_param_type = "readonly MCPTool[]")] tools: &JsValue,
+) -> Result<JsValue, JsValue> {
+    let Some(tools) = tools.dyn_ref::<js_sys::Array>() else {
+        return Err(error_to_js(
+            &ErrorObject::invalid_params("tools must be an array")
+                .with_data(json!({ "path": "tools" })),
+        ));
+    };
+    let mut descriptors = Vec::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let tool = tool_from_js(&tool, &format!("tools[{i}]")).map_err(|e| error_to_js(&e))?;
+        descriptors.push(tool.descriptor().clone());
+    }
+    Ok(to_js(
+        &serde_json::to_value(descriptors).expect("descriptors serialize"),
+    ))
 }
 
 /// Build a tool-error result from a thrown value: its message as text and `isError: true`

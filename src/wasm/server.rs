@@ -263,7 +263,7 @@ fn object_member(object: &JsValue, key: &str, at: &str) -> Result<Option<Value>,
 
 /// Read a JS tool object `{ name, description?, title?, inputSchema?, outputSchema?,
 /// annotations?, execute }`; `at` names it in errors.
-fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject> {
+pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject> {
     if !tool.is_object() {
         return Err(bad(at, "must be an object"));
     }
