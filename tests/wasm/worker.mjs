@@ -27,6 +27,18 @@ export const server = pkg.createMCPServer({
       execute: async ({ x, y }) => x + y,
     },
     {
+      name: 'count',
+      description: 'Count to n, sending progress on the way',
+      inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      execute: async ({ n }, context) => {
+        for (let i = 1; i <= n; i++) {
+          context.progress(i, n, `step ${i}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        return `counted to ${n}`;
+      },
+    },
+    {
       name: 'fail',
       description: 'Always fails',
       execute: () => {

@@ -35,7 +35,7 @@ await check('connect (initialize over Streamable HTTP)', async () => {
 });
 await check('tools/list', async () => {
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name), ['echo', 'add', 'fail']);
+  assert.deepEqual(tools.map((t) => t.name), ['echo', 'add', 'count', 'fail']);
   assert.equal(tools[0].description, 'Echo the text back');
   assert.deepEqual(tools[0].inputSchema.required, ['text']);
 });
@@ -52,6 +52,14 @@ await check('tools/call fail → isError result', async () => {
   const r = await client.callTool({ name: 'fail', arguments: {} });
   assert.equal(r.isError, true);
   assert.equal(r.content[0].text, 'this tool always fails');
+});
+await check('progress notifications reach the SDK over SSE before the result (onprogress)', async () => {
+  const seen = [];
+  const r = await client.callTool({ name: 'count', arguments: { n: 3 } }, undefined, {
+    onprogress: (p) => seen.push([p.progress, p.total, p.message]),
+  });
+  assert.equal(r.content[0].text, 'counted to 3');
+  assert.deepEqual(seen, [[1, 3, 'step 1'], [2, 3, 'step 2'], [3, 3, 'step 3']]);
 });
 await check('ping', async () => {
   await client.ping();
