@@ -7,14 +7,14 @@
 //! serves `http://127.0.0.1:PORT/mcp`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use orkestrel_mcp::context::LogLevel;
+use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http;
 use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
 use orkestrel_mcp::resources::{Resource, ResourceContents, ResourceTemplate};
-use orkestrel_mcp::server::Completion;
+use orkestrel_mcp::server::{Completion, ListKind};
 use orkestrel_mcp::{
     Content, ErrorObject, McpServer, RequestContext, ServerOptions, Tool, ToolResult,
 };
@@ -280,6 +280,287 @@ fn tools(server: &McpServer) {
     );
 }
 
+/// The server, for the fixtures that change its lists.
+static SERVER: std::sync::OnceLock<McpServer> = std::sync::OnceLock::new();
+
+fn elicit_name(message: &str) -> Value {
+    json!({ "message": message, "requestedSchema": { "type": "object",
+        "properties": { "name": { "type": "string" } }, "required": ["name"] } })
+}
+
+fn answered_name(answer: &Value) -> String {
+    answer["content"]["name"]
+        .as_str()
+        .unwrap_or("stranger")
+        .to_owned()
+}
+
+fn sampling_params(prompt: &str) -> Value {
+    json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }], "maxTokens": 100 })
+}
+
+/// The 2026-07-28 fixtures: capability checks, per-request logging, list-change triggers and
+/// multi round-trip requests.
+fn modern_tools(server: &McpServer) {
+    let t = server.tools();
+    t.add(
+        Tool::from_json(
+            "test_missing_capability",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx.create_message(sampling_params("Say hello")).await?;
+                Ok::<_, ErrorObject>(format!(
+                    "LLM response: {}",
+                    answer["content"]["text"].as_str().unwrap_or_default()
+                ))
+            },
+        )
+        .with_description("Needs the sampling capability"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_streaming_elicitation",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx
+                    .input(
+                        "user_name",
+                        "elicitation/create",
+                        elicit_name("What is your name?"),
+                    )
+                    .await?;
+                Ok::<_, ErrorObject>(format!("Hello, {}!", answered_name(&answer)))
+            },
+        )
+        .with_description("Asks for input without sending requests on the stream"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_logging_tool",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                ctx.log(
+                    LogLevel::Info,
+                    Some("conformance"),
+                    json!("logging tool ran"),
+                );
+                Ok::<_, String>("logged (when the request asked for a log level)")
+            },
+        )
+        .with_description("Logs only when the request carries a logLevel"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_trigger_tool_change",
+            no_args(),
+            |_: Args, _| async move {
+                if let Some(server) = SERVER.get() {
+                    server.tools().add(fixed(
+                        "test_transient_tool",
+                        "Added by test_trigger_tool_change",
+                        ToolResult::text("transient"),
+                    ));
+                    server.notify_list_changed(ListKind::Tools);
+                }
+                Ok::<_, String>("tool list changed")
+            },
+        )
+        .with_description("Changes the tool list"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_trigger_prompt_change",
+            no_args(),
+            |_: Args, _| async move {
+                if let Some(server) = SERVER.get() {
+                    server.prompts().add(
+                        Prompt::new("test_transient_prompt", |_, _| async {
+                            Ok(GetPromptResult {
+                                description: None,
+                                messages: vec![user(Content::text("transient"))],
+                            })
+                        })
+                        .with_description("Added by test_trigger_prompt_change"),
+                    );
+                    server.notify_list_changed(ListKind::Prompts);
+                }
+                Ok::<_, String>("prompt list changed")
+            },
+        )
+        .with_description("Changes the prompt list"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_input_required_result_elicitation",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx
+                    .input(
+                        "user_name",
+                        "elicitation/create",
+                        elicit_name("What is your name?"),
+                    )
+                    .await?;
+                Ok::<_, ErrorObject>(format!("Hello, {}!", answered_name(&answer)))
+            },
+        )
+        .with_description("Asks for the user's name"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_input_required_result_sampling",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx
+                    .input(
+                        "llm_answer",
+                        "sampling/createMessage",
+                        sampling_params("What is the capital of France?"),
+                    )
+                    .await?;
+                Ok::<_, ErrorObject>(format!(
+                    "LLM says: {}",
+                    answer["content"]["text"].as_str().unwrap_or_default()
+                ))
+            },
+        )
+        .with_description("Asks the client's LLM"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_input_required_result_list_roots",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx.input("roots", "roots/list", json!({})).await?;
+                Ok::<_, ErrorObject>(format!(
+                    "{} roots",
+                    answer["roots"].as_array().map_or(0, Vec::len)
+                ))
+            },
+        )
+        .with_description("Asks for the client's roots"),
+    );
+    for name in [
+        "test_input_required_result_request_state",
+        "test_input_required_result_tampered_state",
+    ] {
+        t.add(
+            Tool::from_json(name, no_args(), |_: Args, ctx: RequestContext| async move {
+                if ctx.request_state().is_none() {
+                    ctx.set_request_state(json!({ "checkpoint": "state-ok" }));
+                }
+                let confirm = json!({ "message": "Please confirm", "requestedSchema": { "type": "object",
+                    "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] } });
+                ctx.input("confirm", "elicitation/create", confirm).await?;
+                let state = ctx.request_state().and_then(|s| s["checkpoint"].as_str()).unwrap_or("no-state").to_owned();
+                Ok::<_, ErrorObject>(state)
+            })
+            .with_description("Round-trips requestState"),
+        );
+    }
+    t.add(
+        Tool::from_json(
+            "test_input_required_result_multiple_inputs",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                ctx.set_request_state(json!({ "inputs": 3 }));
+                let (name, llm, roots) = futures::join!(
+                    ctx.input(
+                        "user_name",
+                        "elicitation/create",
+                        elicit_name("What is your name?")
+                    ),
+                    ctx.input(
+                        "llm_answer",
+                        "sampling/createMessage",
+                        sampling_params("Say hi")
+                    ),
+                    ctx.input("roots", "roots/list", json!({})),
+                );
+                let (name, _llm, _roots) = (name?, llm?, roots?);
+                Ok::<_, ErrorObject>(format!("All inputs received, {}", answered_name(&name)))
+            },
+        )
+        .with_description("Asks for three inputs at once"),
+    );
+    t.add(
+        Tool::from_json("test_input_required_result_multi_round", no_args(), |_: Args, ctx: RequestContext| async move {
+            let round = ctx.request_state().and_then(|s| s["round"].as_u64()).unwrap_or(0);
+            match round {
+                0 => {
+                    ctx.set_request_state(json!({ "round": 1 }));
+                    ctx.input("step1", "elicitation/create", elicit_name("Step 1: What is your name?")).await?;
+                    Err(ErrorObject::internal("unreachable: step1 is never answered in round 1"))
+                }
+                1 => {
+                    let name = answered_name(&ctx.input("step1", "elicitation/create", elicit_name("Step 1: What is your name?")).await?);
+                    ctx.set_request_state(json!({ "round": 2, "name": name }));
+                    let color = json!({ "message": "Step 2: What is your favorite color?", "requestedSchema": { "type": "object",
+                        "properties": { "color": { "type": "string" } }, "required": ["color"] } });
+                    ctx.input("step2", "elicitation/create", color).await?;
+                    Err(ErrorObject::internal("unreachable: step2 is never answered in round 2"))
+                }
+                _ => {
+                    let color = json!({ "message": "Step 2: What is your favorite color?", "requestedSchema": { "type": "object",
+                        "properties": { "color": { "type": "string" } }, "required": ["color"] } });
+                    let answer = ctx.input("step2", "elicitation/create", color).await?;
+                    let name = ctx.request_state().and_then(|s| s["name"].as_str()).unwrap_or_default().to_owned();
+                    Ok(format!("{name} likes {}", answer["content"]["color"].as_str().unwrap_or("a color")))
+                }
+            }
+        })
+        .with_description("Three rounds with evolving requestState"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_input_required_result_capabilities",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                let caps = ctx.client_capabilities.clone().unwrap_or_default();
+                let wants_elicitation = caps.get("elicitation").is_some();
+                let wants_sampling = caps.get("sampling").is_some();
+                let (a, b) = futures::join!(
+                    async {
+                        if wants_elicitation {
+                            ctx.input("user_name", "elicitation/create", elicit_name("Name?"))
+                                .await
+                                .map(Some)
+                        } else {
+                            Ok(None)
+                        }
+                    },
+                    async {
+                        if wants_sampling {
+                            ctx.input(
+                                "llm_answer",
+                                "sampling/createMessage",
+                                sampling_params("Hi"),
+                            )
+                            .await
+                            .map(Some)
+                        } else {
+                            Ok(None)
+                        }
+                    },
+                );
+                let (_a, _b) = (a?, b?);
+                Ok::<_, ErrorObject>("inputs for the declared capabilities received")
+            },
+        )
+        .with_description("Only asks for what the client declared"),
+    );
+    server.prompts().add(
+        Prompt::new("test_input_required_result_prompt", |_, ctx: RequestContext| async move {
+            let ask = json!({ "message": "What context should the prompt use?", "requestedSchema": { "type": "object",
+                "properties": { "context": { "type": "string" } }, "required": ["context"] } });
+            let answer = ctx.input("user_context", "elicitation/create", ask).await?;
+            let context = answer["content"]["context"].as_str().unwrap_or("none").to_owned();
+            Ok(GetPromptResult { description: None, messages: vec![user(Content::text(format!("Use this context: {context}")))] })
+        })
+        .with_description("A prompt that needs input"),
+    );
+}
+
 fn resources(server: &McpServer) {
     let r = server.resources();
     r.add(
@@ -433,6 +714,8 @@ pub fn conformance_server() -> McpServer {
     tools(&server);
     resources(&server);
     prompts(&server);
+    modern_tools(&server);
+    let _ = SERVER.set(server.clone());
     server
 }
 
@@ -453,9 +736,10 @@ async fn main() -> std::io::Result<()> {
         "conformance server at http://{}/mcp",
         listener.local_addr()?
     );
-    let routes = http::Routes::new(conformance_server(), http::HttpOptions::default());
-    let _ = Arc::new(());
-    http::serve(listener, routes, async {
+    let options = EndpointOptions::for_bind(listener.local_addr()?);
+    let endpoint = Endpoint::new(conformance_server(), options)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    http::serve(listener, endpoint, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await

@@ -9,10 +9,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::era::{self, Era};
 use crate::jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
+use crate::mrtr::Round;
 use crate::peers::Pending;
+use crate::session::Session;
 
 /// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,
 /// its WebSocket). Returns `false` when the channel is gone.
@@ -75,11 +78,24 @@ pub struct RequestContext {
     pub scope: Option<Arc<str>>,
     /// The client's declared capabilities (from `initialize` on this scope), when known.
     pub client_capabilities: Option<Value>,
-    /// The minimum level the client asked for with `logging/setLevel` on this scope.
+    /// The minimum level the client asked for (`logging/setLevel` on this scope, or the
+    /// request's `_meta` logLevel on the modern wire).
     pub log_level: Option<LogLevel>,
+    /// The request's era: set to [`Era::Modern`] by a transport that saw a modern
+    /// `MCP-Protocol-Version` header, or by the server for a request with modern `_meta`.
+    pub era: Era,
+    /// The protocol version the transport carried (the HTTP `MCP-Protocol-Version` header),
+    /// checked against the body's on modern requests.
+    pub transport_version: Option<String>,
     notifier: Option<Notifier>,
     outbound: Option<Outbound>,
     pub(crate) pending: Option<Arc<Pending>>,
+    pub(crate) round: Option<Arc<Round>>,
+    /// The protocol version the request is served under: the `MCP-Protocol-Version` header, else
+    /// the session's negotiated version, else `2025-03-26` over HTTP with no session (spec
+    /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
+    pub protocol_version: Option<String>,
+    session: Option<Arc<Session>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -94,6 +110,8 @@ impl fmt::Debug for RequestContext {
                 "channel",
                 &(self.notifier.is_some() || self.outbound.is_some()),
             )
+            .field("protocol_version", &self.protocol_version)
+            .field("session", &self.session.as_ref().map(|s| s.id().to_owned()))
             .finish()
     }
 }
@@ -123,6 +141,27 @@ impl RequestContext {
         self
     }
 
+    /// Attach the HTTP session the request arrived in (set by the session layer).
+    pub fn with_session(mut self, session: Arc<Session>) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// The HTTP session the request arrived in (seed `context.state.session`); `None` over
+    /// stdio, WebSocket, or stateless HTTP.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.session.as_ref()
+    }
+
+    /// Push a notification on the session's standalone `GET` stream (logged for resumption,
+    /// seed clause 19), not tied to this request. Returns `false` when there is no session or it
+    /// has ended.
+    pub fn push(&self, notification: &JsonRpcNotification) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.push(&notification.to_json()).is_some())
+    }
+
     /// `params._meta.progressToken`, when the caller asked for progress.
     pub fn progress_token(&self) -> Option<&Value> {
         self.meta.as_ref()?.get("progressToken")
@@ -144,9 +183,9 @@ impl RequestContext {
         let Some(token) = self.progress_token().cloned() else {
             return false;
         };
-        let mut params = json!({ "progressToken": token, "progress": progress });
+        let mut params = json!({ "progressToken": token, "progress": number(progress) });
         if let Some(total) = total {
-            params["total"] = json!(total);
+            params["total"] = number(total);
         }
         if let Some(message) = message {
             params["message"] = json!(message);
@@ -154,11 +193,24 @@ impl RequestContext {
         self.notify(JsonRpcNotification::new("notifications/progress").with_params(params))
     }
 
+    /// The message sink, when the transport gave one.
+    pub(crate) fn outbound(&self) -> Option<Outbound> {
+        self.outbound.clone()
+    }
+
+    /// Whether the context has a channel back to the caller.
+    pub fn has_channel(&self) -> bool {
+        self.outbound.is_some() || self.notifier.is_some()
+    }
+
     /// Send `notifications/message` at `level` (with an optional logger name) when the level is at
-    /// or above the one the client set with `logging/setLevel` (all levels before it set one).
-    /// `false` when filtered out or the channel is gone.
+    /// or above the one the client asked for. Handshake era: all levels until `logging/setLevel`;
+    /// modern wire: nothing unless the request's `_meta` carried a logLevel. `false` when filtered
+    /// out or the channel is gone.
     pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
-        if self.log_level.is_some_and(|min| level < min) {
+        if self.log_level.is_some_and(|min| level < min)
+            || (self.era == Era::Modern && self.log_level.is_none())
+        {
             return false;
         }
         let mut params = json!({ "level": level, "data": data });
@@ -175,6 +227,28 @@ impl RequestContext {
     /// the client's own JSON-RPC error otherwise. There is no deadline here: wrap the future in
     /// your runtime's timeout if the client may never answer.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        if self.era == Era::Modern {
+            let prefix = match method {
+                "sampling/createMessage" => "sampling",
+                "elicitation/create" => "elicitation",
+                "roots/list" => "roots",
+                other => {
+                    return Err(ErrorObject::internal(format!(
+                        "the 2026-07-28 wire has no server→client {other} request"
+                    )))
+                }
+            };
+            let key = self
+                .round
+                .as_ref()
+                .map(|r| r.next_key(prefix))
+                .unwrap_or_default();
+            return self.input(&key, method, params).await;
+        }
+        self.send_request(method, params).await
+    }
+
+    async fn send_request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
         let (Some(outbound), Some(pending)) = (&self.outbound, &self.pending) else {
             return Err(ErrorObject::internal(format!(
                 "no channel for a server→client {method} request on this transport"
@@ -193,7 +267,77 @@ impl RequestContext {
         })
     }
 
+    /// Ask the client for one input under a handler-chosen `key` (2026-07-28 multi round-trip
+    /// requests, §4): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    ///
+    /// On the modern wire, the client's answer from `inputResponses[key]` is returned when this
+    /// is a retry that carries it; otherwise the request is recorded, an error is returned, and
+    /// the server answers the round with an input-required result listing every recorded input
+    /// (so ask for all inputs before propagating the first error with `?`, e.g. with `join!`).
+    /// On the handshake wire it is a real server→client request ([`RequestContext::request`]).
+    ///
+    /// # Errors
+    /// `-32021` (modern) when the client's capabilities for this request lack the one `method`
+    /// needs; the input-required marker while the input is missing; as
+    /// [`RequestContext::request`] on the handshake wire.
+    pub async fn input(
+        &self,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ErrorObject> {
+        let capability = match method {
+            "sampling/createMessage" => "sampling",
+            "elicitation/create" => "elicitation",
+            "roots/list" => "roots",
+            _ => "",
+        };
+        if self.era != Era::Modern {
+            if !capability.is_empty() {
+                self.require_capability(capability, method)?;
+            }
+            return self.send_request(method, params).await;
+        }
+        if !capability.is_empty()
+            && self
+                .client_capabilities
+                .as_ref()
+                .is_none_or(|c| c.get(capability).is_none())
+        {
+            return Err(era::missing_capability(capability));
+        }
+        match &self.round {
+            Some(round) => round.input(key, method, params),
+            None => Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{} cannot ask for input (only tools/call, prompts/get, resources/read can)",
+                    self.method
+                ),
+            )),
+        }
+    }
+
+    /// The handler's own state from the previous round, verified (2026-07-28 `requestState`).
+    pub fn request_state(&self) -> Option<&Value> {
+        self.round.as_ref()?.state()
+    }
+
+    /// Carry `state` to the next round: sealed (HMAC, bound to this request, expiring) into the
+    /// input-required result's `requestState`. Ignored when the round completes.
+    pub fn set_request_state(&self, state: Value) {
+        if let Some(round) = &self.round {
+            round.set_state(state);
+        }
+    }
+
     fn require_capability(&self, capability: &str, method: &str) -> Result<(), ErrorObject> {
+        if self.era == Era::Modern {
+            return match &self.client_capabilities {
+                Some(caps) if caps.get(capability).is_some() => Ok(()),
+                _ => Err(era::missing_capability(capability)),
+            };
+        }
         match &self.client_capabilities {
             // Unknown (a stateless request): try, and let the client answer.
             None => Ok(()),
@@ -246,6 +390,15 @@ impl RequestContext {
     }
 }
 
+/// A number as JSON: integral values within ±2^53 as integers (`5`, not `5.0`).
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,7 +430,7 @@ mod tests {
         assert_eq!(seen.len(), 2);
         assert_eq!(
             serde_json::to_value(&seen[0]).unwrap()["params"],
-            json!({"progressToken":"t","progress":1.0,"total":2.0,"message":"half"})
+            json!({"progressToken":"t","progress":1,"total":2,"message":"half"})
         );
         assert_eq!(
             serde_json::to_value(&seen[1]).unwrap()["params"],

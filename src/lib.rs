@@ -3,20 +3,23 @@
 //! A Rust implementation of the [Model Context Protocol](https://modelcontextprotocol.io):
 //! JSON-RPC 2.0 servers and clients that expose and call tools. One no-I/O core compiles for
 //! `wasm32-unknown-unknown` and for native targets; the native transports (stdio, Streamable
-//! HTTP) sit behind the `native` feature.
+//! HTTP with sessions and resumable streams, WebSocket) sit behind the `native` feature.
 //!
 //! ```text
 //!           bytes in                                                 bytes out
 //!  stdio ─┐ (lines)                                                        ┌─ stdio
 //!  HTTP  ─┼──► framing ──► jsonrpc::JsonRpcMessage ──► McpServer ──► tools ─┼─ HTTP (JSON | SSE)
-//!         │  (LineDecoder)   (total classification)    (dispatch)  (registry)
+//!  WS    ─┘  (LineDecoder)   (total classification)    (dispatch)  (registry)└─ WS
+//!                                                          │
+//!                        session::Session ◄── RequestContext (notify, progress, log, push)
+//!                        (streams, replay log)──► SSE events with ids, resumable by GET
 //!            transports (native::)             core (no I/O)
 //! ```
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`framing`], [`sse`] — builds for wasm32 |
-//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), and the `orkestrel-mcp` binary |
+//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`framing`], [`sse`], [`session`] — builds for wasm32 |
+//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), and the `orkestrel-mcp` binary |
 //!
 //! ## Example
 //!
@@ -44,14 +47,17 @@
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
 pub mod context;
+pub mod era;
 pub mod framing;
 pub mod jsonrpc;
 pub mod media;
+pub mod mrtr;
 pub(crate) mod peers;
 pub mod prompts;
 pub mod protocol;
 pub mod resources;
 pub mod server;
+pub mod session;
 pub mod sse;
 pub mod tools;
 

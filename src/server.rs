@@ -12,10 +12,15 @@ use futures::future::{AbortHandle, Abortable};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::context::{LogLevel, Outbound, RequestContext};
+use crate::era::{self, Era};
 use crate::jsonrpc::{
     ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
 };
+use crate::mrtr::{Round, StateSealer, INPUT_REQUIRED, MRTR_METHODS};
 use crate::peers::{Peers, Pending};
 use crate::prompts::PromptRegistry;
 use crate::protocol::{initialize_result, negotiate_initialize, Implementation};
@@ -97,6 +102,38 @@ pub struct ServerOptions {
     pub logging: bool,
     /// Items per page of the list methods; `None` (the default) returns everything at once.
     pub page_size: Option<usize>,
+    /// `ttlMs` on cacheable modern results (default 0: always revalidate).
+    pub cache_ttl_ms: u64,
+    /// The clock (ms since the Unix epoch) used to expire `requestState`; the system clock on
+    /// native targets, none (no expiry) on wasm unless given.
+    pub clock: Option<Clock>,
+}
+
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// A clock: milliseconds since the Unix epoch.
+        pub type Clock = Arc<dyn Fn() -> u64>;
+        fn system_clock() -> Option<Clock> {
+            None
+        }
+    } else {
+        /// A clock: milliseconds since the Unix epoch.
+        pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+        fn system_clock() -> Option<Clock> {
+            Some(Arc::new(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64)
+            }))
+        }
+    }
+}
+
+/// One open `subscriptions/listen` stream.
+struct Listener {
+    id: RequestId,
+    filter: Value,
+    outbound: Outbound,
 }
 
 impl ServerOptions {
@@ -112,6 +149,8 @@ impl ServerOptions {
             completer: None,
             logging: false,
             page_size: None,
+            cache_ttl_ms: 0,
+            clock: system_clock(),
         }
     }
 
@@ -168,6 +207,9 @@ struct Inner {
     listeners: RwLock<Vec<RequestListener>>,
     peers: Peers,
     pending: Arc<Pending>,
+    sealer: StateSealer,
+    subscriptions: std::sync::Mutex<HashMap<u64, Listener>>,
+    next_subscription: AtomicU64,
 }
 
 /// The MCP server core. Cheap to clone (an `Arc` inside); share one across transports.
@@ -203,6 +245,9 @@ impl McpServer {
                 listeners: RwLock::new(Vec::new()),
                 peers: Peers::default(),
                 pending: Arc::new(Pending::default()),
+                sealer: StateSealer::random(),
+                subscriptions: std::sync::Mutex::new(HashMap::new()),
+                next_subscription: AtomicU64::new(1),
             }),
         }
     }
@@ -277,7 +322,41 @@ impl McpServer {
             ListKind::Prompts => "notifications/prompts/list_changed",
         };
         let message = JsonRpcMessage::Notification(JsonRpcNotification::new(method));
+        let key = match kind {
+            ListKind::Tools => "toolsListChanged",
+            ListKind::Resources => "resourcesListChanged",
+            ListKind::Prompts => "promptsListChanged",
+        };
         self.inner.peers.broadcast(&message, |_| true)
+            + self.publish(method, json!({}), |filter| {
+                filter.get(key) == Some(&json!(true))
+            })
+    }
+
+    /// Send a notification to every listen stream whose filter passes, tagged with its
+    /// subscription id; returns how many received it.
+    fn publish(&self, method: &str, params: Value, filter: impl Fn(&Value) -> bool) -> usize {
+        let targets: Vec<(RequestId, Outbound)> = {
+            let subs = self
+                .inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            subs.values()
+                .filter(|l| filter(&l.filter))
+                .map(|l| (l.id.clone(), l.outbound.clone()))
+                .collect()
+        };
+        targets
+            .into_iter()
+            .filter(|(id, outbound)| {
+                let mut params = params.clone();
+                params["_meta"] = json!({ era::META_SUBSCRIPTION_ID: id });
+                outbound(JsonRpcMessage::Notification(
+                    JsonRpcNotification::new(method).with_params(params),
+                ))
+            })
+            .count()
     }
 
     /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it; returns
@@ -290,6 +369,16 @@ impl McpServer {
         self.inner
             .peers
             .broadcast(&message, |p| p.subscriptions.contains(uri))
+            + self.publish(
+                "notifications/resources/updated",
+                json!({ "uri": uri }),
+                |filter| {
+                    filter
+                        .get("resourceSubscriptions")
+                        .and_then(Value::as_array)
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                },
+            )
     }
 
     /// Subscribe to the `request` event, fired at the top of every dispatch, before the method
@@ -352,7 +441,12 @@ impl McpServer {
                 ctx.method.clone_from(&request.method);
                 ctx.meta = meta_of(request.params.as_ref());
                 ctx.pending = Some(self.inner.pending.clone());
-                if let Some(scope) = &ctx.scope {
+                if ctx.era == Era::Modern || era::has_modern_meta(request.params.as_ref()) {
+                    ctx.era = Era::Modern;
+                    if let Err(error) = self.prepare_modern(&request, &mut ctx) {
+                        return Some(JsonRpcResponse::error(Some(request.id), error));
+                    }
+                } else if let Some(scope) = &ctx.scope {
                     if let Some((caps, level)) = self
                         .inner
                         .peers
@@ -365,7 +459,7 @@ impl McpServer {
                 let id = request.id.clone();
                 let scope = ctx.scope.clone();
                 if scope.is_none() {
-                    let payload = self.call(request, ctx).await;
+                    let payload = self.call_era(request, ctx).await;
                     return Some(JsonRpcResponse {
                         id: Some(id),
                         payload,
@@ -373,7 +467,7 @@ impl McpServer {
                 }
                 let (handle, registration) = AbortHandle::new_pair();
                 self.inner.peers.start(scope.clone(), id.clone(), handle);
-                let outcome = Abortable::new(self.call(request, ctx), registration).await;
+                let outcome = Abortable::new(self.call_era(request, ctx), registration).await;
                 self.inner.peers.finish(&scope, &id);
                 match outcome {
                     Ok(payload) => Some(JsonRpcResponse {
@@ -414,6 +508,184 @@ impl McpServer {
         }
     }
 
+    /// Validate a modern request's `_meta` and version, and set up its round (§2.3, §4).
+    fn prepare_modern(
+        &self,
+        request: &JsonRpcRequest,
+        ctx: &mut RequestContext,
+    ) -> Result<(), ErrorObject> {
+        let meta = era::parse_meta(request.params.as_ref())?;
+        era::check_version(&meta, ctx.transport_version.as_deref())?;
+        ctx.client_capabilities = Some(meta.client_capabilities);
+        ctx.log_level = meta.log_level;
+        if MRTR_METHODS.contains(&request.method.as_str()) {
+            let params = request.params.as_ref();
+            let responses = match params.and_then(|p| p.get("inputResponses")) {
+                Some(Value::Object(map)) => map.clone(),
+                _ => Map::new(),
+            };
+            let name = era::expected_name(request).unwrap_or_default();
+            let state = match params.and_then(|p| p.get("requestState")) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(sealed)) => {
+                    let now = self.inner.options.clock.as_ref().map(|c| c());
+                    Some(
+                        self.inner
+                            .sealer
+                            .open(sealed, &request.method, &name, now)?,
+                    )
+                }
+                Some(_) => {
+                    return Err(ErrorObject::invalid_params(
+                        r#""requestState" must be a string"#,
+                    ))
+                }
+            };
+            ctx.round = Some(Round::new(responses, state));
+        }
+        Ok(())
+    }
+
+    /// Run a request in its era: modern requests lose the removed methods, may end in an
+    /// input-required result, and have their results decorated (§1 M8, §4, §6.1).
+    async fn call_era(
+        &self,
+        request: JsonRpcRequest,
+        ctx: RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        if ctx.era != Era::Modern {
+            return self.call(request, ctx).await;
+        }
+        let method = request.method.clone();
+        if era::REMOVED_METHODS.contains(&method.as_str()) {
+            return Err(ErrorObject::method_not_found(&method));
+        }
+        let round = ctx.round.clone();
+        let name = era::expected_name(&request).unwrap_or_default();
+        let outcome = self.call(request, ctx).await;
+        if let Some(round) = round {
+            let (requested, state) = round.take_requests();
+            if !requested.is_empty() {
+                let mut result = json!({ "resultType": "input_required", "inputRequests": Map::from_iter(requested) });
+                if let Some(state) = state {
+                    let now = self.inner.options.clock.as_ref().map_or(0, |c| c());
+                    result["requestState"] =
+                        json!(self.inner.sealer.seal(&state, &method, &name, now));
+                }
+                self.decorate(&method, &mut result);
+                return Ok(result);
+            }
+        }
+        match outcome {
+            Ok(mut result) => {
+                self.decorate(&method, &mut result);
+                Ok(result)
+            }
+            // 2026-07-28 answers "resource not found" with -32602 (changelog m6).
+            Err(e) if e.code == crate::resources::RESOURCE_NOT_FOUND => Err(ErrorObject {
+                code: crate::jsonrpc::ErrorCode::INVALID_PARAMS,
+                ..e
+            }),
+            Err(e) if e.code == INPUT_REQUIRED => {
+                Err(ErrorObject::internal("input required outside a round"))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn decorate(&self, method: &str, result: &mut Value) {
+        let info =
+            serde_json::to_value(&self.inner.options.info).expect("implementation info serializes");
+        era::decorate_result(method, result, &info, self.inner.options.cache_ttl_ms);
+    }
+
+    /// `server/discover` (§2.1): versions, capabilities, instructions.
+    fn discover(&self) -> Value {
+        let mut result = json!({
+            "supportedVersions": era::supported_versions(),
+            "capabilities": self.capabilities(),
+        });
+        if let Some(instructions) = &self.inner.options.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        self.decorate("server/discover", &mut result);
+        result
+    }
+
+    /// `subscriptions/listen` (§5): acknowledge with the honoured filter, then stay open until the
+    /// stream closes (the future is dropped) — notifications flow through `publish`.
+    async fn listen(
+        &self,
+        params: Option<Map<String, Value>>,
+        ctx: RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        let id = ctx.id.clone().expect("requests have ids");
+        let outbound = ctx.outbound().ok_or_else(|| {
+            ErrorObject::invalid_request(
+                "subscriptions/listen needs a streaming response (SSE, stdio or WebSocket)",
+            )
+        })?;
+        let asked = params
+            .as_ref()
+            .and_then(|p| p.get("notifications"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let caps = self.capabilities();
+        let mut honoured = Map::new();
+        for (key, cap) in [
+            ("toolsListChanged", "tools"),
+            ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"),
+        ] {
+            if asked.get(key) == Some(&json!(true)) && caps.get(cap).is_some() {
+                honoured.insert(key.into(), json!(true));
+            }
+        }
+        if let Some(uris) = asked.get("resourceSubscriptions").filter(|u| u.is_array()) {
+            if caps["resources"]["subscribe"] == json!(true) {
+                honoured.insert("resourceSubscriptions".into(), uris.clone());
+            }
+        }
+        let ack = JsonRpcNotification::new("notifications/subscriptions/acknowledged").with_params(
+            json!({ "_meta": { era::META_SUBSCRIPTION_ID: id }, "notifications": honoured }),
+        );
+        let token = self.inner.next_subscription.fetch_add(1, Ordering::Relaxed);
+        {
+            // Register and acknowledge under the lock, so no notification can slip in before the
+            // acknowledgement, and none is lost between the two.
+            let mut subscriptions = self
+                .inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if !outbound(JsonRpcMessage::Notification(ack)) {
+                return Err(ErrorObject::internal("the stream closed"));
+            }
+            subscriptions.insert(
+                token,
+                Listener {
+                    id,
+                    filter: Value::Object(honoured),
+                    outbound,
+                },
+            );
+        }
+        struct Unsubscribe<'a>(&'a Inner, u64);
+        impl Drop for Unsubscribe<'_> {
+            fn drop(&mut self) {
+                self.0
+                    .subscriptions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&self.1);
+            }
+        }
+        let _guard = Unsubscribe(&self.inner, token);
+        futures::future::pending::<()>().await;
+        unreachable!("a listen stream ends when its future is dropped")
+    }
+
     async fn call(
         &self,
         request: JsonRpcRequest,
@@ -437,17 +709,15 @@ impl McpServer {
                 Ok(serde_json::to_value(result).expect("initialize results serialize"))
             }
             "ping" => Ok(json!({})),
+            "server/discover" => Ok(self.discover()),
+            "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
             "tools/list" => {
                 let (tools, next) = page(o.tools.list(), params.as_ref(), o.page_size)?;
                 Ok(listed("tools", tools, next))
             }
             "tools/call" => {
                 let (name, arguments) = tool_call_params(params)?;
-                let result = o
-                    .tools
-                    .execute(&name, arguments, ctx)
-                    .await
-                    .map_err(ErrorObject::invalid_params)?;
+                let result = o.tools.execute(&name, arguments, ctx).await?;
                 Ok(serde_json::to_value(result).expect("tool results serialize"))
             }
             "resources/list" if !o.resources.is_empty() => {

@@ -47,23 +47,24 @@ run_tests
 step "cargo test --features native (transports, binary, doctests)"
 run_tests --features native
 
-step "interop: official SDK clients drive orkestrel-mcp"
-if [ -z "${SKIP_INTEROP:-}" ]; then
-  cargo build --features native --bin orkestrel-mcp
-  log=$(mktemp)
-  if bash tests/interop/run.sh target/debug/orkestrel-mcp 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
-  p=$(grep -Eo '^interop: [0-9]+ passed' "$log" | awk '{s+=$2} END {print s+0}'); PASSED=$((PASSED + p))
+# An interop or conformance script: its "NAME: N passed, M failed" line is added to the totals.
+suite() { # LABEL SCRIPT ARGS...
+  local label="$1"; shift
+  step "$label"
+  local log; log=$(mktemp)
+  if bash "$@" 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
+  local p; p=$(grep -Eo '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $2}')
+  PASSED=$((PASSED + ${p:-0}))
   rm -f "$log"
-  [ "$FAILED" -eq 0 ] || fail "interop"
-fi
+  [ "$FAILED" -eq 0 ] || fail "$label"
+}
 
-step "conformance: the official MCP suite against examples/conformance-server"
 if [ -z "${SKIP_INTEROP:-}" ]; then
-  log=$(mktemp)
-  if bash tests/conformance/run.sh 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
-  p=$(grep -Eo '^conformance: [0-9]+ passed' "$log" | awk '{s+=$2} END {print s+0}'); PASSED=$((PASSED + p))
-  rm -f "$log"
-  [ "$FAILED" -eq 0 ] || fail "conformance"
+  cargo build --features native --bin orkestrel-mcp --example conformance-server
+  BIN=target/debug/orkestrel-mcp
+  suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP)" tests/interop/run.sh "$BIN"
+  suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
+  suite "conformance: the official MCP suite, three legs" tests/conformance/run.sh target/debug/examples/conformance-server
 fi
 
 step "wasm: the npm package in node and Chromium (tests/wasm/run.sh)"

@@ -516,8 +516,8 @@ fn progress_notifications_follow_the_progress_token() {
     assert_eq!(
         progress,
         vec![
-            json!({"progressToken":"tok","progress":1.0,"total":2.0,"message":"half"}),
-            json!({"progressToken":"tok","progress":2.0,"total":2.0})
+            json!({"progressToken":"tok","progress":1,"total":2,"message":"half"}),
+            json!({"progressToken":"tok","progress":2,"total":2})
         ]
     );
     seen.lock().unwrap().clear();

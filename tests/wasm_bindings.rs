@@ -510,3 +510,96 @@ async fn request_listeners_see_every_dispatch_and_their_throws_are_isolated() {
         .collect();
     assert_eq!(errors, ["request:listener bug", "request:listener bug"]);
 }
+
+#[wasm_bindgen_test]
+async fn fetch_checks_versions_and_serves_the_2026_era() {
+    let s = server();
+    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[ACCEPT_BOTH], Some(PING))).await;
+    assert!(
+        status == 415 && body.contains("-32600"),
+        "no Content-Type: {status} {body}"
+    );
+    let v = |version: &'static str| ("mcp-protocol-version", version);
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH, v("1999-01-01")],
+            Some(PING),
+        ),
+    )
+    .await;
+    // An unknown version is not a handshake-era one: the 2026 validation answers it (as native).
+    assert!(status == 400 && body.contains("-32602"), "{body}");
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH, v("2025-06-18, 2025-03-26")],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert!(status == 400 && body.contains("conflicting"), "{body}");
+    let (status, _, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json"), v("2025-06-18")],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let modern = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"new era"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH, v("2026-07-28")],
+            Some(modern),
+        ),
+    )
+    .await;
+    assert!(
+        status == 400 && body.contains("-32020") && body.contains("Mcp-Method"),
+        "{status} {body}"
+    );
+    let headers = [
+        JSON,
+        ACCEPT_BOTH,
+        v("2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let (status, body, headers) = fetch(&s, request("POST", "/mcp", &headers, Some(modern))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers.get("content-type").unwrap().as_deref(),
+        Some("application/json"),
+        "a modern reply with no notifications is JSON"
+    );
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "new era");
+    let unknown = r#"{"jsonrpc":"2.0","id":6,"method":"nope/nope","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[
+                JSON,
+                ACCEPT_BOTH,
+                v("2026-07-28"),
+                ("mcp-method", "nope/nope"),
+            ],
+            Some(unknown),
+        ),
+    )
+    .await;
+    assert!(status == 404 && body.contains("-32601"), "{status} {body}");
+}

@@ -80,7 +80,6 @@ where
         "stdio-{}",
         NEXT_SCOPE.fetch_add(1, Ordering::Relaxed)
     ));
-    server.attach(&scope, outbound.clone());
     let link = Link {
         tx: tx.clone(),
         outbound: outbound.clone(),
@@ -132,6 +131,13 @@ fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinS
     };
     match JsonRpcMessage::from_slice(&line) {
         Ok(message) => {
+            // A handshake-era `initialize` makes the connection a legacy session: list changes and
+            // resource updates are pushed to it from then on (modern clients use listen instead).
+            if let JsonRpcMessage::Request(r) = &message {
+                if r.method == "initialize" && !crate::era::has_modern_meta(r.params.as_ref()) {
+                    server.attach(&link.scope, link.outbound.clone());
+                }
+            }
             let server = server.clone();
             let tx = tx.clone();
             let ctx = RequestContext::new()

@@ -1,14 +1,16 @@
 //! The stateless Streamable HTTP route as a Worker-style `fetch(Request) → Response` handler,
-//! with the statuses of the native route (`native::http`):
+//! with the statuses and the two protocol eras of the native route (`native::http`):
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first, live) |
+//! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first, live); a 2026-07-28 request whose response comes before any notification gets JSON with its status (400 / 404 for the §2.6 errors) |
 //! | `POST`, a notification or a response | `202`, no body |
 //! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
 //! | `POST`, not a valid message (batch, bad envelope) | `400`, `-32600` (or `-32602` for non-object `params`) |
 //! | `POST`, body over 4 MiB | `413`, `-32600` |
-//! | `POST`, `Content-Type` present and not `application/json` | `415`, `-32600` |
+//! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` |
+//! | `POST`, `MCP-Protocol-Version` unsupported, or repeated with different values | `400`, `-32600` |
+//! | `POST`, 2026-07-28 request failing header validation (`Mcp-Method`, `Mcp-Name`, …) | `400`, `-32020` / `-32022` / `-32602` |
 //! | `POST`, `Accept` admits neither JSON nor SSE | `406`, `-32600` |
 //! | `GET` / `DELETE` / other verbs on `{path}` | `405` with `Allow: POST`, `-32000` |
 //! | any other path | `404` |
@@ -24,10 +26,16 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{Headers, Request, Response, ResponseInit, TransformStream, Url};
 
 use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::era::{self, Era};
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse};
 use crate::media::{is_json_media_type, Accept, DEFAULT_MAX_BODY_BYTES};
+use crate::protocol::is_supported_version;
 use crate::server::McpServer;
 use crate::sse::encode_event;
+
+/// The version assumed with no `MCP-Protocol-Version` header (spec `basic/transports`, Protocol
+/// Version Header), as the native route.
+const DEFAULT_HTTP_PROTOCOL_VERSION: &str = "2025-03-26";
 
 /// Answer one request for `server` mounted at `path`.
 ///
@@ -57,11 +65,42 @@ pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<
         );
     }
     let headers = request.headers();
-    if let Some(content_type) = headers.get("content-type")? {
-        if !is_json_media_type(&content_type) {
+    if !headers
+        .get("content-type")?
+        .is_some_and(|t| is_json_media_type(&t))
+    {
+        return rpc_error(
+            415,
+            ErrorObject::invalid_request("Content-Type must be application/json"),
+        );
+    }
+    // The Fetch API joins repeated headers with ", ": every part must agree.
+    let header_version = match headers.get("mcp-protocol-version")? {
+        None => None,
+        Some(joined) => {
+            let mut parts = joined.split(',').map(str::trim);
+            let first = parts.next().unwrap_or("").to_owned();
+            if parts.any(|p| p != first) {
+                return rpc_error(
+                    400,
+                    ErrorObject::invalid_request(
+                        "Bad Request: conflicting MCP-Protocol-Version headers",
+                    ),
+                );
+            }
+            Some(first)
+        }
+    };
+    let modern_header = header_version
+        .as_deref()
+        .is_some_and(|v| !era::is_legacy_version(v));
+    if let Some(v) = header_version.as_deref().filter(|_| !modern_header) {
+        if !is_supported_version(v) {
             return rpc_error(
-                415,
-                ErrorObject::invalid_request("Content-Type must be application/json"),
+                400,
+                ErrorObject::invalid_request(format!(
+                    "Bad Request: unsupported MCP-Protocol-Version {v:?}"
+                )),
             );
         }
     }
@@ -73,7 +112,6 @@ pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<
             ErrorObject::invalid_request("Accept must admit application/json or text/event-stream"),
         );
     }
-    let sse = accept.sse;
     let too_large = || {
         rpc_error(
             413,
@@ -98,8 +136,12 @@ pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<
     if body.len() > DEFAULT_MAX_BODY_BYTES {
         return too_large();
     }
-    let message = match JsonRpcMessage::from_slice(&body) {
-        Ok(message) => message,
+    let request_message = match JsonRpcMessage::from_slice(&body) {
+        Ok(JsonRpcMessage::Request(request)) => request,
+        Ok(other) => {
+            server.dispatch(other).await;
+            return build(202, None, &[]);
+        }
         Err(invalid) => {
             return match invalid.response() {
                 Some(response) => json(400, &response),
@@ -107,51 +149,130 @@ pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<
             }
         }
     };
-    if !matches!(message, JsonRpcMessage::Request(_)) {
-        server.dispatch(message).await;
-        return build(202, None, &[]);
+    // Classify by shape (SPEC-2026-07-28 §2.4): modern `_meta`, or a header naming a version
+    // outside the handshake era, takes the modern validation path.
+    let modern = modern_header || era::has_modern_meta(request_message.params.as_ref());
+    let mut ctx = RequestContext::new();
+    if modern {
+        if let Err(error) = validate_modern(
+            &server,
+            &headers,
+            header_version.as_deref(),
+            &request_message,
+        ) {
+            return json(
+                400,
+                &JsonRpcResponse::error(Some(request_message.id), error),
+            );
+        }
+        ctx.era = Era::Modern;
+        ctx.protocol_version.clone_from(&header_version);
+        ctx.transport_version = header_version;
+    } else {
+        ctx.protocol_version =
+            Some(header_version.unwrap_or_else(|| DEFAULT_HTTP_PROTOCOL_VERSION.to_owned()));
     }
-    if sse {
-        return stream(server, message);
+    let message = JsonRpcMessage::Request(request_message);
+    if accept.sse {
+        return stream(server, message, ctx, modern).await;
     }
-    match server.dispatch(message).await {
-        Some(response) => json(200, &response),
+    match server.dispatch_with(message, ctx).await {
+        Some(response) => json(status_of(modern, &response), &response),
         None => build(202, None, &[]),
     }
 }
 
+/// The modern checks that need headers, in the order of SPEC-2026-07-28 §2.3 (as the native
+/// route): the version header, `_meta`, header vs. body version, then `Mcp-Method`, `Mcp-Name`
+/// and `Mcp-Param-*`.
+fn validate_modern(
+    server: &McpServer,
+    headers: &Headers,
+    version: Option<&str>,
+    request: &JsonRpcRequest,
+) -> Result<(), ErrorObject> {
+    let version = version.ok_or_else(|| era::header_mismatch("missing MCP-Protocol-Version"))?;
+    let meta = era::parse_meta(request.params.as_ref())?;
+    era::check_version(&meta, Some(version))?;
+    let schema = match (request.method.as_str(), era::expected_name(request)) {
+        ("tools/call", Some(name)) => server
+            .tools()
+            .get(&name)
+            .map(|t| t.descriptor().input_schema.clone()),
+        _ => None,
+    };
+    let lookup = |name: &str| headers.get(name).ok().flatten();
+    era::validate_headers(&lookup, request, schema.as_ref())
+}
+
+/// `400` / `404` for the modern errors of SPEC-2026-07-28 §2.6; `200` otherwise.
+fn status_of(modern: bool, response: &JsonRpcResponse) -> u16 {
+    match (&response.payload, modern) {
+        (Err(e), true)
+            if [
+                era::HEADER_MISMATCH,
+                era::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                era::UNSUPPORTED_PROTOCOL_VERSION,
+            ]
+            .contains(&e.code) =>
+        {
+            400
+        }
+        (Err(e), true) if e.code == ErrorCode::METHOD_NOT_FOUND => 404,
+        _ => 200,
+    }
+}
+
+/// What the handler sends on a request's stream.
+enum Out {
+    Message(String),
+    Final(JsonRpcResponse),
+}
+
 /// Answer on an SSE stream: notifications the handler sends as they come, then the response.
-fn stream(server: McpServer, message: JsonRpcMessage) -> Result<JsValue, JsValue> {
-    let pipe = TransformStream::new()?;
-    let writer = pipe.writable().get_writer()?;
-    let (tx, mut rx) = mpsc::unbounded::<String>();
+/// A modern request whose response comes first gets it as JSON with its status instead.
+async fn stream(
+    server: McpServer,
+    message: JsonRpcMessage,
+    ctx: RequestContext,
+    modern: bool,
+) -> Result<JsValue, JsValue> {
+    let (tx, mut rx) = mpsc::unbounded::<Out>();
     let notify = tx.clone();
-    let ctx = RequestContext::new().with_outbound(Arc::new(move |m: JsonRpcMessage| {
-        notify
-            .unbounded_send(encode_event(None, &m.to_json()))
-            .is_ok()
+    let ctx = ctx.with_outbound(Arc::new(move |m: JsonRpcMessage| {
+        notify.unbounded_send(Out::Message(m.to_json())).is_ok()
     }));
     spawn_local(async move {
-        let run = async move {
-            if let Some(response) = server.dispatch_with(message, ctx).await {
-                let _ = tx.unbounded_send(encode_event(None, &response.to_json()));
+        if let Some(response) = server.dispatch_with(message, ctx).await {
+            let _ = tx.unbounded_send(Out::Final(response));
+        }
+        // Close for every sender: a JS tool may keep its context (and so a sender) alive.
+        tx.close_channel();
+    });
+    let first = match rx.next().await {
+        None => return build(202, None, &[]),
+        Some(Out::Final(response)) if modern => return json(status_of(true, &response), &response),
+        Some(first) => first,
+    };
+    let pipe = TransformStream::new()?;
+    let writer = pipe.writable().get_writer()?;
+    spawn_local(async move {
+        let mut next = Some(first);
+        while let Some(out) = next {
+            let event = match out {
+                Out::Message(json) => encode_event(None, &json),
+                Out::Final(response) => encode_event(None, &response.to_json()),
+            };
+            let chunk = Uint8Array::from(event.as_bytes());
+            if JsFuture::from(writer.write_with_chunk(&chunk))
+                .await
+                .is_err()
+            {
+                break; // the client went away
             }
-            // Close for every sender: a JS tool may keep its context (and so a sender) alive.
-            tx.close_channel();
-        };
-        let pump = async {
-            while let Some(event) = rx.next().await {
-                let chunk = Uint8Array::from(event.as_bytes());
-                if JsFuture::from(writer.write_with_chunk(&chunk))
-                    .await
-                    .is_err()
-                {
-                    break; // the client went away
-                }
-            }
-            let _ = JsFuture::from(writer.close()).await;
-        };
-        futures::join!(run, pump);
+            next = rx.next().await;
+        }
+        let _ = JsFuture::from(writer.close()).await;
     });
     let init = ResponseInit::new();
     init.set_status(200);
