@@ -67,7 +67,10 @@ pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
 
 /// stdin and stdout reopened as non-blocking pipes, when both are pipes.
 #[cfg(target_os = "linux")]
-fn reopen_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
+fn reopen_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
     use std::os::unix::fs::FileTypeExt;
     use tokio::net::unix::pipe;
     let is_fifo = |path: &str| {
@@ -78,8 +81,12 @@ fn reopen_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix:
     if !is_fifo("/proc/self/fd/0") || !is_fifo("/proc/self/fd/1") {
         return None;
     }
-    let reader = pipe::OpenOptions::new().open_receiver("/proc/self/fd/0").ok()?;
-    let writer = pipe::OpenOptions::new().open_sender("/proc/self/fd/1").ok()?;
+    let reader = pipe::OpenOptions::new()
+        .open_receiver("/proc/self/fd/0")
+        .ok()?;
+    let writer = pipe::OpenOptions::new()
+        .open_sender("/proc/self/fd/1")
+        .ok()?;
     Some((reader, writer))
 }
 
