@@ -1,0 +1,40 @@
+//! Our library as a benchmark server: `--http ADDR` (the stateless Streamable HTTP route, JSON
+//! replies preferred), `--stdio` (`serve_stdio`, as shipped) or `--stdio-pipes` (`serve` over
+//! non-blocking pipes reopened from `/proc/self/fd`, to show the cost of tokio's blocking stdin).
+
+use orkestrel_mcp::native::{http, stdio};
+use orkestrel_mcp_bench::ours;
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let server = ours(0);
+    match args.first().map(String::as_str) {
+        Some("--http") => {
+            let addr = args.get(1).map_or("127.0.0.1:0", String::as_str);
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("listening on {}", listener.local_addr()?);
+            let options = http::HttpOptions {
+                prefer_json: true,
+                ..http::HttpOptions::default()
+            };
+            http::serve(
+                listener,
+                http::Routes::new(server, options),
+                std::future::pending(),
+            )
+            .await
+        }
+        Some("--stdio") => stdio::serve_stdio(server).await,
+        Some("--stdio-pipes") => {
+            use tokio::net::unix::pipe;
+            let reader = pipe::OpenOptions::new().open_receiver("/proc/self/fd/0")?;
+            let writer = pipe::OpenOptions::new().open_sender("/proc/self/fd/1")?;
+            stdio::serve(server, reader, writer).await
+        }
+        _ => {
+            eprintln!("usage: bench-ours --http ADDR | --stdio | --stdio-pipes");
+            std::process::exit(2)
+        }
+    }
+}
