@@ -44,7 +44,10 @@ impl RmcpPipe {
 
     async fn handle(&mut self, bytes: &[u8]) -> Vec<u8> {
         let message: ClientJsonRpcMessage = serde_json::from_slice(bytes).expect("rmcp parses");
-        self.tx.send(message).await.expect("rmcp service is running");
+        self.tx
+            .send(message)
+            .await
+            .expect("rmcp service is running");
         let reply = self.rx.next().await.expect("rmcp replies");
         serde_json::to_vec(&reply).expect("rmcp reply serializes")
     }
@@ -67,10 +70,6 @@ fn tool_count(reply: &[u8]) -> usize {
         .map_or(0, Vec::len)
 }
 
-fn config(c: &mut Criterion) -> &mut Criterion {
-    c
-}
-
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -85,9 +84,8 @@ fn bench(c: &mut Criterion) {
 
     // The floor's tools/list serializes the same descriptors ours lists.
     let list_reply = rt.block_on(ours_list.handle(TOOLS_LIST)).expect("a reply");
-    let descriptors: Value = serde_json::from_str::<Value>(&list_reply).expect("JSON")["result"]
-        ["tools"]
-        .clone();
+    let descriptors: Value =
+        serde_json::from_str::<Value>(&list_reply).expect("JSON")["result"]["tools"].clone();
 
     // Check every side's answer once before measuring.
     let ours_reply = rt.block_on(ours_echo.handle(ECHO_CALL)).expect("a reply");
@@ -111,7 +109,7 @@ fn bench(c: &mut Criterion) {
         LIST_TOOLS
     );
 
-    let mut group = config(c).benchmark_group("tools_call_echo");
+    let mut group = c.benchmark_group("tools_call_echo");
     group.bench_function(BenchmarkId::new("ours", "handle"), |b| {
         b.iter(|| rt.block_on(ours_echo.handle(std::hint::black_box(ECHO_CALL))))
     });

@@ -150,7 +150,9 @@ pub fn check_echo_reply(body: &[u8], id: Option<u64>) -> Result<(), BadReply> {
     let json = sse_data(body).unwrap_or(body);
     let value: Value = serde_json::from_slice(json)
         .map_err(|e| BadReply(format!("not JSON ({e}): {}", String::from_utf8_lossy(body))))?;
-    let text = value.pointer("/result/content/0/text").and_then(Value::as_str);
+    let text = value
+        .pointer("/result/content/0/text")
+        .and_then(Value::as_str);
     if text != Some(ECHO_TEXT) {
         return Err(BadReply(format!(
             "no echo text: {}",
@@ -197,8 +199,11 @@ mod tests {
         assert_eq!(reply.as_deref(), Some(FLOOR_REPLY));
         assert_eq!(floor_call(ECHO_CALL.as_bytes()), FLOOR_REPLY.as_bytes());
         check_echo_reply(FLOOR_REPLY.as_bytes(), Some(1)).unwrap();
-        check_echo_reply(format!("event: message\ndata: {FLOOR_REPLY}\n\n").as_bytes(), Some(1))
-            .unwrap();
+        check_echo_reply(
+            format!("event: message\ndata: {FLOOR_REPLY}\n\n").as_bytes(),
+            Some(1),
+        )
+        .unwrap();
         assert!(check_echo_reply(b"{}", None).is_err());
         assert_eq!(echo_call(1), ECHO_CALL);
     }

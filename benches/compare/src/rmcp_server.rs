@@ -24,14 +24,17 @@ impl RmcpBench {
         let mut tool_router = Self::tool_router();
         let schema = rmcp::handler::server::common::schema_for_type::<EchoArgs>();
         for i in 0..fillers {
-            let tool = rmcp::model::Tool::new(filler_name(i), filler_description(i), schema.clone());
+            let tool =
+                rmcp::model::Tool::new(filler_name(i), filler_description(i), schema.clone());
             tool_router.add_route(ToolRoute::new_dyn(tool, filler));
         }
         RmcpBench { tool_router }
     }
 }
 
-fn filler(ctx: ToolCallContext<'_, RmcpBench>) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>> {
+fn filler(
+    ctx: ToolCallContext<'_, RmcpBench>,
+) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>> {
     let text = ctx
         .arguments
         .as_ref()

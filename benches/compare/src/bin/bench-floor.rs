@@ -34,15 +34,17 @@ async fn http(addr: String) -> std::io::Result<()> {
         let (stream, _) = listener.accept().await?;
         let _ = stream.set_nodelay(true);
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(|request: Request<hyper::body::Incoming>| async {
-                let _body = request.into_body().collect().await;
-                let mut response = Response::new(Full::new(Bytes::from_static(FLOOR_REPLY.as_bytes())));
-                response.headers_mut().insert(
-                    hyper::header::CONTENT_TYPE,
-                    hyper::header::HeaderValue::from_static("application/json"),
-                );
-                Ok::<_, Infallible>(response)
-            });
+            let service =
+                hyper::service::service_fn(|request: Request<hyper::body::Incoming>| async {
+                    let _body = request.into_body().collect().await;
+                    let mut response =
+                        Response::new(Full::new(Bytes::from_static(FLOOR_REPLY.as_bytes())));
+                    response.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, Infallible>(response)
+                });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;

@@ -45,7 +45,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             Ok(())
         }
         Some("--stdio-pipes") => {
-            RmcpBench::new(0).serve(stdio_pipes()).await?.waiting().await?;
+            RmcpBench::new(0)
+                .serve(stdio_pipes())
+                .await?
+                .waiting()
+                .await?;
             Ok(())
         }
         _ => {

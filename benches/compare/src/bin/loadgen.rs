@@ -155,7 +155,10 @@ async fn worker(
                 let checked = if status == StatusCode::OK {
                     check_echo_reply(&body, o.check_id.then_some(id)).map_err(|e| e.0)
                 } else {
-                    Err(format!("status {status}: {}", String::from_utf8_lossy(&body)))
+                    Err(format!(
+                        "status {status}: {}",
+                        String::from_utf8_lossy(&body)
+                    ))
                 };
                 match checked {
                     Ok(()) if measured => {

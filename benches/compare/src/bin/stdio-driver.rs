@@ -83,7 +83,8 @@ async fn run(o: &Options) -> Result<String, String> {
         .spawn()
         .map_err(|e| format!("spawn {}: {e}", o.command[0]))?;
     let mut stdin = BufWriter::with_capacity(64 * 1024, child.stdin.take().expect("piped"));
-    let mut lines = BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped")).lines();
+    let mut lines =
+        BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped")).lines();
 
     // Handshake, bounded in time.
     let handshake = async {
@@ -159,7 +160,10 @@ async fn run(o: &Options) -> Result<String, String> {
             };
             permit.forget();
             let line = echo_call(first_id + sent);
-            stdin.write_all(line.as_bytes()).await.map_err(|e| e.to_string())?;
+            stdin
+                .write_all(line.as_bytes())
+                .await
+                .map_err(|e| e.to_string())?;
             stdin.write_all(b"\n").await.map_err(|e| e.to_string())?;
             sent += 1;
         }
