@@ -45,6 +45,8 @@ def fmt(v, kind):
         return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.0f}"
     if kind == "ms":
         return f"{v / 1000:.2f} ms"
+    if kind == "us":
+        return f"{v:.1f} µs"
     if kind == "mib":
         return f"{v / 1024:.1f} MiB"
     return str(v)
@@ -117,6 +119,15 @@ if http:
             ok = None if not v.get("ours") or not v.get("rmcp") else v["ours"] <= v["rmcp"]
             goal = "≤ rmcp" + check(ok)
         row(f"HTTP p99 latency, c={c} (lower is better)", v, "ms", goal)
+    cpu = defaultdict(lambda: defaultdict(list))
+    for rec in lines("http.jsonl"):
+        run = rec.get("run")
+        if run and rec.get("cpu_ticks") is not None and run.get("total"):
+            cpu[rec["server"]][run["connections"]].append(rec["cpu_ticks"] / rec["clk_tck"] * 1e6 / run["total"])
+    for c in (16, 64):
+        v = {s: mean(cpu[s][c]) for s in cpu if cpu[s][c]}
+        if v:
+            row(f"HTTP server CPU per request, c={c} (lower is better)", v, "us")
     rss = defaultdict(int)
     for rec in lines("rss.jsonl"):
         rss[rec["server"]] = max(rss[rec["server"]], rec.get("vmhwm_kib") or 0)

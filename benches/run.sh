@@ -105,6 +105,11 @@ trap stop_server EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# CPU time (user + system, in clock ticks) a process has used so far: the server's cost per
+# request is robust to a noisy machine in a way that requests/s is not.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 # start_http NAME PORT: start the named server pinned to the server core (exec'd, so $! is the
@@ -162,11 +167,14 @@ http_pass() { # order servers...
     conc=("${CONCURRENCY[@]}")
     [ "$order" = reverse ] && conc=(64 16 1)
     for c in "${conc[@]}"; do
+      cpu0=$(cpu_ticks "$SERVER_PID")
       if line=$("${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" \
           --connections "$c" --duration-ms "$DUR" --warmup-ms "$WARM" --max-requests 2000000 \
           "${extra[@]}" 2>>"$OUT/loadgen.log"); then
-        printf '{"server":"%s","order":"%s","run":%s}\n' "$name" "$order" "$line" >>"$OUT/http.jsonl"
-        log "http $order $name c=$c $line"
+        cpu=$(( $(cpu_ticks "$SERVER_PID") - cpu0 ))
+        printf '{"server":"%s","order":"%s","cpu_ticks":%s,"clk_tck":%s,"run":%s}\n' \
+          "$name" "$order" "$cpu" "$CLK_TCK" "$line" >>"$OUT/http.jsonl"
+        log "http $order $name c=$c $line cpu_ticks=$cpu"
       else
         log "http $order $name c=$c FAILED: $line (see $OUT/loadgen.log)"
         printf '{"server":"%s","order":"%s","failed":true,"connections":%s}\n' "$name" "$order" "$c" >>"$OUT/http.jsonl"

@@ -2,7 +2,8 @@
 //! requests one after another (a fresh id each) for a warm-up, then for a measured window that
 //! ends at a duration OR a request budget, whichever comes first. Every reply's status AND body
 //! are checked (the echo text, and the id unless `--no-id-check`). Prints one JSON line:
-//! `{"connections":..,"ok":..,"bad":..,"errors":..,"rps":..,"p50_us":..,"p99_us":..}`.
+//! `{"connections":..,"ok":..,"total":..,"bad":..,"errors":..,"rps":..,"p50_us":..,"p99_us":..}`
+//! (`total` counts the warm-up's good replies too).
 //!
 //! ```text
 //! loadgen --url http://127.0.0.1:PORT/mcp --connections 16 --duration-ms 2000 \
@@ -35,6 +36,8 @@ struct Options {
 struct Stats {
     latencies_us: Vec<u32>,
     ok: u64,
+    /// Good replies including the warm-up (to divide the server's CPU time by).
+    total: u64,
     bad: u64,
     errors: u64,
     first_bad: Option<String>,
@@ -160,6 +163,9 @@ async fn worker(
                         String::from_utf8_lossy(&body)
                     ))
                 };
+                if checked.is_ok() {
+                    stats.total += 1;
+                }
                 match checked {
                     Ok(()) if measured => {
                         stats.ok += 1;
@@ -222,6 +228,7 @@ fn main() {
             let s = w.await.expect("a worker finished");
             all.latencies_us.extend(s.latencies_us);
             all.ok += s.ok;
+            all.total += s.total;
             all.bad += s.bad;
             all.errors += s.errors;
             if all.first_bad.is_none() {
@@ -234,9 +241,10 @@ fn main() {
     latencies.sort_unstable();
     let rps = stats.ok as f64 / elapsed.as_secs_f64().max(1e-9);
     println!(
-        "{{\"connections\":{},\"ok\":{},\"bad\":{},\"errors\":{},\"secs\":{:.3},\"rps\":{:.0},\"p50_us\":{},\"p99_us\":{}}}",
+        "{{\"connections\":{},\"ok\":{},\"total\":{},\"bad\":{},\"errors\":{},\"secs\":{:.3},\"rps\":{:.0},\"p50_us\":{},\"p99_us\":{}}}",
         o.connections,
         stats.ok,
+        stats.total,
         stats.bad,
         stats.errors,
         elapsed.as_secs_f64(),
