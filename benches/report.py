@@ -128,8 +128,15 @@ if http:
         v = {s: mean(cpu[s][c]) for s in cpu if cpu[s][c]}
         if v:
             row(f"HTTP server CPU per request, c={c} (lower is better)", v, "us")
+    for c in (16, 64):
+        sse = {"ours": mean([r["rps"] for r in http["ours-sse"][c]]), "floor": mean([r["rps"] for r in http["floor"][c]]),
+               "rmcp": mean([r["rps"] for r in http["rmcp"][c]])}
+        if sse["ours"]:
+            row(f"HTTP c={c}, req/s — ours answering SSE (the route's default `prefer_json: false`)", sse, "rate")
     rss = defaultdict(int)
     for rec in lines("rss.jsonl"):
+        if rec["server"] == "ours-sse":
+            continue
         rss[rec["server"]] = max(rss[rec["server"]], rec.get("vmhwm_kib") or 0)
     if rss:
         ok = None if not rss.get("ours") else rss["ours"] <= 8 * 1024

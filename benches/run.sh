@@ -19,16 +19,18 @@
 # Every load loop is bounded by a duration and a request count; servers listen on 127.0.0.1.
 #
 # Environment:
-#   BENCH_DURATION_MS  measured window per HTTP/stdio run (default 1500)
+#   BENCH_DURATION_MS  measured window per HTTP/stdio run (default 2500)
 #   BENCH_WARMUP_MS    HTTP warm-up per run (default 500)
 #   BENCH_ONLY         comma list of parts to run: inprocess,http,stdio (default all)
 #   BENCH_SKIP_PEERS=1 skip the TS and Python SDK servers (no node/python needed)
+#   BENCH_UPDATE_README=1  also write the table into README.md's "Performance" section (between
+#                      the bench-table markers)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
 export CARGO_TERM_COLOR=never
 
-DUR="${BENCH_DURATION_MS:-1500}"
+DUR="${BENCH_DURATION_MS:-2500}"
 WARM="${BENCH_WARMUP_MS:-500}"
 ONLY="${BENCH_ONLY:-inprocess,http,stdio}"
 PEERS="$ROOT/benches/peers"
@@ -119,6 +121,7 @@ start_http() {
   case "$name" in
     floor) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --http "$addr" ;;
     ours) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http "$addr" ;;
+    ours-sse) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sse "$addr" ;;
     rmcp) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http "$addr" ;;
     ts) cd "$PEERS" && exec "${ON_SERVER[@]}" node ts_server.mjs http "$port" ;;
     py) cd "$PEERS" && exec "${ON_SERVER[@]}" "$PEERS/.venv/bin/python" py_server.py http "$port" ;;
@@ -151,7 +154,7 @@ EOF
 fi
 
 # ------------------------------------------------------------------------------------ HTTP
-HTTP_SERVERS=(floor ours rmcp)
+HTTP_SERVERS=(floor ours ours-sse rmcp)
 [ -n "$HAVE_TS" ] && HTTP_SERVERS+=(ts)
 [ -n "$HAVE_PY" ] && HTTP_SERVERS+=(py)
 CONCURRENCY=(1 16 64)
@@ -236,4 +239,15 @@ fi
 # ----------------------------------------------------------------------------------- table
 python3 "$ROOT/benches/report.py" "$OUT" "$CORES" "$DUR" "$WARM" >"$OUT/table.md"
 cat "$OUT/table.md"
+if [ -n "${BENCH_UPDATE_README:-}" ]; then
+  python3 - "$ROOT/README.md" "$OUT/table.md" <<'EOF'
+import sys
+readme, table = sys.argv[1], open(sys.argv[2]).read().strip()
+text = open(readme).read()
+start, end = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+i, j = text.index(start) + len(start), text.index(end)
+open(readme, "w").write(text[:i] + "\n" + table + "\n" + text[j:])
+EOF
+  log "README.md Performance table updated"
+fi
 log "done in $(($(date +%s) - START)) s; raw results in $OUT"

@@ -157,8 +157,8 @@ fn bench(c: &mut Criterion) {
 fn criterion() -> Criterion {
     let c = Criterion::default().configure_from_args();
     if std::env::var_os("BENCH_QUICK").is_some() {
-        c.warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_millis(1500))
+        c.warm_up_time(Duration::from_millis(800))
+            .measurement_time(Duration::from_millis(2500))
             .sample_size(20)
     } else {
         c

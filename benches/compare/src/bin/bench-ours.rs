@@ -1,5 +1,6 @@
 //! Our library as a benchmark server: `--http ADDR` (the stateless Streamable HTTP route, JSON
-//! replies preferred), `--stdio` (`serve_stdio`, as shipped) or `--stdio-pipes` (`serve` over
+//! replies preferred), `--http-sse ADDR` (the route's defaults: a client accepting both JSON and
+//! SSE gets an SSE stream, as from `orkestrel-mcp serve --http`), `--stdio` (`serve_stdio`, as shipped) or `--stdio-pipes` (`serve` over
 //! non-blocking pipes reopened from `/proc/self/fd`, to show the cost of tokio's blocking stdin).
 
 use orkestrel_mcp::native::{http, stdio};
@@ -10,12 +11,12 @@ async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let server = ours(0);
     match args.first().map(String::as_str) {
-        Some("--http") => {
+        Some(flag @ ("--http" | "--http-sse")) => {
             let addr = args.get(1).map_or("127.0.0.1:0", String::as_str);
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("listening on {}", listener.local_addr()?);
             let options = http::HttpOptions {
-                prefer_json: true,
+                prefer_json: flag == "--http",
                 ..http::HttpOptions::default()
             };
             http::serve(
@@ -33,7 +34,7 @@ async fn main() -> std::io::Result<()> {
             stdio::serve(server, reader, writer).await
         }
         _ => {
-            eprintln!("usage: bench-ours --http ADDR | --stdio | --stdio-pipes");
+            eprintln!("usage: bench-ours --http ADDR | --http-sse ADDR | --stdio | --stdio-pipes");
             std::process::exit(2)
         }
     }
