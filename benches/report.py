@@ -45,6 +45,8 @@ def fmt(v, kind):
         return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.0f}"
     if kind == "ms":
         return f"{v / 1000:.2f} ms"
+    if kind == "count":
+        return f"{v / 1000:.1f}k" if v < 1e6 else f"{v / 1e6:.2f}M"
     if kind == "us":
         return f"{v:.1f} µs"
     if kind == "mib":
@@ -91,6 +93,14 @@ for group, label in (("tools_call_echo", "in process: tools/call echo, calls/s")
     per_s = {"ours": 1e9 / ns["ours/handle"], "floor": 1e9 / ns["floor/serde"], "rmcp": 1e9 / ns["rmcp/service"]}
     ok = per_s["ours"] >= per_s["floor"] / 1.5 and per_s["ours"] > per_s["rmcp"]
     row(label, per_s, "rate", "≥ 0.67× floor, > rmcp" + check(ok))
+
+instr = {rec["mode"]: rec["per_call"] for rec in lines("instructions.jsonl")}
+for what, label in (("echo", "in process: instructions per tools/call echo (callgrind; lower is better)"),
+                    ("list", "in process: instructions per tools/list of 100 (callgrind; lower is better)")):
+    v = {side: instr.get(f"{side}-{what}") for side in ("ours", "floor", "rmcp")}
+    if v["ours"]:
+        ok = None if not v["floor"] or not v["rmcp"] else v["ours"] <= 1.5 * v["floor"] and v["ours"] < v["rmcp"]
+        row(label, v, "count", "≤ 1.5× floor, < rmcp" + check(ok))
 
 # ---------------------------------------------------------------- HTTP
 http = defaultdict(lambda: defaultdict(list))  # (server) -> c -> [run]

@@ -6,7 +6,8 @@
 # Builds the bench crate (release), installs the TypeScript and Python SDK peers into
 # benches/peers/ when missing or stale (node_modules/ and .venv/, gitignored), then measures
 #   1. in process (criterion): handle(tools/call echo) and handle(tools/list, 100 tools) —
-#      ours vs the serde floor vs rmcp;
+#      ours vs the serde floor vs rmcp; and, when valgrind is installed, the same calls'
+#      instructions per call under callgrind (deterministic on a noisy machine);
 #   2. HTTP over loopback: tools/call echo at 1, 16 and 64 keep-alive connections — ours
 #      (stateless route) vs the bare hyper floor, rmcp (stateless JSON), the TS SDK, the Python
 #      SDK; every server in turn, then again in reverse order; every reply body checked;
@@ -37,7 +38,7 @@ PEERS="$ROOT/benches/peers"
 OUT="$ROOT/target/bench-results"
 BIN="$ROOT/target/release"
 mkdir -p "$OUT"
-rm -f "$OUT"/http.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json
+rm -f "$OUT"/http.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 wants() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -148,9 +149,26 @@ res = {}
 for group in ("tools_call_echo", "tools_list_100"):
     for side in ("ours/handle", "floor/serde", "rmcp/service", "rmcp/oneshot"):
         est = json.loads((base / group / side / "new" / "estimates.json").read_text())
-        res[f"{group}/{side}"] = est["mean"]["point_estimate"]  # ns per call
+        res[f"{group}/{side}"] = est["median"]["point_estimate"]  # ns per call (median: robust to bursts)
 json.dump(res, open(out, "w"))
 EOF
+fi
+
+# Instructions per call under callgrind: deterministic, so immune to a busy machine. Each mode
+# runs with N calls and with 0; the difference over N is the per-call cost.
+if wants inprocess && command -v valgrind >/dev/null; then
+  log "in process: instructions per call (callgrind)"
+  : >"$OUT/instructions.jsonl"
+  for mode in ours-echo floor-echo rmcp-echo ours-list floor-list rmcp-list; do
+    case "$mode" in *-list) n=100 ;; *) n=4000 ;; esac
+    irs=()
+    for calls in "$n" 0; do
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/profile-handle" "$mode" "$calls" \
+        >/dev/null 2>"$OUT/callgrind.log" || { cat "$OUT/callgrind.log" >&2; exit 1; }
+      irs+=("$(grep -Eo 'refs: +[0-9,]+' "$OUT/callgrind.log" | tr -dc '0-9')")
+    done
+    printf '{"mode":"%s","per_call":%s}\n' "$mode" "$(((irs[0] - irs[1]) / n))" >>"$OUT/instructions.jsonl"
+  done
 fi
 
 # ------------------------------------------------------------------------------------ HTTP

@@ -10,58 +10,11 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use futures::channel::mpsc;
-use futures::{SinkExt, StreamExt};
-use orkestrel_mcp_bench::rmcp_server::RmcpBench;
+use orkestrel_mcp_bench::rmcp_server::{rmcp_oneshot, RmcpBench, RmcpPipe};
 use orkestrel_mcp_bench::{
     check_echo_reply, floor_call, floor_list, ours, ECHO_CALL, LIST_TOOLS, TOOLS_LIST,
 };
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::{serve_directly, RoleServer, RunningService};
-use rmcp::transport::OneshotTransport;
 use serde_json::Value;
-use tokio::runtime::Runtime;
-
-/// rmcp's service loop, fed parsed messages through channels (its transport minus framing).
-struct RmcpPipe {
-    tx: mpsc::Sender<ClientJsonRpcMessage>,
-    rx: mpsc::Receiver<ServerJsonRpcMessage>,
-    _service: RunningService<RoleServer, RmcpBench>,
-}
-
-impl RmcpPipe {
-    fn new(rt: &Runtime, server: RmcpBench) -> Self {
-        let (tx, server_rx) = mpsc::channel::<ClientJsonRpcMessage>(16);
-        let (server_tx, rx) = mpsc::channel::<ServerJsonRpcMessage>(16);
-        let _guard = rt.enter();
-        let service = serve_directly(server, (server_tx, server_rx), None);
-        RmcpPipe {
-            tx,
-            rx,
-            _service: service,
-        }
-    }
-
-    async fn handle(&mut self, bytes: &[u8]) -> Vec<u8> {
-        let message: ClientJsonRpcMessage = serde_json::from_slice(bytes).expect("rmcp parses");
-        self.tx
-            .send(message)
-            .await
-            .expect("rmcp service is running");
-        let reply = self.rx.next().await.expect("rmcp replies");
-        serde_json::to_vec(&reply).expect("rmcp reply serializes")
-    }
-}
-
-/// rmcp's stateless HTTP path without HTTP: a one-shot service per request.
-async fn rmcp_oneshot(server: &RmcpBench, bytes: &[u8]) -> Vec<u8> {
-    let message: ClientJsonRpcMessage = serde_json::from_slice(bytes).expect("rmcp parses");
-    let (transport, mut receiver) = OneshotTransport::<RoleServer>::new(message);
-    let service = serve_directly(server.clone(), transport, None);
-    let reply = receiver.recv().await.expect("rmcp replies");
-    drop(service);
-    serde_json::to_vec(&reply).expect("rmcp reply serializes")
-}
 
 fn tool_count(reply: &[u8]) -> usize {
     let v: Value = serde_json::from_slice(reply).expect("a JSON reply");
@@ -79,8 +32,8 @@ fn bench(c: &mut Criterion) {
     let ours_list = ours(LIST_TOOLS - 1);
     let rmcp_echo = RmcpBench::new(0);
     let rmcp_list = RmcpBench::new(LIST_TOOLS - 1);
-    let mut pipe_echo = RmcpPipe::new(&rt, rmcp_echo.clone());
-    let mut pipe_list = RmcpPipe::new(&rt, rmcp_list.clone());
+    let mut pipe_echo = RmcpPipe::new(rt.handle(), rmcp_echo.clone());
+    let mut pipe_list = RmcpPipe::new(rt.handle(), rmcp_list.clone());
 
     // The floor's tools/list serializes the same descriptors ours lists.
     let list_reply = rt.block_on(ours_list.handle(TOOLS_LIST)).expect("a reply");
