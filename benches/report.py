@@ -143,6 +143,8 @@ if http:
                "rmcp": mean([r["rps"] for r in http["rmcp"][c]])}
         if sse["ours"]:
             row(f"HTTP c={c}, req/s — ours answering SSE (the route's default `prefer_json: false`)", sse, "rate")
+            v = {"ours": mean(cpu["ours-sse"][c]), "floor": mean(cpu["floor"][c]), "rmcp": mean(cpu["rmcp"][c])}
+            row(f"HTTP server CPU per request, c={c} — ours answering SSE (lower is better)", v, "us")
     rss = defaultdict(int)
     for rec in lines("rss.jsonl"):
         if rec["server"] == "ours-sse":
