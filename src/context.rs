@@ -1,19 +1,71 @@
-//! The per-request context a dispatch carries: who asked, with what `_meta`, and a way to send
-//! notifications back on the request's own channel (DESIGN "Protocol eras": one place that a
-//! transport, a session or a stateless request fills).
+//! The per-request context a dispatch carries: who asked, with what `_meta`, and the channel back
+//! to the caller for notifications (progress, logs) and server→client requests (sampling,
+//! elicitation, roots, ping). DESIGN "Protocol eras": one place that a transport, a session or a
+//! stateless request fills.
 
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
 
-use crate::jsonrpc::{JsonRpcNotification, RequestId};
+use crate::era::{self, Era};
+use crate::jsonrpc::{
+    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
+};
+use crate::mrtr::Round;
+use crate::peers::Pending;
+use crate::session::Session;
 
 /// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,
 /// its WebSocket). Returns `false` when the channel is gone.
 pub type Notifier = Arc<dyn Fn(JsonRpcNotification) -> bool + Send + Sync>;
 
-/// What a handler knows about the request it serves.
+/// A sink for any server→client message (notifications and requests) on the request's channel.
+/// Returns `false` when the channel is gone.
+pub type Outbound = Arc<dyn Fn(JsonRpcMessage) -> bool + Send + Sync>;
+
+/// The syslog severities of `logging/setLevel` and `notifications/message`, least severe first
+/// (spec 2025-11-25 `server/utilities/logging`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// `debug`
+    Debug,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level named `name` (`"debug"` … `"emergency"`, as on the wire).
+    pub fn from_name(name: &str) -> Option<LogLevel> {
+        Some(match name {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+}
+
+/// What a handler knows about the request it serves, and its way back to the caller.
 #[derive(Clone, Default)]
 pub struct RequestContext {
     /// The request id (`None` for a notification).
@@ -22,7 +74,28 @@ pub struct RequestContext {
     pub method: String,
     /// `params._meta`, when the request carried one.
     pub meta: Option<Map<String, Value>>,
+    /// The connection or session the request came on (`None` for a stateless request).
+    pub scope: Option<Arc<str>>,
+    /// The client's declared capabilities (from `initialize` on this scope), when known.
+    pub client_capabilities: Option<Value>,
+    /// The minimum level the client asked for (`logging/setLevel` on this scope, or the
+    /// request's `_meta` logLevel on the modern wire).
+    pub log_level: Option<LogLevel>,
+    /// The request's era: set to [`Era::Modern`] by a transport that saw a modern
+    /// `MCP-Protocol-Version` header, or by the server for a request with modern `_meta`.
+    pub era: Era,
+    /// The protocol version the transport carried (the HTTP `MCP-Protocol-Version` header),
+    /// checked against the body's on modern requests.
+    pub transport_version: Option<String>,
     notifier: Option<Notifier>,
+    outbound: Option<Outbound>,
+    pub(crate) pending: Option<Arc<Pending>>,
+    pub(crate) round: Option<Arc<Round>>,
+    /// The protocol version the request is served under: the `MCP-Protocol-Version` header, else
+    /// the session's negotiated version, else `2025-03-26` over HTTP with no session (spec
+    /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
+    pub protocol_version: Option<String>,
+    session: Option<Arc<Session>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -31,13 +104,20 @@ impl fmt::Debug for RequestContext {
             .field("id", &self.id)
             .field("method", &self.method)
             .field("meta", &self.meta)
-            .field("notifier", &self.notifier.is_some())
+            .field("scope", &self.scope)
+            .field("log_level", &self.log_level)
+            .field(
+                "channel",
+                &(self.notifier.is_some() || self.outbound.is_some()),
+            )
+            .field("protocol_version", &self.protocol_version)
+            .field("session", &self.session.as_ref().map(|s| s.id().to_owned()))
             .finish()
     }
 }
 
 impl RequestContext {
-    /// A context with no notification channel (in-process dispatch, tests).
+    /// A context with no channel back (in-process dispatch, tests).
     pub fn new() -> Self {
         RequestContext::default()
     }
@@ -48,6 +128,40 @@ impl RequestContext {
         self
     }
 
+    /// Give the context a channel for any server→client message (notifications and requests).
+    pub fn with_outbound(mut self, outbound: Outbound) -> Self {
+        self.outbound = Some(outbound);
+        self
+    }
+
+    /// Tie the request to a connection or session, so per-scope state (log level, client
+    /// capabilities, subscriptions, cancellation) applies.
+    pub fn with_scope(mut self, scope: impl Into<Arc<str>>) -> Self {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// Attach the HTTP session the request arrived in (set by the session layer).
+    pub fn with_session(mut self, session: Arc<Session>) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// The HTTP session the request arrived in (seed `context.state.session`); `None` over
+    /// stdio, WebSocket, or stateless HTTP.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.session.as_ref()
+    }
+
+    /// Push a notification on the session's standalone `GET` stream (logged for resumption,
+    /// seed clause 19), not tied to this request. Returns `false` when there is no session or it
+    /// has ended.
+    pub fn push(&self, notification: &JsonRpcNotification) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.push(&notification.to_json()).is_some())
+    }
+
     /// `params._meta.progressToken`, when the caller asked for progress.
     pub fn progress_token(&self) -> Option<&Value> {
         self.meta.as_ref()?.get("progressToken")
@@ -56,6 +170,284 @@ impl RequestContext {
     /// Send a notification on the request's channel. Returns `false` when there is no channel or
     /// it has closed (the notification is then dropped, and the caller knows).
     pub fn notify(&self, notification: JsonRpcNotification) -> bool {
+        if let Some(outbound) = &self.outbound {
+            return outbound(JsonRpcMessage::Notification(notification));
+        }
         self.notifier.as_ref().is_some_and(|n| n(notification))
+    }
+
+    /// Send `notifications/progress` for this request: `progress` (and `total`, same unit) with
+    /// an optional message. `false` when the caller sent no `progressToken` or the channel is
+    /// gone (spec 2025-11-25 `basic/utilities/progress`).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(token) = self.progress_token().cloned() else {
+            return false;
+        };
+        let mut params = json!({ "progressToken": token, "progress": number(progress) });
+        if let Some(total) = total {
+            params["total"] = number(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.notify(JsonRpcNotification::new("notifications/progress").with_params(params))
+    }
+
+    /// The message sink, when the transport gave one.
+    pub(crate) fn outbound(&self) -> Option<Outbound> {
+        self.outbound.clone()
+    }
+
+    /// Whether the context has a channel back to the caller.
+    pub fn has_channel(&self) -> bool {
+        self.outbound.is_some() || self.notifier.is_some()
+    }
+
+    /// Send `notifications/message` at `level` (with an optional logger name) when the level is at
+    /// or above the one the client asked for. Handshake era: all levels until `logging/setLevel`;
+    /// modern wire: nothing unless the request's `_meta` carried a logLevel. `false` when filtered
+    /// out or the channel is gone.
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+        if self.log_level.is_some_and(|min| level < min)
+            || (self.era == Era::Modern && self.log_level.is_none())
+        {
+            return false;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.notify(JsonRpcNotification::new("notifications/message").with_params(params))
+    }
+
+    /// Send a server→client request on this request's channel and wait for the client's answer.
+    ///
+    /// # Errors
+    /// `-32603` when the context has no channel for requests or it closed before the answer;
+    /// the client's own JSON-RPC error otherwise. There is no deadline here: wrap the future in
+    /// your runtime's timeout if the client may never answer.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        if self.era == Era::Modern {
+            let prefix = match method {
+                "sampling/createMessage" => "sampling",
+                "elicitation/create" => "elicitation",
+                "roots/list" => "roots",
+                other => {
+                    return Err(ErrorObject::internal(format!(
+                        "the 2026-07-28 wire has no server→client {other} request"
+                    )))
+                }
+            };
+            let key = self
+                .round
+                .as_ref()
+                .map(|r| r.next_key(prefix))
+                .unwrap_or_default();
+            return self.input(&key, method, params).await;
+        }
+        self.send_request(method, params).await
+    }
+
+    async fn send_request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let (Some(outbound), Some(pending)) = (&self.outbound, &self.pending) else {
+            return Err(ErrorObject::internal(format!(
+                "no channel for a server→client {method} request on this transport"
+            )));
+        };
+        let (id, answer) = pending.register(self.scope.clone());
+        let request = JsonRpcRequest::new(id.clone(), method).with_params(params);
+        if !outbound(JsonRpcMessage::Request(request)) {
+            pending.forget(&id);
+            return Err(ErrorObject::internal("the client's channel is closed"));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(ErrorObject::internal(
+                "the client's channel closed before it answered",
+            ))
+        })
+    }
+
+    /// Ask the client for one input under a handler-chosen `key` (2026-07-28 multi round-trip
+    /// requests, §4): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    ///
+    /// On the modern wire, the client's answer from `inputResponses[key]` is returned when this
+    /// is a retry that carries it; otherwise the request is recorded, an error is returned, and
+    /// the server answers the round with an input-required result listing every recorded input
+    /// (so ask for all inputs before propagating the first error with `?`, e.g. with `join!`).
+    /// On the handshake wire it is a real server→client request ([`RequestContext::request`]).
+    ///
+    /// # Errors
+    /// `-32021` (modern) when the client's capabilities for this request lack the one `method`
+    /// needs; the input-required marker while the input is missing; as
+    /// [`RequestContext::request`] on the handshake wire.
+    pub async fn input(
+        &self,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ErrorObject> {
+        let capability = match method {
+            "sampling/createMessage" => "sampling",
+            "elicitation/create" => "elicitation",
+            "roots/list" => "roots",
+            _ => "",
+        };
+        if self.era != Era::Modern {
+            if !capability.is_empty() {
+                self.require_capability(capability, method)?;
+            }
+            return self.send_request(method, params).await;
+        }
+        if !capability.is_empty()
+            && self
+                .client_capabilities
+                .as_ref()
+                .is_none_or(|c| c.get(capability).is_none())
+        {
+            return Err(era::missing_capability(capability));
+        }
+        match &self.round {
+            Some(round) => round.input(key, method, params),
+            None => Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{} cannot ask for input (only tools/call, prompts/get, resources/read can)",
+                    self.method
+                ),
+            )),
+        }
+    }
+
+    /// The handler's own state from the previous round, verified (2026-07-28 `requestState`).
+    pub fn request_state(&self) -> Option<&Value> {
+        self.round.as_ref()?.state()
+    }
+
+    /// Carry `state` to the next round: sealed (HMAC, bound to this request, expiring) into the
+    /// input-required result's `requestState`. Ignored when the round completes.
+    pub fn set_request_state(&self, state: Value) {
+        if let Some(round) = &self.round {
+            round.set_state(state);
+        }
+    }
+
+    fn require_capability(&self, capability: &str, method: &str) -> Result<(), ErrorObject> {
+        if self.era == Era::Modern {
+            return match &self.client_capabilities {
+                Some(caps) if caps.get(capability).is_some() => Ok(()),
+                _ => Err(era::missing_capability(capability)),
+            };
+        }
+        match &self.client_capabilities {
+            // Unknown (a stateless request): try, and let the client answer.
+            None => Ok(()),
+            Some(caps) if caps.get(capability).is_some() => Ok(()),
+            Some(_) => Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "the client did not declare the `{capability}` capability needed for {method}"
+                ),
+            )),
+        }
+    }
+
+    /// `sampling/createMessage` (spec `client/sampling`): `params` is the CreateMessageRequest
+    /// params (`messages`, `maxTokens`, …); the result is the client's CreateMessageResult.
+    ///
+    /// # Errors
+    /// `-32600` when the client's known capabilities lack `sampling`; as [`RequestContext::request`].
+    pub async fn create_message(&self, params: Value) -> Result<Value, ErrorObject> {
+        self.require_capability("sampling", "sampling/createMessage")?;
+        self.request("sampling/createMessage", params).await
+    }
+
+    /// `elicitation/create` (spec `client/elicitation`): `params` holds `message` and
+    /// `requestedSchema` (form mode) or `mode: "url"` with `url`; the result has `action` and
+    /// `content`.
+    ///
+    /// # Errors
+    /// `-32600` when the client's known capabilities lack `elicitation`; as [`RequestContext::request`].
+    pub async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
+        self.require_capability("elicitation", "elicitation/create")?;
+        self.request("elicitation/create", params).await
+    }
+
+    /// `roots/list` (spec `client/roots`): the client's `{ roots: [{ uri, name? }] }`.
+    ///
+    /// # Errors
+    /// `-32600` when the client's known capabilities lack `roots`; as [`RequestContext::request`].
+    pub async fn list_roots(&self) -> Result<Value, ErrorObject> {
+        self.require_capability("roots", "roots/list")?;
+        self.request("roots/list", json!({})).await
+    }
+
+    /// `ping` the client.
+    ///
+    /// # Errors
+    /// As [`RequestContext::request`].
+    pub async fn ping(&self) -> Result<(), ErrorObject> {
+        self.request("ping", json!({})).await.map(|_| ())
+    }
+}
+
+/// A number as JSON: integral values within ±2^53 as integers (`5`, not `5.0`).
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn capture() -> (Outbound, Arc<Mutex<Vec<JsonRpcMessage>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        (
+            Arc::new(move |m| {
+                s.lock().unwrap().push(m);
+                true
+            }),
+            seen,
+        )
+    }
+
+    #[test]
+    fn progress_needs_a_token_and_log_respects_the_level() {
+        let (outbound, seen) = capture();
+        let mut ctx = RequestContext::new().with_outbound(outbound);
+        assert!(!ctx.progress(1.0, None, None), "no token, no progress");
+        ctx.meta = Some(json!({"progressToken": "t"}).as_object().unwrap().clone());
+        assert!(ctx.progress(1.0, Some(2.0), Some("half")));
+        ctx.log_level = Some(LogLevel::Warning);
+        assert!(!ctx.log(LogLevel::Info, None, json!("quiet")));
+        assert!(ctx.log(LogLevel::Error, Some("db"), json!("loud")));
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(
+            serde_json::to_value(&seen[0]).unwrap()["params"],
+            json!({"progressToken":"t","progress":1,"total":2,"message":"half"})
+        );
+        assert_eq!(
+            serde_json::to_value(&seen[1]).unwrap()["params"],
+            json!({"level":"error","data":"loud","logger":"db"})
+        );
+    }
+
+    #[test]
+    fn requests_without_a_channel_or_capability_fail_clearly() {
+        let ctx = RequestContext::new();
+        let err = futures::executor::block_on(ctx.ping()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+        let ctx = RequestContext {
+            client_capabilities: Some(json!({"roots":{}})),
+            ..RequestContext::new()
+        };
+        let err = futures::executor::block_on(ctx.create_message(json!({}))).unwrap_err();
+        assert!(err.message.contains("sampling"));
     }
 }

@@ -3,20 +3,35 @@
 //! A Rust implementation of the [Model Context Protocol](https://modelcontextprotocol.io):
 //! JSON-RPC 2.0 servers and clients that expose and call tools. One no-I/O core compiles for
 //! `wasm32-unknown-unknown` and for native targets; the native transports (stdio, Streamable
-//! HTTP) sit behind the `native` feature.
+//! HTTP with sessions and resumable streams, WebSocket) sit behind the `native` feature.
 //!
 //! ```text
 //!           bytes in                                                 bytes out
 //!  stdio ─┐ (lines)                                                        ┌─ stdio
 //!  HTTP  ─┼──► framing ──► jsonrpc::JsonRpcMessage ──► McpServer ──► tools ─┼─ HTTP (JSON | SSE)
-//!         │  (LineDecoder)   (total classification)    (dispatch)  (registry)
+//!  WS    ─┘  (LineDecoder)   (total classification)    (dispatch)  (registry)└─ WS
+//!                                                          │
+//!                        session::Session ◄── RequestContext (notify, progress, log, push)
+//!                        (streams, replay log)──► SSE events with ids, resumable by GET
 //!            transports (native::)             core (no I/O)
+//! ```
+//!
+//! The client is the mirror (seed clauses 13–15, 17, 20): [`McpClient`] tags each request with
+//! the next integer id, a [`ClientTransport`] carries it, and the transport hands every reply
+//! back through a [`client::TransportSink`], where the pending request with that exact id
+//! resolves — or fails on its deadline, or with the transport's close.
+//!
+//! ```text
+//!  McpClient::call ─► JsonRpcRequest{id} ─► ClientTransport::send ─► stdio child | HTTP POST | WS
+//!        ▲                                                                        │
+//!        └── pending[id] ◄── TransportSink::receive ◄── lines | JSON or SSE (sse::Decoder) | frames
 //! ```
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`framing`], [`sse`] — builds for wasm32 |
-//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), and the `orkestrel-mcp` binary |
+//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`client`], [`framing`], [`sse`], [`session`] — builds for wasm32 |
+//! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), `native::client` (stdio, Streamable HTTP and WebSocket client transports), and the `orkestrel-mcp` binary (`serve`, `tools`, `call`, `bridge`) |
+//! | `tls` | `https://` and `wss://` for the client transports (rustls with `ring`, webpki roots) |
 //!
 //! ## Example
 //!
@@ -40,18 +55,32 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// On wasm the core's `Arc`s hold `!Send` JS handlers on purpose: one code path for both targets.
+#![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
+pub mod client;
 pub mod context;
+pub mod era;
 pub mod framing;
 pub mod jsonrpc;
+pub mod media;
+pub mod mrtr;
+pub(crate) mod peers;
+pub mod prompts;
 pub mod protocol;
+pub mod resources;
 pub mod server;
+pub mod session;
 pub mod sse;
 pub mod tools;
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
 
+#[cfg(target_family = "wasm")]
+pub mod wasm;
+
+pub use client::{ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient};
 pub use context::RequestContext;
 pub use jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,

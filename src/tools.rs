@@ -32,6 +32,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::context::RequestContext;
+use crate::jsonrpc::ErrorObject;
 use crate::protocol::{ToolDescriptor, ToolResult};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
@@ -95,9 +96,9 @@ impl<T: Serialize> IntoToolResult for Structured<T> {
 
 cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
-        type Handler = Arc<dyn Fn(Value, RequestContext) -> BoxFuture<'static, ToolResult>>;
+        type Handler = Arc<dyn Fn(Value, RequestContext) -> BoxFuture<'static, Outcome>>;
     } else {
-        type Handler = Arc<dyn Fn(Value, RequestContext) -> BoxFuture<'static, ToolResult> + Send + Sync>;
+        type Handler = Arc<dyn Fn(Value, RequestContext) -> BoxFuture<'static, Outcome> + Send + Sync>;
     }
 }
 
@@ -129,10 +130,18 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     value
 }
 
-fn wrap<R: IntoToolResult, E: fmt::Display>(result: Result<R, E>) -> ToolResult {
+/// A tool run's outcome: a result (possibly `isError`), or a protocol error.
+type Outcome = Result<ToolResult, ErrorObject>;
+
+/// `Ok` → the result; an [`ErrorObject`] error → a JSON-RPC error (e.g. `-32021` for a missing
+/// client capability); any other error → an `isError` result carrying its text (clause 5).
+fn wrap<R: IntoToolResult, E: fmt::Display + 'static>(result: Result<R, E>) -> Outcome {
     match result {
-        Ok(r) => r.into_tool_result(),
-        Err(e) => ToolResult::error(e.to_string()),
+        Ok(r) => Ok(r.into_tool_result()),
+        Err(e) => match (&e as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
+            Some(error) => Err(error.clone()),
+            None => Ok(ToolResult::error(e.to_string())),
+        },
     }
 }
 
@@ -171,7 +180,7 @@ impl Tool {
         descriptor.input_schema = schema_for::<A>();
         let handler: Handler = Arc::new(move |args, ctx| match decode::<A>(&name, args) {
             Ok(args) => handler(args, ctx).map(wrap).boxed_maybe(),
-            Err(result) => futures::future::ready(result).boxed_maybe(),
+            Err(result) => futures::future::ready(Ok(result)).boxed_maybe(),
         });
         Tool {
             descriptor,
@@ -242,9 +251,16 @@ impl Tool {
         &self.descriptor
     }
 
-    /// Run the tool. Never fails: an error, a bad argument or a panic (where the target unwinds)
-    /// becomes an `isError` result.
-    pub async fn call(&self, arguments: Value, ctx: RequestContext) -> ToolResult {
+    /// Run the tool: an error, a bad argument or a panic (where the target unwinds) becomes an
+    /// `isError` result.
+    ///
+    /// # Errors
+    /// Only when the handler returned an [`ErrorObject`]: that JSON-RPC error.
+    pub async fn call(
+        &self,
+        arguments: Value,
+        ctx: RequestContext,
+    ) -> Result<ToolResult, ErrorObject> {
         let name = &self.descriptor.name;
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(arguments, ctx)));
         let outcome = match started {
@@ -254,7 +270,9 @@ impl Tool {
         outcome.unwrap_or_else(|panic| {
             let message = panic_message(&*panic);
             tracing::error!(tool = %name, %message, "tool panicked");
-            ToolResult::error(format!("tool {name} panicked: {message}"))
+            Ok(ToolResult::error(format!(
+                "tool {name} panicked: {message}"
+            )))
         })
     }
 }
@@ -284,6 +302,8 @@ impl<'a, T, F: Future<Output = T> + MaybeSend + 'a> BoxedMaybe<'a, T> for F {
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: RwLock<IndexMap<String, Arc<Tool>>>,
+    /// The descriptors as JSON, built on the first `tools/list` after a change.
+    listing: RwLock<Option<Arc<Vec<Value>>>>,
 }
 
 impl fmt::Debug for ToolRegistry {
@@ -310,12 +330,14 @@ impl ToolRegistry {
     /// Add a tool, replacing (and returning) any tool of the same name.
     pub fn add(&self, tool: Tool) -> Option<Arc<Tool>> {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
         tools.insert(tool.name().to_owned(), Arc::new(tool))
     }
 
     /// Remove a tool by name; `true` when it was there.
     pub fn remove(&self, name: &str) -> bool {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
         tools.shift_remove(name).is_some()
     }
 
@@ -327,6 +349,28 @@ impl ToolRegistry {
     /// Every descriptor, in insertion order (seed `buildToolDescriptors`).
     pub fn list(&self) -> Vec<ToolDescriptor> {
         self.read().values().map(|t| t.descriptor.clone()).collect()
+    }
+
+    /// Every descriptor as JSON, in insertion order, cached until the next `add` / `remove`
+    /// (the `tools/list` hot path serializes the descriptors once, not per request).
+    pub fn list_json(&self) -> Arc<Vec<Value>> {
+        if let Some(listing) = self
+            .listing
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return listing.clone();
+        }
+        let tools = self.read();
+        let listing: Arc<Vec<Value>> = Arc::new(
+            tools
+                .values()
+                .map(|t| serde_json::to_value(&t.descriptor).expect("descriptors serialize"))
+                .collect(),
+        );
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Some(listing.clone());
+        listing
     }
 
     /// The tool names, in insertion order.
@@ -347,15 +391,18 @@ impl ToolRegistry {
     /// Run the named tool with `arguments`.
     ///
     /// # Errors
-    /// [`UnknownTool`] when no tool has that name; every tool failure is an `isError` result.
+    /// `-32602` ([`UnknownTool`]) when no tool has that name; a handler's [`ErrorObject`]. Every
+    /// other tool failure is an `isError` result.
     pub async fn execute(
         &self,
         name: &str,
         arguments: Value,
         ctx: RequestContext,
-    ) -> Result<ToolResult, UnknownTool> {
-        let tool = self.get(name).ok_or_else(|| UnknownTool(name.to_owned()))?;
-        Ok(tool.call(arguments, ctx).await)
+    ) -> Result<ToolResult, ErrorObject> {
+        let tool = self
+            .get(name)
+            .ok_or_else(|| ErrorObject::invalid_params(UnknownTool(name.to_owned())))?;
+        tool.call(arguments, ctx).await
     }
 }
 
@@ -404,10 +451,19 @@ mod tests {
         );
         let p = run(tools.execute("panic", json!({}), RequestContext::new())).unwrap();
         assert!(p.is_error() && p.content[0].as_text().unwrap().contains("kaboom"));
+        let unknown = run(tools.execute("nope", json!({}), RequestContext::new())).unwrap_err();
         assert_eq!(
-            run(tools.execute("nope", json!({}), RequestContext::new())),
-            Err(UnknownTool("nope".into()))
+            (unknown.code.0, unknown.message.contains("nope")),
+            (-32602, true)
         );
+        // A handler's ErrorObject is a protocol error, not an isError result.
+        tools.add(Tool::from_json(
+            "proto",
+            json!({"type":"object"}),
+            |_, _| async { Err::<String, _>(crate::era::missing_capability("sampling")) },
+        ));
+        let proto = run(tools.execute("proto", json!({}), RequestContext::new())).unwrap_err();
+        assert_eq!(proto.code, crate::era::MISSING_REQUIRED_CLIENT_CAPABILITY);
     }
 
     #[test]

@@ -1,17 +1,17 @@
 //! The stateless Streamable HTTP route over real TCP: statuses, bodies, SSE framing, bad input.
 #![cfg(feature = "native")]
 
-mod support;
+mod common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use common::{post, request};
 use hyper::Method;
 use orkestrel_mcp::native::http::{self, HttpOptions, Routes};
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde::Deserialize;
 use serde_json::json;
-use support::{post, request};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Sleep {
@@ -293,7 +293,17 @@ async fn the_binary_serves_http() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(up, "server did not listen");
-    let r = post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#, JSON).await;
+    // The binary serves sessions by default: initialize, then call with the minted id.
+    let init = post(addr, INIT, JSON).await;
+    let session = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let r = request(
+        addr,
+        Method::POST,
+        "/mcp",
+        &[("content-type", JSON), ("accept", JSON), ("mcp-session-id", &session)],
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
+    )
+    .await;
     assert_eq!(r.json()["result"]["content"][0]["text"], "hi");
     // SIGTERM shuts down cleanly with exit 0.
     let pid = child.id().unwrap();
@@ -301,7 +311,7 @@ async fn the_binary_serves_http() {
         .arg(pid.to_string())
         .status()
         .unwrap();
-    let status = tokio::time::timeout(support::DEADLINE, child.wait())
+    let status = tokio::time::timeout(common::DEADLINE, child.wait())
         .await
         .unwrap()
         .unwrap();

@@ -3,7 +3,8 @@
 # already there, then runs every check and test of the crate. Exit 0 only when all pass.
 #
 #   bash tests/run.sh            # everything
-#   SKIP_INTEROP=1 bash tests/run.sh   # Rust checks and tests only
+#   SKIP_INTEROP=1 bash tests/run.sh   # no SDK interop / conformance suites
+#   SKIP_WASM=1 bash tests/run.sh      # no wasm package tests (tests/wasm/run.sh)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR=never
@@ -49,14 +50,34 @@ run_tests
 step "cargo test --features native (transports, binary, doctests)"
 run_tests --features native
 
-step "interop: official SDK clients drive orkestrel-mcp"
-if [ -z "${SKIP_INTEROP:-}" ]; then
-  cargo build --features native --bin orkestrel-mcp
-  log=$(mktemp)
-  if bash tests/interop/run.sh target/debug/orkestrel-mcp 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
-  p=$(grep -Eo '^interop: [0-9]+ passed' "$log" | awk '{s+=$2} END {print s+0}'); PASSED=$((PASSED + p))
+# An interop or conformance script: its "NAME: N passed, M failed" line is added to the totals.
+suite() { # LABEL SCRIPT ARGS...
+  local label="$1"; shift
+  step "$label"
+  local log; log=$(mktemp)
+  if bash "$@" 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
+  local p; p=$(grep -Eo '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | awk '{print $2}')
+  PASSED=$((PASSED + ${p:-0}))
   rm -f "$log"
-  [ "$FAILED" -eq 0 ] || fail "interop"
+  [ "$FAILED" -eq 0 ] || fail "$label"
+}
+
+if [ -z "${SKIP_INTEROP:-}" ]; then
+  cargo build --features native --bin orkestrel-mcp --example conformance-server
+  BIN=target/debug/orkestrel-mcp
+  suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP)" tests/interop/run.sh "$BIN"
+  suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
+  suite "interop: our client (tools, call, bridge) against server-everything and the Python SDK; the TS SDK through the bridge" tests/interop/client/run.sh "$BIN"
+  suite "conformance: the official MCP suite, three legs" tests/conformance/run.sh target/debug/examples/conformance-server
+fi
+
+step "wasm: the npm package in node and Chromium (tests/wasm/run.sh)"
+if [ -z "${SKIP_WASM:-}" ]; then
+  log=$(mktemp)
+  if bash tests/wasm/run.sh 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
+  p=$(grep -Eo '^wasm: [0-9]+ passed' "$log" | awk '{s+=$2} END {print s+0}'); PASSED=$((PASSED + p))
+  rm -f "$log"
+  [ "$FAILED" -eq 0 ] || fail "wasm"
 fi
 
 echo

@@ -1,12 +1,12 @@
 //! The stdio server through the real binary: framing, bad input, concurrency, EOF.
 #![cfg(feature = "native")]
 
-mod support;
+mod common;
 
 use std::time::Duration;
 
+use common::{ChildServer, DEADLINE};
 use serde_json::json;
-use support::{ChildServer, DEADLINE};
 
 const BIN: &str = env!("CARGO_BIN_EXE_orkestrel-mcp");
 

@@ -1,7 +1,19 @@
 //! Native transports (feature `native`): thin tokio/hyper drivers around the core.
 //!
 //! - [`stdio`]: newline-delimited JSON-RPC over a reader and a writer (seed clause 20).
-//! - [`http`]: the Streamable HTTP route as a `tower::Service` (seed clause 12).
+//! - [`http`]: the stateless Streamable HTTP route as a `tower::Service` (seed clause 12).
+//! - [`session`]: the session layer in front of it, with resumable `GET` streams (clauses 18, 19).
+//! - [`ws`]: the WebSocket server on the same port and path (clause 16).
+//! - [`security`]: `Origin` / `Host` validation.
+//! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
+//! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
+//!   clauses 15, 17, 20).
 
+pub mod client;
+pub mod endpoint;
 pub mod http;
+pub mod security;
+pub mod session;
 pub mod stdio;
+mod stream;
+pub mod ws;

@@ -8,13 +8,14 @@
 //! in-flight requests finish, their replies are flushed, and [`serve`] returns.
 
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::context::RequestContext;
+use crate::context::{Outbound, RequestContext};
 use crate::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 use crate::jsonrpc::{ErrorCode, JsonRpcMessage};
 use crate::server::McpServer;
@@ -50,8 +51,43 @@ where
 ///
 /// # Errors
 /// As [`serve`].
+///
+/// When stdin and stdout are pipes (the usual case under an MCP client), they are reopened through
+/// `/proc/self/fd` as non-blocking pipes, so reads need no blocking thread (several times the
+/// throughput of `tokio::io::stdin`); a terminal, a file or another platform falls back to tokio's
+/// stdin/stdout. Reopening leaves the parent's file descriptions (and their flags) untouched.
 pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let Some((reader, writer)) = reopen_pipes() {
+        tracing::debug!("stdio: serving over non-blocking pipes");
+        return serve(server, reader, writer).await;
+    }
     serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// stdin and stdout reopened as non-blocking pipes, when both are pipes.
+#[cfg(target_os = "linux")]
+fn reopen_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    let is_fifo = |path: &str| {
+        std::fs::metadata(path)
+            .map(|m| m.file_type().is_fifo())
+            .unwrap_or(false)
+    };
+    if !is_fifo("/proc/self/fd/0") || !is_fifo("/proc/self/fd/1") {
+        return None;
+    }
+    let reader = pipe::OpenOptions::new()
+        .open_receiver("/proc/self/fd/0")
+        .ok()?;
+    let writer = pipe::OpenOptions::new()
+        .open_sender("/proc/self/fd/1")
+        .ok()?;
+    Some((reader, writer))
 }
 
 /// [`serve`] with options.
@@ -70,9 +106,19 @@ where
 {
     let (tx, rx) = mpsc::unbounded_channel::<String>();
     let writer_task = tokio::spawn(write_lines(writer, rx));
-    let notifier: crate::context::Notifier = {
+    let outbound: Outbound = {
         let tx = tx.clone();
-        Arc::new(move |n| tx.send(n.to_json()).is_ok())
+        Arc::new(move |m| tx.send(m.to_json()).is_ok())
+    };
+    // One scope per connection: its log level, capabilities, subscriptions and cancellations.
+    let scope: Arc<str> = Arc::from(format!(
+        "stdio-{}",
+        NEXT_SCOPE.fetch_add(1, Ordering::Relaxed)
+    ));
+    let link = Link {
+        tx: tx.clone(),
+        outbound: outbound.clone(),
+        scope: scope.clone(),
     };
     let mut decoder = LineDecoder::new(options.max_line_bytes);
     let mut in_flight = JoinSet::new();
@@ -85,28 +131,32 @@ where
             Err(e) => break Err(e),
         };
         for frame in decoder.push(&buf[..n]) {
-            on_frame(&server, frame, &tx, &notifier, &mut in_flight);
+            on_frame(&server, frame, &link, &mut in_flight);
         }
         // Reap finished tasks so the set does not grow with the connection's lifetime.
         while in_flight.try_join_next().is_some() {}
     };
     if let Some(frame) = decoder.finish() {
-        on_frame(&server, frame, &tx, &notifier, &mut in_flight);
+        on_frame(&server, frame, &link, &mut in_flight);
     }
     while in_flight.join_next().await.is_some() {}
-    drop(tx);
-    drop(notifier);
+    server.end_scope(&scope);
+    drop((tx, outbound, link));
     let write_result = writer_task.await.map_err(io::Error::other)?;
     read_result.and(write_result)
 }
 
-fn on_frame(
-    server: &McpServer,
-    frame: Frame,
-    tx: &mpsc::UnboundedSender<String>,
-    notifier: &crate::context::Notifier,
-    in_flight: &mut JoinSet<()>,
-) {
+static NEXT_SCOPE: AtomicU64 = AtomicU64::new(1);
+
+/// The connection's way back: raw lines, the message sink, and its scope.
+struct Link {
+    tx: mpsc::UnboundedSender<String>,
+    outbound: Outbound,
+    scope: Arc<str>,
+}
+
+fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinSet<()>) {
+    let tx = &link.tx;
     let line = match frame {
         Frame::Line(line) => line,
         Frame::TooLong(n) => {
@@ -116,9 +166,18 @@ fn on_frame(
     };
     match JsonRpcMessage::from_slice(&line) {
         Ok(message) => {
+            // A handshake-era `initialize` makes the connection a legacy session: list changes and
+            // resource updates are pushed to it from then on (modern clients use listen instead).
+            if let JsonRpcMessage::Request(r) = &message {
+                if r.method == "initialize" && !crate::era::has_modern_meta(r.params.as_ref()) {
+                    server.attach(&link.scope, link.outbound.clone());
+                }
+            }
             let server = server.clone();
             let tx = tx.clone();
-            let ctx = RequestContext::new().with_notifier(notifier.clone());
+            let ctx = RequestContext::new()
+                .with_outbound(link.outbound.clone())
+                .with_scope(link.scope.clone());
             in_flight.spawn(async move {
                 if let Some(response) = server.dispatch_with(message, ctx).await {
                     let _ = tx.send(response.to_json());

@@ -100,6 +100,10 @@ async def _exercise(client: Client, label: str, mode: str, started: float) -> st
     check(isinstance(protocol, str) and protocol, f"no negotiated protocol version (got {protocol!r})")
     if mode == "legacy":
         check(protocol in HANDSHAKE_PROTOCOL_VERSIONS, f"legacy handshake negotiated unexpected version {protocol!r}")
+    if mode == "auto":
+        # The server speaks 2026-07-28 beside the handshake era: auto mode must negotiate it.
+        check(protocol == "2026-07-28" and session.initialize_result is None,
+              f"auto mode should negotiate 2026-07-28 via server/discover, got {protocol!r} ({era})")
     if mode == "auto" and session.initialize_result is not None:
         check(
             connect_s < SLOW_AUTO_CONNECT,

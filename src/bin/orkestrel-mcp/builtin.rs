@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use orkestrel_mcp::{Structured, Tool, ToolRegistry, ToolResult};
+use orkestrel_mcp::{RequestContext, Structured, Tool, ToolRegistry, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,6 +34,14 @@ struct FailArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct ProgressArgs {
+    /// How many steps to report.
+    steps: u32,
+    /// The pause before each step, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct SleepArgs {
     /// How long to wait, in milliseconds.
     ms: u64,
@@ -48,7 +56,7 @@ fn number(x: f64) -> Value {
     }
 }
 
-/// Register the four example tools.
+/// Register the five example tools.
 pub fn register(tools: &ToolRegistry) {
     tools.add(
         Tool::new("echo", |args: EchoArgs| async move {
@@ -78,6 +86,30 @@ pub fn register(tools: &ToolRegistry) {
             Ok::<_, String>(format!("slept {} ms", args.ms))
         })
         .with_description("Wait for `ms` milliseconds, then answer \"slept <ms> ms\"."),
+    );
+    tools.add(
+        Tool::with_context(
+            "progress",
+            |args: ProgressArgs, ctx: RequestContext| async move {
+                let steps = args.steps.min(1000);
+                for step in 1..=steps {
+                    tokio::time::sleep(Duration::from_millis(args.ms)).await;
+                    let message = format!("step {step} of {steps}");
+                    ctx.progress(f64::from(step), Some(f64::from(steps)), Some(&message));
+                    ctx.log(
+                        orkestrel_mcp::context::LogLevel::Info,
+                        Some("progress"),
+                        Value::String(message),
+                    );
+                }
+                Ok::<_, String>(format!("done {steps} steps"))
+            },
+        )
+        .with_description(
+            "Count `steps` steps (at most 1000), `ms` milliseconds apart, sending a progress \
+             notification (when the caller gave a progressToken) and a log message for each; \
+             then answer \"done <steps> steps\".",
+        ),
     );
 }
 

@@ -1,12 +1,16 @@
-//! `orkestrel-mcp`: serve MCP over stdio or Streamable HTTP.
+//! `orkestrel-mcp`: serve MCP over stdio or Streamable HTTP, call remote MCP servers, and bridge
+//! a stdio server onto Streamable HTTP. (Loaded as a module by `entry.rs`, the binary's root,
+//! which compiles to an empty `main` on wasm32.)
 
 mod builtin;
+mod client;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
+use orkestrel_mcp::native::endpoint::{cors_layer, Endpoint, EndpointOptions};
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
 use tracing_subscriber::EnvFilter;
@@ -21,28 +25,59 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the built-in example tools (echo, add, fail, sleep) over stdio or HTTP.
+    /// Serve the built-in example tools (echo, add, fail, sleep, progress) over stdio or HTTP.
     Serve(ServeArgs),
+    /// List a server's tools as a JSON array on stdout.
+    ///
+    /// TARGET is an http(s):// or ws(s):// URL, or `-- COMMAND [ARGS…]` to spawn a stdio server.
+    Tools(client::ToolsArgs),
+    /// Call one tool and print its value as JSON on stdout (`--raw`: the whole result).
+    ///
+    /// `call URL TOOL [--args JSON]` or `call TOOL [--args JSON] -- COMMAND [ARGS…]`.
+    Call(client::CallArgs),
+    /// Serve a stdio MCP server's tools over Streamable HTTP and WebSocket (path /mcp):
+    /// `bridge --http ADDR -- COMMAND [ARGS…]`.
+    Bridge(client::BridgeArgs),
 }
 
 #[derive(Args)]
-#[group(required = false, multiple = false)]
 struct ServeArgs {
     /// Serve newline-delimited JSON-RPC on stdin/stdout (the default).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "http")]
     stdio: bool,
-    /// Serve Streamable HTTP at ADDR (path /mcp).
+    /// Serve at ADDR, path /mcp: Streamable HTTP with sessions and resumable GET streams, and
+    /// WebSocket on the same port.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:3000")]
     http: Option<SocketAddr>,
+    /// HTTP: no sessions (every POST stands alone; GET and DELETE answer 405).
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// HTTP: no WebSocket upgrades.
+    #[arg(long, requires = "http")]
+    no_websocket: bool,
+    /// HTTP: answer CORS for this browser origin (exact, e.g. https://app.example.com; repeatable).
+    /// Also allows the origin.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    cors: Vec<String>,
+    /// HTTP: allow requests with this Origin (exact scheme://host[:port]; repeatable). Without
+    /// any, a loopback bind allows loopback origins only, another bind same-origin only.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// HTTP: allow this Host header (host[:port]; repeatable), besides loopback names on a
+    /// loopback bind.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
 }
 
-fn main() -> ExitCode {
+/// Run the command line; the exit code says whether it succeeded.
+pub fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            // The client commands keep stderr for errors; the servers log their progress.
+            EnvFilter::new(if quiet_by_default() { "warn" } else { "info" })
+        }))
         .init();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -55,6 +90,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
+            Command::Tools(args) => client::tools(args).await,
+            Command::Call(args) => client::call(args).await,
+            Command::Bridge(args) => client::bridge(args).await,
         }
     });
     match result {
@@ -64,6 +102,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the subcommand is a client one (`tools`, `call`), whose default log level is `warn`.
+fn quiet_by_default() -> bool {
+    std::env::args()
+        .nth(1)
+        .is_some_and(|a| a == "tools" || a == "call")
 }
 
 fn example_server() -> McpServer {
@@ -80,14 +125,53 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             let local = listener.local_addr().map_err(|e| e.to_string())?;
+            let mut options = EndpointOptions::for_bind(local);
+            if args.stateless {
+                options.sessions = None;
+            }
+            if args.no_websocket {
+                options.websocket = None;
+            }
+            let origins: Vec<String> = args
+                .allow_origin
+                .iter()
+                .chain(&args.cors)
+                .cloned()
+                .collect();
+            if !origins.is_empty() {
+                options.security.allowed_origins = Some(origins);
+            }
+            if !args.allow_host.is_empty() {
+                options.security.allowed_hosts = Some(args.allow_host.clone());
+            }
+            let endpoint = Endpoint::new(server, options).map_err(|e| e.to_string())?;
             tracing::info!(
-                "serving MCP over Streamable HTTP at http://{local}{}",
-                http::DEFAULT_MCP_PATH
+                "serving MCP at http://{local}{} (Streamable HTTP{}{})",
+                http::DEFAULT_MCP_PATH,
+                if args.stateless {
+                    ", stateless"
+                } else {
+                    " with sessions"
+                },
+                if args.no_websocket {
+                    ""
+                } else {
+                    "; WebSocket ws://… on the same path"
+                },
             );
-            let routes = http::Routes::new(server, http::HttpOptions::default());
-            http::serve(listener, routes, shutdown_signal())
-                .await
-                .map_err(|e| e.to_string())?;
+            let stop = endpoint.clone();
+            let shutdown = async move {
+                shutdown_signal().await;
+                stop.shutdown();
+            };
+            if args.cors.is_empty() {
+                http::serve(listener, endpoint, shutdown).await
+            } else {
+                let cors = cors_layer(&args.cors).map_err(|e| e.to_string())?;
+                let service = tower_layer::Layer::layer(&cors, endpoint);
+                http::serve(listener, service, shutdown).await
+            }
+            .map_err(|e| e.to_string())?;
             tracing::info!("shut down");
             Ok(())
         }
@@ -102,7 +186,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -1,0 +1,263 @@
+//! The client commands: `tools`, `call` and `bridge`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use orkestrel_mcp::client::{ClientEvent, ClientOptions, McpClient, RequestOptions};
+use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
+use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
+use orkestrel_mcp::native::client::Target;
+use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+use orkestrel_mcp::native::http;
+use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions, ToolRegistry};
+use serde_json::Value;
+
+/// Connection options shared by the client commands.
+#[derive(Args)]
+pub struct ConnectArgs {
+    /// An extra HTTP / WebSocket handshake header, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// The per-request deadline in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    timeout: u64,
+}
+
+#[derive(Args)]
+pub struct ToolsArgs {
+    /// The server URL (http, https, ws, wss); omit it and give `-- COMMAND [ARGS…]` instead.
+    url: Option<String>,
+    #[command(flatten)]
+    connect: ConnectArgs,
+    /// The stdio server command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct CallArgs {
+    /// `URL TOOL`, or just `TOOL` when the server is a command after `--`.
+    #[arg(required = true, num_args = 1..=2, value_name = "URL|TOOL")]
+    positionals: Vec<String>,
+    /// The tool arguments as a JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    args: String,
+    /// Print the whole `tools/call` result instead of its value.
+    #[arg(long)]
+    raw: bool,
+    #[command(flatten)]
+    connect: ConnectArgs,
+    /// The stdio server command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct BridgeArgs {
+    /// Serve Streamable HTTP at ADDR (path /mcp).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
+    http: SocketAddr,
+    /// The per-request deadline towards the stdio server, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    timeout: u64,
+    /// The stdio server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+fn target(url: Option<&str>, command: &[String]) -> Result<Target, String> {
+    match (url, command.is_empty()) {
+        (Some(_), false) => Err("give either a URL or `-- COMMAND`, not both".into()),
+        (Some(url), true) => Target::from_url(url).map_err(|e| e.to_string()),
+        (None, false) => Ok(Target::Command(command.to_vec())),
+        (None, true) => Err("missing target: a URL, or `-- COMMAND [ARGS…]`".into()),
+    }
+}
+
+fn headers(raw: &[String]) -> Result<Vec<(String, String)>, String> {
+    raw.iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+                .ok_or_else(|| format!("bad header {h:?}: expected `Name: value`"))
+        })
+        .collect()
+}
+
+fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTransport>, String> {
+    let headers = headers(&connect.headers)?;
+    Ok(match target {
+        Target::Http(url) => {
+            let mut options = HttpClientOptions::new(url);
+            options.headers = headers;
+            Arc::new(HttpTransport::new(options).map_err(|e| e.to_string())?)
+        }
+        Target::WebSocket(url) => {
+            let mut options = WsClientOptions::new(url);
+            options.headers = headers;
+            Arc::new(WsTransport::new(options).map_err(|e| e.to_string())?)
+        }
+        Target::Command(argv) => {
+            let (command, args) = argv.split_first().ok_or("an empty command")?;
+            Arc::new(StdioTransport::new(
+                StdioClientOptions::new(command).with_args(args.iter().cloned()),
+            ))
+        }
+    })
+}
+
+fn client_options(timeout_ms: u64) -> ClientOptions {
+    ClientOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
+        .with_timeout(Duration::from_millis(timeout_ms))
+}
+
+async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
+    let client =
+        McpClient::with_transport(transport(target, connect)?, client_options(connect.timeout));
+    client.connect().await.map_err(|e| e.to_string())?;
+    Ok(client)
+}
+
+fn print_json(value: &Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    println!("{text}");
+    Ok(())
+}
+
+/// `tools TARGET`: the descriptors as a JSON array.
+pub async fn tools(args: ToolsArgs) -> Result<(), String> {
+    let target = target(args.url.as_deref(), &args.command)?;
+    let client = connected(&target, &args.connect).await?;
+    let listed = client.list_tools().await;
+    client.disconnect().await;
+    let listed = listed.map_err(|e| e.to_string())?;
+    print_json(&serde_json::to_value(listed).map_err(|e| e.to_string())?)
+}
+
+/// `call TARGET TOOL [--args JSON]`: the value (or with `--raw` the whole result).
+pub async fn call(args: CallArgs) -> Result<(), String> {
+    let (url, tool) = match (args.positionals.as_slice(), args.command.is_empty()) {
+        ([tool], false) => (None, tool.clone()),
+        ([url, tool], true) => (Some(url.as_str()), tool.clone()),
+        ([_], true) => return Err("missing the tool name (or the `-- COMMAND` target)".into()),
+        _ => return Err("with `-- COMMAND`, give only the tool name before it".into()),
+    };
+    let arguments: Value =
+        serde_json::from_str(&args.args).map_err(|e| format!("--args is not JSON: {e}"))?;
+    let target = target(url, &args.command)?;
+    let client = connected(&target, &args.connect).await?;
+    let result = client
+        .call_tool_with(&tool, arguments, RequestOptions::default())
+        .await;
+    client.disconnect().await;
+    let result = result.map_err(|e| e.to_string())?;
+    if args.raw {
+        let failed = result.is_error();
+        print_json(&serde_json::to_value(&result).map_err(|e| e.to_string())?)?;
+        return if failed {
+            Err(format!("tool {tool} failed"))
+        } else {
+            Ok(())
+        };
+    }
+    let value = orkestrel_mcp::client::result_value(result).map_err(|e| e.to_string())?;
+    print_json(&value.unwrap_or(Value::Null))
+}
+
+/// `bridge --http ADDR -- COMMAND`: a stdio server's tools, re-served over Streamable HTTP (with
+/// sessions) and WebSocket on the same port and path, as `serve --http` serves ours.
+pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
+    let (command, rest) = args.command.split_first().ok_or("an empty command")?;
+    let client = McpClient::new(
+        StdioTransport::new(StdioClientOptions::new(command).with_args(rest.iter().cloned())),
+        client_options(args.timeout),
+    );
+    let gone = Arc::new(tokio::sync::Notify::new());
+    let cause = Arc::new(std::sync::Mutex::new(None::<String>));
+    let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
+    {
+        let gone = gone.clone();
+        let cause = cause.clone();
+        client.on(move |event| match event {
+            ClientEvent::Disconnect { cause: why } => {
+                *cause.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+                gone.notify_one();
+            }
+            ClientEvent::Notification(n) if n.method == "notifications/tools/list_changed" => {
+                let _ = changed_tx.send(());
+            }
+            _ => {}
+        });
+    }
+    client.connect().await.map_err(|e| e.to_string())?;
+    let registry = Arc::new(ToolRegistry::new());
+    for tool in client.tools().await.map_err(|e| e.to_string())? {
+        registry.add(tool);
+    }
+    // The stdio server's tool list changed: list again and mirror it.
+    tokio::spawn({
+        let client = client.clone();
+        let registry = registry.clone();
+        async move {
+            while changed.recv().await.is_some() {
+                match client.tools().await {
+                    Ok(tools) => {
+                        let names: std::collections::HashSet<String> =
+                            tools.iter().map(|t| t.name().to_owned()).collect();
+                        for old in registry.names() {
+                            if !names.contains(&old) {
+                                registry.remove(&old);
+                            }
+                        }
+                        for tool in tools {
+                            registry.add(tool);
+                        }
+                        tracing::info!(tools = registry.len(), "bridge: tools refreshed");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "bridge: could not refresh the tools"),
+                }
+            }
+        }
+    });
+    let init = client.initialize_result();
+    let (name, version) = init
+        .as_ref()
+        .map(|i| (i.server_info.name.clone(), i.server_info.version.clone()))
+        .unwrap_or_else(|| (command.clone(), String::new()));
+    let mut options = ServerOptions::new(name, version).with_tools(registry);
+    options.instructions = init.and_then(|i| i.instructions);
+    let server = McpServer::new(options);
+    let listener = tokio::net::TcpListener::bind(args.http)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.http))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let tools = server.tools().len();
+    let endpoint =
+        Endpoint::new(server, EndpointOptions::for_bind(local)).map_err(|e| e.to_string())?;
+    tracing::info!(tools, "bridging {command}");
+    eprintln!(
+        "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path)",
+        http::DEFAULT_MCP_PATH
+    );
+    let stop_endpoint = endpoint.clone();
+    let stop = async move {
+        tokio::select! {
+            () = super::shutdown_signal() => {}
+            () = gone.notified() => {}
+        }
+        stop_endpoint.shutdown();
+    };
+    let served = http::serve(listener, endpoint, stop).await;
+    client.disconnect().await;
+    served.map_err(|e| e.to_string())?;
+    let why = cause.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match why {
+        Some(why) if why != "the client disconnected" => {
+            Err(format!("the stdio server stopped: {why}"))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,123 @@
+//! The client's error type.
+
+use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::protocol::ToolResult;
+
+/// Why a client operation failed.
+///
+/// `Clone` so one transport failure can fail every pending request with the same cause; `Send +
+/// Sync` so it crosses tasks. The set of variants does not change with features.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// No response arrived within the request's deadline (seed clause 14, `timed out`); a
+    /// `notifications/cancelled` was sent and a late reply is ignored.
+    #[error("MCP request {method} timed out after {timeout_ms} ms")]
+    Timeout {
+        /// The request's method.
+        method: String,
+        /// The deadline that passed, in milliseconds.
+        timeout_ms: u64,
+    },
+    /// The server answered with a JSON-RPC error (seed: `MCP error <code>: <message>`); the code
+    /// and `data` are kept.
+    #[error("{0}")]
+    Rpc(ErrorObject),
+    /// The tool ran and reported failure (`isError: true`); the message is the result's text
+    /// (seed clause 13: `call` throws an `Error` carrying the text). The whole result is kept.
+    #[error("{message}")]
+    Tool {
+        /// The concatenated text blocks of the result.
+        message: String,
+        /// The whole `tools/call` result.
+        result: ToolResult,
+    },
+    /// The transport closed (the server process exited, the socket closed, a write failed, or
+    /// the client disconnected): every pending request fails with this at once.
+    #[error("MCP transport closed: {cause}")]
+    TransportClosed {
+        /// What closed it, with any detail the transport has (exit status, stderr tail).
+        cause: String,
+    },
+    /// One exchange failed without closing the transport (an HTTP status, a refused
+    /// connection, an HTTP timeout); only the request it carried fails.
+    #[error("MCP transport error: {0}")]
+    Transport(String),
+    /// The server no longer knows our session (Streamable HTTP: a `404` to a request that
+    /// carried `mcp-session-id`, spec `basic/transports` Session Management). Reconnect
+    /// (`disconnect` then `connect`) to start a new session.
+    #[error("MCP session {session} expired (HTTP 404); reconnect to start a new session")]
+    SessionExpired {
+        /// The session id the server rejected.
+        session: String,
+    },
+    /// The response to our request was not a valid JSON-RPC response (both or neither of
+    /// `result` and `error`, a bad `error` object) or its `result` had the wrong shape.
+    #[error("invalid MCP response: {0}")]
+    InvalidResponse(String),
+    /// The server answered `initialize` with a protocol version this crate does not support
+    /// (spec `basic/lifecycle`, Version Negotiation: the client SHOULD disconnect).
+    #[error(
+        "the server chose MCP protocol version {version:?}, which this client does not support (supported: {supported})"
+    )]
+    UnsupportedVersion {
+        /// The version the server answered.
+        version: String,
+        /// The supported versions, comma-separated.
+        supported: String,
+    },
+    /// The caller's arguments cannot be sent (e.g. tool arguments that are not a JSON object);
+    /// nothing was sent.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A request was made before `connect` or after `disconnect`.
+    #[error("the MCP client is not connected")]
+    NotConnected,
+}
+
+impl ClientError {
+    /// The JSON-RPC error code, for [`ClientError::Rpc`].
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Rpc(e) => Some(e.code),
+            _ => None,
+        }
+    }
+
+    /// Whether the deadline passed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, ClientError::Timeout { .. })
+    }
+
+    /// Whether the transport closed (the client is then disconnected).
+    pub fn is_closed(&self) -> bool {
+        matches!(self, ClientError::TransportClosed { .. })
+    }
+
+    /// Whether the HTTP session expired.
+    pub fn is_session_expired(&self) -> bool {
+        matches!(self, ClientError::SessionExpired { .. })
+    }
+
+    /// Build a [`ClientError::TransportClosed`].
+    pub fn closed(cause: impl Into<String>) -> Self {
+        ClientError::TransportClosed {
+            cause: cause.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_send_sync_and_display_well() {
+        fn assert_send_sync<T: Send + Sync + 'static>() {}
+        assert_send_sync::<ClientError>();
+        let rpc = ClientError::Rpc(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "nope"));
+        assert_eq!(rpc.to_string(), "MCP error -32601: nope");
+        assert_eq!(rpc.code(), Some(ErrorCode::METHOD_NOT_FOUND));
+        assert!(ClientError::closed("x").is_closed());
+    }
+}

@@ -1,0 +1,126 @@
+//! The client's transport seam (seed `ClientTransportInterface`, clauses 13–15, 17, 20).
+//!
+//! A transport moves JSON-RPC messages; the [`McpClient`](crate::client::McpClient) does
+//! everything else. The client hands the transport a [`TransportSink`] in
+//! [`ClientTransport::start`]; the transport reports every inbound JSON value, every
+//! non-fatal problem and its own close through it:
+//!
+//! ```text
+//!  McpClient ── send(message) ──► transport ──► wire
+//!      ▲                              │
+//!      └── sink.receive(value) ◄──────┘  (returns replies to write back, e.g. a ping answer)
+//!          sink.error(text) / sink.closed(cause)
+//! ```
+//!
+//! The sink is synchronous and does no I/O; the transport writes the replies that
+//! [`TransportSink::receive`] returns (the core never spawns a task, so it runs on any executor,
+//! including a browser's).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::client::error::ClientError;
+use crate::jsonrpc::JsonRpcMessage;
+use crate::{BoxFuture, MaybeSend, MaybeSync};
+
+/// A bidirectional JSON-RPC carrier to one remote server (seed `ClientTransportInterface`).
+///
+/// Futures and the transport are `Send` on native targets and need not be on wasm (see
+/// [`MaybeSend`]). Implementations must be safe to call concurrently: the client sends
+/// concurrent requests without waiting for earlier replies.
+pub trait ClientTransport: MaybeSend + MaybeSync + 'static {
+    /// Open the transport and arm its reader (a no-op for request/response transports such as
+    /// HTTP). Inbound messages, errors and the close are reported through `sink` from now on.
+    /// The client calls `start` once per `connect`; after [`ClientTransport::close`] a transport
+    /// may be started again.
+    ///
+    /// # Errors
+    /// The transport could not open (spawn failure, refused connection, failed handshake).
+    fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>>;
+
+    /// Write one message. A reply the transport receives because of it goes to the sink, not to
+    /// the return value; a transport may deliver it before `send` returns.
+    ///
+    /// # Errors
+    /// [`ClientError::TransportClosed`] when the transport can no longer carry anything (the
+    /// client then fails every pending request); any other error fails only the request this
+    /// message carried (e.g. an HTTP status, [`ClientError::SessionExpired`]).
+    fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>>;
+
+    /// Close the transport and release its resources (kill the child, close the socket, end
+    /// the HTTP session). Idempotent. A transport may, but need not, report
+    /// [`TransportSink::closed`] for a close the client asked for.
+    fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// Called by the client after `initialize` with the negotiated protocol version (the HTTP
+    /// transport sends it as `MCP-Protocol-Version` on later requests). Default: ignored.
+    fn set_protocol_version(&self, _version: &str) {}
+
+    /// The session id the server assigned, if the transport has sessions (Streamable HTTP).
+    fn session_id(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Where a transport reports what it receives (implemented by the client; implement it to
+/// drive a transport without a client, e.g. in tests).
+pub trait SinkHandler: MaybeSend + MaybeSync + 'static {
+    /// One inbound JSON value (an object, or a batch array). Returns messages the transport
+    /// must write back to the server (answers to server→client requests), in order.
+    fn receive(&self, value: Value) -> Vec<JsonRpcMessage>;
+    /// A non-fatal problem (a line that is not JSON, a bad frame, a failed reply write).
+    fn error(&self, message: String);
+    /// The transport closed on its own (child exit, socket close); `cause` says why.
+    fn closed(&self, cause: String);
+}
+
+/// A cheap, cloneable handle to a [`SinkHandler`], given to [`ClientTransport::start`].
+#[derive(Clone)]
+pub struct TransportSink {
+    handler: Arc<dyn SinkHandler>,
+}
+
+impl fmt::Debug for TransportSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TransportSink")
+    }
+}
+
+impl TransportSink {
+    /// A sink over any handler.
+    pub fn new(handler: impl SinkHandler) -> Self {
+        TransportSink {
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// Report one inbound JSON value; write back what it returns, in order.
+    pub fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
+        self.handler.receive(value)
+    }
+
+    /// Report inbound text: parsed as JSON, then [`TransportSink::receive`]. Text that is not
+    /// JSON is reported with [`TransportSink::error`] and skipped.
+    pub fn receive_text(&self, text: &[u8]) -> Vec<JsonRpcMessage> {
+        match serde_json::from_slice::<Value>(text) {
+            Ok(value) => self.receive(value),
+            Err(e) => {
+                let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+                self.error(format!("skipped a message that is not JSON ({e}): {shown}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Report a non-fatal problem.
+    pub fn error(&self, message: impl Into<String>) {
+        self.handler.error(message.into());
+    }
+
+    /// Report that the transport closed.
+    pub fn closed(&self, cause: impl Into<String>) {
+        self.handler.closed(cause.into());
+    }
+}

@@ -1,0 +1,121 @@
+//! Native client transports (feature `native`): thin tokio drivers that implement
+//! [`ClientTransport`] for the core
+//! [`McpClient`](crate::client::McpClient).
+//!
+//! | transport | target | seed clause / spec section |
+//! |---|---|---|
+//! | [`stdio::StdioTransport`] | a child process speaking newline-delimited JSON-RPC | clause 20; `basic/transports` stdio |
+//! | [`http::HttpTransport`] | a Streamable HTTP endpoint (`http://`, `https://` with feature `tls`) | clause 15; `basic/transports` Streamable HTTP |
+//! | [`ws::WsTransport`] | a WebSocket endpoint (`ws://`, `wss://` with feature `tls`, or `http(s)://`) with subprotocol `mcp` | clause 17 |
+//!
+//! [`Target`] classifies a command-line style target and [`transport_for`] builds its transport.
+
+pub mod http;
+pub mod stdio;
+#[cfg(feature = "tls")]
+mod tls;
+pub mod ws;
+
+use std::sync::Arc;
+
+use crate::client::{ClientError, ClientTransport};
+
+/// Where a client should connect: a URL or a command to spawn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `http://` or `https://`: Streamable HTTP.
+    Http(String),
+    /// `ws://` or `wss://`: WebSocket.
+    WebSocket(String),
+    /// A command and its arguments: stdio.
+    Command(Vec<String>),
+}
+
+impl Target {
+    /// Classify a URL by its scheme.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArguments`] for any other scheme.
+    pub fn from_url(url: &str) -> Result<Target, ClientError> {
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            Ok(Target::Http(url.to_owned()))
+        } else if lower.starts_with("ws://") || lower.starts_with("wss://") {
+            Ok(Target::WebSocket(url.to_owned()))
+        } else {
+            Err(ClientError::InvalidArguments(format!(
+                "{url:?} is not an http://, https://, ws:// or wss:// URL"
+            )))
+        }
+    }
+}
+
+/// Build the transport for a target with default options.
+///
+/// # Errors
+/// [`ClientError::InvalidArguments`] for an empty command or a bad URL.
+pub fn transport_for(target: &Target) -> Result<Arc<dyn ClientTransport>, ClientError> {
+    Ok(match target {
+        Target::Http(url) => Arc::new(http::HttpTransport::new(http::HttpClientOptions::new(url))?),
+        Target::WebSocket(url) => Arc::new(ws::WsTransport::new(ws::WsClientOptions::new(url))?),
+        Target::Command(argv) => {
+            let (command, args) = argv
+                .split_first()
+                .ok_or_else(|| ClientError::InvalidArguments("an empty command".into()))?;
+            Arc::new(stdio::StdioTransport::new(
+                stdio::StdioClientOptions::new(command).with_args(args.iter().cloned()),
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_classified_by_scheme() {
+        assert_eq!(
+            Target::from_url("HTTP://h/mcp"),
+            Ok(Target::Http("HTTP://h/mcp".into()))
+        );
+        assert_eq!(
+            Target::from_url("wss://h/mcp"),
+            Ok(Target::WebSocket("wss://h/mcp".into()))
+        );
+        assert!(matches!(
+            Target::from_url("ftp://h"),
+            Err(ClientError::InvalidArguments(_))
+        ));
+        assert!(matches!(
+            transport_for(&Target::Command(vec![])),
+            Err(ClientError::InvalidArguments(_))
+        ));
+    }
+
+    #[test]
+    fn bad_urls_and_headers_are_refused_up_front() {
+        use http::{HttpClientOptions, HttpTransport};
+        use ws::{WsClientOptions, WsTransport};
+        assert!(HttpTransport::new(HttpClientOptions::new("not a url")).is_err());
+        assert!(HttpTransport::new(HttpClientOptions::new("ws://h/mcp")).is_err());
+        assert!(HttpTransport::new(
+            HttpClientOptions::new("http://h/mcp").with_header("bad name", "v")
+        )
+        .is_err());
+        assert!(WsTransport::new(WsClientOptions::new("ftp://h/mcp")).is_err());
+        assert!(WsTransport::new(
+            WsClientOptions::new("ws://h/mcp").with_header("x", "bad\nvalue")
+        )
+        .is_err());
+        let tls = cfg!(feature = "tls");
+        assert_eq!(
+            HttpTransport::new(HttpClientOptions::new("https://h/mcp")).is_ok(),
+            tls
+        );
+        assert_eq!(
+            WsTransport::new(WsClientOptions::new("wss://h/mcp")).is_ok(),
+            tls
+        );
+    }
+}

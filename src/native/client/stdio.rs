@@ -1,0 +1,418 @@
+//! The stdio client transport (seed `createStdioClientTransport`, clause 20; spec
+//! `basic/transports`, stdio): spawn a server process and speak newline-delimited JSON-RPC over
+//! its stdin/stdout.
+//!
+//! - `env`: when given, it **replaces** the parent's environment (spawn semantics).
+//! - stderr stays visible (copied to ours verbatim) and its last lines are remembered for error
+//!   messages ([`StdioTransport::stderr_tail`]).
+//! - stdout is framed by the core [`LineDecoder`]: CRLF and a leading BOM are stripped, blank
+//!   lines skipped, and a line that is not JSON is reported as a client `error` event and skipped.
+//! - The child's exit (stdout EOF) closes the transport: every pending request fails at once
+//!   with the exit status and the stderr tail.
+//! - `close`: close stdin, wait up to [`StdioClientOptions::grace`], then SIGTERM, wait again,
+//!   then SIGKILL. A supervisor task always awaits the child, so no zombie is left.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::client::{ClientError, ClientTransport, TransportSink};
+use crate::framing::{Frame, LineDecoder};
+use crate::jsonrpc::JsonRpcMessage;
+use crate::BoxFuture;
+
+/// How many stderr lines are remembered by default.
+pub const DEFAULT_STDERR_LINES: usize = 20;
+/// How long `close` waits after each step (stdin closed, SIGTERM) by default: 2 000 ms.
+pub const DEFAULT_CLOSE_GRACE_MS: u64 = 2_000;
+
+/// Options for [`StdioTransport::new`] (seed `StdioClientTransportOptions`).
+#[derive(Clone, Debug)]
+pub struct StdioClientOptions {
+    /// The program to run (looked up on `PATH`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The child's whole environment; `None` inherits ours.
+    pub env: Option<Vec<(String, String)>>,
+    /// The working directory; `None` inherits ours.
+    pub cwd: Option<PathBuf>,
+    /// How many stderr lines to remember (default 20).
+    pub stderr_lines: usize,
+    /// Whether the child's stderr is copied to ours (default `true`).
+    pub forward_stderr: bool,
+    /// How long `close` waits after closing stdin and after SIGTERM (default 2 000 ms).
+    pub grace: Duration,
+}
+
+impl StdioClientOptions {
+    /// Run `command` with no arguments, inheriting the environment.
+    pub fn new(command: impl Into<String>) -> Self {
+        StdioClientOptions {
+            command: command.into(),
+            args: Vec::new(),
+            env: None,
+            cwd: None,
+            stderr_lines: DEFAULT_STDERR_LINES,
+            forward_stderr: true,
+            grace: Duration::from_millis(DEFAULT_CLOSE_GRACE_MS),
+        }
+    }
+
+    /// Set the arguments.
+    pub fn with_args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Replace the child's environment with exactly these variables.
+    pub fn with_env(
+        mut self,
+        env: impl IntoIterator<Item = (impl Into<String>, impl Into<String>)>,
+    ) -> Self {
+        self.env = Some(env.into_iter().map(|(k, v)| (k.into(), v.into())).collect());
+        self
+    }
+
+    /// Set the working directory.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Do not copy the child's stderr to ours (it is still remembered).
+    pub fn quiet(mut self) -> Self {
+        self.forward_stderr = false;
+        self
+    }
+}
+
+type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+
+struct Running {
+    pid: Option<u32>,
+    stdin: Stdin,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    reader: JoinHandle<()>,
+}
+
+/// A child-process [`ClientTransport`] (seed `StdioClientTransport`).
+pub struct StdioTransport {
+    options: StdioClientOptions,
+    running: tokio::sync::Mutex<Option<Running>>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl std::fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioTransport")
+            .field("command", &self.options.command)
+            .field("args", &self.options.args)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StdioTransport {
+    /// A transport that spawns the process on `start`.
+    pub fn new(options: StdioClientOptions) -> Self {
+        StdioTransport {
+            options,
+            running: tokio::sync::Mutex::new(None),
+            tail: Arc::new(Mutex::new(VecDeque::new())),
+        }
+    }
+
+    /// The last stderr lines of the child (oldest first).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        lock(&self.tail).iter().cloned().collect()
+    }
+
+    async fn spawn(&self, sink: TransportSink) -> Result<Running, ClientError> {
+        let o = &self.options;
+        let mut command = Command::new(&o.command);
+        command
+            .args(&o.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(env) = &o.env {
+            command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(cwd) = &o.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| ClientError::closed(format!("cannot start {:?}: {e}", o.command)))?;
+        let pid = child.id();
+        let stdin: Stdin = Arc::new(tokio::sync::Mutex::new(child.stdin.take()));
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        lock(&self.tail).clear();
+        let stderr_task = tokio::spawn(copy_stderr(
+            stderr,
+            self.tail.clone(),
+            o.stderr_lines,
+            o.forward_stderr,
+        ));
+        let (exit_tx, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            // The supervisor owns the child and always reaps it.
+            let status = child.wait().await;
+            let _ = exit_tx.send(status.ok());
+        });
+        let reader = tokio::spawn(read_stdout(
+            stdout,
+            sink,
+            stdin.clone(),
+            stderr_task,
+            exit.clone(),
+            self.tail.clone(),
+        ));
+        Ok(Running {
+            pid,
+            stdin,
+            exit,
+            reader,
+        })
+    }
+
+    async fn shutdown(&self, running: Running) {
+        let grace = self.options.grace;
+        running.stdin.lock().await.take();
+        let mut exit = running.exit.clone();
+        if !wait_exit(&mut exit, grace).await {
+            signal(running.pid, &exit, Signal::Term);
+            if !wait_exit(&mut exit, grace).await {
+                signal(running.pid, &exit, Signal::Kill);
+                if !wait_exit(&mut exit, grace.max(Duration::from_secs(5))).await {
+                    tracing::error!(pid = ?running.pid, "stdio client: the child survived SIGKILL");
+                }
+            }
+        }
+        running.reader.abort();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn signal(pid: Option<u32>, exit: &watch::Receiver<Option<ExitStatus>>, which: Signal) {
+    let Some(pid) = pid else { return };
+    if exit.borrow().is_some() {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{kill, Signal as S};
+        let Ok(raw) = i32::try_from(pid) else { return };
+        let sig = match which {
+            Signal::Term => S::SIGTERM,
+            Signal::Kill => S::SIGKILL,
+        };
+        if let Err(e) = kill(nix::unistd::Pid::from_raw(raw), sig) {
+            tracing::debug!(pid, error = %e, "stdio client: kill failed");
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = which;
+        tracing::warn!(
+            pid,
+            "stdio client: signals are not supported on this platform"
+        );
+    }
+}
+
+/// Wait until the child has exited, up to `limit`; `true` when it has.
+async fn wait_exit(exit: &mut watch::Receiver<Option<ExitStatus>>, limit: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await,
+        Ok(Ok(_))
+    )
+}
+
+fn describe_exit(status: Option<ExitStatus>, tail: &Mutex<VecDeque<String>>) -> String {
+    let mut cause = match status {
+        Some(status) => format!("the server process exited ({status})"),
+        None => "the server process closed its stdout".to_owned(),
+    };
+    let tail = lock(tail);
+    if !tail.is_empty() {
+        let last: Vec<&str> = tail
+            .iter()
+            .skip(tail.len().saturating_sub(5))
+            .map(String::as_str)
+            .collect();
+        cause.push_str("; its stderr ended with: ");
+        cause.push_str(&last.join(" | "));
+    }
+    cause
+}
+
+async fn copy_stderr(
+    stderr: Option<tokio::process::ChildStderr>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    keep: usize,
+    forward: bool,
+) {
+    let Some(stderr) = stderr else { return };
+    let mut reader = BufReader::new(stderr);
+    let mut out = tokio::io::stderr();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if forward {
+            let _ = out.write_all(&line).await;
+            let _ = out.flush().await;
+        }
+        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+        if !text.is_empty() && keep > 0 {
+            let mut tail = lock(&tail);
+            if tail.len() == keep {
+                tail.pop_front();
+            }
+            tail.push_back(text);
+        }
+    }
+}
+
+async fn write_line(stdin: &Stdin, message: &JsonRpcMessage) -> std::io::Result<()> {
+    let mut guard = stdin.lock().await;
+    let pipe = guard
+        .as_mut()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"))?;
+    let mut line = message.to_json();
+    line.push('\n');
+    pipe.write_all(line.as_bytes()).await?;
+    pipe.flush().await
+}
+
+async fn read_stdout(
+    stdout: Option<tokio::process::ChildStdout>,
+    sink: TransportSink,
+    stdin: Stdin,
+    stderr_task: JoinHandle<()>,
+    mut exit: watch::Receiver<Option<ExitStatus>>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
+    if let Some(mut stdout) = stdout {
+        let mut decoder = LineDecoder::default();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match stdout.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    sink.error(format!("reading the server's stdout failed: {e}"));
+                    break;
+                }
+            };
+            for frame in decoder.push(&buf[..n]) {
+                on_frame(frame, &sink, &stdin).await;
+            }
+        }
+        if let Some(frame) = decoder.finish() {
+            on_frame(frame, &sink, &stdin).await;
+        }
+    }
+    // Let stderr drain so the cause carries the child's last words, then read the exit status.
+    let _ = tokio::time::timeout(Duration::from_secs(1), stderr_task).await;
+    let status = if wait_exit(&mut exit, Duration::from_secs(2)).await {
+        *exit.borrow()
+    } else {
+        None
+    };
+    sink.closed(describe_exit(status, &tail));
+}
+
+async fn on_frame(frame: Frame, sink: &TransportSink, stdin: &Stdin) {
+    match frame {
+        Frame::Line(line) => {
+            for reply in sink.receive_text(&line) {
+                if let Err(e) = write_line(stdin, &reply).await {
+                    sink.error(format!("could not answer the server: {e}"));
+                }
+            }
+        }
+        Frame::TooLong(n) => sink.error(format!("skipped a {n}-byte line over the size limit")),
+    }
+}
+
+impl Drop for StdioTransport {
+    /// Dropped without `close`: ask a still-running child to stop (SIGTERM); the supervisor task
+    /// still reaps it.
+    fn drop(&mut self) {
+        if let Some(running) = self.running.get_mut().take() {
+            signal(running.pid, &running.exit, Signal::Term);
+            running.reader.abort();
+        }
+    }
+}
+
+impl ClientTransport for StdioTransport {
+    fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let mut running = self.running.lock().await;
+            if let Some(old) = running.take() {
+                self.shutdown(old).await;
+            }
+            *running = Some(self.spawn(sink).await?);
+            Ok(())
+        })
+    }
+
+    fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let (stdin, mut exit) = {
+                let running = self.running.lock().await;
+                let running = running
+                    .as_ref()
+                    .ok_or_else(|| ClientError::closed("the server process is not running"))?;
+                (running.stdin.clone(), running.exit.clone())
+            };
+            if let Err(e) = write_line(&stdin, &message).await {
+                // The child is probably gone: give it a moment so the cause has its status.
+                let status = if wait_exit(&mut exit, Duration::from_millis(500)).await {
+                    *exit.borrow()
+                } else {
+                    None
+                };
+                let cause = match status {
+                    Some(_) => describe_exit(status, &self.tail),
+                    None => format!("writing to the server's stdin failed: {e}"),
+                };
+                return Err(ClientError::closed(cause));
+            }
+            Ok(())
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let running = self.running.lock().await.take();
+            if let Some(running) = running {
+                self.shutdown(running).await;
+            }
+        })
+    }
+}

@@ -1,0 +1,265 @@
+//! The whole MCP endpoint on one path and port: security checks, the WebSocket upgrade,
+//! sessions with resumable `GET` streams, and the Streamable HTTP route — what
+//! `orkestrel-mcp serve --http` serves.
+//!
+//! ```text
+//! request ─► [CORS, opt-in: cors_layer] ─► Guard (Origin, Host) ─┬─► WebSocket upgrade (ws::handshake)
+//!                                                                └─► SessionLayer (or none: stateless) ─► Routes
+//! ```
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+//! use orkestrel_mcp::native::http::serve;
+//! use orkestrel_mcp::{McpServer, ServerOptions};
+//!
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! let options = EndpointOptions::for_bind(listener.local_addr()?);
+//! let endpoint = Endpoint::new(McpServer::new(ServerOptions::new("docs", "1.0.0")), options)
+//!     .expect("valid options");
+//! let stop = endpoint.clone();
+//! serve(listener, endpoint, async move {
+//!     let _ = tokio::signal::ctrl_c().await;
+//!     stop.shutdown();
+//! })
+//! .await
+//! # }
+//! ```
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use hyper::body::Body;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response};
+use tokio::sync::watch;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::native::http::{
+    HttpOptions, ResponseBody, Routes, MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_HEADER,
+};
+use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
+use crate::native::session::{SessionLayer, SessionService};
+use crate::native::ws::{self, Handshake, WebSocketOptions};
+use crate::server::McpServer;
+use crate::session::{Clock, SessionOptions, SessionStore};
+
+/// Options for [`Endpoint::new`].
+#[derive(Clone)]
+pub struct EndpointOptions {
+    /// The HTTP route's options (path, body limit, keep-alive, …).
+    pub http: HttpOptions,
+    /// Sessions (default on); `None` serves the stateless route (`GET` / `DELETE` → `405`).
+    pub sessions: Option<SessionOptions>,
+    /// The WebSocket server on the same path (default on); `None` ignores upgrades.
+    pub websocket: Option<WebSocketOptions>,
+    /// `Origin` / `Host` checks.
+    pub security: SecurityOptions,
+    /// The clock sessions use, in ms (default: the system clock).
+    pub clock: Option<Clock>,
+}
+
+impl std::fmt::Debug for EndpointOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EndpointOptions")
+            .field("http", &self.http)
+            .field("sessions", &self.sessions)
+            .field("websocket", &self.websocket)
+            .field("security", &self.security)
+            .field("clock", &self.clock.is_some())
+            .finish()
+    }
+}
+
+impl Default for EndpointOptions {
+    /// Sessions and WebSocket on, the loopback security policy.
+    fn default() -> Self {
+        EndpointOptions {
+            http: HttpOptions::default(),
+            sessions: Some(SessionOptions::default()),
+            websocket: Some(WebSocketOptions::default()),
+            security: SecurityOptions {
+                loopback: true,
+                ..SecurityOptions::default()
+            },
+            clock: None,
+        }
+    }
+}
+
+impl EndpointOptions {
+    /// The defaults for a server bound to `addr` (the loopback policy when it is loopback).
+    pub fn for_bind(addr: SocketAddr) -> Self {
+        let mut options = EndpointOptions::default();
+        options.security.loopback = addr.ip().is_loopback();
+        options
+    }
+}
+
+/// The system clock in ms since the Unix epoch.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    })
+}
+
+#[derive(Clone)]
+enum Http {
+    Stateless(Routes),
+    Sessions(SessionService<Routes>),
+}
+
+/// The endpoint service (a `tower::Service`, cheap to clone).
+#[derive(Clone)]
+pub struct Endpoint {
+    server: McpServer,
+    guard: Arc<Guard>,
+    websocket: Option<Arc<WebSocketOptions>>,
+    http: Http,
+    store: Option<Arc<SessionStore>>,
+    shutdown: Arc<watch::Sender<bool>>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("server", &self.server)
+            .field("sessions", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// Build the endpoint.
+    ///
+    /// # Errors
+    /// [`InvalidOrigin`] when an allowlist entry does not parse.
+    pub fn new(server: McpServer, options: EndpointOptions) -> Result<Endpoint, InvalidOrigin> {
+        let guard = Arc::new(Guard::new(&options.security)?);
+        let routes = Routes::new(server.clone(), options.http.clone());
+        let (store, http) = match options.sessions {
+            Some(sessions) => {
+                let clock = options.clock.clone().unwrap_or_else(system_clock);
+                let store = Arc::new(SessionStore::new(sessions, clock));
+                let ended = server.clone();
+                store.set_on_end(Arc::new(move |id| ended.end_scope(id)));
+                let layer = SessionLayer::new(store.clone(), options.http.clone());
+                let service = tower_layer::Layer::layer(&layer, routes);
+                (Some(store), Http::Sessions(service))
+            }
+            None => (None, Http::Stateless(routes)),
+        };
+        Ok(Endpoint {
+            server,
+            guard,
+            websocket: options.websocket.map(Arc::new),
+            http,
+            store,
+            shutdown: Arc::new(watch::channel(false).0),
+        })
+    }
+
+    /// The session store (`None` when stateless).
+    pub fn sessions(&self) -> Option<&Arc<SessionStore>> {
+        self.store.as_ref()
+    }
+
+    /// End long-lived connections for a server shutdown: every SSE connection gets a `retry`
+    /// field and ends (sessions stay, so clients can resume elsewhere or later), every WebSocket
+    /// gets close `1001`.
+    pub fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+        if let Some(store) = &self.store {
+            store.disconnect_all();
+        }
+    }
+
+    /// Answer one request.
+    pub async fn respond<B>(&self, request: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if let Err(refusal) = self.guard.check(request.headers()) {
+            tracing::debug!(?refusal, "http: refused");
+            return forbidden(&refusal);
+        }
+        if let Some(options) = &self.websocket {
+            match ws::handshake(&request, options) {
+                Handshake::NotWebSocket => {}
+                Handshake::Refuse(response) => return response,
+                Handshake::Accept => {
+                    return ws::upgrade(
+                        self.server.clone(),
+                        request,
+                        options,
+                        self.shutdown.subscribe(),
+                    )
+                }
+            }
+        }
+        match &self.http {
+            Http::Stateless(routes) => routes.respond(request).await,
+            Http::Sessions(service) => service.respond(request).await,
+        }
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for Endpoint
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = crate::BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.respond(request).await) })
+    }
+}
+
+/// An opt-in CORS layer (tower-http) for browser clients of `origins` (exact origins such as
+/// `https://app.example.com`): allows `GET`, `POST`, `DELETE`, `OPTIONS`; the request headers
+/// `content-type`, `accept`, `authorization`, `mcp-session-id`, `mcp-protocol-version`,
+/// `last-event-id`; exposes `mcp-session-id` and `mcp-protocol-version` to the page. Wrap the
+/// [`Endpoint`] in it (`tower::Layer::layer`), and put the same origins in
+/// [`SecurityOptions::allowed_origins`] so the guard lets them through.
+///
+/// # Errors
+/// [`InvalidOrigin`] for an origin that does not parse.
+pub fn cors_layer(origins: &[String]) -> Result<CorsLayer, InvalidOrigin> {
+    let mut values = Vec::with_capacity(origins.len());
+    for origin in origins {
+        Origin::parse(origin)?;
+        let value = HeaderValue::from_str(origin.trim_end_matches('/'))
+            .map_err(|_| InvalidOrigin(origin.clone()))?;
+        values.push(value);
+    }
+    Ok(CorsLayer::new()
+        .allow_origin(AllowOrigin::list(values))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::AUTHORIZATION,
+            HeaderName::from_static(MCP_SESSION_HEADER),
+            HeaderName::from_static(MCP_PROTOCOL_VERSION_HEADER),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([
+            HeaderName::from_static(MCP_SESSION_HEADER),
+            HeaderName::from_static(MCP_PROTOCOL_VERSION_HEADER),
+        ]))
+}

@@ -1,0 +1,339 @@
+//! The WebSocket server (seed clause 16, `createWebSocketServer`): MCP over one RFC 6455
+//! connection, upgraded from a request on the same hyper server and path as Streamable HTTP.
+//!
+//! [`handshake`] decides what an incoming request is (the seed's decline rules):
+//!
+//! | request | answer |
+//! |---|---|
+//! | no `Upgrade: websocket`, another path, or not `GET` | not a WebSocket request: the HTTP service answers it |
+//! | `Upgrade: websocket` without `Connection: upgrade` or without a valid `Sec-WebSocket-Key` | `400` |
+//! | `Sec-WebSocket-Version` other than `13` | `426` with `Sec-WebSocket-Version: 13` |
+//! | otherwise | `101`, echoing the subprotocol `mcp` when the client offered it |
+//!
+//! Then [`run`] pumps the connection: every text frame is one JSON-RPC message; requests are
+//! dispatched concurrently (several in flight, each answered by id, in completion order);
+//! notifications and responses get no reply; an invalid message gets its JSON-RPC error (text that
+//! is not JSON: `-32700` with id `null`; a broken notification: nothing, it is logged). Tools'
+//! notifications (progress, logs) go out on the socket. Frames:
+//!
+//! | peer sends | server does |
+//! |---|---|
+//! | ping | pong (tungstenite answers it) |
+//! | close | close in reply, then the connection ends |
+//! | a binary message | close `1003` (unsupported data) |
+//! | text that is not UTF-8 | close `1007` (invalid payload) |
+//! | a message over the size limit (default 4 MiB) | close `1009` (message too big) |
+//! | a protocol violation | close `1002` |
+//! | nothing: the TCP peer vanished | the connection task ends, its in-flight requests are dropped |
+//! | a request while `max_in_flight` (default 256) are running | at once `-32000` "too many requests in flight" with its id |
+//!
+//! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use crate::context::RequestContext;
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
+use crate::server::McpServer;
+
+/// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
+pub const MCP_WEBSOCKET_SUBPROTOCOL: &str = "mcp";
+/// How long the server waits for the peer's close reply after sending a close: 5 s.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// Options (seed `WebSocketServerOptions`).
+#[derive(Clone, Debug)]
+pub struct WebSocketOptions {
+    /// The upgrade path (default `/mcp`).
+    pub path: String,
+    /// The subprotocol echoed when offered (default `mcp`).
+    pub subprotocol: String,
+    /// The largest message (and frame) accepted, in bytes (default 4 MiB); a larger one → close
+    /// `1009`.
+    pub max_message_bytes: usize,
+    /// The most requests in flight on one connection (default 256); a request beyond it is
+    /// answered at once with `-32000` "too many requests in flight" (nothing runs).
+    pub max_in_flight: usize,
+}
+
+/// The default of [`WebSocketOptions::max_in_flight`].
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+
+impl Default for WebSocketOptions {
+    fn default() -> Self {
+        WebSocketOptions {
+            path: DEFAULT_MCP_PATH.to_owned(),
+            subprotocol: MCP_WEBSOCKET_SUBPROTOCOL.to_owned(),
+            max_message_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
+}
+
+/// What a request is to the WebSocket server.
+#[derive(Debug)]
+pub enum Handshake {
+    /// Not a WebSocket upgrade for this path: let the HTTP service answer.
+    NotWebSocket,
+    /// A WebSocket upgrade that is refused with this answer (`400` / `426`).
+    Refuse(Response<ResponseBody>),
+    /// A valid upgrade: accept it with [`upgrade`].
+    Accept,
+}
+
+fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    headers.get_all(name).iter().any(|v| {
+        v.to_str()
+            .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    })
+}
+
+/// The request's path without the query (seed `upgradeRequestPath`).
+pub fn upgrade_request_path<B>(request: &Request<B>) -> &str {
+    request.uri().path()
+}
+
+/// Classify a request (see the module table).
+pub fn handshake<B>(request: &Request<B>, options: &WebSocketOptions) -> Handshake {
+    let headers = request.headers();
+    if !has_token(headers, header::UPGRADE, "websocket")
+        || upgrade_request_path(request) != options.path
+        || request.method() != Method::GET
+    {
+        return Handshake::NotWebSocket;
+    }
+    if !has_token(headers, header::CONNECTION, "upgrade") {
+        return Handshake::Refuse(plain(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Connection: upgrade is required",
+        ));
+    }
+    let key_ok = headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .and_then(|k| k.to_str().ok())
+        .is_some_and(|k| k.len() == 24 && k.ends_with("=="));
+    if !key_ok {
+        return Handshake::Refuse(plain(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: a valid Sec-WebSocket-Key is required",
+        ));
+    }
+    if headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_none_or(|v| v.as_bytes() != b"13")
+    {
+        let mut response = empty(StatusCode::UPGRADE_REQUIRED);
+        response.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
+        return Handshake::Refuse(response);
+    }
+    Handshake::Accept
+}
+
+/// Accept a request [`handshake`] classified as [`Handshake::Accept`]: answer `101` and spawn the
+/// connection ([`run`]) once hyper hands over the socket. `shutdown` turning `true` closes the
+/// connection with `1001` (going away).
+pub fn upgrade<B>(
+    server: McpServer,
+    mut request: Request<B>,
+    options: &WebSocketOptions,
+    shutdown: watch::Receiver<bool>,
+) -> Response<ResponseBody> {
+    let headers = request.headers();
+    let accept = headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .map(|k| derive_accept_key(k.as_bytes()))
+        .unwrap_or_default();
+    let offered = has_token(
+        headers,
+        header::SEC_WEBSOCKET_PROTOCOL,
+        &options.subprotocol,
+    );
+    let on_upgrade = hyper::upgrade::on(&mut request);
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(options.max_message_bytes))
+        .max_frame_size(Some(options.max_message_bytes));
+    let max_in_flight = options.max_in_flight;
+    tokio::spawn(async move {
+        match on_upgrade.await {
+            Ok(upgraded) => {
+                let io = hyper_util::rt::TokioIo::new(upgraded);
+                let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+                run(server, ws, shutdown, max_in_flight).await;
+            }
+            Err(e) => tracing::debug!(error = %e, "ws: upgrade failed"),
+        }
+    });
+    let mut response = empty(StatusCode::SWITCHING_PROTOCOLS);
+    let out = response.headers_mut();
+    out.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    out.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    if let Ok(accept) = HeaderValue::from_str(&accept) {
+        out.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    if offered {
+        if let Ok(protocol) = HeaderValue::from_str(&options.subprotocol) {
+            out.insert(header::SEC_WEBSOCKET_PROTOCOL, protocol);
+        }
+    }
+    response
+}
+
+fn close_frame(code: CloseCode, reason: &str) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into(),
+    }))
+}
+
+/// Pump one established connection until it ends (see the module tables), with at most
+/// `max_in_flight` requests running at once. In-flight requests are dropped (cancelled) when it
+/// ends.
+pub async fn run<S>(
+    server: McpServer,
+    mut ws: WebSocketStream<S>,
+    mut shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let outbound: crate::context::Outbound = {
+        let tx = out_tx.clone();
+        Arc::new(move |m| tx.send(m.to_json()).is_ok())
+    };
+    // One scope per connection: log level, capabilities, subscriptions, cancellation, and
+    // server→client requests answered on the same socket.
+    let scope: Arc<str> = Arc::from(format!(
+        "ws-{}",
+        NEXT_SCOPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let mut tasks = JoinSet::new();
+    let mut closing: Option<tokio::time::Instant> = None;
+    loop {
+        let deadline =
+            closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
+        tokio::select! {
+            incoming = ws.next() => {
+                let close = match incoming {
+                    None => break,
+                    Some(Ok(Message::Text(text))) => {
+                        if closing.is_none() {
+                            let inbox = Inbox { server: &server, out: &out_tx, outbound: &outbound, scope: &scope, max_in_flight };
+                            inbox.accept(text.as_bytes(), &mut tasks);
+                        }
+                        None
+                    }
+                    Some(Ok(Message::Binary(_))) => {
+                        Some(close_frame(CloseCode::Unsupported, "binary messages are not supported"))
+                    }
+                    Some(Ok(_)) => None, // ping (answered), pong, close (answered), raw frame
+                    Some(Err(WsError::Capacity(CapacityError::MessageTooLong { .. })))
+                    | Some(Err(WsError::Capacity(_))) => {
+                        Some(close_frame(CloseCode::Size, "message too big"))
+                    }
+                    Some(Err(WsError::Utf8(_))) => {
+                        Some(close_frame(CloseCode::Invalid, "text is not UTF-8"))
+                    }
+                    Some(Err(WsError::Protocol(e))) => {
+                        tracing::debug!(error = %e, "ws: protocol error");
+                        Some(close_frame(CloseCode::Protocol, "protocol error"))
+                    }
+                    Some(Err(e)) => {
+                        tracing::debug!(error = %e, "ws: connection ended");
+                        break;
+                    }
+                };
+                if let Some(frame) = close {
+                    if closing.is_some() || ws.send(frame).await.is_err() {
+                        break;
+                    }
+                    closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+                }
+            }
+            Some(text) = out_rx.recv(), if closing.is_none() => {
+                if ws.send(Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            changed = shutdown.changed(), if closing.is_none() => {
+                if changed.is_err() || *shutdown.borrow() {
+                    if ws.send(close_frame(CloseCode::Away, "server shutting down")).await.is_err() {
+                        break;
+                    }
+                    closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+                }
+            }
+            () = tokio::time::sleep_until(deadline), if closing.is_some() => break,
+        }
+    }
+    tasks.abort_all();
+    server.end_scope(&scope);
+    tracing::debug!("ws: connection closed");
+}
+
+static NEXT_SCOPE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+struct Inbox<'a> {
+    server: &'a McpServer,
+    out: &'a mpsc::UnboundedSender<String>,
+    outbound: &'a crate::context::Outbound,
+    scope: &'a Arc<str>,
+    max_in_flight: usize,
+}
+
+impl Inbox<'_> {
+    fn accept(&self, bytes: &[u8], tasks: &mut JoinSet<()>) {
+        // Reap finished tasks so a long connection does not accumulate them.
+        while tasks.try_join_next().is_some() {}
+        match JsonRpcMessage::from_slice(bytes) {
+            Ok(JsonRpcMessage::Request(request)) if tasks.len() >= self.max_in_flight => {
+                let busy = ErrorObject::new(ErrorCode::SERVER_ERROR, "too many requests in flight");
+                let _ = self
+                    .out
+                    .send(JsonRpcResponse::error(Some(request.id), busy).to_json());
+            }
+            Ok(message) => {
+                // A handshake-era `initialize` makes the connection a legacy session that gets
+                // list changes and resource updates pushed (modern clients use listen instead).
+                if let JsonRpcMessage::Request(r) = &message {
+                    if r.method == "initialize" && !crate::era::has_modern_meta(r.params.as_ref()) {
+                        self.server.attach(self.scope, self.outbound.clone());
+                    }
+                }
+                let server = self.server.clone();
+                let out = self.out.clone();
+                let ctx = RequestContext::new()
+                    .with_outbound(self.outbound.clone())
+                    .with_scope(self.scope.clone());
+                tasks.spawn(async move {
+                    if let Some(response) = server.dispatch_with(message, ctx).await {
+                        let _ = out.send(response.to_json());
+                    }
+                });
+            }
+            Err(invalid) => match invalid.response() {
+                Some(response) => {
+                    let _ = self.out.send(response.to_json());
+                }
+                None => tracing::debug!(error = %invalid, "ws: dropped an invalid message"),
+            },
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Per-connection state the server keeps, with no I/O: server→client requests awaiting answers,
+//! requests in flight (for `notifications/cancelled`), and each scope's (a connection's or a
+//! session's) log level, client capabilities, resource subscriptions and push channel.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::channel::oneshot;
+use futures::future::AbortHandle;
+use serde_json::Value;
+
+use crate::context::{LogLevel, Outbound};
+use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+type Answer = oneshot::Sender<Result<Value, ErrorObject>>;
+/// A scope name: a connection's or a session's (`None` for stateless requests).
+type Scope = Option<Arc<str>>;
+
+/// Server→client requests awaiting the client's response, by id.
+#[derive(Default)]
+pub struct Pending {
+    next: AtomicI64,
+    waiting: Mutex<HashMap<RequestId, (Scope, Answer)>>,
+}
+
+impl Pending {
+    /// Allocate an id and a slot for its answer.
+    pub(crate) fn register(
+        &self,
+        scope: Option<Arc<str>>,
+    ) -> (RequestId, oneshot::Receiver<Result<Value, ErrorObject>>) {
+        let id = RequestId::String(format!(
+            "s-{}",
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        ));
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(id.clone(), (scope, tx));
+        (id, rx)
+    }
+
+    pub(crate) fn forget(&self, id: &RequestId) {
+        lock(&self.waiting).remove(id);
+    }
+
+    /// Deliver a response; `false` when no request of ours has that id (logged by the caller).
+    pub(crate) fn resolve(&self, id: &RequestId, payload: Result<Value, ErrorObject>) -> bool {
+        match lock(&self.waiting).remove(id) {
+            Some((_, tx)) => {
+                let _ = tx.send(payload);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fail every request waiting on `scope` (its connection ended).
+    pub(crate) fn fail_scope(&self, scope: &str) {
+        lock(&self.waiting).retain(|_, (s, _)| s.as_deref() != Some(scope));
+    }
+}
+
+/// What the server remembers about one scope.
+#[derive(Default)]
+pub(crate) struct Peer {
+    pub log_level: Option<LogLevel>,
+    pub client_capabilities: Option<Value>,
+    pub protocol_version: Option<String>,
+    pub subscriptions: HashSet<String>,
+    pub outbound: Option<Outbound>,
+}
+
+/// Every known scope, plus the requests in flight.
+#[derive(Default)]
+pub(crate) struct Peers {
+    scopes: Mutex<HashMap<Arc<str>, Peer>>,
+    in_flight: Mutex<HashMap<(Scope, RequestId), AbortHandle>>,
+}
+
+impl Peers {
+    pub fn with<R>(&self, scope: &Arc<str>, f: impl FnOnce(&mut Peer) -> R) -> R {
+        f(lock(&self.scopes).entry(scope.clone()).or_default())
+    }
+
+    pub fn read<R>(&self, scope: &str, f: impl FnOnce(&Peer) -> R) -> Option<R> {
+        lock(&self.scopes).get(scope).map(f)
+    }
+
+    pub fn remove(&self, scope: &str) {
+        lock(&self.scopes).remove(scope);
+        lock(&self.in_flight).retain(|(s, _), handle| {
+            let keep = s.as_deref() != Some(scope);
+            if !keep {
+                handle.abort();
+            }
+            keep
+        });
+    }
+
+    /// Send `message` to every scope that has a push channel and passes `filter`.
+    pub fn broadcast(&self, message: &JsonRpcMessage, filter: impl Fn(&Peer) -> bool) -> usize {
+        let targets: Vec<Outbound> = lock(&self.scopes)
+            .values()
+            .filter(|p| filter(p))
+            .filter_map(|p| p.outbound.clone())
+            .collect();
+        targets.iter().filter(|o| o(message.clone())).count()
+    }
+
+    pub fn start(&self, scope: Option<Arc<str>>, id: RequestId, handle: AbortHandle) {
+        lock(&self.in_flight).insert((scope, id), handle);
+    }
+
+    pub fn finish(&self, scope: &Option<Arc<str>>, id: &RequestId) {
+        lock(&self.in_flight).remove(&(scope.clone(), id.clone()));
+    }
+
+    /// Abort the request `id` on `scope`; `true` when it was running.
+    pub fn cancel(&self, scope: &Option<Arc<str>>, id: &RequestId) -> bool {
+        match lock(&self.in_flight).remove(&(scope.clone(), id.clone())) {
+            Some(handle) => {
+                handle.abort();
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Event ids and the bounded replay log (seed clause 19: the log folded into `MCPSession`).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::str::FromStr;
+
+/// An SSE event id: `"<stream>-<seq>"`, both lowercase base36 without leading zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId {
+    /// The stream the event was sent on (`0`: the standalone `GET` stream).
+    pub stream: u64,
+    /// The session-wide sequence number (unique and increasing within a session).
+    pub seq: u64,
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", base36(self.stream), base36(self.seq))
+    }
+}
+
+/// Why a string is not an [`EventId`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not an event id")]
+pub struct InvalidEventId;
+
+impl FromStr for EventId {
+    type Err = InvalidEventId;
+
+    /// Parse the canonical form only (so each id has exactly one spelling).
+    fn from_str(s: &str) -> Result<Self, InvalidEventId> {
+        let (stream, seq) = s.split_once('-').ok_or(InvalidEventId)?;
+        let id = EventId {
+            stream: parse_base36(stream)?,
+            seq: parse_base36(seq)?,
+        };
+        if id.to_string() == s {
+            Ok(id)
+        } else {
+            Err(InvalidEventId)
+        }
+    }
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn parse_base36(s: &str) -> Result<u64, InvalidEventId> {
+    if s.is_empty()
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    {
+        return Err(InvalidEventId);
+    }
+    u64::from_str_radix(s, 36).map_err(|_| InvalidEventId)
+}
+
+/// One logged event (seed `EventStoreEntry`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Its id.
+    pub id: EventId,
+    /// The JSON-RPC message text; `None` for a priming event (an id with empty data).
+    pub data: Option<String>,
+    /// When it was logged (clock ms).
+    pub timestamp: u64,
+}
+
+/// A bounded, append-only event log: at most `capacity` events, each kept at most `ttl_ms`
+/// (evicted lazily, on the next append or replay). Oldest first.
+#[derive(Clone, Debug)]
+pub struct ReplayLog {
+    events: VecDeque<Event>,
+    capacity: usize,
+    ttl_ms: u64,
+    next_seq: u64,
+}
+
+impl ReplayLog {
+    /// An empty log; a `capacity` of `0` retains nothing.
+    pub fn new(capacity: usize, ttl_ms: u64) -> Self {
+        ReplayLog {
+            events: VecDeque::new(),
+            capacity,
+            ttl_ms,
+            next_seq: 0,
+        }
+    }
+
+    /// Log an event on `stream` at `now` and return its fresh id (the oldest event is evicted
+    /// past capacity, and any older than the TTL).
+    pub fn append(&mut self, stream: u64, data: Option<String>, now: u64) -> EventId {
+        let id = EventId {
+            stream,
+            seq: self.next_seq,
+        };
+        self.next_seq += 1;
+        self.evict(now);
+        if self.capacity > 0 {
+            while self.events.len() >= self.capacity {
+                self.events.pop_front();
+            }
+            self.events.push_back(Event {
+                id,
+                data,
+                timestamp: now,
+            });
+        }
+        id
+    }
+
+    /// Every retained event of `after.stream` logged strictly after `after`, in order, without
+    /// priming events; `None` when `after` is not (or no longer) in the log — an unknown or
+    /// evicted cursor replays nothing.
+    pub fn replay(&mut self, after: EventId, now: u64) -> Option<Vec<Event>> {
+        self.evict(now);
+        let at = self.events.iter().position(|e| e.id == after)?;
+        Some(
+            self.events
+                .iter()
+                .skip(at + 1)
+                .filter(|e| e.id.stream == after.stream && e.data.is_some())
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// The number of retained events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether nothing is retained.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    fn evict(&mut self, now: u64) {
+        while self
+            .events
+            .front()
+            .is_some_and(|e| now.saturating_sub(e.timestamp) >= self.ttl_ms)
+        {
+            self.events.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_round_trip_canonically() {
+        let id = EventId { stream: 37, seq: 0 };
+        assert_eq!(id.to_string(), "11-0");
+        assert_eq!("11-0".parse::<EventId>(), Ok(id));
+        for bad in [
+            "",
+            "-",
+            "1-",
+            "-1",
+            "01-1",
+            "A-1",
+            "+1-1",
+            "1-1-1",
+            "1_1",
+            "zzzzzzzzzzzzzz-1",
+        ] {
+            assert_eq!(bad.parse::<EventId>(), Err(InvalidEventId), "{bad}");
+        }
+    }
+
+    #[test]
+    fn log_evicts_by_capacity_and_ttl() {
+        let mut log = ReplayLog::new(2, 100);
+        let a = log.append(0, Some("a".into()), 0);
+        let b = log.append(0, Some("b".into()), 10);
+        let c = log.append(0, Some("c".into()), 20);
+        assert_eq!(log.len(), 2);
+        assert_eq!(log.replay(a, 20), None, "a was evicted past capacity");
+        let r = log.replay(b, 20).unwrap();
+        assert_eq!(
+            r.iter().map(|e| e.data.as_deref()).collect::<Vec<_>>(),
+            [Some("c")]
+        );
+        assert_eq!(log.replay(b, 110), None, "b expired at 10 + 100");
+        assert_eq!(log.replay(c, 119), Some(vec![]));
+        assert_eq!(log.replay(c, 120), None, "c expired at 20 + 100");
+        assert!(log.is_empty());
+    }
+}

@@ -1,0 +1,427 @@
+//! Sessions with resumable server→client streams, with no I/O (seed `MCPSession`, clauses 18
+//! and 19; spec 2025-06-18 / 2025-11-25 `basic/transports`, Session Management and
+//! Resumability and Redelivery).
+//!
+//! A [`Session`] owns the streams of one MCP session and a bounded [`ReplayLog`] of every event
+//! it sent on them. Streams are numbered within the session: stream `0` is the standalone
+//! `GET` stream ([`Session::push`] writes there), every `POST` answered over SSE opens a fresh
+//! stream `1, 2, …` ([`Session::open_request_stream`]). Every event carries an [`EventId`]
+//! `"<stream>-<seq>"` (both base36): `seq` is monotone across the whole session, so ids are unique
+//! within it, and the `stream` part says which stream the event belongs to, so a resume
+//! ([`Session::resume`]) replays only that stream's events, never another's (spec: "MUST NOT
+//! replay messages that would have been delivered on a different stream").
+//!
+//! A stream has at most one live connection (a *sink*): attaching a new one replaces the old,
+//! whose channel then ends, so a message is never broadcast on two connections (spec, Multiple
+//! Connections). Sinks are `futures` channels of ready-encoded SSE text; the transport writes what
+//! comes out and detaches ([`Session::detach`]) when its client goes.
+//!
+//! Time is injected: a [`Clock`] returns milliseconds, and the core never reads a clock itself.
+//! [`SessionStore`] keeps the live sessions: it mints ids from the OS's secure random source
+//! (`getrandom`), evicts idle sessions lazily, and refuses new sessions at its cap (see
+//! [`SessionStore::mint`] for why it refuses rather than evicting).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::channel::mpsc;
+
+use crate::sse;
+
+mod log;
+mod store;
+
+pub use log::{Event, EventId, InvalidEventId, ReplayLog};
+pub use store::{mint_session_id, MintError, SessionStore};
+
+/// A clock in milliseconds (any epoch, monotone in practice). Injected so tests can move time.
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The default bound on a session's replay log, in events (seed `DEFAULT_MCP_SESSION_CAPACITY`).
+pub const DEFAULT_LOG_CAPACITY: usize = 1024;
+/// The default lifetime of a logged event, in ms: 5 minutes (seed `DEFAULT_MCP_SESSION_TTL`).
+pub const DEFAULT_EVENT_TTL_MS: u64 = 300_000;
+/// The default idle lifetime of a session, in ms: 30 minutes.
+pub const DEFAULT_SESSION_IDLE_TTL_MS: u64 = 30 * 60 * 1000;
+/// The default cap on live sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+/// The default SSE `retry` the server advertises, in ms.
+pub const DEFAULT_RETRY_MS: u64 = 1000;
+/// The first protocol revision whose clients understand priming events (an id with empty data).
+pub const PRIMING_SINCE_VERSION: &str = "2025-11-25";
+/// The standalone (`GET`) stream's number.
+pub const STANDALONE_STREAM: u64 = 0;
+
+/// The receiving end of a stream: ready-encoded SSE text, ending when the stream ends, the
+/// session closes, or another connection takes the stream over.
+pub type EventReceiver = mpsc::UnboundedReceiver<String>;
+
+/// Options for sessions and their store.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// Replay-log bound per session, in events (default 1024).
+    pub log_capacity: usize,
+    /// Lifetime of a logged event, in ms (default 5 min).
+    pub event_ttl_ms: u64,
+    /// A session with no live stream that saw no request for this long (ms) is evicted on the
+    /// next access (default 30 min); `None` keeps sessions until `DELETE`.
+    pub idle_ttl_ms: Option<u64>,
+    /// The cap on live sessions (default 4096); an `initialize` beyond it is refused.
+    pub max_sessions: usize,
+    /// The SSE `retry` advertised in priming events and before a server-side close, in ms
+    /// (default 1000).
+    pub retry_ms: u64,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            log_capacity: DEFAULT_LOG_CAPACITY,
+            event_ttl_ms: DEFAULT_EVENT_TTL_MS,
+            idle_ttl_ms: Some(DEFAULT_SESSION_IDLE_TTL_MS),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            retry_ms: DEFAULT_RETRY_MS,
+        }
+    }
+}
+
+struct Sink {
+    token: u64,
+    tx: mpsc::UnboundedSender<String>,
+}
+
+struct State {
+    log: ReplayLog,
+    /// Live sinks by stream; a request stream is in `open` until its response is sent.
+    sinks: HashMap<u64, Sink>,
+    open: HashSet<u64>,
+    next_stream: u64,
+    next_token: u64,
+    touched: u64,
+    closed: bool,
+}
+
+/// One MCP session (seed `MCPSession`): its id, negotiated protocol version, streams and replay
+/// log. Shared as `Arc<Session>`; every method takes `&self`.
+pub struct Session {
+    id: String,
+    protocol_version: String,
+    retry_ms: u64,
+    clock: Clock,
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("protocol_version", &self.protocol_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A stream opened by [`Session::resume`] or [`Session::open_request_stream`].
+#[derive(Debug)]
+pub struct Attached {
+    /// The stream number.
+    pub stream: u64,
+    /// Identifies this connection for [`Session::detach`].
+    pub token: u64,
+    /// The stream's events: the replay first, then live events.
+    pub events: EventReceiver,
+}
+
+impl Session {
+    /// A session with a given id (see [`mint_session_id`]) and negotiated protocol version.
+    pub fn new(
+        id: impl Into<String>,
+        protocol_version: impl Into<String>,
+        options: &SessionOptions,
+        clock: Clock,
+    ) -> Self {
+        let now = clock();
+        Session {
+            id: id.into(),
+            protocol_version: protocol_version.into(),
+            retry_ms: options.retry_ms,
+            clock,
+            state: Mutex::new(State {
+                log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
+                sinks: HashMap::new(),
+                open: HashSet::new(),
+                next_stream: 1,
+                next_token: 0,
+                touched: now,
+                closed: false,
+            }),
+        }
+    }
+
+    /// The session id (visible ASCII, for the `mcp-session-id` header).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The protocol version negotiated by `initialize`.
+    pub fn protocol_version(&self) -> &str {
+        &self.protocol_version
+    }
+
+    /// Whether this session's clients understand priming events (version ≥ 2025-11-25).
+    pub fn primes(&self) -> bool {
+        self.protocol_version.as_str() >= PRIMING_SINCE_VERSION
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Push a server→client message (its JSON text) on the standalone stream (seed `push`):
+    /// logged under a fresh id (returned) and sent to the `GET` stream if one is attached, else
+    /// kept for a resume. `None` once the session has ended.
+    pub fn push(&self, json: &str) -> Option<EventId> {
+        self.send(STANDALONE_STREAM, json)
+    }
+
+    /// Log `json` on `stream` and deliver it to the stream's live connection, if any. `None`
+    /// once the session has ended.
+    pub fn send(&self, stream: u64, json: &str) -> Option<EventId> {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        let id = state.log.append(stream, Some(json.to_owned()), now);
+        deliver(
+            &mut state,
+            stream,
+            sse::encode_event(Some(&id.to_string()), json),
+        );
+        Some(id)
+    }
+
+    /// Every retained event after `after` on `after`'s stream (seed `replay`); an unknown,
+    /// malformed or evicted id replays nothing.
+    pub fn replay(&self, after: &str) -> Vec<Event> {
+        let Ok(after) = after.parse::<EventId>() else {
+            return Vec::new();
+        };
+        let now = (self.clock)();
+        self.lock().log.replay(after, now).unwrap_or_default()
+    }
+
+    /// Open a stream for one request answered over SSE (`POST`): a fresh stream number with this
+    /// connection attached, primed (an id and `retry`, empty data) when the client understands
+    /// it. Send its messages with [`Session::send`] and end it with [`Session::finish`].
+    /// `None` once the session has ended.
+    pub fn open_request_stream(&self) -> Option<Attached> {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        let stream = state.next_stream;
+        state.next_stream += 1;
+        state.open.insert(stream);
+        let (tx, events) = mpsc::unbounded();
+        if self.primes() {
+            let id = state.log.append(stream, None, now);
+            let _ = tx.unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
+        }
+        let token = attach(&mut state, stream, tx);
+        Some(Attached {
+            stream,
+            token,
+            events,
+        })
+    }
+
+    /// The request on `stream` has been answered: its live connection (if any) ends, and a later
+    /// resume of it replays what is retained and then ends.
+    pub fn finish(&self, stream: u64) {
+        let mut state = self.lock();
+        state.open.remove(&stream);
+        state.sinks.remove(&stream);
+    }
+
+    /// Open a `GET` stream (seed: replay, then `attach`). With a `last_event_id` this session
+    /// logged, replay that id's stream strictly after it and attach to that stream — unless it is
+    /// a request stream already answered, whose replay is then all there is (the receiver ends
+    /// after it). Without one, or with an unknown / evicted / malformed id (which replays nothing),
+    /// attach the standalone stream, primed when the client understands it. Either way this
+    /// connection replaces any other on the same stream. `None` once the session has ended.
+    pub fn resume(&self, last_event_id: Option<&str>) -> Option<Attached> {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        state.touched = now;
+        let (tx, events) = mpsc::unbounded();
+        let cursor = last_event_id.and_then(|s| s.parse::<EventId>().ok());
+        let replay = cursor.and_then(|c| state.log.replay(c, now).map(|r| (c.stream, r)));
+        let stream = match replay {
+            Some((stream, replay)) => {
+                for event in &replay {
+                    let data = event.data.as_deref().unwrap_or_default();
+                    let _ = tx.unbounded_send(sse::encode_event(Some(&event.id.to_string()), data));
+                }
+                if stream != STANDALONE_STREAM && !state.open.contains(&stream) {
+                    // Answered already: the replay is the whole rest of the stream.
+                    drop(tx);
+                    return Some(Attached {
+                        stream,
+                        token: u64::MAX,
+                        events,
+                    });
+                }
+                stream
+            }
+            None => {
+                if self.primes() {
+                    let id = state.log.append(STANDALONE_STREAM, None, now);
+                    let _ = tx
+                        .unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
+                }
+                STANDALONE_STREAM
+            }
+        };
+        let token = attach(&mut state, stream, tx);
+        Some(Attached {
+            stream,
+            token,
+            events,
+        })
+    }
+
+    /// Unregister a connection (seed `detach`), if it is still the one attached to `stream`.
+    pub fn detach(&self, stream: u64, token: u64) {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if state.sinks.get(&stream).is_some_and(|s| s.token == token) {
+            state.sinks.remove(&stream);
+        }
+        state.touched = now;
+    }
+
+    /// End the session (`DELETE`, eviction or shutdown): every stream's connection ends and
+    /// later calls do nothing. With `retry_ms`, each live connection first gets an SSE `retry`
+    /// field (a server-side close of a stream the client may resume).
+    pub fn close(&self, retry_ms: Option<u64>) {
+        let mut state = self.lock();
+        state.closed = true;
+        for (_, sink) in state.sinks.drain() {
+            if let Some(ms) = retry_ms {
+                let _ = sink.tx.unbounded_send(sse::encode_retry(ms));
+            }
+        }
+        state.open.clear();
+    }
+
+    /// End every live connection with a `retry` field, keeping the session (server shutdown:
+    /// the client reconnects later and resumes).
+    pub fn disconnect_all(&self) {
+        let mut state = self.lock();
+        for (_, sink) in state.sinks.drain() {
+            let _ = sink.tx.unbounded_send(sse::encode_retry(self.retry_ms));
+        }
+    }
+
+    /// Whether the session has ended.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Whether a live connection is attached to `stream`.
+    pub fn is_attached(&self, stream: u64) -> bool {
+        self.lock().sinks.contains_key(&stream)
+    }
+
+    /// Record activity now.
+    pub fn touch(&self) {
+        let now = (self.clock)();
+        self.lock().touched = now;
+    }
+
+    /// Whether the session is idle past `ttl_ms`: no live connection and no activity for that
+    /// long.
+    pub fn is_idle(&self, ttl_ms: u64) -> bool {
+        let now = (self.clock)();
+        let state = self.lock();
+        state.sinks.is_empty() && now.saturating_sub(state.touched) >= ttl_ms
+    }
+}
+
+fn attach(state: &mut State, stream: u64, tx: mpsc::UnboundedSender<String>) -> u64 {
+    let token = state.next_token;
+    state.next_token += 1;
+    // Replaces (and so ends) any other connection on this stream.
+    state.sinks.insert(stream, Sink { token, tx });
+    token
+}
+
+fn deliver(state: &mut State, stream: u64, text: String) {
+    if let Some(sink) = state.sinks.get(&stream) {
+        if sink.tx.unbounded_send(text).is_err() {
+            state.sinks.remove(&stream);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    fn clock() -> (Arc<AtomicU64>, Clock) {
+        let now = Arc::new(AtomicU64::new(1_000));
+        let c = now.clone();
+        (now, Arc::new(move || c.load(Ordering::SeqCst)))
+    }
+
+    fn drain(rx: &mut EventReceiver) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(text) = rx.try_recv() {
+            out.push(text);
+        }
+        out
+    }
+
+    #[test]
+    fn replay_stays_on_its_stream() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-11-25", &SessionOptions::default(), clock);
+        let post = s.open_request_stream().unwrap();
+        let first = s.push("{\"n\":0}").unwrap();
+        s.send(post.stream, "{\"p\":1}").unwrap();
+        s.push("{\"n\":1}").unwrap();
+        s.send(post.stream, "{\"p\":2}").unwrap();
+        let replayed: Vec<_> = s
+            .replay(&first.to_string())
+            .into_iter()
+            .map(|e| e.data.unwrap())
+            .collect();
+        assert_eq!(replayed, ["{\"n\":1}"]);
+        assert!(s.replay("nope").is_empty());
+        assert!(s.replay("0-999").is_empty());
+    }
+
+    #[test]
+    fn a_new_connection_replaces_the_old_one() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        let mut one = s.resume(None).unwrap();
+        let mut two = s.resume(None).unwrap();
+        s.push("x");
+        assert!(drain(&mut one.events).is_empty());
+        assert!(
+            matches!(one.events.try_recv(), Err(mpsc::TryRecvError::Closed)),
+            "the first connection ended"
+        );
+        assert_eq!(
+            drain(&mut two.events),
+            ["id: 0-0\nevent: message\ndata: x\n\n"]
+        );
+    }
+}

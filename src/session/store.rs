@@ -1,0 +1,224 @@
+//! Session ids and the store of live sessions (seed clause 18: `createMCPSession`'s closure
+//! store, with an idle TTL and a cap).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{Clock, Session, SessionOptions};
+
+/// A fresh session id: 128 bits from the OS's secure random source as 32 lowercase hex digits
+/// (visible ASCII, spec: 0x21–0x7E).
+///
+/// # Errors
+/// When the random source fails.
+pub fn mint_session_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Why [`SessionStore::mint`] made no session.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MintError {
+    /// The store holds `max_sessions` live sessions (none idle enough to evict).
+    #[error("too many sessions")]
+    AtCapacity,
+    /// The secure random source failed.
+    #[error("no secure random source: {0}")]
+    Random(getrandom::Error),
+}
+
+/// The live sessions (seed `createMCPSession`'s closure store).
+pub struct SessionStore {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    options: SessionOptions,
+    clock: Clock,
+    on_end: Mutex<Option<EndHook>>,
+}
+
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// Called with a session's id when it ends (deleted, evicted or expired).
+        pub type EndHook = Arc<dyn Fn(&str)>;
+    } else {
+        /// Called with a session's id when it ends (deleted, evicted or expired).
+        pub type EndHook = Arc<dyn Fn(&str) + Send + Sync>;
+    }
+}
+
+impl fmt::Debug for SessionStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionStore")
+            .field("options", &self.options)
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionStore {
+    /// An empty store.
+    pub fn new(options: SessionOptions, clock: Clock) -> Self {
+        SessionStore {
+            sessions: Mutex::new(HashMap::new()),
+            options,
+            clock,
+            on_end: Mutex::new(None),
+        }
+    }
+
+    /// Call `hook` with each session's id when it ends (e.g. to forget the server's per-session
+    /// state with `McpServer::end_scope`).
+    pub fn set_on_end(&self, hook: EndHook) {
+        *self.on_end.lock().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+    }
+
+    fn ended(&self, id: &str) {
+        let hook = self
+            .on_end
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(hook) = hook {
+            hook(id);
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Mint a session for a successful `initialize` that negotiated `protocol_version`.
+    ///
+    /// Idle sessions are evicted first. At the cap the store **refuses** (the transport answers
+    /// `503`) instead of evicting the least recently used session: with eviction, a flood of
+    /// `initialize` requests would push out the sessions of active users; with refusal the flood
+    /// can only delay new sessions until idle ones expire, and it cannot grow memory.
+    ///
+    /// # Errors
+    /// [`MintError::AtCapacity`] at the cap; [`MintError::Random`] when no random id can be made.
+    pub fn mint(&self, protocol_version: &str) -> Result<Arc<Session>, MintError> {
+        let mut sessions = self.lock();
+        let mut evicted = Vec::new();
+        if let Some(ttl) = self.options.idle_ttl_ms {
+            sessions.retain(|id, s| {
+                let keep = !s.is_idle(ttl);
+                if !keep {
+                    s.close(None);
+                    evicted.push(id.clone());
+                }
+                keep
+            });
+        }
+        for id in &evicted {
+            self.ended(id);
+        }
+        if sessions.len() >= self.options.max_sessions {
+            return Err(MintError::AtCapacity);
+        }
+        let id = loop {
+            let id = mint_session_id().map_err(MintError::Random)?;
+            if !sessions.contains_key(&id) {
+                break id;
+            }
+        };
+        let session = Arc::new(Session::new(
+            id.clone(),
+            protocol_version,
+            &self.options,
+            self.clock.clone(),
+        ));
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// The live session with this id, touched; `None` when unknown, ended, or idle past the TTL
+    /// (which evicts it now: lazy eviction, no timer).
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let mut sessions = self.lock();
+        let session = sessions.get(id)?.clone();
+        let expired = self
+            .options
+            .idle_ttl_ms
+            .is_some_and(|ttl| session.is_idle(ttl));
+        if expired || session.is_closed() {
+            sessions.remove(id);
+            drop(sessions);
+            session.close(None);
+            self.ended(id);
+            return None;
+        }
+        session.touch();
+        Some(session)
+    }
+
+    /// End and forget a session (`DELETE`); `None` when it was not live.
+    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        let session = self.get(id)?;
+        self.lock().remove(id);
+        session.close(None);
+        self.ended(id);
+        Some(session)
+    }
+
+    /// End every live connection of every session with a `retry` field (server shutdown).
+    pub fn disconnect_all(&self) {
+        let sessions: Vec<_> = self.lock().values().cloned().collect();
+        for session in sessions {
+            session.disconnect_all();
+        }
+    }
+
+    /// The number of sessions held (including idle ones not yet evicted).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no session is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    fn clock() -> (Arc<AtomicU64>, Clock) {
+        let now = Arc::new(AtomicU64::new(1_000));
+        let c = now.clone();
+        (now, Arc::new(move || c.load(Ordering::SeqCst)))
+    }
+
+    #[test]
+    fn store_mints_gets_evicts_and_refuses_at_cap() {
+        let (now, clock) = clock();
+        let options = SessionOptions {
+            idle_ttl_ms: Some(50),
+            max_sessions: 1,
+            ..SessionOptions::default()
+        };
+        let store = SessionStore::new(options, clock);
+        let a = store.mint("2025-06-18").unwrap();
+        assert_eq!(a.id().len(), 32);
+        assert!(a.id().bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        assert!(matches!(
+            store.mint("2025-06-18"),
+            Err(MintError::AtCapacity)
+        ));
+        now.fetch_add(49, Ordering::SeqCst);
+        assert!(store.get(a.id()).is_some(), "touched at 1049");
+        now.fetch_add(50, Ordering::SeqCst);
+        let b = store.mint("2025-06-18").unwrap();
+        assert!(store.get(a.id()).is_none());
+        assert!(a.is_closed());
+        assert_ne!(a.id(), b.id());
+    }
+}

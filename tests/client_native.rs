@@ -1,0 +1,840 @@
+//! The client against our own servers (stdio, Streamable HTTP, WebSocket) and against faulty
+//! peers. Every fault has a defined answer; `HANG_GUARD` only bounds a hang.
+
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+#![allow(clippy::result_large_err)]
+
+#[path = "support/client.rs"]
+mod client_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use client_support::*;
+use futures_util::{SinkExt, StreamExt};
+use orkestrel_mcp::client::{ClientError, McpClient, RequestOptions};
+use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
+use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
+use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+use serde_json::{json, Value};
+use tokio::time::timeout;
+use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+fn our_stdio() -> McpClient {
+    let transport = StdioTransport::new(
+        StdioClientOptions::new(BIN)
+            .with_args(["serve", "--stdio"])
+            .with_env([("RUST_LOG", "warn")])
+            .quiet(),
+    );
+    McpClient::new(transport, options())
+}
+
+async fn exercise(client: &McpClient) {
+    client.connect().await.unwrap();
+    client.connect().await.unwrap();
+    assert_eq!(client.protocol_version().as_deref(), Some("2025-06-18"));
+    let tools = client.tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names[..4], ["echo", "add", "fail", "sleep"]);
+    assert_eq!(
+        client.call("echo", json!({"text":"hi"})).await.unwrap(),
+        Some(json!("hi"))
+    );
+    assert_eq!(
+        client.call("add", json!({"a":2,"b":5})).await.unwrap(),
+        Some(json!(7))
+    );
+    let whole = client.call_tool("add", json!({"a":2,"b":5})).await.unwrap();
+    assert_eq!(whole.structured_content, Some(json!({"sum":7})));
+    let err = client
+        .call("fail", json!({"message":"boom"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, ClientError::Tool { message, .. } if message == "boom"));
+    let err = client.call("nope", json!({})).await.unwrap_err();
+    assert_eq!(err.code().map(|c| c.0), Some(-32602));
+    // A per-call deadline: the call fails, and the client keeps working.
+    let late = client
+        .call_with(
+            "sleep",
+            json!({"ms": 5_000}),
+            RequestOptions::with_timeout(Duration::from_millis(100)),
+        )
+        .await;
+    assert!(late.unwrap_err().is_timeout());
+    // Concurrent calls route to their own callers.
+    let (a, b) = tokio::join!(
+        client.call("echo", json!({"text":"a"})),
+        client.call("echo", json!({"text":"b"}))
+    );
+    assert_eq!(
+        (a.unwrap(), b.unwrap()),
+        (Some(json!("a")), Some(json!("b")))
+    );
+    client.ping().await.unwrap();
+    client.disconnect().await;
+    client.disconnect().await;
+    assert!(!client.is_connected());
+}
+
+#[tokio::test]
+async fn stdio_client_drives_our_stdio_server() {
+    let client = our_stdio();
+    let log = record(&client);
+    timeout(HANG_GUARD, exercise(&client)).await.unwrap();
+    let log = log.lock().unwrap();
+    assert_eq!(log.first().map(String::as_str), Some("connect"));
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("disconnect: the client disconnected")
+    );
+}
+
+async fn our_http_server() -> (String, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let url = timeout(HANG_GUARD, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(i) = line.find("http://") {
+                return line[i..].split_whitespace().next().unwrap_or("").to_owned();
+            }
+        }
+        panic!("the server printed no URL")
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (url, child)
+}
+
+#[tokio::test]
+async fn http_client_drives_our_http_server() {
+    let (url, _server) = our_http_server().await;
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, exercise(&client)).await.unwrap();
+}
+
+#[tokio::test]
+async fn ws_client_drives_our_websocket_server() {
+    let (url, _server) = our_http_server().await;
+    let client = McpClient::new(
+        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, exercise(&client)).await.unwrap();
+}
+
+#[tokio::test]
+async fn cli_tools_and_call_print_json_and_fail_with_nonzero_exit() {
+    let (url, _server) = our_http_server().await;
+    let run = |args: Vec<String>| async move {
+        let out = timeout(
+            HANG_GUARD,
+            tokio::process::Command::new(BIN).args(&args).output(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let (code, out, _) = run(s(&["call", &url, "echo", "--args", r#"{"text":"hi"}"#])).await;
+    assert_eq!((code, out.trim()), (Some(0), r#""hi""#));
+    let ws = url.replacen("http://", "ws://", 1);
+    let (code, out, _) = run(s(&["call", &ws, "add", "--args", r#"{"a":1,"b":1}"#])).await;
+    assert_eq!((code, out.trim()), (Some(0), "2"));
+    let (code, out, _) = run(s(&["tools", &url])).await;
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((code, listed[0]["name"].clone()), (Some(0), json!("echo")));
+    let (code, out, _) = run(s(&[
+        "call",
+        "add",
+        "--args",
+        r#"{"a":1,"b":2}"#,
+        "--",
+        BIN,
+        "serve",
+        "--stdio",
+    ]))
+    .await;
+    assert_eq!((code, out.trim()), (Some(0), "3"));
+    let (code, out, err) = run(s(&[
+        "call",
+        &url,
+        "fail",
+        "--args",
+        r#"{"message":"nope"}"#,
+    ]))
+    .await;
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.contains("nope"), "{err}");
+    let (code, _, err) = run(s(&["call", "x", "--", "/nonexistent/server"])).await;
+    assert_eq!(code, Some(1));
+    assert!(err.contains("cannot start"), "{err}");
+    let (code, _, err) = run(s(&["call", &url, "echo", "--args", "{"])).await;
+    assert_eq!(code, Some(1));
+    assert!(err.contains("--args is not JSON"), "{err}");
+}
+
+#[tokio::test]
+async fn bridge_serves_a_stdio_servers_tools_over_http() {
+    let mut bridge = tokio::process::Command::new(BIN)
+        .args([
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--",
+            BIN,
+            "serve",
+            "--stdio",
+        ])
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = bridge.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let url = timeout(HANG_GUARD, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(i) = line.find("http://") {
+                return line[i..].trim().to_owned();
+            }
+        }
+        panic!("the bridge printed no URL")
+    })
+    .await
+    .unwrap();
+    let url = url.split_whitespace().next().unwrap().to_owned();
+    // The bridge serves WebSocket on the same path.
+    let ws = McpClient::new(
+        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, async {
+        ws.connect().await.unwrap();
+        assert_eq!(
+            ws.call("echo", json!({"text":"over ws"})).await.unwrap(),
+            Some(json!("over ws"))
+        );
+        ws.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(
+            client.initialize_result().unwrap().server_info.name,
+            "orkestrel-mcp"
+        );
+        assert!(client.list_tools().await.unwrap().len() >= 4);
+        assert_eq!(
+            client.call("add", json!({"a":20,"b":22})).await.unwrap(),
+            Some(json!(42))
+        );
+        let whole = client
+            .call_tool("fail", json!({"message":"x"}))
+            .await
+            .unwrap();
+        assert!(whole.is_error());
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn bridge_mirrors_a_tools_list_changed_notification() {
+    // A scripted stdio server: one tool, then `list_changed`, then two tools.
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"changing","version":"1"}}}\n'
+read initialized
+read list
+printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}\n'
+printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+read list
+printf '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}\n'
+exec sleep 60"#;
+    let mut bridge = tokio::process::Command::new(BIN)
+        .args(["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", script])
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = bridge.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let url = timeout(HANG_GUARD, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(i) = line.find("http://") {
+                return line[i..].split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("the bridge printed no URL")
+    })
+    .await
+    .unwrap();
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        // Poll until the refresh lands (bounded by HANG_GUARD, not timed).
+        loop {
+            let names: Vec<String> = client
+                .list_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|d| d.name)
+                .collect();
+            if names == ["a", "b"] {
+                break;
+            }
+            assert!(names == ["a"], "{names:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    // SIGTERM: the bridge shuts down and stops its stdio server (no orphan `sleep`).
+    let pid = bridge.id().unwrap().to_string();
+    let _ = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await;
+    let status = timeout(HANG_GUARD, bridge.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+// ---- stdio faults ----
+
+#[tokio::test]
+async fn a_child_that_exits_at_once_fails_connect_with_its_status_and_stderr() {
+    let (client, transport) = sh_client("echo 'fatal: bad config' >&2; exit 3", HANG_GUARD);
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("exit status: 3") && text.contains("fatal: bad config"),
+        "{text}"
+    );
+    assert!(transport
+        .stderr_tail()
+        .contains(&"fatal: bad config".to_owned()));
+}
+
+#[tokio::test]
+async fn a_missing_command_fails_connect() {
+    let client = McpClient::new(
+        StdioTransport::new(StdioClientOptions::new("/nonexistent/mcp-server")),
+        options(),
+    );
+    let err = client.connect().await.unwrap_err();
+    assert!(
+        err.is_closed() && err.to_string().contains("cannot start"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_child_that_never_answers_times_out_and_is_killed_on_disconnect() {
+    let (client, _t) = sh_client("read line; exec sleep 60", Duration::from_millis(200));
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Timeout { method, .. } if method == "initialize"),
+        "{err}"
+    );
+    // connect closed the transport: stdin closed, then SIGTERM; the sleep is gone.
+    timeout(HANG_GUARD, client.disconnect()).await.unwrap();
+}
+
+#[tokio::test]
+async fn junk_lines_before_valid_ones_are_skipped_and_reported() {
+    let script = format!(
+        "printf 'starting up...\\n\\357\\273\\277\\r\\n{{broken\\r\\n'; exec {BIN} serve --stdio"
+    );
+    let (client, _t) = sh_client(&script, HANG_GUARD);
+    let log = record(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(
+            client.call("echo", json!({"text":"ok"})).await.unwrap(),
+            Some(json!("ok"))
+        );
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let log = log.lock().unwrap();
+    let skipped = log.iter().filter(|l| l.contains("not JSON")).count();
+    assert_eq!(skipped, 2, "{log:?}");
+}
+
+#[tokio::test]
+async fn a_child_that_dies_mid_call_fails_every_pending_request_at_once() {
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"dying","version":"1"}}}\r\n'
+read initialized
+read call
+echo 'crashing now' >&2
+exit 7"#;
+    let (client, _t) = sh_client(script, HANG_GUARD);
+    let log = record(&client);
+    timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap();
+    let (a, b) = timeout(HANG_GUARD, async {
+        tokio::join!(client.call("x", json!({})), client.ping())
+    })
+    .await
+    .unwrap();
+    for err in [a.unwrap_err(), b.unwrap_err()] {
+        assert!(err.is_closed(), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("exit status: 7")
+                || text.contains("crashing now")
+                || text.contains("stdin"),
+            "{text}"
+        );
+    }
+    assert!(!client.is_connected());
+    assert!(log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.starts_with("disconnect:")));
+}
+
+#[tokio::test]
+async fn a_server_ping_over_stdio_is_answered_and_other_server_requests_get_method_not_found() {
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"asks","version":"1"}}}\n'
+read initialized
+printf '{"jsonrpc":"2.0","id":"srv-1","method":"ping"}\n{"jsonrpc":"2.0","id":"srv-2","method":"roots/list"}\n'
+read a
+read b
+echo "$a" >&2
+echo "$b" >&2
+exec sleep 60"#;
+    let (client, transport) = sh_client(script, HANG_GUARD);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        while transport.stderr_tail().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let replies: Vec<Value> = transport
+        .stderr_tail()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        replies[0],
+        json!({"jsonrpc":"2.0","id":"srv-1","result":{}})
+    );
+    assert_eq!(replies[1]["id"], "srv-2");
+    assert_eq!(replies[1]["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn env_replaces_the_parent_environment() {
+    let transport = StdioTransport::new(
+        StdioClientOptions::new("/bin/sh")
+            .with_args(["-c", "echo \"HOME=${HOME:-unset} ONLY=$ONLY\" >&2; exit 0"])
+            .with_env([("ONLY", "1")])
+            .quiet(),
+    );
+    let transport = Arc::new(transport);
+    let client = McpClient::with_transport(transport.clone(), options());
+    let _ = timeout(HANG_GUARD, client.connect()).await.unwrap();
+    assert_eq!(transport.stderr_tail(), vec!["HOME=unset ONLY=1"]);
+}
+
+// ---- HTTP faults ----
+
+fn http_client(url: &str) -> McpClient {
+    McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(url).with_header("Authorization", "Bearer t"))
+            .unwrap(),
+        options(),
+    )
+}
+
+#[tokio::test]
+async fn http_both_result_and_error_fails_the_call_as_invalid() {
+    let (url, _) = fake_http(|seen| match seen.rpc_method() {
+        Some("initialize") => json_reply("200 OK", "", &init_result(&seen.id())),
+        Some("tools/call") => json_reply(
+            "200 OK",
+            "",
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{}},"error":{{"code":-1,"message":"m"}}}}"#,
+                seen.id()
+            ),
+        ),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("x", json!({})).await.unwrap_err();
+        assert!(matches!(err, ClientError::InvalidResponse(_)), "{err}");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn http_sse_replies_split_byte_by_byte_are_decoded() {
+    let (url, _) = fake_http(|seen| match seen.rpc_method() {
+        Some("initialize") | Some("tools/call") => {
+            let data = if seen.rpc_method() == Some("initialize") {
+                init_result(&seen.id())
+            } else {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[{{"type":"text","text":"\"héllo 😀\""}}]}}}}"#,
+                    seen.id()
+                )
+            };
+            let body = format!(
+                "\u{feff}: keep-alive\r\nevent: message\r\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"x\"}}}}\r\n\r\nid: 1\rdata: {data}\r\r"
+            );
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+            Reply::Bytewise([head.as_bytes(), body.as_bytes()].concat())
+        }
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    let log = record(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(
+            client.call("x", json!({})).await.unwrap(),
+            Some(json!("héllo 😀"))
+        );
+    })
+    .await
+    .unwrap();
+    let notes = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.as_str() == "notification: notifications/message")
+        .count();
+    assert_eq!(notes, 2);
+}
+
+#[tokio::test]
+async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expired() {
+    let (url, seen) = fake_http(|seen| match seen.rpc_method() {
+        Some("initialize") => json_reply(
+            "200 OK",
+            "mcp-session-id: s-123\r\n",
+            &init_result(&seen.id()),
+        ),
+        Some("ping") => json_reply(
+            "200 OK",
+            "",
+            &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, seen.id()),
+        ),
+        Some("tools/list") => json_reply(
+            "404 Not Found",
+            "",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#,
+        ),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(client.session_id().as_deref(), Some("s-123"));
+        client.ping().await.unwrap();
+        let err = client.list_tools().await.unwrap_err();
+        assert_eq!(
+            err,
+            ClientError::SessionExpired {
+                session: "s-123".into()
+            }
+        );
+    })
+    .await
+    .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let init = &seen[0];
+    assert_eq!(init.header("mcp-session-id"), None);
+    assert_eq!(init.header("mcp-protocol-version"), None);
+    assert_eq!(
+        init.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(init.header("authorization"), Some("Bearer t"));
+    for later in &seen[1..] {
+        assert_eq!(later.header("mcp-session-id"), Some("s-123"), "{later:?}");
+        assert_eq!(later.header("mcp-protocol-version"), Some("2025-06-18"));
+    }
+    assert_eq!(seen[1].rpc_method(), Some("notifications/initialized"));
+}
+
+#[tokio::test]
+async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_id() {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let g = gets.clone();
+    let (url, seen) = fake_http(move |seen| match (seen.method.as_str(), seen.rpc_method()) {
+        ("POST", Some("initialize")) => json_reply("200 OK", "mcp-session-id: s-9\r\n", &init_result(&seen.id())),
+        ("GET", _) if g.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Reply::Raw(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nid: 7\nretry: 5\ndata: \n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n".into(),
+        ),
+        ("GET", _) => Reply::Raw("HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into()),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    let log = record(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        // Wait for the resumed GET (bounded by HANG_GUARD).
+        while gets.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        while !log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l == "notification: notifications/tools/list_changed")
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let gets: Vec<&Seen> = seen.iter().filter(|s| s.method == "GET").collect();
+    assert_eq!(gets[0].header("accept"), Some("text/event-stream"));
+    assert_eq!(gets[0].header("mcp-session-id"), Some("s-9"));
+    assert_eq!(gets[0].header("last-event-id"), None);
+    assert_eq!(gets[1].header("last-event-id"), Some("8"));
+    // The session is ended with DELETE on disconnect.
+    assert!(seen
+        .iter()
+        .any(|s| s.method == "DELETE" && s.header("mcp-session-id") == Some("s-9")));
+}
+
+#[tokio::test]
+async fn an_http_exchange_timeout_fails_the_request_not_the_client() {
+    // A peer that accepts connections and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url).with_timeout(Duration::from_millis(100)))
+            .unwrap(),
+        options(),
+    );
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Transport(t) if t.contains("timed out after 100 ms")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn http_errors_fail_only_their_request() {
+    let (url, _) = fake_http(|seen| match seen.rpc_method() {
+        Some("initialize") => json_reply("200 OK", "", &init_result(&seen.id())),
+        Some("tools/call") => Reply::Raw(
+            "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\ncontent-length: 5\r\nconnection: close\r\n\r\noops!".into(),
+        ),
+        Some("ping") => json_reply("200 OK", "", &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, seen.id())),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("x", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Transport(t) if t.contains("500") && t.contains("oops!")),
+            "{err}"
+        );
+        client.ping().await.unwrap();
+    })
+    .await
+    .unwrap();
+    // A refused connection fails connect, quickly.
+    let refused = http_client("http://127.0.0.1:9/mcp");
+    let err = timeout(HANG_GUARD, refused.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Transport(_)), "{err}");
+}
+
+// ---- WebSocket ----
+
+async fn ws_server(subprotocol: Option<&'static str>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    let server = McpServer::new(ServerOptions::new("ws-test", "1"));
+    server.tools().add(Tool::from_json(
+        "echo",
+        json!({"type":"object"}),
+        |args, _| async move { Ok::<_, String>(Value::Object(args).to_string()) },
+    ));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let callback = |req: &Request, mut resp: Response| {
+                    assert_eq!(
+                        req.headers()
+                            .get("sec-websocket-protocol")
+                            .and_then(|v| v.to_str().ok()),
+                        Some("mcp")
+                    );
+                    if let Some(p) = subprotocol {
+                        resp.headers_mut()
+                            .insert("sec-websocket-protocol", HeaderValue::from_static(p));
+                    }
+                    Ok(resp)
+                };
+                let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, callback).await else {
+                    return;
+                };
+                while let Some(Ok(msg)) = ws.next().await {
+                    if let Message::Text(text) = msg {
+                        if let Some(reply) = server.handle(text.as_str()).await {
+                            if ws.send(Message::text(reply)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn ws_client_speaks_subprotocol_mcp_one_text_frame_per_message() {
+    let url = ws_server(Some("mcp")).await;
+    for url in [url.clone(), url.replacen("ws://", "http://", 1)] {
+        let client = McpClient::new(
+            WsTransport::new(WsClientOptions::new(&url)).unwrap(),
+            options(),
+        );
+        timeout(HANG_GUARD, async {
+            client.connect().await.unwrap();
+            assert_eq!(
+                client.call("echo", json!({"k":"v"})).await.unwrap(),
+                Some(json!({"k":"v"}))
+            );
+            client.disconnect().await;
+        })
+        .await
+        .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn ws_client_refuses_a_server_that_picks_no_or_another_subprotocol() {
+    for picked in [None, Some("other")] {
+        let url = ws_server(picked).await;
+        let client = McpClient::new(
+            WsTransport::new(WsClientOptions::new(&url)).unwrap(),
+            options(),
+        );
+        let err = timeout(HANG_GUARD, client.connect())
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(err.is_closed(), "{err}");
+        assert!(
+            err.to_string().to_lowercase().contains("subprotocol"),
+            "{err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ws_a_server_close_fails_pending_requests() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let callback = |_: &Request, mut resp: Response| {
+            resp.headers_mut()
+                .insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+            Ok(resp)
+        };
+        let mut ws = tokio_tungstenite::accept_hdr_async(stream, callback)
+            .await
+            .unwrap();
+        let Some(Ok(Message::Text(init))) = ws.next().await else {
+            return;
+        };
+        let id = serde_json::from_str::<Value>(init.as_str()).unwrap()["id"].clone();
+        ws.send(Message::text(init_result(&id))).await.unwrap();
+        let _initialized = ws.next().await;
+        let _call = ws.next().await;
+        let _ = ws.close(None).await;
+    });
+    let client = McpClient::new(
+        WsTransport::new(WsClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("x", json!({})).await.unwrap_err();
+        assert!(err.is_closed(), "{err}");
+    })
+    .await
+    .unwrap();
+}

@@ -1,0 +1,376 @@
+//! The HTTP security matrix with exact statuses: Origin, Host, Accept, Content-Type, body size,
+//! MCP-Protocol-Version, CORS (spec `basic/transports`: Security Warning, Sending Messages,
+//! Listening, Protocol Version Header).
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+mod support;
+
+use orkestrel_mcp::native::endpoint::{cors_layer, Endpoint, EndpointOptions};
+use orkestrel_mcp::native::security::SecurityOptions;
+use serde_json::json;
+use support::*;
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+async fn status_with(srv: &TestServer, method: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+    send(srv.addr, method, headers, body).await.status
+}
+
+#[tokio::test]
+async fn origin_on_a_loopback_bind_without_a_list() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    for (origin, want) in [
+        (None, 200),
+        (Some("http://localhost:5173"), 200),
+        (Some("http://127.0.0.1"), 200),
+        (Some("https://[::1]:8443"), 200),
+        (Some("http://evil.example"), 403),
+        (Some("http://localhost.evil.example"), 403),
+        (Some("http://127.0.0.1.nip.io"), 403),
+        (Some("null"), 403),
+        (Some("localhost"), 403),
+        (Some("file://localhost"), 403),
+    ] {
+        let mut headers: Vec<_> = POST.to_vec();
+        headers.push(("mcp-session-id", &id));
+        if let Some(o) = origin {
+            headers.push(("origin", o));
+        }
+        let reply = send(srv.addr, "POST", &headers, PING).await;
+        assert_eq!(reply.status, want, "POST origin {origin:?}");
+        if want == 403 {
+            assert_eq!(reply.header("content-type"), Some("application/json"));
+            let body = reply.json();
+            assert_eq!(body["id"], json!(null));
+            assert_eq!(body["error"]["code"], -32000);
+            assert_eq!(body["error"]["message"], "Forbidden: Origin not allowed");
+        }
+    }
+    // Every verb, and before any session check.
+    let evil = ("origin", "http://evil.example");
+    let sse = ("accept", "text/event-stream");
+    assert_eq!(
+        status_with(&srv, "GET", &[evil, sse, ("mcp-session-id", &id)], "").await,
+        403
+    );
+    assert_eq!(
+        status_with(&srv, "DELETE", &[evil, ("mcp-session-id", &id)], "").await,
+        403
+    );
+    assert_eq!(status_with(&srv, "POST", &[evil], PING).await, 403);
+    let ok = [("origin", "http://localhost"), sse, ("mcp-session-id", &id)];
+    assert_eq!(open(srv.addr, "GET", &ok, "").await.status(), 200);
+}
+
+#[tokio::test]
+async fn origin_allowlist_is_exact() {
+    let options = EndpointOptions {
+        security: SecurityOptions {
+            allowed_origins: Some(vec![
+                "https://app.example.com".into(),
+                "http://localhost:8080".into(),
+            ]),
+            loopback: true,
+            ..SecurityOptions::default()
+        },
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), options).await;
+    for (origin, want) in [
+        ("https://app.example.com", 200),
+        ("https://app.example.com:443", 200),
+        ("HTTPS://APP.EXAMPLE.COM", 200),
+        ("http://app.example.com", 403),
+        ("https://app.example.com:8443", 403),
+        ("https://app.example.com.evil.example", 403),
+        ("https://evil-app.example.com", 403),
+        ("http://localhost:8080", 200),
+        ("http://localhost:8081", 403),
+        ("http://localhost", 403),
+    ] {
+        let headers: Vec<_> = POST.iter().copied().chain([("origin", origin)]).collect();
+        assert_eq!(
+            send(srv.addr, "POST", &headers, PING).await.status,
+            want,
+            "{origin}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn host_on_a_loopback_bind() {
+    let srv = start(
+        server(),
+        EndpointOptions {
+            sessions: None,
+            ..EndpointOptions::default()
+        },
+    )
+    .await;
+    let port = srv.addr.port().to_string();
+    for (host, want) in [
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        ("localhost".to_owned(), 200),
+        (format!("[::1]:{port}"), 200),
+        (format!("evil.example:{port}"), 403),
+        (format!("localhost.evil.example:{port}"), 403),
+        ("127.0.0.1:notaport".to_owned(), 403),
+    ] {
+        let headers: Vec<_> = POST
+            .iter()
+            .copied()
+            .chain([("host", host.as_str())])
+            .collect();
+        let reply = send(srv.addr, "POST", &headers, PING).await;
+        assert_eq!(reply.status, want, "{host}");
+        if want == 403 {
+            assert_eq!(
+                reply.json()["error"]["message"],
+                "Forbidden: Host not allowed"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn accept_content_type_and_size() {
+    let mut options = EndpointOptions::default();
+    options.http.max_body_bytes = 1024;
+    let srv = start(server(), options).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let s = ("mcp-session-id", id.as_str());
+    let json_ct = ("content-type", "application/json");
+    for (accept, want, content_type) in [
+        (Some("application/json"), 200, Some("application/json")),
+        (Some("text/event-stream"), 200, Some("text/event-stream")),
+        (
+            Some("application/json, text/event-stream"),
+            200,
+            Some("text/event-stream"),
+        ),
+        (
+            Some("application/json;q=0, text/event-stream"),
+            200,
+            Some("text/event-stream"),
+        ),
+        (Some("APPLICATION/JSON"), 200, Some("application/json")),
+        (Some("*/*"), 200, Some("text/event-stream")),
+        (None, 200, Some("text/event-stream")),
+        (Some("text/html"), 406, Some("application/json")),
+        (Some("application/json;q=0"), 406, Some("application/json")),
+    ] {
+        let mut headers = vec![s, json_ct];
+        if let Some(a) = accept {
+            headers.push(("accept", a));
+        }
+        let reply = send(srv.addr, "POST", &headers, PING).await;
+        assert_eq!(
+            (reply.status, reply.header("content-type")),
+            (want, content_type),
+            "Accept {accept:?}"
+        );
+    }
+    // GET needs SSE.
+    let reply = send(srv.addr, "GET", &[s, ("accept", "application/json")], "").await;
+    assert_eq!(reply.status, 406);
+
+    for (content_type, want) in [
+        (Some("application/json; charset=utf-8"), 200),
+        (Some("Application/JSON"), 200),
+        (Some("text/plain"), 415),
+        (Some("application/x-www-form-urlencoded"), 415),
+        (Some("application/jsonx"), 415),
+        (None, 415),
+    ] {
+        let mut headers = vec![s, ("accept", "application/json")];
+        if let Some(ct) = content_type {
+            headers.push(("content-type", ct));
+        }
+        let reply = send(srv.addr, "POST", &headers, PING).await;
+        assert_eq!(reply.status, want, "Content-Type {content_type:?}");
+        if want == 415 {
+            assert_eq!(reply.json()["error"]["code"], -32600);
+        }
+    }
+
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(2000)
+    );
+    let reply = post(srv.addr, &[s], &big).await;
+    assert_eq!(reply.status, 413);
+    assert_eq!(reply.json()["error"]["code"], -32600);
+    // Over the limit before any session check too.
+    assert_eq!(post(srv.addr, &[], &big).await.status, 413);
+}
+
+#[tokio::test]
+async fn the_protocol_version_header() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let s = ("mcp-session-id", id.as_str());
+    let v = |x| ("mcp-protocol-version", x);
+    for (headers, want) in [
+        (vec![], 200),
+        (vec![v("2025-06-18")], 200),
+        (vec![v("2025-11-25")], 200),
+        (vec![v("2025-06-18"), v("2025-06-18")], 200),
+        (vec![v("2025-06-18, 2025-06-18")], 200),
+        (vec![v("2025-06-18"), v("2025-03-26")], 400),
+        (vec![v("1999-01-01")], 400),
+        (vec![v("")], 400),
+        (vec![v("2026-07-28")], 400),
+    ] {
+        let mut all = vec![s];
+        all.extend(headers.iter().copied());
+        let reply = post(srv.addr, &all, PING).await;
+        assert_eq!(reply.status, want, "{headers:?}");
+        if want == 400 {
+            assert_eq!(reply.json()["error"]["code"], -32600);
+        }
+    }
+    let sse = ("accept", "text/event-stream");
+    assert_eq!(
+        send(srv.addr, "GET", &[s, sse, v("1999-01-01")], "")
+            .await
+            .status,
+        400
+    );
+    assert_eq!(
+        send(srv.addr, "DELETE", &[s, v("1999-01-01")], "")
+            .await
+            .status,
+        400
+    );
+    // Stateless too.
+    let stateless = start(
+        server(),
+        EndpointOptions {
+            sessions: None,
+            ..EndpointOptions::default()
+        },
+    )
+    .await;
+    assert_eq!(
+        post(stateless.addr, &[v("1999-01-01")], PING).await.status,
+        400
+    );
+    assert_eq!(
+        post(stateless.addr, &[v("2024-11-05")], PING).await.status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn cors_is_opt_in_and_exposes_the_session_header() {
+    // Off by default: no CORS headers.
+    let srv = start(server(), EndpointOptions::default()).await;
+    let reply = post(
+        srv.addr,
+        &[("origin", "http://localhost:5173")],
+        &initialize(1, "2025-06-18"),
+    )
+    .await;
+    assert_eq!(reply.header("access-control-allow-origin"), None);
+
+    let origin = "https://app.example.com";
+    let mut options = EndpointOptions::default();
+    options.security.allowed_origins = Some(vec![origin.into()]);
+    let endpoint = Endpoint::new(server(), options).unwrap();
+    let service = tower_layer::Layer::layer(&cors_layer(&[origin.into()]).unwrap(), endpoint);
+    let (addr, task) = start_service(service).await;
+
+    let preflight = [
+        ("origin", origin),
+        ("access-control-request-method", "POST"),
+        (
+            "access-control-request-headers",
+            "content-type, mcp-session-id, mcp-protocol-version",
+        ),
+    ];
+    let reply = send(addr, "OPTIONS", &preflight, "").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("access-control-allow-origin"), Some(origin));
+    let allowed = reply
+        .header("access-control-allow-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(
+        allowed.contains("mcp-session-id") && allowed.contains("mcp-protocol-version"),
+        "{allowed}"
+    );
+
+    let reply = post(addr, &[("origin", origin)], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("access-control-allow-origin"), Some(origin));
+    let exposed = reply
+        .header("access-control-expose-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(exposed.contains("mcp-session-id"), "{exposed}");
+
+    // Another origin: no CORS grant, and the guard refuses it.
+    let reply = post(
+        addr,
+        &[("origin", "https://evil.example")],
+        &initialize(1, "2025-06-18"),
+    )
+    .await;
+    assert_eq!(reply.status, 403);
+    assert_eq!(reply.header("access-control-allow-origin"), None);
+    task.abort();
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+#[tokio::test]
+async fn the_version_a_request_is_served_under() {
+    use orkestrel_mcp::{RequestContext, Tool};
+    let server = server();
+    server.tools().add(Tool::with_context(
+        "version",
+        |_: Empty, ctx: RequestContext| async move {
+            Ok::<_, String>(ctx.protocol_version.unwrap_or_default())
+        },
+    ));
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"version","arguments":{}}}"#;
+    let served = |reply: Reply| {
+        reply.messages()[0]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    let srv = start(server.clone(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let s = ("mcp-session-id", id.as_str());
+    assert_eq!(
+        served(post(srv.addr, &[s], call).await),
+        "2025-06-18",
+        "absent: the negotiated version"
+    );
+    let header = ("mcp-protocol-version", "2025-11-25");
+    assert_eq!(
+        served(post(srv.addr, &[s, header], call).await),
+        "2025-11-25",
+        "the header wins"
+    );
+
+    let stateless = start(
+        server,
+        EndpointOptions {
+            sessions: None,
+            ..EndpointOptions::default()
+        },
+    )
+    .await;
+    assert_eq!(
+        served(post(stateless.addr, &[], call).await),
+        "2025-03-26",
+        "no session: 2025-03-26"
+    );
+}

@@ -1,0 +1,562 @@
+//! Sessions and resumable streams over real HTTP on 127.0.0.1 (seed clauses 18, 19; spec
+//! `basic/transports` Session Management, Resumability and Redelivery).
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use orkestrel_mcp::native::endpoint::EndpointOptions;
+use orkestrel_mcp::session::SessionOptions;
+use orkestrel_mcp::{JsonRpcNotification, McpServer, RequestContext, ServerOptions, Tool};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use support::*;
+use tokio::sync::Notify;
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+
+fn sid(id: &str) -> (&'static str, &str) {
+    ("mcp-session-id", id)
+}
+
+#[tokio::test]
+async fn the_full_session_sequence() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let addr = srv.addr;
+
+    // Mint: a visible-ASCII id on the initialize answer.
+    let reply = post(addr, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    assert!(
+        id.len() >= 32 && id.bytes().all(|b| (0x21..=0x7e).contains(&b)),
+        "{id}"
+    );
+    assert_eq!(
+        reply.messages()[0]["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+
+    // Reuse.
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(addr, &[sid(&id)], initialized).await.status, 202);
+    let reply = post(addr, &[sid(&id)], LIST).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.messages()[0]["result"], json!({"tools": []}));
+
+    // Missing → 400 (POST, GET, DELETE); unknown → 404.
+    let reply = post(addr, &[], LIST).await;
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.json()["error"]["code"], -32600);
+    assert_eq!(reply.json()["id"], Value::Null);
+    let sse = [("accept", "text/event-stream")];
+    assert_eq!(send(addr, "GET", &sse, "").await.status, 400);
+    assert_eq!(send(addr, "DELETE", &[], "").await.status, 400);
+    let reply = post(addr, &[sid("no-such-session")], LIST).await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.json()["error"]["message"], "Session not found");
+
+    // DELETE → 204, then 404 everywhere.
+    assert_eq!(send(addr, "DELETE", &[sid(&id)], "").await.status, 204);
+    assert_eq!(post(addr, &[sid(&id)], LIST).await.status, 404);
+    assert_eq!(send(addr, "DELETE", &[sid(&id)], "").await.status, 404);
+    assert_eq!(send(addr, "GET", &[sid(&id), sse[0]], "").await.status, 404);
+
+    // An unknown id with an initialize is still 404 (spec: the client must drop the id).
+    assert_eq!(
+        post(addr, &[sid(&id)], &initialize(1, "2025-06-18"))
+            .await
+            .status,
+        404
+    );
+
+    // Re-initialize without the header: a new id.
+    let again = new_session(addr, "2025-06-18").await;
+    assert_ne!(again, id);
+    assert_eq!(post(addr, &[sid(&again)], LIST).await.status, 200);
+
+    // Other verbs: 405 with Allow.
+    let reply = send(addr, "PUT", &[sid(&again)], "").await;
+    assert_eq!(reply.status, 405);
+    assert_eq!(reply.header("allow"), Some("GET, POST, DELETE"));
+}
+
+#[tokio::test]
+async fn a_failed_initialize_mints_nothing() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let bad = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let reply = post(srv.addr, &[], bad).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("mcp-session-id"), None);
+    assert_eq!(reply.messages()[0]["error"]["code"], -32602);
+    // Refused by the route (415): the minted session is forgotten.
+    let reply = send(
+        srv.addr,
+        "POST",
+        &[("accept", "application/json")],
+        &initialize(1, "2025-06-18"),
+    )
+    .await;
+    assert_eq!(reply.status, 415);
+    assert_eq!(reply.header("mcp-session-id"), None);
+    assert_eq!(srv.endpoint.sessions().unwrap().len(), 0);
+    // Malformed JSON without a session: the route's -32700.
+    let reply = post(srv.addr, &[], "{nope").await;
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.json()["error"]["code"], -32700);
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+/// A server whose `both` tool pushes `a` on the session stream, sends `r1` on its own request
+/// stream, pushes `b`, then answers; and whose `gate` tool sends `g1`, waits for the test, sends
+/// `g2`, then answers.
+fn two_stream_server(gate: Arc<Notify>) -> McpServer {
+    let server = server();
+    let note = |m: &str| {
+        JsonRpcNotification::new("notifications/message")
+            .with_params(json!({"level":"info","data":m}))
+    };
+    server.tools().add(Tool::with_context(
+        "both",
+        move |_: Empty, ctx: RequestContext| async move {
+            assert!(ctx.push(&note("a")));
+            assert!(ctx.notify(note("r1")));
+            assert!(ctx.push(&note("b")));
+            Ok::<_, String>("both done")
+        },
+    ));
+    server.tools().add(Tool::with_context(
+        "gate",
+        move |_: Empty, ctx: RequestContext| {
+            let gate = gate.clone();
+            async move {
+                ctx.notify(note("g1"));
+                gate.notified().await;
+                ctx.notify(note("g2"));
+                Ok::<_, String>("gate done")
+            }
+        },
+    ));
+    server
+}
+
+fn call(id: u64, name: &str) -> String {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":{}}})
+        .to_string()
+}
+
+fn data_of(event: &Event) -> String {
+    let v = event.json();
+    v["params"]["data"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| v.to_string())
+}
+
+#[tokio::test]
+async fn replay_across_two_streams() {
+    let srv = start(
+        two_stream_server(Arc::new(Notify::new())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let addr = srv.addr;
+    let id = new_session(addr, "2025-11-25").await;
+    let get = [sid(&id), ("accept", "text/event-stream")];
+
+    // The standalone stream, primed: an id, a retry, empty data.
+    let response = open(addr, "GET", &get, "").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut standalone = SseStream::new(response);
+    let priming = standalone.next().await.unwrap();
+    assert!(priming.id.is_some() && priming.data.is_empty());
+    assert_eq!(priming.retry, Some(1000));
+
+    // The POST stream: priming, r1, the response — every event with an id.
+    let reply = post(addr, &[sid(&id)], &call(5, "both")).await;
+    assert_eq!(reply.status, 200);
+    let post_events = parse_events(&reply.body);
+    assert_eq!(post_events.len(), 3, "{post_events:?}");
+    assert!(post_events.iter().all(|e| e.id.is_some()));
+    assert!(post_events[0].data.is_empty());
+    assert_eq!(data_of(&post_events[1]), "r1");
+    assert_eq!(post_events[2].json()["id"], 5);
+
+    // The standalone stream got a and b only.
+    let a = standalone.next().await.unwrap();
+    let b = standalone.next().await.unwrap();
+    assert_eq!((data_of(&a), data_of(&b)), ("a".into(), "b".into()));
+    drop(standalone);
+
+    // Ids are unique in the session and name their stream.
+    let ids: Vec<String> = [&priming, &a, &b]
+        .into_iter()
+        .chain(&post_events)
+        .map(|e| e.id.clone().unwrap())
+        .collect();
+    assert_eq!(
+        ids.iter().collect::<HashSet<_>>().len(),
+        ids.len(),
+        "{ids:?}"
+    );
+    let stream_of = |id: &str| id.split_once('-').unwrap().0.to_owned();
+    assert_ne!(stream_of(&ids[0]), stream_of(&ids[3]));
+
+    // Resume the standalone stream after a: b only, none of the POST stream's events.
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", a.id.as_deref().unwrap()),
+    ];
+    let mut resumed = SseStream::new(open(addr, "GET", &last, "").await);
+    let replayed = resumed.next().await.unwrap();
+    assert_eq!(
+        (replayed.id.clone(), data_of(&replayed)),
+        (b.id.clone(), "b".into())
+    );
+    drop(resumed);
+
+    // Resume the (answered) POST stream after its priming: r1, the response, then the end.
+    let cursor = post_events[0].id.clone().unwrap();
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", cursor.as_str()),
+    ];
+    let rest = SseStream::new(open(addr, "GET", &last, "").await)
+        .rest()
+        .await;
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert_eq!(data_of(&rest[0]), "r1");
+    assert_eq!(rest[1].json()["result"]["content"][0]["text"], "both done");
+    assert_eq!(rest[0].id, post_events[1].id);
+
+    // An unknown id replays nothing: a fresh, primed standalone stream that gets new pushes.
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", "zz-zz"),
+    ];
+    let mut fresh = SseStream::new(open(addr, "GET", &last, "").await);
+    let primed = fresh.next().await.unwrap();
+    assert!(primed.data.is_empty() && primed.id.is_some());
+    assert_eq!(post(addr, &[sid(&id)], &call(6, "both")).await.status, 200);
+    assert_eq!(data_of(&fresh.next().await.unwrap()), "a");
+}
+
+#[tokio::test]
+async fn a_dropped_post_stream_is_resumed_by_get() {
+    let gate = Arc::new(Notify::new());
+    let srv = start(two_stream_server(gate.clone()), EndpointOptions::default()).await;
+    let addr = srv.addr;
+    let id = new_session(addr, "2025-11-25").await;
+    let headers: Vec<_> = POST.iter().copied().chain([sid(&id)]).collect();
+    let mut stream = SseStream::new(open(addr, "POST", &headers, &call(7, "gate")).await);
+    let _priming = stream.next().await.unwrap();
+    let g1 = stream.next().await.unwrap();
+    assert_eq!(data_of(&g1), "g1");
+    drop(stream); // the connection drops; the request goes on (spec: not a cancellation)
+
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", g1.id.as_deref().unwrap()),
+    ];
+    let mut resumed = SseStream::new(open(addr, "GET", &last, "").await);
+    gate.notify_one();
+    let rest = resumed.rest().await;
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert_eq!(data_of(&rest[0]), "g2");
+    assert_eq!(rest[1].json()["id"], 7);
+    assert_eq!(rest[1].json()["result"]["content"][0]["text"], "gate done");
+}
+
+#[tokio::test]
+async fn older_clients_get_ids_but_no_priming() {
+    let srv = start(
+        two_stream_server(Arc::new(Notify::new())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let reply = post(srv.addr, &[sid(&id)], &call(3, "both")).await;
+    let events = parse_events(&reply.body);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events.iter().all(|e| e.id.is_some() && !e.data.is_empty()));
+}
+
+#[tokio::test]
+async fn json_replies_send_notifications_on_the_session_stream() {
+    let srv = start(
+        two_stream_server(Arc::new(Notify::new())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let mut get = SseStream::new(
+        open(
+            srv.addr,
+            "GET",
+            &[sid(&id), ("accept", "text/event-stream")],
+            "",
+        )
+        .await,
+    );
+    let json_only = [
+        sid(&id),
+        ("accept", "application/json"),
+        ("content-type", "application/json"),
+    ];
+    let reply = send(srv.addr, "POST", &json_only, &call(4, "both")).await;
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    assert_eq!(reply.json()["id"], 4);
+    let got: Vec<String> = [
+        get.next().await.unwrap(),
+        get.next().await.unwrap(),
+        get.next().await.unwrap(),
+    ]
+    .iter()
+    .map(data_of)
+    .collect();
+    assert_eq!(got, ["a", "r1", "b"]);
+}
+
+#[tokio::test]
+async fn delete_closes_the_sessions_streams() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-11-25").await;
+    let mut get = SseStream::new(
+        open(
+            srv.addr,
+            "GET",
+            &[sid(&id), ("accept", "text/event-stream")],
+            "",
+        )
+        .await,
+    );
+    assert!(get.next().await.unwrap().data.is_empty());
+    assert_eq!(send(srv.addr, "DELETE", &[sid(&id)], "").await.status, 204);
+    assert_eq!(get.next().await, None, "the stream ended");
+}
+
+#[tokio::test]
+async fn a_second_get_takes_over_the_stream() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let headers = [sid(&id), ("accept", "text/event-stream")];
+    let mut first = SseStream::new(open(srv.addr, "GET", &headers, "").await);
+    let mut second = SseStream::new(open(srv.addr, "GET", &headers, "").await);
+    assert_eq!(
+        first.next().await,
+        None,
+        "replaced: never two live copies of one stream"
+    );
+    let session = srv.endpoint.sessions().unwrap().get(&id).unwrap();
+    session.push(r#"{"jsonrpc":"2.0","method":"x"}"#);
+    assert_eq!(second.next().await.unwrap().json()["method"], "x");
+}
+
+#[tokio::test]
+async fn idle_ttl_and_the_cap_with_an_injected_clock() {
+    let (now, clock) = manual_clock();
+    let options = EndpointOptions {
+        sessions: Some(SessionOptions {
+            idle_ttl_ms: Some(1_000),
+            max_sessions: 2,
+            event_ttl_ms: 500,
+            ..SessionOptions::default()
+        }),
+        clock: Some(clock),
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), options).await;
+    let addr = srv.addr;
+    let a = new_session(addr, "2025-06-18").await;
+    let b = new_session(addr, "2025-06-18").await;
+
+    // At the cap: refused, nobody evicted.
+    let reply = post(addr, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 503);
+    assert_eq!(reply.header("retry-after"), Some("60"));
+    assert_eq!(reply.json()["error"]["code"], -32000);
+    assert_eq!(post(addr, &[sid(&a)], LIST).await.status, 200);
+
+    // b idles past the TTL; a stays active.
+    now.fetch_add(999, Ordering::SeqCst);
+    assert_eq!(post(addr, &[sid(&a)], LIST).await.status, 200);
+    now.fetch_add(1, Ordering::SeqCst);
+    assert_eq!(
+        post(addr, &[sid(&b)], LIST).await.status,
+        404,
+        "b expired (lazily)"
+    );
+    let c = new_session(addr, "2025-06-18").await;
+
+    // A session with a live GET stream is never idle.
+    let mut get =
+        SseStream::new(open(addr, "GET", &[sid(&c), ("accept", "text/event-stream")], "").await);
+    let session = srv.endpoint.sessions().unwrap().get(&c).unwrap();
+    let pushed = session.push(r#"{"jsonrpc":"2.0","method":"one"}"#).unwrap();
+    assert_eq!(get.next().await.unwrap().json()["method"], "one");
+    session.push(r#"{"jsonrpc":"2.0","method":"two"}"#).unwrap();
+    assert_eq!(get.next().await.unwrap().json()["method"], "two");
+    assert_eq!(
+        session.replay(&pushed.to_string()).len(),
+        1,
+        "two, after one"
+    );
+    now.fetch_add(10_000, Ordering::SeqCst);
+    let d = new_session(addr, "2025-06-18").await; // a expired, c is busy
+    assert_eq!(post(addr, &[sid(&a)], LIST).await.status, 404);
+    assert_eq!(post(addr, &[sid(&c)], LIST).await.status, 200);
+    assert_eq!(
+        post(addr, &[], &initialize(1, "2025-06-18")).await.status,
+        503
+    );
+    assert_eq!(post(addr, &[sid(&d)], LIST).await.status, 200);
+
+    // Logged events expired after the event TTL (500 ms): the cursor is gone, nothing replays.
+    assert!(session.replay(&pushed.to_string()).is_empty());
+    drop(get);
+}
+
+#[tokio::test]
+async fn keep_alive_comments_flow_on_idle_streams() {
+    let mut options = EndpointOptions::default();
+    options.http.keep_alive = Some(Duration::from_millis(20));
+    let srv = start(server(), options).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let mut get = SseStream::new(
+        open(
+            srv.addr,
+            "GET",
+            &[sid(&id), ("accept", "text/event-stream")],
+            "",
+        )
+        .await,
+    );
+    let block = get.next_block().await.unwrap();
+    assert_eq!(block.comments, ["keep-alive"]);
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Steps {
+    steps: u32,
+}
+
+#[tokio::test]
+async fn tools_send_progress_and_logs_on_the_post_stream() {
+    let server = McpServer::new(ServerOptions::new("t", "0"));
+    server.tools().add(Tool::with_context(
+        "count",
+        |a: Steps, ctx: RequestContext| async move {
+            for i in 1..=a.steps {
+                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None);
+                ctx.log(
+                    orkestrel_mcp::context::LogLevel::Info,
+                    Some("count"),
+                    json!(i),
+                );
+            }
+            Ok::<_, String>("counted")
+        },
+    ));
+    for stateless in [true, false] {
+        let mut options = EndpointOptions::default();
+        if stateless {
+            options.sessions = None;
+        }
+        let srv = start(server.clone(), options).await;
+        let mut extra = Vec::new();
+        let id;
+        if !stateless {
+            id = new_session(srv.addr, "2025-06-18").await;
+            extra.push(sid(&id));
+        }
+        let body = json!({"jsonrpc":"2.0","id":9,"method":"tools/call",
+            "params":{"name":"count","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}});
+        let reply = post(srv.addr, &extra, &body.to_string()).await;
+        let messages = reply.messages();
+        let methods: Vec<_> = messages
+            .iter()
+            .map(|m| m["method"].as_str().unwrap_or("response").to_owned())
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/progress",
+                "notifications/message",
+                "notifications/progress",
+                "notifications/message",
+                "response"
+            ],
+            "stateless={stateless}"
+        );
+        assert_eq!(
+            messages[2]["params"],
+            json!({"progressToken":"tok","progress":2,"total":2})
+        );
+        assert_eq!(
+            messages[3]["params"],
+            json!({"level":"info","logger":"count","data":2})
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_stateless_mode_has_no_sessions() {
+    let options = EndpointOptions {
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), options).await;
+    let reply = post(srv.addr, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("mcp-session-id"), None);
+    assert_eq!(post(srv.addr, &[], LIST).await.status, 200);
+    let reply = send(srv.addr, "GET", &[("accept", "text/event-stream")], "").await;
+    assert_eq!(reply.status, 405);
+    assert_eq!(reply.header("allow"), Some("POST"));
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_is_detached() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-06-18").await;
+    let get = open(
+        srv.addr,
+        "GET",
+        &[sid(&id), ("accept", "text/event-stream")],
+        "",
+    )
+    .await;
+    let session = srv.endpoint.sessions().unwrap().get(&id).unwrap();
+    assert!(session.is_attached(0));
+    drop(get);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while session.is_attached(0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still attached after the deadline"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Pushed while nobody listens: logged, and replayed to whoever resumes from before it.
+    let before = session.push(r#"{"jsonrpc":"2.0","method":"one"}"#).unwrap();
+    session.push(r#"{"jsonrpc":"2.0","method":"two"}"#).unwrap();
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", &before.to_string()),
+    ];
+    let mut resumed = SseStream::new(open(srv.addr, "GET", &last, "").await);
+    assert_eq!(resumed.next().await.unwrap().json()["method"], "two");
+    drop(resumed);
+}

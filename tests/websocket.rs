@@ -1,0 +1,367 @@
+//! The WebSocket server on the HTTP port (seed clause 16; RFC 6455), driven by tokio-tungstenite
+//! as a raw peer on 127.0.0.1.
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+mod support;
+
+use std::sync::Arc;
+
+use futures::{SinkExt, StreamExt};
+use orkestrel_mcp::native::endpoint::EndpointOptions;
+use orkestrel_mcp::native::ws::WebSocketOptions;
+use orkestrel_mcp::{McpServer, RequestContext, Tool};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use support::*;
+use tokio::net::TcpStream;
+use tokio::sync::{oneshot, Notify};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+async fn connect(url: &str, protocol: Option<&str>) -> (Ws, Option<String>) {
+    let mut request = url.into_client_request().unwrap();
+    if let Some(p) = protocol {
+        request
+            .headers_mut()
+            .insert("sec-websocket-protocol", p.parse().unwrap());
+    }
+    let (ws, response) = tokio::time::timeout(DEADLINE, tokio_tungstenite::connect_async(request))
+        .await
+        .expect("handshake within the deadline")
+        .expect("handshake");
+    let echoed = response
+        .headers()
+        .get("sec-websocket-protocol")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (ws, echoed)
+}
+
+async fn next(ws: &mut Ws) -> Option<Message> {
+    tokio::time::timeout(DEADLINE, ws.next())
+        .await
+        .expect("a frame within the deadline")
+        .and_then(Result::ok)
+}
+
+async fn next_json(ws: &mut Ws) -> Value {
+    loop {
+        match next(ws).await {
+            Some(Message::Text(t)) => return serde_json::from_str(&t).unwrap(),
+            Some(Message::Ping(_) | Message::Pong(_)) => continue,
+            other => panic!("expected a text frame, got {other:?}"),
+        }
+    }
+}
+
+async fn close_code(ws: &mut Ws) -> CloseCode {
+    loop {
+        match next(ws).await {
+            Some(Message::Close(Some(frame))) => return frame.code,
+            Some(Message::Close(None)) => panic!("a close without a code"),
+            Some(_) => continue,
+            None => panic!("the connection ended without a close frame"),
+        }
+    }
+}
+
+async fn start_ws(server: McpServer, max: Option<usize>) -> TestServer {
+    let mut options = EndpointOptions::default();
+    if let Some(max) = max {
+        options.websocket = Some(WebSocketOptions {
+            max_message_bytes: max,
+            ..WebSocketOptions::default()
+        });
+    }
+    start(server, options).await
+}
+
+#[tokio::test]
+async fn subprotocol_mcp_is_echoed_when_offered() {
+    let srv = start_ws(server(), None).await;
+    let (_, echoed) = connect(&srv.ws_url(), Some("mcp")).await;
+    assert_eq!(echoed.as_deref(), Some("mcp"));
+    let (_, echoed) = connect(&srv.ws_url(), None).await;
+    assert_eq!(echoed, None);
+}
+
+#[tokio::test]
+async fn requests_in_flight_are_answered_by_id() {
+    let gate = Arc::new(Notify::new());
+    let server = server();
+    let g = gate.clone();
+    server.tools().add(Tool::with_context(
+        "wait",
+        move |_: Empty, ctx: RequestContext| {
+            let g = g.clone();
+            async move {
+                ctx.log(
+                    orkestrel_mcp::context::LogLevel::Info,
+                    None,
+                    json!("waiting"),
+                );
+                g.notified().await;
+                Ok::<_, String>("released")
+            }
+        },
+    ));
+    let srv = start_ws(server, None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), Some("mcp")).await;
+    ws.send(Message::text(initialize(0, "2025-06-18")))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_json(&mut ws).await["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+    ws.send(Message::text(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    ))
+    .await
+    .unwrap();
+    let call = json!({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"wait","arguments":{}}});
+    ws.send(Message::text(call.to_string())).await.unwrap();
+    assert_eq!(
+        next_json(&mut ws).await["method"],
+        "notifications/message",
+        "the tool's log, on the socket"
+    );
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({"jsonrpc":"2.0","id":2,"result":{}})
+    );
+    gate.notify_one();
+    let slow = next_json(&mut ws).await;
+    assert_eq!(slow["id"], "slow");
+    assert_eq!(slow["result"]["content"][0]["text"], "released");
+    // An invalid message gets its error; a notification nothing.
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":3}"#))
+        .await
+        .unwrap();
+    let error = next_json(&mut ws).await;
+    assert_eq!(
+        (error["id"].clone(), error["error"]["code"].clone()),
+        (json!(3), json!(-32600))
+    );
+}
+
+#[tokio::test]
+async fn ping_gets_pong_and_close_gets_close() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    ws.send(Message::Ping("hi".as_bytes().to_vec().into()))
+        .await
+        .unwrap();
+    match next(&mut ws).await {
+        Some(Message::Pong(data)) => assert_eq!(&data[..], b"hi"),
+        other => panic!("expected a pong, got {other:?}"),
+    }
+    ws.send(Message::Close(None)).await.unwrap();
+    match next(&mut ws).await {
+        Some(Message::Close(_)) => {}
+        other => panic!("expected a close, got {other:?}"),
+    }
+    assert!(next(&mut ws).await.is_none(), "then the connection ends");
+}
+
+#[tokio::test]
+async fn a_binary_message_is_closed_with_1003() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    ws.send(Message::Binary(vec![1, 2, 3].into()))
+        .await
+        .unwrap();
+    assert_eq!(close_code(&mut ws).await, CloseCode::Unsupported);
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_closed_with_1007() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let frame = Frame::message(vec![0x7b, 0xff, 0xfe, 0x7d], OpCode::Data(Data::Text), true);
+    ws.send(Message::Frame(frame)).await.unwrap();
+    assert_eq!(close_code(&mut ws).await, CloseCode::Invalid);
+}
+
+#[tokio::test]
+async fn a_message_over_the_limit_is_closed_with_1009() {
+    let srv = start_ws(server(), Some(1024)).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(2048)
+    );
+    ws.send(Message::text(big)).await.unwrap();
+    assert_eq!(close_code(&mut ws).await, CloseCode::Size);
+}
+
+#[tokio::test]
+async fn a_vanished_peer_frees_its_requests() {
+    let (started_tx, started_rx) = oneshot::channel::<()>();
+    let (dropped_tx, dropped_rx) = oneshot::channel::<()>();
+    let slots = Arc::new(std::sync::Mutex::new((Some(started_tx), Some(dropped_tx))));
+    struct OnDrop(Option<oneshot::Sender<()>>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            if let Some(tx) = self.0.take() {
+                let _ = tx.send(());
+            }
+        }
+    }
+    let server = server();
+    server.tools().add(Tool::new("hold", move |_: Empty| {
+        let slots = slots.clone();
+        async move {
+            let (started, dropped) = {
+                let mut s = slots.lock().unwrap();
+                (s.0.take(), s.1.take())
+            };
+            let _guard = OnDrop(dropped);
+            if let Some(tx) = started {
+                let _ = tx.send(());
+            }
+            std::future::pending::<()>().await;
+            Ok::<_, String>("never")
+        }
+    }));
+    let srv = start_ws(server, None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","arguments":{}}});
+    ws.send(Message::text(call.to_string())).await.unwrap();
+    tokio::time::timeout(DEADLINE, started_rx)
+        .await
+        .unwrap()
+        .unwrap();
+    drop(ws); // no close frame: the TCP connection just goes away
+    tokio::time::timeout(DEADLINE, dropped_rx)
+        .await
+        .expect("the in-flight request is dropped once the peer is gone")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn upgrades_that_are_declined() {
+    let srv = start_ws(server(), None).await;
+    let base = [
+        ("upgrade", "websocket"),
+        ("connection", "Upgrade"),
+        ("sec-websocket-version", "13"),
+    ];
+    let key = ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==");
+
+    let reply = send(srv.addr, "GET", &base, "").await;
+    assert_eq!(reply.status, 400, "no Sec-WebSocket-Key");
+
+    let v12 = [base[0], base[1], ("sec-websocket-version", "12"), key];
+    let reply = send(srv.addr, "GET", &v12, "").await;
+    assert_eq!(reply.status, 426);
+    assert_eq!(reply.header("sec-websocket-version"), Some("13"));
+
+    let no_connection = [base[0], base[2], key];
+    assert_eq!(send(srv.addr, "GET", &no_connection, "").await.status, 400);
+
+    // Not an upgrade to websocket: plain HTTP answers (GET without a session → 400).
+    let h2c = [
+        ("upgrade", "h2c"),
+        ("connection", "Upgrade"),
+        ("accept", "text/event-stream"),
+    ];
+    assert_eq!(send(srv.addr, "GET", &h2c, "").await.status, 400);
+
+    // A bad Origin on the upgrade → 403 before any handshake.
+    let evil = [
+        base[0],
+        base[1],
+        base[2],
+        key,
+        ("origin", "http://evil.example"),
+    ];
+    let reply = send(srv.addr, "GET", &evil, "").await;
+    assert_eq!(reply.status, 403);
+    assert_eq!(reply.json()["error"]["code"], -32000);
+
+    // Another path is not ours.
+    let url = format!("ws://{}/other", srv.addr);
+    assert!(tokio_tungstenite::connect_async(url).await.is_err());
+
+    // With WebSocket off, an upgrade is plain HTTP.
+    let options = EndpointOptions {
+        websocket: None,
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), options).await;
+    let reply = send(
+        srv.addr,
+        "GET",
+        &[
+            base[0],
+            base[1],
+            base[2],
+            key,
+            ("accept", "text/event-stream"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(reply.status, 400);
+}
+
+#[tokio::test]
+async fn shutdown_closes_sockets_with_1001() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    srv.endpoint.shutdown();
+    assert_eq!(close_code(&mut ws).await, CloseCode::Away);
+}
+
+#[tokio::test]
+async fn requests_beyond_the_in_flight_cap_are_refused() {
+    let gate = Arc::new(Notify::new());
+    let server = server();
+    let g = gate.clone();
+    server.tools().add(Tool::new("wait", move |_: Empty| {
+        let g = g.clone();
+        async move {
+            g.notified().await;
+            Ok::<_, String>("released")
+        }
+    }));
+    let options = EndpointOptions {
+        websocket: Some(WebSocketOptions {
+            max_in_flight: 1,
+            ..WebSocketOptions::default()
+        }),
+        ..EndpointOptions::default()
+    };
+    let srv = start(server, options).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}});
+    ws.send(Message::text(call.to_string())).await.unwrap();
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))
+        .await
+        .unwrap();
+    let busy = next_json(&mut ws).await;
+    assert_eq!(
+        (busy["id"].clone(), busy["error"]["code"].clone()),
+        (json!(2), json!(-32000))
+    );
+    gate.notify_one();
+    assert_eq!(next_json(&mut ws).await["id"], 1);
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({"jsonrpc":"2.0","id":3,"result":{}})
+    );
+}
