@@ -153,7 +153,7 @@ if http:
     if rss:
         ok = None if not rss.get("ours") else rss["ours"] <= 8 * 1024
         row("peak RSS after c=64 (VmHWM; lower is better)", dict(rss), "mib", "≤ 8 MiB" + check(ok))
-slot("HTTP with our sessions, c=1/16/64", "slot: our session HTTP (fills when sessions merge)")
+slot("HTTP with our sessions, c=1/16/64", "slot: our session HTTP (not measured yet)")
 
 # ---------------------------------------------------------------- stdio
 stdio = defaultdict(lambda: defaultdict(list))
@@ -177,10 +177,20 @@ if stdio:
     stdio_row(1, "ours", "stdio, sequential, round trips/s")
     stdio_row(64, "ours-pipes", "stdio, 64 in flight — ours on non-blocking pipes (bench variant)")
     stdio_row(1, "ours-pipes", "stdio, sequential — ours on non-blocking pipes (bench variant)")
-slot("WebSocket, one socket, 64 in flight, msg/s", "slot: WebSocket 64 in flight (fills when the WebSocket server merges)")
-slot("memory per idle session (1,000 sessions)", "slot: 1,000 idle sessions (fills when sessions merge)")
-slot("memory per idle WebSocket connection (1,000)", "slot: 1,000 idle WebSocket connections (fills when the WebSocket server merges)")
-slot("wasm package size, raw / gzipped", "n/a (wasm package not built yet)")
+slot("WebSocket, one socket, 64 in flight, msg/s", "slot: WebSocket 64 in flight (not measured yet)")
+slot("memory per idle session (1,000 sessions)", "slot: 1,000 idle sessions (not measured yet)")
+slot("memory per idle WebSocket connection (1,000)", "slot: 1,000 idle WebSocket connections (not measured yet)")
+# The wasm package, when `bash tests/wasm/run.sh` has built it (target/wasm-pkg/web).
+wasm = out.parent / "wasm-pkg" / "web"
+wasm_files = [wasm / "orkestrel_mcp_bg.wasm", wasm / "orkestrel_mcp.js"]
+if all(f.exists() for f in wasm_files):
+    import gzip
+    raw = sum(f.stat().st_size for f in wasm_files)
+    gz = sum(len(gzip.compress(f.read_bytes(), 9)) for f in wasm_files)
+    slot("wasm package size (web: .wasm + JS glue), raw / gzip -9",
+         f"{raw / 1024:.1f} KB / {gz / 1024:.1f} KB (TS SDK client + server, esbuild --minify: 441 KB / 121 KB)")
+else:
+    slot("wasm package size, raw / gzipped", "n/a (wasm package not built yet: run bash tests/wasm/run.sh first)")
 
 # ---------------------------------------------------------------- print
 try:
@@ -218,7 +228,7 @@ if inproc:
 if stdio:
     r64, r1 = mean(stdio["rmcp"][64]), mean(stdio["rmcp"][1])
     notes.append(
-        "stdio: ours is `native::stdio::serve_stdio` as shipped (tokio's blocking stdin/stdout); rmcp is `stdio_pipes()`; "
+        "stdio: ours is `native::stdio::serve_stdio` as shipped (the bench variant opens /proc/self/fd/0 and 1 as non-blocking pipes itself); rmcp is `stdio_pipes()`; "
         f"rmcp with plain `stdio()` does {fmt(r64, 'rate')} (64 in flight) and {fmt(r1, 'rate')} (sequential) round trips/s."
     )
 notes.append("HTTP servers answer JSON (ours: `HttpOptions { prefer_json: true }`; rmcp: stateless, `json_response`; "
