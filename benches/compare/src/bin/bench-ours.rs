@@ -1,7 +1,8 @@
 //! Our library as a benchmark server: `--http ADDR` (the stateless Streamable HTTP route, JSON
 //! replies preferred), `--http-sse ADDR` (the route's defaults: a client accepting both JSON and
-//! SSE gets an SSE stream, as from `orkestrel-mcp serve --http`), `--stdio` (`serve_stdio`, as shipped) or `--stdio-pipes` (`serve` over
-//! non-blocking pipes the bench opens itself from `/proc/self/fd`).
+//! SSE gets an SSE stream, as from `orkestrel-mcp serve --http`), `--stdio` (`serve_stdio`, as
+//! shipped) or `--stdio-pipes` (`serve` over non-blocking pipes the bench opens itself from
+//! `/proc/self/fd`).
 
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp_bench::ours;
