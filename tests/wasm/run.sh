@@ -86,7 +86,7 @@ step "the .d.ts under tsc --strict (tests/wasm/types_check.ts)"
 if (cd tests/wasm && tsc -p tsconfig.json); then PASSED=$((PASSED + 1)); echo "types: ok"; else FAILED=$((FAILED + 1)); fi
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
-WASM_TESTS=(--target wasm32-unknown-unknown --test wasm_core --test wasm_bindings)
+WASM_TESTS=(--target wasm32-unknown-unknown --test wasm_core --test wasm_bindings --test wasm_client)
 
 step "wasm-bindgen-test under node"
 log=$(mktemp)
