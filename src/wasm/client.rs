@@ -251,6 +251,7 @@ fn arguments(args: &JsValue) -> Result<Value, JsValue> {
 impl Client {
     /// Open the transport, run `initialize`, send `notifications/initialized`, fire `connect`
     /// (seed `connect`; idempotent).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn connect(&self) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
@@ -261,6 +262,7 @@ impl Client {
 
     /// Fail every pending request, close the transport, fire `disconnect` (seed `disconnect`;
     /// idempotent).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn disconnect(&self) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
