@@ -40,9 +40,7 @@ async fn ok(promise: Promise) -> JsValue {
 }
 
 async fn err(promise: Promise) -> JsValue {
-    JsFuture::from(promise)
-        .await
-        .expect_err("promise rejects")
+    JsFuture::from(promise).await.expect_err("promise rejects")
 }
 
 fn server() -> Server {
@@ -112,7 +110,10 @@ async fn a_js_transport_connects_lists_and_calls() {
     assert_eq!(get(&transport, "started").as_f64(), Some(1.0));
     let init = json(&c.initialize_result());
     assert_eq!(init["serverInfo"]["name"], "remote");
-    assert_eq!(c.protocol_version().as_deref(), init["protocolVersion"].as_str());
+    assert_eq!(
+        c.protocol_version().as_deref(),
+        init["protocolVersion"].as_str()
+    );
     // initialize carried clientInfo; notifications/initialized followed it.
     let sent = json(&get(&transport, "sent"));
     assert_eq!(sent[0]["method"], "initialize");
@@ -127,7 +128,10 @@ async fn a_js_transport_connects_lists_and_calls() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["echo", "add", "obj", "nothing", "fail", "image", "progress"]);
+    assert_eq!(
+        names,
+        ["echo", "add", "obj", "nothing", "fail", "image", "progress"]
+    );
     assert_eq!(tools[0]["inputSchema"]["required"][0], "text");
 
     // call: text joined; JSON parsed; raw-text fallback; nothing → undefined.
@@ -162,7 +166,10 @@ async fn errors_are_mcp_errors_with_codes_and_kinds() {
     // Before connect.
     let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
     assert_eq!(get(&e, "name").as_string().as_deref(), Some("MCPError"));
-    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("not-connected"));
+    assert_eq!(
+        get(&e, "kind").as_string().as_deref(),
+        Some("not-connected")
+    );
     ok(c.connect()).await;
     // isError → kind tool, the text as message, the whole result as data.
     let e = err(c.call("fail".into(), js("{}"), None)).await;
@@ -176,7 +183,10 @@ async fn errors_are_mcp_errors_with_codes_and_kinds() {
     assert_eq!(get(&e, "code").as_f64(), Some(-32601.0));
     // Arguments that are not an object.
     let e = err(c.call("echo".into(), js("[1, 2]"), None)).await;
-    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("invalid-arguments"));
+    assert_eq!(
+        get(&e, "kind").as_string().as_deref(),
+        Some("invalid-arguments")
+    );
     assert_eq!(get(&e, "code").as_f64(), Some(-32602.0));
     ok(c.disconnect()).await;
 }
@@ -193,10 +203,14 @@ async fn events_fire_and_throwing_listeners_are_isolated() {
             let entry = Array::of2(&event.into(), &arg);
             seen.push(&entry);
         });
-        c.on(event, listener.into_js_value().unchecked_into()).unwrap();
+        c.on(event, listener.into_js_value().unchecked_into())
+            .unwrap();
     }
-    c.on("connect", Function::new_no_args("throw new Error('listener bug')"))
-        .unwrap();
+    c.on(
+        "connect",
+        Function::new_no_args("throw new Error('listener bug')"),
+    )
+    .unwrap();
     assert!(c.on("other", Function::new_no_args("")).is_err());
     ok(c.connect()).await;
     // A server notification pushed by the transport reaches `notification`.
@@ -269,7 +283,12 @@ async fn a_request_past_its_deadline_rejects_with_a_timeout() {
     );
     let c = client(&transport, ", timeout: 30000");
     ok(c.connect()).await;
-    let e = err(c.call("echo".into(), js("{ text: 'x' }"), Some(js("{ timeout: 20 }")))).await;
+    let e = err(c.call(
+        "echo".into(),
+        js("{ text: 'x' }"),
+        Some(js("{ timeout: 20 }")),
+    ))
+    .await;
     assert_eq!(get(&e, "kind").as_string().as_deref(), Some("timeout"));
     assert_eq!(get(&e, "code").as_f64(), Some(-32001.0));
     ok(c.disconnect()).await;
@@ -280,10 +299,8 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
     let s = server();
     let handler = {
         let s = Server::from_core(s.core().clone());
-        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(
-            move |r: web_sys::Request| s.fetch(r),
-        )
-        .into_js_value()
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
+            .into_js_value()
     };
     let seen = Array::new();
     let trace = {
@@ -306,9 +323,14 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
         &trace,
         "return { transport: server, trace: extra, timeout: 10000 };",
     );
-    let c = create_mcp_client(options).map_err(|e| format!("{e:?}")).unwrap();
+    let c = create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
     ok(c.connect()).await;
-    assert_eq!(json(&c.initialize_result())["serverInfo"]["version"], "2.0.0");
+    assert_eq!(
+        json(&c.initialize_result())["serverInfo"]["version"],
+        "2.0.0"
+    );
     assert!(c.session_id().is_none(), "the Worker handler is stateless");
     let tools = json(&ok(c.tools()).await);
     assert_eq!(tools.as_array().unwrap().len(), 7);
@@ -326,7 +348,9 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
     c.on("notification", on_note.unchecked_into()).unwrap();
     let done = ok(c.request(
         "tools/call".into(),
-        Some(js("{ name: 'progress', arguments: {}, _meta: { progressToken: 'p1' } }")),
+        Some(js(
+            "{ name: 'progress', arguments: {}, _meta: { progressToken: 'p1' } }",
+        )),
         None,
     ))
     .await;
@@ -353,25 +377,44 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
 #[wasm_bindgen_test]
 fn options_are_checked() {
     let code = |e: JsValue| get(&e, "code").as_f64();
-    assert_eq!(code(create_mcp_client(js("{}")).err().unwrap()), Some(-32602.0));
+    assert_eq!(
+        code(create_mcp_client(js("{}")).err().unwrap()),
+        Some(-32602.0)
+    );
     assert_eq!(
         code(create_mcp_client(js("{ transport: 5 }")).err().unwrap()),
         Some(-32602.0)
     );
     assert_eq!(
-        code(create_mcp_client(js("{ transport: { send() {} }, timeout: 'x' }")).err().unwrap()),
+        code(
+            create_mcp_client(js("{ transport: { send() {} }, timeout: 'x' }"))
+                .err()
+                .unwrap()
+        ),
         Some(-32602.0)
     );
     assert_eq!(
-        code(create_fetch_transport(js("{ url: 'ws://x/mcp' }")).err().unwrap()),
+        code(
+            create_fetch_transport(js("{ url: 'ws://x/mcp' }"))
+                .err()
+                .unwrap()
+        ),
         Some(-32602.0)
     );
     assert_eq!(
-        code(create_fetch_transport(js("{ url: 'http://x/mcp', fetch: 1 }")).err().unwrap()),
+        code(
+            create_fetch_transport(js("{ url: 'http://x/mcp', fetch: 1 }"))
+                .err()
+                .unwrap()
+        ),
         Some(-32602.0)
     );
     assert_eq!(
-        code(create_websocket_transport(js("{ url: 'http://x/mcp' }")).err().unwrap()),
+        code(
+            create_websocket_transport(js("{ url: 'http://x/mcp' }"))
+                .err()
+                .unwrap()
+        ),
         Some(-32602.0)
     );
     let ws = create_websocket_transport(js("{ url: 'ws://127.0.0.1:9/mcp' }")).unwrap();

@@ -186,8 +186,8 @@ impl Client {
         if !options.is_object() {
             return Err(bad("options", "must be an object"));
         }
-        let transport = member(options, "transport")
-            .ok_or_else(|| bad("options.transport", "is required"))?;
+        let transport =
+            member(options, "transport").ok_or_else(|| bad("options.transport", "is required"))?;
         let inner: Box<dyn ClientTransport> =
             if let Some(t) = Transport::try_from_js_value_ref(&transport) {
                 t.inner
@@ -280,9 +280,11 @@ impl Client {
     /// The server's `initialize` result, once connected.
     #[wasm_bindgen(getter, js_name = initializeResult, unchecked_return_type = "MCPInitializeResult | undefined")]
     pub fn initialize_result(&self) -> JsValue {
-        self.client.initialize_result().map_or(JsValue::UNDEFINED, |r| {
-            to_js(&serde_json::to_value(r).unwrap_or_default())
-        })
+        self.client
+            .initialize_result()
+            .map_or(JsValue::UNDEFINED, |r| {
+                to_js(&serde_json::to_value(r).unwrap_or_default())
+            })
     }
 
     /// The negotiated protocol version, once connected.

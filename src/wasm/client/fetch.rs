@@ -152,7 +152,11 @@ impl Shared {
         }
     }
 
-    fn request(&self, method: &str, body: Option<&str>) -> Result<(Request, Option<String>), JsValue> {
+    fn request(
+        &self,
+        method: &str,
+        body: Option<&str>,
+    ) -> Result<(Request, Option<String>), JsValue> {
         let headers = Headers::new()?;
         if body.is_some() {
             headers.set("content-type", "application/json")?;
@@ -218,7 +222,11 @@ impl Shared {
                 return Err(ClientError::SessionExpired { session });
             }
         }
-        let content_type = headers.get("content-type").ok().flatten().unwrap_or_default();
+        let content_type = headers
+            .get("content-type")
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         let is_sse = content_type
             .split(';')
             .next()

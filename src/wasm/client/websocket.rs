@@ -113,7 +113,10 @@ impl WebSocketTransport {
         let on_error = {
             let (opened, sink, url) = (opened.clone(), sink.clone(), self.url.clone());
             Closure::<dyn FnMut(Event)>::new(move |_| {
-                if !settle(&opened, Err(format!("the WebSocket connection to {url} failed"))) {
+                if !settle(
+                    &opened,
+                    Err(format!("the WebSocket connection to {url} failed")),
+                ) {
                     sink.error("the WebSocket reported an error");
                 }
             })
@@ -141,7 +144,10 @@ impl WebSocketTransport {
                 };
                 for reply in sink.receive_text(text.as_bytes()) {
                     if let Err(e) = socket.send_with_str(&reply.to_json()) {
-                        sink.error(format!("could not answer the server: {}", error_message(&e)));
+                        sink.error(format!(
+                            "could not answer the server: {}",
+                            error_message(&e)
+                        ));
                     }
                 }
             })
