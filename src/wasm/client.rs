@@ -28,6 +28,7 @@ use super::error_to_js;
 use crate::client::{
     ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient, RequestOptions,
     SinkHandler, TransportSink, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
+    MAX_TOOL_PAGES,
 };
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::BoxFuture;
@@ -304,11 +305,10 @@ impl Client {
     pub fn tools(&self) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
-            let tools = client
-                .list_tools()
+            let tools = list_tools(&client)
                 .await
                 .map_err(|e| client_error_to_js(&e))?;
-            Ok(to_js(&serde_json::to_value(tools).unwrap_or_default()))
+            Ok(to_js(&Value::Array(tools)))
         })
     }
 
@@ -329,11 +329,10 @@ impl Client {
         let prepared = arguments(&args).and_then(|a| Ok((a, request_options(options)?)));
         future_to_promise(async move {
             let (args, options) = prepared?;
-            let value = client
-                .call_with(&name, args, options)
+            let result = call_tool(&client, &name, args, options)
                 .await
                 .map_err(|e| client_error_to_js(&e))?;
-            Ok(value.as_ref().map_or(JsValue::UNDEFINED, to_js))
+            call_value(result)
         })
     }
 
@@ -352,11 +351,10 @@ impl Client {
         let prepared = arguments(&args).and_then(|a| Ok((a, request_options(options)?)));
         future_to_promise(async move {
             let (args, options) = prepared?;
-            let result = client
-                .call_tool_with(&name, args, options)
+            let result = call_tool(&client, &name, args, options)
                 .await
                 .map_err(|e| client_error_to_js(&e))?;
-            Ok(to_js(&serde_json::to_value(result).unwrap_or_default()))
+            Ok(to_js(&result))
         })
     }
 
@@ -428,6 +426,90 @@ impl Client {
         });
         Ok(())
     }
+}
+
+// `tools`, `call` and `callTool` work on the results' JSON as it came (the core's
+// `list_tools` / `call_tool` parse them into typed structs and back, and serde's derive for the
+// tagged `Content` enum costs more package bytes than these few lines).
+
+/// `tools/list`, following `nextCursor`, as the descriptors' JSON.
+async fn list_tools(client: &McpClient) -> Result<Vec<Value>, ClientError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = cursor.as_ref().map(|c| serde_json::json!({ "cursor": c }));
+        let mut result = client
+            .request("tools/list", params, RequestOptions::default())
+            .await?;
+        match result.get_mut("tools").map(Value::take) {
+            Some(Value::Array(page)) => tools.extend(page),
+            _ => {
+                return Err(ClientError::InvalidResponse(
+                    r#"tools/list result has no "tools" array"#.into(),
+                ))
+            }
+        }
+        match result.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+            _ => return Ok(tools),
+        }
+    }
+    Err(ClientError::InvalidResponse(format!(
+        "tools/list did not end within {MAX_TOOL_PAGES} pages"
+    )))
+}
+
+/// `tools/call` with object (or no) arguments; the result's JSON, checked for a `content` array.
+async fn call_tool(
+    client: &McpClient,
+    name: &str,
+    arguments: Value,
+    options: RequestOptions,
+) -> Result<Value, ClientError> {
+    let arguments = match arguments {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        args @ Value::Object(_) => args,
+        other => {
+            return Err(ClientError::InvalidArguments(format!(
+                "tool arguments must be a JSON object, not {other}"
+            )))
+        }
+    };
+    let params = serde_json::json!({ "name": name, "arguments": arguments });
+    let result = client.request("tools/call", Some(params), options).await?;
+    if !result.get("content").is_some_and(Value::is_array) {
+        return Err(ClientError::InvalidResponse(
+            r#"tools/call result has no "content" array"#.into(),
+        ));
+    }
+    Ok(result)
+}
+
+/// The seed's `call` value (the core's `client::result_value` over JSON): the text blocks
+/// joined; `isError` → an `MCPError` of kind `tool` (the text as message, the result as `data`);
+/// the text as JSON, else as a string; no text → `structuredContent`, else `undefined`.
+fn call_value(result: Value) -> Result<JsValue, JsValue> {
+    let text: String = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    if result["isError"] == Value::Bool(true) {
+        let js = error_to_js(&ErrorObject::new(ErrorCode::SERVER_ERROR, text).with_data(result));
+        let _ = Reflect::set(&js, &"kind".into(), &"tool".into());
+        return Err(js);
+    }
+    if text.is_empty() {
+        return Ok(result
+            .get("structuredContent")
+            .filter(|v| !v.is_null())
+            .map_or(JsValue::UNDEFINED, to_js));
+    }
+    Ok(to_js(
+        &serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    ))
 }
 
 /// A client error as a JS `MCPError`:
