@@ -712,8 +712,13 @@ impl McpServer {
             "server/discover" => Ok(self.discover()),
             "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
             "tools/list" => {
-                let (tools, next) = page(o.tools.list(), params.as_ref(), o.page_size)?;
-                Ok(listed("tools", tools, next))
+                let tools = o.tools.list_json();
+                let (tools, next) = page(
+                    tools.iter().cloned().collect(),
+                    params.as_ref(),
+                    o.page_size,
+                )?;
+                Ok(listed_values("tools", tools, next))
             }
             "tools/call" => {
                 let (name, arguments) = tool_call_params(params)?;
@@ -886,6 +891,15 @@ fn page<T>(
         items.into_iter().skip(start).take(end - start).collect(),
         next,
     ))
+}
+
+fn listed_values(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
+    let mut out = Map::new();
+    out.insert(key.to_owned(), Value::Array(items));
+    if let Some(next) = next {
+        out.insert("nextCursor".to_owned(), Value::String(next));
+    }
+    Value::Object(out)
 }
 
 fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String>) -> Value {

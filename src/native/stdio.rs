@@ -51,8 +51,43 @@ where
 ///
 /// # Errors
 /// As [`serve`].
+///
+/// When stdin and stdout are pipes (the usual case under an MCP client), they are reopened through
+/// `/proc/self/fd` as non-blocking pipes, so reads need no blocking thread (several times the
+/// throughput of `tokio::io::stdin`); a terminal, a file or another platform falls back to tokio's
+/// stdin/stdout. Reopening leaves the parent's file descriptions (and their flags) untouched.
 pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let Some((reader, writer)) = reopen_pipes() {
+        tracing::debug!("stdio: serving over non-blocking pipes");
+        return serve(server, reader, writer).await;
+    }
     serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// stdin and stdout reopened as non-blocking pipes, when both are pipes.
+#[cfg(target_os = "linux")]
+fn reopen_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    let is_fifo = |path: &str| {
+        std::fs::metadata(path)
+            .map(|m| m.file_type().is_fifo())
+            .unwrap_or(false)
+    };
+    if !is_fifo("/proc/self/fd/0") || !is_fifo("/proc/self/fd/1") {
+        return None;
+    }
+    let reader = pipe::OpenOptions::new()
+        .open_receiver("/proc/self/fd/0")
+        .ok()?;
+    let writer = pipe::OpenOptions::new()
+        .open_sender("/proc/self/fd/1")
+        .ok()?;
+    Some((reader, writer))
 }
 
 /// [`serve`] with options.
