@@ -420,3 +420,75 @@ fn options_are_checked() {
     let ws = create_websocket_transport(js("{ url: 'ws://127.0.0.1:9/mcp' }")).unwrap();
     assert_eq!(ws.kind(), "websocket");
 }
+
+/// Yield to the event loop until `done()` holds (at most `rounds` turns).
+async fn until(rounds: usize, done: impl Fn() -> bool) -> bool {
+    for _ in 0..rounds {
+        if done() {
+            return true;
+        }
+        ok(js("new Promise((r) => setTimeout(r, 1))").unchecked_into()).await;
+    }
+    done()
+}
+
+#[wasm_bindgen_test]
+async fn the_fetch_transport_listens_on_the_servers_get_stream_and_resumes_it() {
+    let s = server();
+    let handler = {
+        let s = Server::from_core(s.core().clone());
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
+            .into_js_value()
+    };
+    // POSTs go to the wasm handler; the first GET streams one notification (event id 7,
+    // retry 0) and ends; the next GET (which must carry Last-Event-ID: 7) is answered 405.
+    let state = js("{ gets: [] }");
+    let fetch = js_with(
+        handler,
+        &state,
+        r#"return async (request) => {
+          if (request.method !== 'GET') return server(request);
+          extra.gets.push({ accept: request.headers.get('accept'), last: request.headers.get('last-event-id') });
+          if (extra.gets.length > 1) return new Response(null, { status: 405 });
+          const note = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+          return new Response(`id: 7\nretry: 0\ndata: ${note}\n\n`, { headers: { 'content-type': 'text/event-stream' } });
+        };"#,
+    );
+    let transport = create_fetch_transport(js_with(
+        fetch,
+        &JsValue::NULL,
+        "return { url: 'http://in-wasm.test/mcp', fetch: server };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let c = create_mcp_client(js_with(
+        JsValue::from(transport),
+        &JsValue::NULL,
+        "return { transport: server };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let notes = Array::new();
+    let on_note = {
+        let notes = notes.clone();
+        Closure::<dyn Fn(JsValue)>::new(move |m: JsValue| {
+            notes.push(&m);
+        })
+        .into_js_value()
+    };
+    c.on("notification", on_note.unchecked_into()).unwrap();
+    ok(c.connect()).await;
+    let gets = get(&state, "gets");
+    assert!(
+        until(500, || Array::from(&gets).length() >= 2).await,
+        "the GET stream was resumed"
+    );
+    let gets = json(&gets);
+    assert_eq!(gets[0]["accept"], "text/event-stream");
+    assert_eq!(gets[0]["last"], serde_json::Value::Null);
+    assert_eq!(gets[1]["last"], "7");
+    let notes: Vec<serde_json::Value> = notes.iter().map(|n| json(&n)).collect();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0]["method"], "notifications/tools/list_changed");
+    ok(c.disconnect()).await;
+}

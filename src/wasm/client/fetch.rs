@@ -15,16 +15,24 @@
 //! Sessions: the `mcp-session-id` of the `initialize` reply is echoed on every later request;
 //! `MCP-Protocol-Version` carries the negotiated version after `initialize`; `close` ends a
 //! session with `DELETE` (best effort). Answers to server→client requests go in their own `POST`.
+//!
+//! The server's own stream: once `notifications/initialized` is accepted, a background `GET`
+//! (`Accept: text/event-stream`) listens for messages the server sends outside any request (e.g.
+//! `notifications/tools/list_changed`). A `405` means the server offers none (quietly dropped);
+//! when the stream ends it is resumed with `Last-Event-ID` after the server's `retry` (default
+//! 1 000 ms); after 5 reconnections that bring nothing, or any other failure, it stops with an
+//! `error` event. `close` aborts it (`AbortController`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::time::Duration;
 
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Headers, Request, RequestInit, Response};
+use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
 use super::Transport;
 use crate::client::{ClientError, ClientTransport, TransportSink};
@@ -47,7 +55,15 @@ struct Shared {
     session: RefCell<Option<String>>,
     version: RefCell<Option<String>>,
     sink: RefCell<Option<TransportSink>>,
+    /// The running `GET` listener's abort handle and generation (a new one stops the old).
+    listener: RefCell<Option<AbortController>>,
+    generation: Cell<u64>,
 }
+
+/// How long to wait before resuming the server's `GET` stream when it sent no `retry`.
+const DEFAULT_RECONNECT_MS: u64 = 1_000;
+/// How many reconnections in a row that bring no event before the `GET` stream is given up.
+const MAX_IDLE_RECONNECTS: u32 = 5;
 
 /// The fetch transport (a [`ClientTransport`]); cheap to clone.
 #[derive(Clone)]
@@ -111,6 +127,8 @@ pub fn create_fetch_transport(
                 session: RefCell::new(None),
                 version: RefCell::new(None),
                 sink: RefCell::new(None),
+                listener: RefCell::new(None),
+                generation: Cell::new(0),
             }),
         },
         "http",
@@ -157,10 +175,25 @@ impl Shared {
         method: &str,
         body: Option<&str>,
     ) -> Result<(Request, Option<String>), JsValue> {
+        self.request_with(method, body, None, None)
+    }
+
+    fn request_with(
+        &self,
+        method: &str,
+        body: Option<&str>,
+        last_event_id: Option<&str>,
+        signal: Option<&web_sys::AbortSignal>,
+    ) -> Result<(Request, Option<String>), JsValue> {
         let headers = Headers::new()?;
         if body.is_some() {
             headers.set("content-type", "application/json")?;
             headers.set("accept", "application/json, text/event-stream")?;
+        } else if method == "GET" {
+            headers.set("accept", "text/event-stream")?;
+        }
+        if let Some(id) = last_event_id {
+            headers.set("last-event-id", id)?;
         }
         for (name, value) in &self.headers {
             headers.set(name, value)?;
@@ -175,6 +208,9 @@ impl Shared {
         let init = RequestInit::new();
         init.set_method(method);
         init.set_headers(&headers);
+        if let Some(signal) = signal {
+            init.set_signal(Some(signal));
+        }
         if let Some(body) = body {
             init.set_body(&JsValue::from_str(body));
         }
@@ -288,69 +324,165 @@ impl Shared {
         response: &Response,
         request_id: Option<RequestId>,
     ) -> Result<(), ClientError> {
-        let Some(body) = response.body() else {
-            return Err(ClientError::Transport("the SSE reply has no body".into()));
-        };
-        let reader = method(&body, "getReader")
-            .and_then(|f| f.call0(&body))
-            .map_err(|e| transport_error("cannot read the SSE stream", &e))?;
-        let read = method(&reader, "read").map_err(|e| transport_error("no reader", &e))?;
         let mut decoder = sse::Decoder::new();
-        let outcome = loop {
-            let chunk = match read.call0(&reader) {
-                Ok(p) => JsFuture::from(Promise::resolve(&p)).await,
-                Err(e) => Err(e),
-            };
-            let chunk = match chunk {
-                Ok(chunk) => chunk,
-                Err(e) => break Err(transport_error("the SSE stream failed", &e)),
-            };
-            if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
-                break match &request_id {
-                    Some(id) => Err(ClientError::Transport(format!(
-                        "the SSE stream ended without a response to request {id}"
-                    ))),
-                    None => Ok(()),
-                };
+        let answered = read_body(response, &mut decoder, |event| {
+            if event.data.is_empty() {
+                return false;
             }
-            let bytes = Reflect::get(&chunk, &"value".into())
-                .ok()
-                .and_then(|v| v.dyn_into::<Uint8Array>().ok())
-                .map(|a| a.to_vec())
-                .unwrap_or_default();
-            let mut done = false;
-            for event in decoder.push(&bytes) {
+            match serde_json::from_str::<Value>(&event.data) {
+                Ok(value) => {
+                    let done = request_id.as_ref().is_some_and(|id| answers(&value, id));
+                    self.deliver(value);
+                    done
+                }
+                Err(e) => {
+                    self.report(format!("skipped an SSE event that is not JSON: {e}"));
+                    false
+                }
+            }
+        })
+        .await
+        .map_err(|e| transport_error("the SSE stream failed", &e))?;
+        match request_id {
+            Some(id) if !answered => Err(ClientError::Transport(format!(
+                "the SSE stream ended without a response to request {id}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Shared {
+    fn report(&self, message: String) {
+        if let Some(sink) = self.sink() {
+            sink.error(message);
+        }
+    }
+
+    fn stop_listening(&self) {
+        self.generation.set(self.generation.get() + 1);
+        if let Some(controller) = self.listener.borrow_mut().take() {
+            controller.abort();
+        }
+    }
+
+    fn start_listening(self: &Rc<Self>) {
+        self.stop_listening();
+        let Ok(controller) = AbortController::new() else {
+            return;
+        };
+        let signal = controller.signal();
+        *self.listener.borrow_mut() = Some(controller);
+        let shared = self.clone();
+        let generation = self.generation.get();
+        wasm_bindgen_futures::spawn_local(async move { shared.listen(generation, signal).await });
+    }
+
+    /// The server's `GET` stream, resumed until it fails, goes idle, or a newer listener (or
+    /// `close`) replaces it.
+    async fn listen(self: Rc<Self>, generation: u64, signal: web_sys::AbortSignal) {
+        let live = |shared: &Shared| shared.generation.get() == generation;
+        let mut decoder = sse::Decoder::new();
+        let mut idle = 0;
+        while live(&self) {
+            let Ok((request, _)) =
+                self.request_with("GET", None, decoder.last_event_id(), Some(&signal))
+            else {
+                return;
+            };
+            let response = match self.fetch(&request).await {
+                Ok(response) => response,
+                Err(e) if live(&self) => {
+                    return self.report(format!(
+                        "the server's GET stream failed: {}",
+                        error_message(&e)
+                    ))
+                }
+                Err(_) => return,
+            };
+            if !live(&self) || response.status() == 405 {
+                return;
+            }
+            if !response.ok() {
+                return self.report(format!(
+                    "the server's GET stream answered HTTP {}",
+                    response.status()
+                ));
+            }
+            let mut got = false;
+            let read = read_body(&response, &mut decoder, |event| {
+                got = true;
                 if event.data.is_empty() {
-                    continue;
+                    return false; // a priming event
                 }
                 match serde_json::from_str::<Value>(&event.data) {
-                    Ok(value) => {
-                        done |= request_id.as_ref().is_some_and(|id| answers(&value, id));
-                        self.deliver(value);
-                    }
-                    Err(e) => {
-                        if let Some(sink) = self.sink() {
-                            sink.error(format!("skipped an SSE event that is not JSON: {e}"));
-                        }
-                    }
+                    Ok(value) => self.deliver(value),
+                    Err(e) => self.report(format!("skipped an SSE event that is not JSON: {e}")),
                 }
+                false
+            })
+            .await;
+            if !live(&self) {
+                return;
             }
-            if done {
-                break Ok(());
+            if let Err(e) = read {
+                return self.report(format!(
+                    "the server's GET stream failed: {}",
+                    error_message(&e)
+                ));
             }
-        };
-        // Done with this stream: release it (the server may keep it open).
-        if let Ok(cancel) = method(&reader, "cancel") {
-            if let Ok(p) = cancel.call0(&reader) {
-                if let Ok(p) = p.dyn_into::<Promise>() {
-                    wasm_bindgen_futures::spawn_local(async move {
-                        let _ = JsFuture::from(p).await;
-                    });
-                }
+            decoder.finish();
+            idle = if got { 0 } else { idle + 1 };
+            if idle > MAX_IDLE_RECONNECTS {
+                return self.report("the server's GET stream keeps ending empty; stopped".into());
+            }
+            let wait = decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
+            futures_timer::Delay::new(Duration::from_millis(wait)).await;
+        }
+    }
+}
+
+/// Read a response body through `decoder`, calling `on_event` for each event until it returns
+/// `true` (then the stream is cancelled) or the body ends. `Ok(true)` when stopped by `on_event`.
+async fn read_body(
+    response: &Response,
+    decoder: &mut sse::Decoder,
+    mut on_event: impl FnMut(sse::Event) -> bool,
+) -> Result<bool, JsValue> {
+    let Some(body) = response.body() else {
+        return Ok(false);
+    };
+    let reader = method(&body, "getReader")?.call0(&body)?;
+    let read = method(&reader, "read")?;
+    let stopped = loop {
+        let chunk = JsFuture::from(Promise::resolve(&read.call0(&reader)?)).await?;
+        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+            return Ok(false);
+        }
+        let bytes = Reflect::get(&chunk, &"value".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
+            .map(|a| a.to_vec())
+            .unwrap_or_default();
+        let mut stop = false;
+        for event in decoder.push(&bytes) {
+            stop |= on_event(event);
+        }
+        if stop {
+            break true;
+        }
+    };
+    // Done with this stream: release it (the server may keep it open).
+    if let Ok(cancel) = method(&reader, "cancel") {
+        if let Ok(p) = cancel.call0(&reader) {
+            if let Ok(p) = p.dyn_into::<Promise>() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = JsFuture::from(p).await;
+                });
             }
         }
-        outcome
     }
+    Ok(stopped)
 }
 
 fn method(target: &JsValue, name: &str) -> Result<Function, JsValue> {
@@ -364,11 +496,19 @@ impl ClientTransport for FetchTransport {
     }
 
     fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async move { self.shared.exchange(message).await })
+        Box::pin(async move {
+            let initialized = matches!(&message, JsonRpcMessage::Notification(n) if n.method == "notifications/initialized");
+            self.shared.exchange(message).await?;
+            if initialized {
+                self.shared.start_listening();
+            }
+            Ok(())
+        })
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            self.shared.stop_listening();
             self.shared.sink.borrow_mut().take();
             self.shared.version.borrow_mut().take();
             if self.shared.session.borrow().is_none() {
