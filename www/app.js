@@ -93,7 +93,7 @@ function remoteConnection(url) {
     }
   });
   client.on('error', (e) => traffic.log('!', toJSON({ error: { message: e.message, code: e.code } })));
-  return {
+  const connection = {
     client,
     label: `${url} (${kind === 'http' ? 'Streamable HTTP' : 'WebSocket'})`,
     async open() {
@@ -105,6 +105,16 @@ function remoteConnection(url) {
     callTool: (name, args) => client.callTool(name, args),
     close: () => client.disconnect(),
   };
+  // The server changed its tools (e.g. on the GET stream): list them again.
+  client.on('notification', async (message) => {
+    if (message.method !== 'notifications/tools/list_changed' || current !== connection) return;
+    try {
+      renderTools(connection, await client.tools());
+    } catch (e) {
+      renderError('Could not list the tools again', e);
+    }
+  });
+  return connection;
 }
 
 /** The in-page mode: a wasm MCP server over JS tools, called through its string boundary. */
