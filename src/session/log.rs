@@ -86,7 +86,13 @@ pub struct ReplayLog {
     capacity: usize,
     ttl_ms: u64,
     next_seq: u64,
+    /// Bytes of event data retained, bounded by `max_bytes`.
+    bytes: usize,
+    max_bytes: usize,
 }
+
+/// The most event data one session's log retains: 8 MiB (the oldest events go first).
+pub const DEFAULT_LOG_MAX_BYTES: usize = 8 * 1024 * 1024;
 
 impl ReplayLog {
     /// An empty log; a `capacity` of `0` retains nothing.
@@ -96,11 +102,20 @@ impl ReplayLog {
             capacity,
             ttl_ms,
             next_seq: 0,
+            bytes: 0,
+            max_bytes: DEFAULT_LOG_MAX_BYTES,
         }
     }
 
-    /// Log an event on `stream` at `now` and return its fresh id (the oldest event is evicted
-    /// past capacity, and any older than the TTL).
+    /// Bound the retained event data to `max_bytes` (default [`DEFAULT_LOG_MAX_BYTES`]); an event
+    /// larger than that is not retained (it is still delivered live).
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Log an event on `stream` at `now` and return its fresh id (the oldest events are evicted
+    /// past capacity or past the byte bound, and any older than the TTL).
     pub fn append(&mut self, stream: u64, data: Option<String>, now: u64) -> EventId {
         let id = EventId {
             stream,
@@ -108,10 +123,15 @@ impl ReplayLog {
         };
         self.next_seq += 1;
         self.evict(now);
-        if self.capacity > 0 {
-            while self.events.len() >= self.capacity {
-                self.events.pop_front();
+        let size = data.as_ref().map_or(0, String::len);
+        if self.capacity > 0 && size <= self.max_bytes {
+            while self.events.len() >= self.capacity || self.bytes + size > self.max_bytes {
+                let Some(old) = self.events.pop_front() else {
+                    break;
+                };
+                self.bytes -= old.data.as_ref().map_or(0, String::len);
             }
+            self.bytes += size;
             self.events.push_back(Event {
                 id,
                 data,
@@ -153,7 +173,9 @@ impl ReplayLog {
             .front()
             .is_some_and(|e| now.saturating_sub(e.timestamp) >= self.ttl_ms)
         {
-            self.events.pop_front();
+            if let Some(old) = self.events.pop_front() {
+                self.bytes -= old.data.as_ref().map_or(0, String::len);
+            }
         }
     }
 }
@@ -181,6 +203,18 @@ mod tests {
         ] {
             assert_eq!(bad.parse::<EventId>(), Err(InvalidEventId), "{bad}");
         }
+    }
+
+    #[test]
+    fn log_evicts_by_bytes() {
+        let mut log = ReplayLog::new(100, 1_000).with_max_bytes(10);
+        let a = log.append(0, Some("aaaa".into()), 0);
+        let b = log.append(0, Some("bbbb".into()), 0);
+        let _c = log.append(0, Some("cccc".into()), 0); // 12 bytes > 10: `a` goes
+        assert_eq!(log.replay(a, 0), None, "a was evicted past the byte bound");
+        assert_eq!(log.replay(b, 0).unwrap().len(), 1);
+        let _huge = log.append(0, Some("x".repeat(11)), 0); // larger than the bound: not retained
+        assert_eq!(log.replay(b, 0).unwrap().len(), 1);
     }
 
     #[test]
