@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use orkestrel_mcp::client::{ClientEvent, ClientOptions, McpClient, RequestOptions};
+use orkestrel_mcp::client::{ClientEra, ClientEvent, ClientOptions, McpClient, RequestOptions};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
@@ -24,6 +24,10 @@ pub struct ConnectArgs {
     /// The per-request deadline in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout: u64,
+    /// The protocol era: `auto` probes with `server/discover` and falls back to the
+    /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.
+    #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
+    era: ClientEra,
 }
 
 #[derive(Args)]
@@ -63,6 +67,9 @@ pub struct BridgeArgs {
     /// The per-request deadline towards the stdio server, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout: u64,
+    /// The protocol era towards the stdio server (`auto`, `legacy` or `modern`).
+    #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
+    era: ClientEra,
     /// The stdio server command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -109,14 +116,17 @@ fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTra
     })
 }
 
-fn client_options(timeout_ms: u64) -> ClientOptions {
+fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
     ClientOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
         .with_timeout(Duration::from_millis(timeout_ms))
+        .with_era(era)
 }
 
 async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
-    let client =
-        McpClient::with_transport(transport(target, connect)?, client_options(connect.timeout));
+    let client = McpClient::with_transport(
+        transport(target, connect)?,
+        client_options(connect.timeout, connect.era),
+    );
     client.connect().await.map_err(|e| e.to_string())?;
     Ok(client)
 }
@@ -173,7 +183,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let (command, rest) = args.command.split_first().ok_or("an empty command")?;
     let client = McpClient::new(
         StdioTransport::new(StdioClientOptions::new(command).with_args(rest.iter().cloned())),
-        client_options(args.timeout),
+        client_options(args.timeout, args.era),
     );
     let gone = Arc::new(tokio::sync::Notify::new());
     let cause = Arc::new(std::sync::Mutex::new(None::<String>));
