@@ -46,6 +46,7 @@
 pub mod era;
 mod error;
 pub mod handlers;
+pub mod listen;
 mod memory;
 pub mod mrtr;
 mod transport;
@@ -768,6 +769,18 @@ impl Inner {
         headers: Option<Vec<(String, String)>>,
     ) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.request_id(id, method, params, timeout, headers).await
+    }
+
+    /// [`Inner::request_with`] under an id taken from `next_id` beforehand.
+    async fn request_id(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<Value, ClientError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut state = self.lock();
@@ -924,6 +937,7 @@ impl Inner {
                 Some(JsonRpcMessage::Response(response))
             }
             Ok(JsonRpcMessage::Notification(notification)) => {
+                self.era.route(&notification);
                 self.emit(&ClientEvent::Notification(notification));
                 None
             }

@@ -30,7 +30,7 @@ use crate::era::{
     META_CLIENT_INFO, META_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY,
     MODERN_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification};
 
 /// How long the auto-mode probe waits for `server/discover` on stdio and WebSocket before it
 /// falls back to `initialize` (capped by the client's own deadline): 10 000 ms.
@@ -91,6 +91,8 @@ struct EraInner {
     discover: Option<Value>,
     /// `x-mcp-header` annotations of the listed tools: tool name → `(header suffix, path)`.
     tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
+    /// Open listen streams: listen request id → their notification channel.
+    subscriptions: HashMap<i64, futures::channel::mpsc::UnboundedSender<JsonRpcNotification>>,
 }
 
 impl EraState {
@@ -100,6 +102,38 @@ impl EraState {
 
     pub(crate) fn era(&self) -> Option<Era> {
         self.lock().era
+    }
+
+    pub(crate) fn subscribe(
+        &self,
+        id: i64,
+        tx: futures::channel::mpsc::UnboundedSender<JsonRpcNotification>,
+    ) {
+        self.lock().subscriptions.insert(id, tx);
+    }
+
+    pub(crate) fn unsubscribe(&self, id: i64) {
+        self.lock().subscriptions.remove(&id);
+    }
+
+    /// Hand a notification tagged with a listen id (or a server `notifications/cancelled` for
+    /// one) to that subscription.
+    pub(crate) fn route(&self, notification: &JsonRpcNotification) {
+        let params = notification.params.as_ref();
+        let id = if notification.method == "notifications/cancelled" {
+            params.and_then(|p| p.get("requestId"))
+        } else {
+            params
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get(crate::era::META_SUBSCRIPTION_ID))
+        };
+        let Some(id) = id.and_then(Value::as_i64) else {
+            return;
+        };
+        let inner = self.lock();
+        if let Some(tx) = inner.subscriptions.get(&id) {
+            let _ = tx.unbounded_send(notification.clone());
+        }
     }
 
     pub(crate) fn modern_version(&self) -> Option<String> {
@@ -353,6 +387,25 @@ pub fn is_complete(result: &Value) -> Result<bool, ClientError> {
     }
 }
 
+/// Remove the per-result envelope (`_meta["io.modelcontextprotocol/serverInfo"]`, and `_meta`
+/// when nothing else is left) so a result reads the same in both eras (a bridge re-serving it
+/// must not pass the remote server's identity on as its own).
+pub fn strip_envelope(mut value: Value) -> Value {
+    if let Some(map) = value.as_object_mut() {
+        let empty = match map.get_mut("_meta") {
+            Some(Value::Object(meta)) => {
+                meta.remove(crate::era::META_SERVER_INFO);
+                meta.is_empty()
+            }
+            _ => false,
+        };
+        if empty {
+            map.remove("_meta");
+        }
+    }
+    value
+}
+
 /// The methods whose results may be `input_required` (§4).
 pub const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
@@ -495,7 +548,7 @@ impl McpClient {
             .await
     }
 
-    fn meta(&self, version: &str) -> Map<String, Value> {
+    pub(crate) fn meta(&self, version: &str) -> Map<String, Value> {
         let info = serde_json::to_value(&self.inner.options.info).unwrap_or_else(|_| json!({}));
         request_meta(version, &self.capabilities(), &info)
     }
@@ -581,6 +634,7 @@ impl McpClient {
                 other => other?,
             };
             if is_complete(&value)? {
+                let value = strip_envelope(value);
                 return Ok(if method == "tools/list" && http {
                     self.filter_tools(value)
                 } else {
@@ -739,7 +793,7 @@ mod tests {
 
     #[test]
     fn probe_failures_are_classified() {
-        let rpc = |code: i64| ErrorObject::new(ErrorCode(code), "x");
+        let rpc = |code: i32| ErrorObject::new(ErrorCode(code), "x");
         let http = |status: u16, error: Option<ErrorObject>| ClientError::HttpStatus {
             status,
             error,
