@@ -688,6 +688,10 @@ impl McpClient {
 }
 
 #[cfg(test)]
+#[path = "era_tests.rs"]
+mod scripted;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
