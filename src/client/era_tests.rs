@@ -41,7 +41,10 @@ impl Scripted {
     fn new(
         http: bool,
         script: impl Fn(&str, &Value, usize) -> Reply + Send + Sync + 'static,
-    ) -> (Self, Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>) {
+    ) -> (
+        Self,
+        Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>,
+    ) {
         let log = Arc::new(Mutex::new(Vec::new()));
         (
             Scripted {
@@ -144,8 +147,10 @@ impl ClientHandler for Answers {
 }
 
 fn discover() -> Reply {
-    Reply::Result(json!({"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],
-        "capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}))
+    Reply::Result(
+        json!({"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],
+        "capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}),
+    )
 }
 
 fn initialize() -> Reply {
@@ -193,7 +198,11 @@ fn every_modern_request_carries_meta_and_matching_headers() {
         assert_eq!(c.era(), Some(Era::Modern));
         assert_eq!(c.protocol_version().as_deref(), Some("2026-07-28"));
         let tools = c.list_tools().await.unwrap();
-        assert_eq!(tools.len(), 1, "the tool with an invalid annotation is dropped");
+        assert_eq!(
+            tools.len(),
+            1,
+            "the tool with an invalid annotation is dropped"
+        );
         c.call_tool("ok", json!({"region":"über"})).await.unwrap();
     });
     let log = log.lock().unwrap();
@@ -201,21 +210,30 @@ fn every_modern_request_carries_meta_and_matching_headers() {
     for (v, h) in log.iter() {
         let meta = &v["params"]["_meta"];
         assert_eq!(meta[META_PROTOCOL_VERSION], "2026-07-28");
-        assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({"elicitation": {}, "roots": {}}));
+        assert_eq!(
+            meta[META_CLIENT_CAPABILITIES],
+            json!({"elicitation": {}, "roots": {}})
+        );
         assert_eq!(meta[META_CLIENT_INFO], json!({"name":"c","version":"1"}));
         assert_eq!(header(h, "MCP-Protocol-Version"), Some("2026-07-28"));
         assert_eq!(header(h, "Mcp-Method"), v["method"].as_str());
     }
     let call = &log[2].1;
     assert_eq!(header(call, "Mcp-Name"), Some("ok"));
-    assert_eq!(header(call, "Mcp-Param-Region"), Some("=?base64?w7xiZXI=?="));
+    assert_eq!(
+        header(call, "Mcp-Param-Region"),
+        Some("=?base64?w7xiZXI=?=")
+    );
 }
 
 #[test]
 fn unsupported_version_is_retried_once_with_a_supported_one() {
     let rejection = |requested: &str| {
-        Reply::Status(400, json!({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no",
-            "data":{"supported":["2026-07-28"],"requested":requested}}}))
+        Reply::Status(
+            400,
+            json!({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no",
+            "data":{"supported":["2026-07-28"],"requested":requested}}}),
+        )
     };
     // The first request of each kind is rejected once; the retry succeeds.
     let (t, log) = Scripted::new(true, move |method, _p, n| match (method, n) {
@@ -235,7 +253,14 @@ fn unsupported_version_is_retried_once_with_a_supported_one() {
     });
     assert_eq!(
         methods(&log),
-        ["server/discover", "server/discover", "tools/list", "tools/list", "tools/call", "tools/call"]
+        [
+            "server/discover",
+            "server/discover",
+            "tools/list",
+            "tools/list",
+            "tools/call",
+            "tools/call"
+        ]
     );
 }
 
@@ -245,9 +270,27 @@ fn auto_over_http_falls_back_only_on_non_modern_4xx() {
         (Reply::Status(400, Value::Null), true),
         (Reply::Status(404, Value::Null), true),
         (Reply::Status(405, Value::Null), true),
-        (Reply::Status(400, json!({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID"}})), true),
-        (Reply::Status(404, json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}})), false),
-        (Reply::Status(400, json!({"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"hdr"}})), false),
+        (
+            Reply::Status(
+                400,
+                json!({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID"}}),
+            ),
+            true,
+        ),
+        (
+            Reply::Status(
+                404,
+                json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}}),
+            ),
+            false,
+        ),
+        (
+            Reply::Status(
+                400,
+                json!({"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"hdr"}}),
+            ),
+            false,
+        ),
         (discover(), false),
     ] {
         let reply = Mutex::new(Some(reply));
@@ -274,10 +317,16 @@ fn auto_over_http_falls_back_only_on_non_modern_4xx() {
 #[test]
 fn auto_over_stdio_falls_back_on_other_errors_and_silence_and_caches_the_era() {
     for (reply, legacy) in [
-        (Reply::Error(json!({"code":-32601,"message":"Method not found"})), true),
+        (
+            Reply::Error(json!({"code":-32601,"message":"Method not found"})),
+            true,
+        ),
         (Reply::Error(json!({"code":-32602,"message":"no"})), true),
         (Reply::Silence, true),
-        (Reply::Error(json!({"code":-32022,"message":"v","data":{"supported":["2026-07-28"]}})), false),
+        (
+            Reply::Error(json!({"code":-32022,"message":"v","data":{"supported":["2026-07-28"]}})),
+            false,
+        ),
         (discover(), false),
     ] {
         let reply = Mutex::new(Some(reply));
@@ -301,7 +350,10 @@ fn auto_over_stdio_falls_back_on_other_errors_and_silence_and_caches_the_era() {
             assert_eq!(probes, 1, "{m:?}");
             assert_eq!(m.iter().filter(|m| *m == "initialize").count(), 2);
         } else {
-            assert!(probes >= 2 && !m.contains(&"initialize".to_owned()), "{m:?}");
+            assert!(
+                probes >= 2 && !m.contains(&"initialize".to_owned()),
+                "{m:?}"
+            );
         }
         assert!(m.iter().all(|m| m != "notifications/cancelled"));
     }
@@ -318,10 +370,14 @@ fn auto_over_stdio_falls_back_on_other_errors_and_silence_and_caches_the_era() {
 fn input_required_rounds_echo_state_with_new_ids_and_stay_bounded() {
     let (t, log) = Scripted::new(false, |method, p, n| match (method, p["name"].as_str()) {
         ("server/discover", _) => discover(),
-        ("tools/call", Some("rounds")) if n <= 2 => Reply::Result(json!({"resultType":"input_required",
+        ("tools/call", Some("rounds")) if n <= 2 => {
+            Reply::Result(json!({"resultType":"input_required",
             "inputRequests":{"who":{"method":"elicitation/create","params":{"message":"?"}}},
-            "requestState": format!("state {n} ✓")})),
-        ("tools/call", Some("rounds")) => Reply::Result(json!({"content":[{"type":"text","text":"done"}]})),
+            "requestState": format!("state {n} ✓")}))
+        }
+        ("tools/call", Some("rounds")) => {
+            Reply::Result(json!({"content":[{"type":"text","text":"done"}]}))
+        }
         ("tools/call", Some("forever")) => Reply::Result(json!({"resultType":"input_required",
             "inputRequests":{"r":{"method":"roots/list"}}})),
         ("tools/call", Some("odd")) => Reply::Result(json!({"resultType":"task"})),
@@ -330,7 +386,10 @@ fn input_required_rounds_echo_state_with_new_ids_and_stay_bounded() {
     let c = client(t, ClientEra::Modern);
     block_on(async {
         c.connect().await.unwrap();
-        assert_eq!(c.call("rounds", json!({"a":1})).await.unwrap(), Some(json!("done")));
+        assert_eq!(
+            c.call("rounds", json!({"a":1})).await.unwrap(),
+            Some(json!("done"))
+        );
         c.call_tool("plain", json!({})).await.unwrap();
         let e = c.call_tool("forever", json!({})).await.unwrap_err();
         assert!(matches!(e, ClientError::InvalidResponse(_)), "{e}");
@@ -338,7 +397,11 @@ fn input_required_rounds_echo_state_with_new_ids_and_stay_bounded() {
         assert!(matches!(e, ClientError::InvalidResponse(_)), "{e}");
     });
     let log = log.lock().unwrap();
-    let calls: Vec<&Value> = log.iter().map(|(v, _)| v).filter(|v| v["method"] == "tools/call").collect();
+    let calls: Vec<&Value> = log
+        .iter()
+        .map(|(v, _)| v)
+        .filter(|v| v["method"] == "tools/call")
+        .collect();
     let ids: Vec<&Value> = calls[..3].iter().map(|v| &v["id"]).collect();
     assert!(ids[0] != ids[1] && ids[1] != ids[2], "a new id per retry");
     assert!(calls[0]["params"].get("requestState").is_none());
@@ -346,22 +409,31 @@ fn input_required_rounds_echo_state_with_new_ids_and_stay_bounded() {
     assert_eq!(calls[1]["params"]["requestState"], "state 1 ✓");
     assert_eq!(calls[2]["params"]["requestState"], "state 2 ✓");
     assert_eq!(calls[2]["params"]["arguments"], json!({"a":1}));
-    assert_eq!(calls[1]["params"]["inputResponses"]["who"], json!({"action":"accept","content":{"ok":true}}));
+    assert_eq!(
+        calls[1]["params"]["inputResponses"]["who"],
+        json!({"action":"accept","content":{"ok":true}})
+    );
     // The unrelated call carries no MRTR fields.
     assert!(calls[3]["params"].get("inputResponses").is_none());
     assert!(calls[3]["params"].get("requestState").is_none());
     // "forever" sent no state: none is invented; the loop stops after the bound.
-    let forever: Vec<&&Value> = calls.iter().filter(|v| v["params"]["name"] == "forever").collect();
+    let forever: Vec<&&Value> = calls
+        .iter()
+        .filter(|v| v["params"]["name"] == "forever")
+        .collect();
     assert_eq!(forever.len(), crate::client::mrtr::MAX_INPUT_ROUNDS + 1);
-    assert!(forever.iter().all(|v| v["params"].get("requestState").is_none()));
-    assert_eq!(forever[1]["params"]["inputResponses"]["r"], json!({"roots":[]}));
+    assert!(forever
+        .iter()
+        .all(|v| v["params"].get("requestState").is_none()));
+    assert_eq!(
+        forever[1]["params"]["inputResponses"]["r"],
+        json!({"roots":[]})
+    );
 }
 
 #[test]
 fn listen_is_acknowledged_and_demultiplexed() {
-    let tag = |id: i64, method: &str| {
-        json!({"jsonrpc":"2.0","method":method,"params":{"_meta":{"io.modelcontextprotocol/subscriptionId":id}}})
-    };
+    let tag = |id: i64, method: &str| json!({"jsonrpc":"2.0","method":method,"params":{"_meta":{"io.modelcontextprotocol/subscriptionId":id}}});
     let (t, log) = Scripted::new(false, move |method, _p, n| match (method, n) {
         ("server/discover", _) => discover(),
         // Listen id 2: ack, a foreign subscription's notification, ours, then the final result.
@@ -408,6 +480,12 @@ fn listen_is_acknowledged_and_demultiplexed() {
     assert_eq!(cancel.0["method"], "notifications/cancelled");
     assert_eq!(cancel.0["params"]["requestId"], 4);
     let listen = &log[1].0;
-    assert_eq!(listen["params"]["notifications"], json!({"toolsListChanged": true, "promptsListChanged": true}));
-    assert_eq!(listen["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+    assert_eq!(
+        listen["params"]["notifications"],
+        json!({"toolsListChanged": true, "promptsListChanged": true})
+    );
+    assert_eq!(
+        listen["params"]["_meta"][META_PROTOCOL_VERSION],
+        "2026-07-28"
+    );
 }
