@@ -451,6 +451,17 @@ impl McpClient {
         let mut retried = false;
         loop {
             match self.discover_with(&version, probe_timeout).await {
+                Ok(result) if !result.get("supportedVersions").is_some_and(Value::is_array) => {
+                    // Not a DiscoverResult: some other peer answered (e.g. a script that
+                    // replies to whatever comes first).
+                    if mode == ClientEra::Auto {
+                        tracing::debug!("mcp client: server/discover returned no supportedVersions; falling back to initialize");
+                        return self.legacy_handshake().await;
+                    }
+                    return Err(ClientError::InvalidResponse(
+                        "the server/discover result has no supportedVersions array".into(),
+                    ));
+                }
                 Ok(result) => {
                     let supported: Vec<String> = result
                         .get("supportedVersions")

@@ -189,6 +189,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let cause = Arc::new(std::sync::Mutex::new(None::<String>));
     let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
     {
+        let changed_tx = changed_tx.clone();
         let gone = gone.clone();
         let cause = cause.clone();
         client.on(move |event| match event {
@@ -232,13 +233,45 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
             }
         }
     });
+    // Modern servers send list changes only on a listen stream.
+    if client.era() == Some(orkestrel_mcp::era::Era::Modern) {
+        let client = client.clone();
+        let changed_tx = changed_tx.clone();
+        tokio::spawn(async move {
+            match client
+                .listen(serde_json::json!({"toolsListChanged": true}))
+                .await
+            {
+                Ok(mut subscription) => {
+                    while let Some(n) = subscription.next().await {
+                        if n.method == "notifications/tools/list_changed" {
+                            let _ = changed_tx.send(());
+                        }
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "bridge: no listen stream"),
+            }
+        });
+    }
     let init = client.initialize_result();
-    let (name, version) = init
-        .as_ref()
-        .map(|i| (i.server_info.name.clone(), i.server_info.version.clone()))
-        .unwrap_or_else(|| (command.clone(), String::new()));
+    let discovered = client.discover_result();
+    let (name, version) = match (&init, &discovered) {
+        (Some(i), _) => (i.server_info.name.clone(), i.server_info.version.clone()),
+        (None, Some(d)) => {
+            let info = &d["_meta"][orkestrel_mcp::era::META_SERVER_INFO];
+            match (info["name"].as_str(), info["version"].as_str()) {
+                (Some(n), v) => (n.to_owned(), v.unwrap_or_default().to_owned()),
+                (None, _) => (command.clone(), String::new()),
+            }
+        }
+        (None, None) => (command.clone(), String::new()),
+    };
     let mut options = ServerOptions::new(name, version).with_tools(registry);
-    options.instructions = init.and_then(|i| i.instructions);
+    options.instructions = match (init, discovered) {
+        (Some(i), _) => i.instructions,
+        (None, Some(d)) => d["instructions"].as_str().map(str::to_owned),
+        (None, None) => None,
+    };
     let server = McpServer::new(options);
     let listener = tokio::net::TcpListener::bind(args.http)
         .await
