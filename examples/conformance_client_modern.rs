@@ -206,7 +206,7 @@ async fn scenario_steps(client: &McpClient, scenario: &str) -> Result<(), String
 /// Standalone: `conformance_client_modern [URL]` with `MCP_CONFORMANCE_SCENARIO` set.
 #[allow(dead_code)]
 fn main() -> std::process::ExitCode {
-    let url = std::env::args().last().unwrap_or_default();
+    let url = std::env::args().next_back().unwrap_or_default();
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

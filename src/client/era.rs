@@ -867,15 +867,9 @@ mod tests {
 
     #[test]
     fn result_types() {
-        assert_eq!(is_complete(&json!({})).unwrap(), true);
-        assert_eq!(
-            is_complete(&json!({"resultType":"complete"})).unwrap(),
-            true
-        );
-        assert_eq!(
-            is_complete(&json!({"resultType":"input_required"})).unwrap(),
-            false
-        );
+        assert!(is_complete(&json!({})).unwrap());
+        assert!(is_complete(&json!({"resultType":"complete"})).unwrap());
+        assert!(!is_complete(&json!({"resultType":"input_required"})).unwrap());
         assert!(is_complete(&json!({"resultType":"task"})).is_err());
     }
 

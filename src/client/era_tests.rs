@@ -29,22 +29,22 @@ enum Reply {
 
 type ScriptFn = Box<dyn Fn(&str, &Value, usize) -> Reply + Send + Sync>;
 
+/// Every message the client wrote, with the headers it came with (`None`: plain `send`).
+type Log = Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>;
+
 /// A transport that answers from a script and records every message and its headers.
 struct Scripted {
     http: bool,
     script: ScriptFn,
     sink: Mutex<Option<TransportSink>>,
-    log: Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>,
+    log: Log,
 }
 
 impl Scripted {
     fn new(
         http: bool,
         script: impl Fn(&str, &Value, usize) -> Reply + Send + Sync + 'static,
-    ) -> (
-        Self,
-        Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>,
-    ) {
+    ) -> (Self, Log) {
         let log = Arc::new(Mutex::new(Vec::new()));
         (
             Scripted {
@@ -168,7 +168,7 @@ fn client(t: Scripted, era: ClientEra) -> McpClient {
     )
 }
 
-fn methods(log: &Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>) -> Vec<String> {
+fn methods(log: &Log) -> Vec<String> {
     log.lock()
         .unwrap()
         .iter()
