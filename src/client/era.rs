@@ -91,6 +91,9 @@ struct EraInner {
     discover: Option<Value>,
     /// `x-mcp-header` annotations of the listed tools: tool name → `(header suffix, path)`.
     tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
+    /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry).
+    #[cfg(not(target_family = "wasm"))]
+    cache: HashMap<String, (Value, std::time::Instant)>,
     /// Open listen streams: listen request id → their notification channel.
     subscriptions: HashMap<i64, futures::channel::mpsc::UnboundedSender<JsonRpcNotification>>,
 }
@@ -116,9 +119,68 @@ impl EraState {
         self.lock().subscriptions.remove(&id);
     }
 
+    /// A fresh cached result for this key.
+    #[cfg(not(target_family = "wasm"))]
+    fn cached(&self, key: &str) -> Option<Value> {
+        let mut inner = self.lock();
+        match inner.cache.get(key) {
+            Some((value, expiry)) if std::time::Instant::now() < *expiry => Some(value.clone()),
+            Some(_) => {
+                inner.cache.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    #[cfg(target_family = "wasm")]
+    fn cached(&self, _key: &str) -> Option<Value> {
+        None
+    }
+
+    /// Keep a complete result for its `ttlMs` (a missing or zero TTL keeps nothing).
+    #[cfg(not(target_family = "wasm"))]
+    fn store(&self, key: String, value: &Value) {
+        let ttl = value.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+        if ttl == 0 {
+            return;
+        }
+        let mut inner = self.lock();
+        if inner.cache.len() >= MAX_CACHE_ENTRIES {
+            inner.cache.clear();
+        }
+        let expiry = std::time::Instant::now() + Duration::from_millis(ttl);
+        inner.cache.insert(key, (value.clone(), expiry));
+    }
+
+    #[cfg(target_family = "wasm")]
+    fn store(&self, _key: String, _value: &Value) {}
+
+    /// Drop cached results a change notification makes stale.
+    fn invalidate(&self, method: &str) {
+        #[cfg(not(target_family = "wasm"))]
+        {
+            let stale: &[&str] = match method {
+                "notifications/tools/list_changed" => &["tools/list"],
+                "notifications/prompts/list_changed" => &["prompts/list"],
+                "notifications/resources/list_changed" => {
+                    &["resources/list", "resources/templates/list"]
+                }
+                "notifications/resources/updated" => &["resources/read"],
+                _ => return,
+            };
+            self.lock()
+                .cache
+                .retain(|key, _| !stale.iter().any(|m| key.starts_with(&format!("{m} "))));
+        }
+        #[cfg(target_family = "wasm")]
+        let _ = method;
+    }
+
     /// Hand a notification tagged with a listen id (or a server `notifications/cancelled` for
-    /// one) to that subscription.
+    /// one) to that subscription; change notifications invalidate the cache.
     pub(crate) fn route(&self, notification: &JsonRpcNotification) {
+        self.invalidate(&notification.method);
         let params = notification.params.as_ref();
         let id = if notification.method == "notifications/cancelled" {
             params.and_then(|p| p.get("requestId"))
@@ -143,6 +205,19 @@ impl EraState {
             .flatten()
     }
 }
+
+/// The most cached results a client keeps (the cache is emptied when it is full).
+pub const MAX_CACHE_ENTRIES: usize = 256;
+
+/// The methods whose complete results the client caches for their `ttlMs` (§6.1; not
+/// `server/discover`, which `connect` re-runs).
+pub const CACHED_METHODS: &[&str] = &[
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
 
 /// Whether a JSON-RPC error code is one only a 2026-07-28 server sends (`-32020`, `-32021`,
 /// `-32022`): proof of a modern peer.
@@ -584,6 +659,16 @@ impl McpClient {
             }
         };
         let http = self.inner.transport.uses_headers();
+        // Cache key: the method and the params that shape the result (§6.1).
+        let cache_key = CACHED_METHODS.contains(&method).then(|| {
+            format!(
+                "{method} {}",
+                serde_json::to_string(&base).unwrap_or_default()
+            )
+        });
+        if let Some(hit) = cache_key.as_deref().and_then(|k| self.inner.era.cached(k)) {
+            return Ok(hit);
+        }
         let mut version = version;
         let mut version_retried = false;
         let mut headers_retried = false;
@@ -639,6 +724,9 @@ impl McpClient {
                 {
                     headers_retried = true;
                     tracing::debug!(error = %e, "mcp client: header mismatch; re-listing tools and retrying");
+                    self.inner
+                        .era
+                        .invalidate("notifications/tools/list_changed");
                     Box::pin(self.list_tools()).await?;
                     continue;
                 }
@@ -646,11 +734,16 @@ impl McpClient {
             };
             if is_complete(&value)? {
                 let value = strip_envelope(value);
-                return Ok(if method == "tools/list" && http {
+                let value = if method == "tools/list" && http {
                     self.filter_tools(value)
                 } else {
                     value
-                });
+                };
+                // Never cache the result of a retry that carried inputs (§6.1).
+                if let (Some(key), false) = (cache_key, round.retried()) {
+                    self.inner.era.store(key, &value);
+                }
+                return Ok(value);
             }
             if !MRTR_METHODS.contains(&method) {
                 return Err(ClientError::InvalidResponse(format!(

@@ -25,6 +25,8 @@ enum Reply {
     Silence,
     /// Deliver these messages and send no response of its own.
     Notify(Vec<Value>),
+    /// Deliver these notifications, then the result.
+    After(Vec<Value>, Value),
 }
 
 type ScriptFn = Box<dyn Fn(&str, &Value, usize) -> Reply + Send + Sync>;
@@ -98,6 +100,12 @@ impl Scripted {
                 sink.receive(body);
             }
             Reply::Silence => {}
+            Reply::After(values, r) => {
+                for v in values {
+                    sink.receive(v);
+                }
+                sink.receive(json!({"jsonrpc":"2.0","id":id,"result":r}));
+            }
             Reply::Notify(values) => {
                 for v in values {
                     sink.receive(v);
@@ -488,4 +496,46 @@ fn listen_is_acknowledged_and_demultiplexed() {
         listen["params"]["_meta"][META_PROTOCOL_VERSION],
         "2026-07-28"
     );
+}
+
+#[test]
+fn list_results_are_cached_for_their_ttl_and_invalidated_by_list_changed() {
+    let (t, log) = Scripted::new(true, |method, p, _n| match method {
+        "server/discover" => discover(),
+        "tools/list" => Reply::Result(json!({"tools":[],"ttlMs":60000,"cacheScope":"private"})),
+        "prompts/list" => Reply::Result(json!({"prompts":[],"ttlMs":0,"cacheScope":"public"})),
+        "tools/call" if p["name"] == "poke" => Reply::After(
+            vec![json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})],
+            json!({"content":[]}),
+        ),
+        _ => Reply::Result(json!({"content":[]})),
+    });
+    let c = client(t, ClientEra::Modern);
+    block_on(async {
+        c.connect().await.unwrap();
+        c.list_tools().await.unwrap();
+        c.list_tools().await.unwrap();
+        for _ in 0..2 {
+            c.request(
+                "prompts/list",
+                None,
+                crate::client::RequestOptions::default(),
+            )
+            .await
+            .unwrap();
+        }
+        c.call_tool("poke", json!({})).await.unwrap();
+        c.list_tools().await.unwrap();
+    });
+    let m = methods(&log);
+    let count = |name: &str| m.iter().filter(|x| *x == name).count();
+    if cfg!(target_family = "wasm") {
+        return;
+    }
+    assert_eq!(
+        count("tools/list"),
+        2,
+        "cached once, re-fetched after list_changed: {m:?}"
+    );
+    assert_eq!(count("prompts/list"), 2, "ttlMs 0 is never cached");
 }

@@ -40,6 +40,11 @@ impl Rounds {
         }
     }
 
+    /// Whether an input-required round happened (its retries are never cached).
+    pub(crate) fn retried(&self) -> bool {
+        self.rounds > 0
+    }
+
     /// Add this round's `inputResponses` and `requestState` (nothing on the first attempt).
     pub(crate) fn apply(&self, params: &mut Map<String, Value>) {
         if let Some(responses) = &self.responses {
