@@ -539,3 +539,19 @@ fn list_results_are_cached_for_their_ttl_and_invalidated_by_list_changed() {
     );
     assert_eq!(count("prompts/list"), 2, "ttlMs 0 is never cached");
 }
+
+#[test]
+fn a_version_rejected_twice_fails_connect() {
+    let (t, log) = Scripted::new(true, |_, _, _| {
+        Reply::Status(
+            400,
+            json!({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no",
+            "data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}),
+        )
+    });
+    let c = client(t, ClientEra::Auto);
+    let e = block_on(c.connect()).unwrap_err();
+    assert_eq!(e.code().map(|c| c.0), Some(-32022), "{e}");
+    assert_eq!(methods(&log), ["server/discover", "server/discover"]);
+    assert!(!c.is_connected());
+}

@@ -88,10 +88,12 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The JSON-RPC error code, for [`ClientError::Rpc`].
+    /// The JSON-RPC error code, for [`ClientError::Rpc`] (and a [`ClientError::HttpStatus`]
+    /// whose body carried one).
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             ClientError::Rpc(e) => Some(e.code),
+            ClientError::HttpStatus { error: Some(e), .. } => Some(e.code),
             _ => None,
         }
     }
