@@ -43,9 +43,12 @@
 //! # });
 //! ```
 
+pub mod era;
 mod error;
 pub mod handlers;
+pub mod listen;
 mod memory;
+pub mod mrtr;
 mod transport;
 
 use std::collections::{HashMap, VecDeque};
@@ -59,6 +62,7 @@ use futures::channel::oneshot;
 use futures::future::{self, Either};
 use serde_json::{json, Map, Value};
 
+pub use era::ClientEra;
 pub use error::ClientError;
 pub use memory::MemoryTransport;
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
@@ -116,6 +120,12 @@ pub struct ClientOptions {
     pub on_error: Option<ErrorHandler>,
     /// The timer behind deadlines; default `futures_timer::Delay`.
     pub sleep: Option<Sleep>,
+    /// Which protocol era to speak (default [`ClientEra::Auto`]).
+    pub era: ClientEra,
+    /// What answers the server's sampling, elicitation and roots requests (and, on the
+    /// 2026-07-28 wire, input-required results); its `capabilities()` are declared. `None`
+    /// declares none and refuses every such request.
+    pub handler: Option<Arc<dyn handlers::ClientHandler>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -124,6 +134,7 @@ impl fmt::Debug for ClientOptions {
             .field("info", &self.info)
             .field("timeout", &self.timeout)
             .field("protocol_version", &self.protocol_version)
+            .field("era", &self.era)
             .finish_non_exhaustive()
     }
 }
@@ -145,7 +156,23 @@ impl ClientOptions {
             protocol_version: MCP_PROTOCOL_VERSION.to_owned(),
             on_error: None,
             sleep: None,
+            era: ClientEra::Auto,
+            handler: None,
         }
+    }
+
+    /// Choose the protocol era: [`ClientEra::Auto`] (probe, the default),
+    /// [`ClientEra::Modern`] or [`ClientEra::Legacy`].
+    pub fn with_era(mut self, era: ClientEra) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// Answer sampling, elicitation and roots through `handler` (in both eras) and declare its
+    /// capabilities.
+    pub fn with_handler(mut self, handler: impl handlers::ClientHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
     }
 
     /// Set the default per-request deadline.
@@ -260,6 +287,7 @@ struct Inner {
     state: Mutex<State>,
     lifecycle: futures::lock::Mutex<()>,
     listeners: RwLock<Vec<Listener>>,
+    era: era::EraState,
 }
 
 /// An MCP client over one transport (seed `createMCPClient`). Cheap to clone (an `Arc`
@@ -302,6 +330,7 @@ impl McpClient {
                 }),
                 lifecycle: futures::lock::Mutex::new(()),
                 listeners: RwLock::new(Vec::new()),
+                era: era::EraState::default(),
             }),
         }
     }
@@ -339,9 +368,13 @@ impl McpClient {
         self.inner.lock().initialized.clone()
     }
 
-    /// The negotiated protocol version, once connected.
+    /// The negotiated protocol version, once connected (the modern version in the 2026-07-28
+    /// era).
     pub fn protocol_version(&self) -> Option<String> {
-        self.initialize_result().map(|r| r.protocol_version)
+        self.inner
+            .era
+            .modern_version()
+            .or_else(|| self.initialize_result().map(|r| r.protocol_version))
     }
 
     /// The transport's session id (Streamable HTTP), if any.
@@ -378,7 +411,7 @@ impl McpClient {
             self.abort_connect(&e).await;
             return Err(e);
         }
-        match self.handshake().await {
+        match self.negotiate().await {
             Ok(()) => {
                 self.inner.emit(&ClientEvent::Connect);
                 Ok(())
@@ -476,6 +509,9 @@ impl McpClient {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
+        if let Some(version) = self.inner.era.modern_version() {
+            return self.modern_request(version, method, params, options).await;
+        }
         let timeout = options.timeout.unwrap_or(self.inner.options.timeout);
         self.inner.request(method, params, timeout).await
     }
@@ -696,7 +732,18 @@ impl Inner {
     }
 
     async fn send_or_close(&self, message: JsonRpcMessage) -> Result<(), ClientError> {
-        let result = self.transport.send(message).await;
+        self.send_or_close_with(message, None).await
+    }
+
+    async fn send_or_close_with(
+        &self,
+        message: JsonRpcMessage,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<(), ClientError> {
+        let result = match headers {
+            Some(headers) => self.transport.send_modern(message, headers).await,
+            None => self.transport.send(message).await,
+        };
         if let Err(ClientError::TransportClosed { cause }) = &result {
             self.on_closed(cause.clone());
         }
@@ -709,12 +756,38 @@ impl Inner {
         params: Option<Value>,
         timeout: Duration,
     ) -> Result<Value, ClientError> {
+        self.request_with(method, params, timeout, None).await
+    }
+
+    /// A request; `headers` (a 2026-07-28 request's HTTP headers) go through
+    /// [`ClientTransport::send_modern`].
+    async fn request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.request_id(id, method, params, timeout, headers).await
+    }
+
+    /// [`Inner::request_with`] under an id taken from `next_id` beforehand.
+    async fn request_id(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<Value, ClientError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut state = self.lock();
             match (&state.phase, method) {
-                (Phase::Connected, _) | (Phase::Connecting, "initialize") => {}
+                (Phase::Connected, _)
+                | (Phase::Connecting, "initialize")
+                | (Phase::Connecting, "server/discover") => {}
                 (Phase::Closed(cause), _) => return Err(ClientError::closed(cause.clone())),
                 _ => return Err(ClientError::NotConnected),
             }
@@ -727,6 +800,7 @@ impl Inner {
             );
         }
         let _guard = PendingGuard { inner: self, id };
+        let http_modern = headers.is_some();
         let mut request = JsonRpcRequest::new(id, method);
         if let Some(params) = params {
             request = request.with_params(params);
@@ -735,7 +809,10 @@ impl Inner {
         let exchange = async {
             // Race the send with the answer: a request/response transport (HTTP) may still be
             // inside `send` when a disconnect or a close fails the request.
-            let send = std::pin::pin!(self.send_or_close(JsonRpcMessage::Request(request)));
+            // A modern HTTP request is cancelled by dropping its response stream (no
+            // notifications/cancelled).
+            let send =
+                std::pin::pin!(self.send_or_close_with(JsonRpcMessage::Request(request), headers));
             let mut rx = rx;
             match future::select(send, &mut rx).await {
                 Either::Left((sent, _)) => {
@@ -762,7 +839,7 @@ impl Inner {
                     }
                 }
                 let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-                if method != "initialize" {
+                if method != "initialize" && method != "server/discover" && !http_modern {
                     self.cancel(id, timeout_ms).await;
                 }
                 Err(ClientError::Timeout {
@@ -860,6 +937,7 @@ impl Inner {
                 Some(JsonRpcMessage::Response(response))
             }
             Ok(JsonRpcMessage::Notification(notification)) => {
+                self.era.route(&notification);
                 self.emit(&ClientEvent::Notification(notification));
                 None
             }

@@ -278,7 +278,18 @@ read list
 printf '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}\n'
 exec sleep 60"#;
     let mut bridge = tokio::process::Command::new(BIN)
-        .args(["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", script])
+        // The script answers lines blindly in handshake order, so it cannot take a probe.
+        .args([
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--era",
+            "legacy",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
         .env("RUST_LOG", "warn")
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)

@@ -43,6 +43,18 @@ pub enum ClientError {
     /// connection, an HTTP timeout); only the request it carried fails.
     #[error("MCP transport error: {0}")]
     Transport(String),
+    /// A 2026-07-28 HTTP exchange got a non-2xx status (sent through
+    /// [`ClientTransport::send_modern`](crate::client::ClientTransport::send_modern)); the
+    /// JSON-RPC error of its body, when it had one. The auto-mode probe reads the status (§2.5).
+    #[error("MCP transport error: HTTP {status}: {detail}")]
+    HttpStatus {
+        /// The HTTP status code.
+        status: u16,
+        /// The body's JSON-RPC error, if any.
+        error: Option<ErrorObject>,
+        /// The body's error message or text.
+        detail: String,
+    },
     /// The server no longer knows our session (Streamable HTTP: a `404` to a request that
     /// carried `mcp-session-id`, spec `basic/transports` Session Management). Reconnect
     /// (`disconnect` then `connect`) to start a new session.
@@ -76,10 +88,12 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The JSON-RPC error code, for [`ClientError::Rpc`].
+    /// The JSON-RPC error code, for [`ClientError::Rpc`] (and a [`ClientError::HttpStatus`]
+    /// whose body carried one).
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             ClientError::Rpc(e) => Some(e.code),
+            ClientError::HttpStatus { error: Some(e), .. } => Some(e.code),
             _ => None,
         }
     }

@@ -143,7 +143,9 @@ fn pair() -> (McpClient, Peer) {
     });
     let client = McpClient::with_transport(
         transport.clone(),
-        ClientOptions::new("test-client", "0.0.1").with_sleep(manual_sleep()),
+        ClientOptions::new("test-client", "0.0.1")
+            .with_era(ClientEra::Legacy)
+            .with_sleep(manual_sleep()),
     );
     let peer = Peer {
         rx: futures::lock::Mutex::new(rx),
@@ -414,7 +416,9 @@ fn the_default_timer_really_expires() {
     });
     let client = McpClient::with_transport(
         transport.clone(),
-        ClientOptions::new("c", "1").with_timeout(Duration::from_millis(20)),
+        ClientOptions::new("c", "1")
+            .with_era(ClientEra::Legacy)
+            .with_timeout(Duration::from_millis(20)),
     );
     let peer = Peer {
         rx: futures::lock::Mutex::new(rx),
@@ -521,6 +525,7 @@ fn a_panicking_listener_never_breaks_the_client() {
     let client = McpClient::with_transport(
         transport.clone(),
         ClientOptions::new("c", "1")
+            .with_era(ClientEra::Legacy)
             .with_sleep(manual_sleep())
             .with_error_handler(move |msg, event| {
                 r2.lock().unwrap().push(format!("{event}: {msg}"))
@@ -673,7 +678,9 @@ fn default_options_use_the_seed_defaults() {
 fn a_close_fails_a_request_whose_send_is_still_in_flight() {
     let client = McpClient::new(
         Stuck,
-        ClientOptions::new("c", "1").with_sleep(manual_sleep()),
+        ClientOptions::new("c", "1")
+            .with_era(ClientEra::Legacy)
+            .with_sleep(manual_sleep()),
     );
     // The handshake itself is stuck in `send`; disconnect must fail it at once.
     let (r, ()) = block_on(join(client.connect(), async {

@@ -49,6 +49,30 @@ pub trait ClientTransport: MaybeSend + MaybeSync + 'static {
     /// message carried (e.g. an HTTP status, [`ClientError::SessionExpired`]).
     fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>>;
 
+    /// Write one 2026-07-28 request with its per-request HTTP headers (`MCP-Protocol-Version`,
+    /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`). An HTTP transport sends them, keeps no session
+    /// and reports a non-2xx reply as [`ClientError::HttpStatus`] (with the body's JSON-RPC
+    /// error) instead of delivering it. Transports without headers (stdio, WebSocket) ignore
+    /// them: the default is [`ClientTransport::send`].
+    ///
+    /// # Errors
+    /// As [`ClientTransport::send`], plus [`ClientError::HttpStatus`].
+    fn send_modern(
+        &self,
+        message: JsonRpcMessage,
+        headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, Result<(), ClientError>> {
+        let _ = headers;
+        self.send(message)
+    }
+
+    /// Whether this transport carries per-request headers (HTTP): then the client computes
+    /// them, filters tools with invalid `x-mcp-header` annotations, and reads HTTP statuses in
+    /// the auto-mode probe. Default `false`.
+    fn uses_headers(&self) -> bool {
+        false
+    }
+
     /// Close the transport and release its resources (kill the child, close the socket, end
     /// the HTTP session). Idempotent. A transport may, but need not, report
     /// [`TransportSink::closed`] for a close the client asked for.

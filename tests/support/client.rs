@@ -19,7 +19,10 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_orkestrel-mcp");
 pub const HANG_GUARD: Duration = Duration::from_secs(20);
 
 pub fn options() -> ClientOptions {
-    ClientOptions::new("it", "0").with_timeout(Duration::from_secs(10))
+    // The handshake-era behaviour these tests pin down; tests/client_modern.rs covers the others.
+    ClientOptions::new("it", "0")
+        .with_timeout(Duration::from_secs(10))
+        .with_era(orkestrel_mcp::client::ClientEra::Legacy)
 }
 
 /// A client over `sh -c script` with a short close grace, stderr not forwarded.

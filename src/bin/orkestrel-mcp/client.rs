@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use orkestrel_mcp::client::{ClientEvent, ClientOptions, McpClient, RequestOptions};
+use orkestrel_mcp::client::{ClientEra, ClientEvent, ClientOptions, McpClient, RequestOptions};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
@@ -24,6 +24,10 @@ pub struct ConnectArgs {
     /// The per-request deadline in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout: u64,
+    /// The protocol era: `auto` probes with `server/discover` and falls back to the
+    /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.
+    #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
+    era: ClientEra,
 }
 
 #[derive(Args)]
@@ -63,6 +67,9 @@ pub struct BridgeArgs {
     /// The per-request deadline towards the stdio server, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout: u64,
+    /// The protocol era towards the stdio server (`auto`, `legacy` or `modern`).
+    #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
+    era: ClientEra,
     /// The stdio server command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -109,14 +116,17 @@ fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTra
     })
 }
 
-fn client_options(timeout_ms: u64) -> ClientOptions {
+fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
     ClientOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
         .with_timeout(Duration::from_millis(timeout_ms))
+        .with_era(era)
 }
 
 async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
-    let client =
-        McpClient::with_transport(transport(target, connect)?, client_options(connect.timeout));
+    let client = McpClient::with_transport(
+        transport(target, connect)?,
+        client_options(connect.timeout, connect.era),
+    );
     client.connect().await.map_err(|e| e.to_string())?;
     Ok(client)
 }
@@ -173,12 +183,13 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let (command, rest) = args.command.split_first().ok_or("an empty command")?;
     let client = McpClient::new(
         StdioTransport::new(StdioClientOptions::new(command).with_args(rest.iter().cloned())),
-        client_options(args.timeout),
+        client_options(args.timeout, args.era),
     );
     let gone = Arc::new(tokio::sync::Notify::new());
     let cause = Arc::new(std::sync::Mutex::new(None::<String>));
     let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
     {
+        let changed_tx = changed_tx.clone();
         let gone = gone.clone();
         let cause = cause.clone();
         client.on(move |event| match event {
@@ -222,13 +233,45 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
             }
         }
     });
+    // Modern servers send list changes only on a listen stream.
+    if client.era() == Some(orkestrel_mcp::era::Era::Modern) {
+        let client = client.clone();
+        let changed_tx = changed_tx.clone();
+        tokio::spawn(async move {
+            match client
+                .listen(serde_json::json!({"toolsListChanged": true}))
+                .await
+            {
+                Ok(mut subscription) => {
+                    while let Some(n) = subscription.next().await {
+                        if n.method == "notifications/tools/list_changed" {
+                            let _ = changed_tx.send(());
+                        }
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "bridge: no listen stream"),
+            }
+        });
+    }
     let init = client.initialize_result();
-    let (name, version) = init
-        .as_ref()
-        .map(|i| (i.server_info.name.clone(), i.server_info.version.clone()))
-        .unwrap_or_else(|| (command.clone(), String::new()));
+    let discovered = client.discover_result();
+    let (name, version) = match (&init, &discovered) {
+        (Some(i), _) => (i.server_info.name.clone(), i.server_info.version.clone()),
+        (None, Some(d)) => {
+            let info = &d["_meta"][orkestrel_mcp::era::META_SERVER_INFO];
+            match (info["name"].as_str(), info["version"].as_str()) {
+                (Some(n), v) => (n.to_owned(), v.unwrap_or_default().to_owned()),
+                (None, _) => (command.clone(), String::new()),
+            }
+        }
+        (None, None) => (command.clone(), String::new()),
+    };
     let mut options = ServerOptions::new(name, version).with_tools(registry);
-    options.instructions = init.and_then(|i| i.instructions);
+    options.instructions = match (init, discovered) {
+        (Some(i), _) => i.instructions,
+        (None, Some(d)) => d["instructions"].as_str().map(str::to_owned),
+        (None, None) => None,
+    };
     let server = McpServer::new(options);
     let listener = tokio::net::TcpListener::bind(args.http)
         .await

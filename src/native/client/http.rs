@@ -238,6 +238,7 @@ impl Shared {
         &self,
         message: &JsonRpcMessage,
         body: String,
+        modern: Option<&[(String, String)]>,
     ) -> Result<(Request<Full<Bytes>>, Option<String>), ClientError> {
         let initialize = matches!(message, JsonRpcMessage::Request(r) if r.method == "initialize");
         if initialize {
@@ -245,8 +246,11 @@ impl Shared {
             lock(&self.session).take();
             lock(&self.version).take();
         }
-        let session = lock(&self.session).clone();
-        let version = lock(&self.version).clone();
+        // The 2026-07-28 wire has no sessions; its headers come with the request.
+        let (session, version) = match modern {
+            Some(_) => (None, None),
+            None => (lock(&self.session).clone(), lock(&self.version).clone()),
+        };
         let mut builder = Request::builder()
             .method(Method::POST)
             .uri(self.uri.clone())
@@ -261,6 +265,13 @@ impl Shared {
         if let Some(version) = &version {
             builder = builder.header(MCP_PROTOCOL_VERSION_HEADER, version);
         }
+        for (name, value) in modern.unwrap_or_default() {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ClientError::Transport(format!("bad header name {name:?}: {e}")))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|e| ClientError::Transport(format!("bad value for header {name}: {e}")))?;
+            builder = builder.header(name, value);
+        }
         let request = builder
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| ClientError::Transport(format!("cannot build the HTTP request: {e}")))?;
@@ -268,7 +279,15 @@ impl Shared {
     }
 
     async fn exchange(self: &Arc<Self>, message: JsonRpcMessage) -> Result<(), ClientError> {
-        let work = self.exchange_inner(message);
+        self.exchange_with(message, None).await
+    }
+
+    async fn exchange_with(
+        self: &Arc<Self>,
+        message: JsonRpcMessage,
+        modern: Option<Vec<(String, String)>>,
+    ) -> Result<(), ClientError> {
+        let work = self.exchange_inner(message, modern);
         match self.timeout {
             Some(limit) => tokio::time::timeout(limit, work).await.map_err(|_| {
                 ClientError::Transport(format!(
@@ -280,13 +299,18 @@ impl Shared {
         }
     }
 
-    async fn exchange_inner(self: &Arc<Self>, message: JsonRpcMessage) -> Result<(), ClientError> {
+    async fn exchange_inner(
+        self: &Arc<Self>,
+        message: JsonRpcMessage,
+        modern: Option<Vec<(String, String)>>,
+    ) -> Result<(), ClientError> {
         let request_id = match &message {
             JsonRpcMessage::Request(r) => Some(r.id.clone()),
             _ => None,
         };
         let initialize = matches!(&message, JsonRpcMessage::Request(r) if r.method == "initialize");
-        let (request, carried_session) = self.build(&message, message.to_json())?;
+        let (request, carried_session) =
+            self.build(&message, message.to_json(), modern.as_deref())?;
         let response = self
             .client
             .request(request)
@@ -304,6 +328,23 @@ impl Shared {
         }
         if status == StatusCode::ACCEPTED {
             return Ok(());
+        }
+        if modern.is_some() && !status.is_success() {
+            let body = http_body_util::Limited::new(response.into_body(), MAX_REPLY_BYTES)
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let error = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("error").cloned())
+                .and_then(|e| serde_json::from_value::<crate::jsonrpc::ErrorObject>(e).ok());
+            let detail = error_summary(status, &body);
+            return Err(ClientError::HttpStatus {
+                status: status.as_u16(),
+                error,
+                detail,
+            });
         }
         if status == StatusCode::NOT_FOUND {
             if let Some(session) = carried_session {
@@ -522,6 +563,23 @@ impl ClientTransport for HttpTransport {
                 }
             }
         })
+    }
+
+    fn send_modern(
+        &self,
+        message: JsonRpcMessage,
+        headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if lock(&self.shared.sink).is_none() {
+                return Err(ClientError::closed("the HTTP transport is closed"));
+            }
+            self.shared.exchange_with(message, Some(headers)).await
+        })
+    }
+
+    fn uses_headers(&self) -> bool {
+        true
     }
 
     fn set_protocol_version(&self, version: &str) {

@@ -97,6 +97,35 @@ else
   bad "bridge" "the bridge did not listen on $port"
 fi
 
+# 6. Eras (issue 8): auto mode reaches 2026-07-28 with the Python SDK 2.x server and falls back to
+#    the handshake with server-everything (TypeScript SDK 1.x); --era legacy skips the probe.
+era_of() { RUST_LOG=orkestrel_mcp::client=debug "${T[@]}" "$BIN" tools "$@" 2>&1 >/dev/null | grep -o "speaking the [a-z]* era" | head -1; }
+expect "era: python/stdio auto is 2026-07-28" "speaking the stateless era" "$(era_of -- "$PY" "$DIR/py_server.py")"
+expect "era: python/stdio --era legacy" "speaking the handshake era" "$(era_of --era legacy -- "$PY" "$DIR/py_server.py")"
+expect "era: python/stdio --era modern call" "5" "$(quiet "${T[@]}" "$BIN" call add --era modern --args '{"a":2,"b":3}' -- "$PY" "$DIR/py_server.py")"
+expect "era: everything/stdio auto falls back" "speaking the handshake era" "$(era_of -- "${EVERYTHING[@]}" stdio)"
+port=$(free_port)
+"$PY" "$DIR/py_server.py" http "$port" >/dev/null 2>&1 &
+PIDS+=($!)
+if wait_port "$port"; then
+  url="http://127.0.0.1:$port/mcp"
+  expect "era: python/http auto is 2026-07-28" "speaking the stateless era" "$(era_of "$url")"
+  expect "era: python/http --era modern call" '"Hello, era!"' "$(quiet "${T[@]}" "$BIN" call "$url" greet --era modern --args '{"name":"era"}')"
+  expect "era: python/http --era legacy" "speaking the handshake era" "$(era_of --era legacy "$url")"
+else
+  bad "era: python/http" "the server did not listen on $port"
+fi
+port=$(free_port)
+PORT=$port "${EVERYTHING[@]}" streamableHttp >/dev/null 2>&1 &
+PIDS+=($!)
+if wait_port "$port"; then
+  url="http://127.0.0.1:$port/mcp"
+  expect "era: everything/http auto falls back" "speaking the handshake era" "$(era_of "$url")"
+  expect "era: everything/http auto call" '"Echo: fell back"' "$(quiet "${T[@]}" "$BIN" call "$url" echo --args '{"message":"fell back"}')"
+else
+  bad "era: everything/http" "the server did not listen on $port"
+fi
+
 echo "# took $(( $(date +%s) - start )) s"
 echo "client-interop: $passes passed, $fails failed"
 exit "$fails"

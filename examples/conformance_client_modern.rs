@@ -1,0 +1,228 @@
+//! The 2026-07-28 leg of the conformance client: what our client does for each non-auth client
+//! scenario of `@modelcontextprotocol/conformance` 0.2.0-alpha (`--requirements 2026-07-28`;
+//! `../shared/SPEC-2026-07-28.md` §7.4).
+//!
+//! Entry point: [`run_modern`]`(scenario, url)`. The conformance client example includes this
+//! file (`#[path = "conformance_client_modern.rs"] mod modern;`) and calls it when
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` is `2026-07-28`. Run on its own it is a complete client:
+//!
+//! ```text
+//! conformance client --command "target/debug/examples/conformance_client_modern" \
+//!     --requirements 2026-07-28 --scenario tools_call
+//! ```
+//!
+//! (the suite appends the URL and sets `MCP_CONFORMANCE_SCENARIO` and, for
+//! `http-custom-headers`, `MCP_CONFORMANCE_CONTEXT`).
+
+use std::time::Duration;
+
+use orkestrel_mcp::client::handlers::ClientHandler;
+use orkestrel_mcp::client::{ClientEra, ClientOptions, McpClient, RequestOptions};
+use orkestrel_mcp::jsonrpc::ErrorObject;
+use orkestrel_mcp::native::client::{transport_for, Target};
+use orkestrel_mcp::BoxFuture;
+use serde_json::{json, Map, Value};
+
+/// Answers the scenarios' input requests: accepts elicitations (`confirmed: true`), samples a
+/// fixed reply, lists no roots.
+pub struct ConformanceHandler;
+
+impl ClientHandler for ConformanceHandler {
+    fn capabilities(&self) -> Value {
+        json!({"sampling": {}, "elicitation": {"form": {}}, "roots": {}})
+    }
+
+    fn create_message(&self, _params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async {
+            Ok(
+                json!({"role": "assistant", "content": {"type": "text", "text": "ok"},
+                "model": "conformance-client", "stopReason": "endTurn"}),
+            )
+        })
+    }
+
+    fn elicit(&self, _params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async { Ok(json!({"action": "accept", "content": {"confirmed": true}})) })
+    }
+
+    fn list_roots(&self) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async { Ok(json!({"roots": []})) })
+    }
+}
+
+/// Arguments for a tool from its schema: each required property gets a value of its type.
+fn sample_arguments(schema: &Value) -> Value {
+    let mut args = Map::new();
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let kind = schema
+            .pointer(&format!("/properties/{name}/type"))
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        let value = match kind {
+            "integer" | "number" => json!(1),
+            "boolean" => json!(true),
+            "object" => json!({}),
+            "array" => json!([]),
+            _ => json!("value"),
+        };
+        args.insert(name.to_owned(), value);
+    }
+    Value::Object(args)
+}
+
+fn names(result: &Value, key: &str, field: &str) -> Vec<String> {
+    result
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get(field).and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
+/// Run one 2026-07-28 client scenario against `url`.
+///
+/// # Errors
+/// A description of the first step that failed (the connection, a listing, a call the scenario
+/// needs to succeed).
+pub async fn run_modern(scenario: &str, url: &str) -> Result<(), String> {
+    let target = Target::from_url(url).map_err(|e| e.to_string())?;
+    let transport = transport_for(&target).map_err(|e| e.to_string())?;
+    let options = ClientOptions::new("orkestrel-mcp-conformance", env!("CARGO_PKG_VERSION"))
+        .with_era(ClientEra::Modern)
+        .with_timeout(Duration::from_secs(10))
+        .with_handler(ConformanceHandler);
+    let client = McpClient::with_transport(transport, options);
+    client
+        .connect()
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let outcome = scenario_steps(&client, scenario).await;
+    client.disconnect().await;
+    outcome
+}
+
+async fn scenario_steps(client: &McpClient, scenario: &str) -> Result<(), String> {
+    let tools = client
+        .list_tools()
+        .await
+        .map_err(|e| format!("tools/list: {e}"))?;
+    match scenario {
+        "tools_call" => {
+            client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await
+                .map_err(|e| format!("tools/call add_numbers: {e}"))?;
+        }
+        "sep-2322-client-request-state" => {
+            for name in [
+                "test_mrtr_echo_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_state",
+                "test_mrtr_no_result_type",
+            ] {
+                client
+                    .call_tool(name, json!({}))
+                    .await
+                    .map_err(|e| format!("tools/call {name}: {e}"))?;
+            }
+        }
+        "http-custom-headers" => {
+            let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+                .ok()
+                .and_then(|c| serde_json::from_str(&c).ok())
+                .unwrap_or(Value::Null);
+            let calls = context
+                .get("toolCalls")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for call in calls {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+                let args = call.get("arguments").cloned().unwrap_or(json!({}));
+                client
+                    .call_tool(name, args)
+                    .await
+                    .map_err(|e| format!("tools/call {name}: {e}"))?;
+            }
+        }
+        _ => {
+            // Exercise everything the server lists: each tool (failures tolerated), each
+            // resource, each prompt.
+            for tool in &tools {
+                if let Err(e) = client
+                    .call_tool(&tool.name, sample_arguments(&tool.input_schema))
+                    .await
+                {
+                    eprintln!("tools/call {}: {e}", tool.name);
+                }
+            }
+            let caps = client
+                .discover_result()
+                .and_then(|d| d.get("capabilities").cloned())
+                .unwrap_or(Value::Null);
+            if caps.get("resources").is_some() {
+                let listed = client
+                    .request("resources/list", None, RequestOptions::default())
+                    .await
+                    .map_err(|e| format!("resources/list: {e}"))?;
+                for uri in names(&listed, "resources", "uri") {
+                    let read = client
+                        .request(
+                            "resources/read",
+                            Some(json!({"uri": uri})),
+                            RequestOptions::default(),
+                        )
+                        .await;
+                    if let Err(e) = read {
+                        eprintln!("resources/read {uri}: {e}");
+                    }
+                }
+            }
+            if caps.get("prompts").is_some() {
+                let listed = client
+                    .request("prompts/list", None, RequestOptions::default())
+                    .await
+                    .map_err(|e| format!("prompts/list: {e}"))?;
+                for name in names(&listed, "prompts", "name") {
+                    let got = client
+                        .request(
+                            "prompts/get",
+                            Some(json!({"name": name})),
+                            RequestOptions::default(),
+                        )
+                        .await;
+                    if let Err(e) = got {
+                        eprintln!("prompts/get {name}: {e}");
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Standalone: `conformance_client_modern [URL]` with `MCP_CONFORMANCE_SCENARIO` set.
+#[allow(dead_code)]
+fn main() -> std::process::ExitCode {
+    let url = std::env::args().next_back().unwrap_or_default();
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tokio: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run_modern(&scenario, &url)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance client ({scenario}): {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
