@@ -44,6 +44,7 @@
 //! ```
 
 mod error;
+mod features;
 pub mod handlers;
 mod memory;
 mod transport;
@@ -60,6 +61,8 @@ use futures::future::{self, Either};
 use serde_json::{json, Map, Value};
 
 pub use error::ClientError;
+pub use features::{Progress, ProgressCallback, Spawn, MAX_LIST_PAGES};
+pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
@@ -116,6 +119,13 @@ pub struct ClientOptions {
     pub on_error: Option<ErrorHandler>,
     /// The timer behind deadlines; default `futures_timer::Delay`.
     pub sleep: Option<Sleep>,
+    /// Answers the server's sampling, elicitation and roots requests and supplies the declared
+    /// client capabilities; `None` declares none and refuses those requests with `-32601`.
+    pub handler: Option<Arc<dyn ClientHandler>>,
+    /// Runs the client's background work (handler answers, `notifications/cancelled` for a
+    /// dropped request); default: the current tokio runtime (feature `native`), else a thread
+    /// on native targets, `spawn_local` on `wasm32-unknown-unknown`.
+    pub spawn: Option<Spawn>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -145,7 +155,23 @@ impl ClientOptions {
             protocol_version: MCP_PROTOCOL_VERSION.to_owned(),
             on_error: None,
             sleep: None,
+            handler: None,
+            spawn: None,
         }
+    }
+
+    /// Answer server requests (sampling, elicitation, roots) with `handler`, and declare its
+    /// [`ClientHandler::capabilities`] in `initialize`. Answers run asynchronously on the
+    /// spawner (see [`ClientOptions::with_spawner`]).
+    pub fn with_handler(mut self, handler: impl ClientHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Run the client's background work on this spawner (e.g. a runtime's `spawn`).
+    pub fn with_spawner(mut self, spawn: Spawn) -> Self {
+        self.spawn = Some(spawn);
+        self
     }
 
     /// Set the default per-request deadline.
@@ -184,11 +210,28 @@ impl ClientOptions {
     }
 }
 
-/// Per-request options.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Per-request options: a deadline, a progress callback, and whether progress resets the
+/// deadline (under a maximum total).
+#[derive(Clone, Default)]
 pub struct RequestOptions {
     /// This request's deadline; `None` uses [`ClientOptions::timeout`].
     pub timeout: Option<Duration>,
+    /// Called for each `notifications/progress` the server sends for this request (the request
+    /// carries `_meta.progressToken`, equal to its id).
+    pub on_progress: Option<ProgressCallback>,
+    /// When set, each progress notification restarts the deadline, but the request still fails
+    /// with [`ClientError::Timeout`] once this much time has passed in total.
+    pub max_total_timeout: Option<Duration>,
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("max_total_timeout", &self.max_total_timeout)
+            .finish()
+    }
 }
 
 impl RequestOptions {
@@ -196,7 +239,34 @@ impl RequestOptions {
     pub fn with_timeout(timeout: Duration) -> Self {
         RequestOptions {
             timeout: Some(timeout),
+            ..RequestOptions::default()
         }
+    }
+
+    /// Set this request's deadline.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Receive this request's progress notifications.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn on_progress(mut self, callback: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Receive this request's progress notifications.
+    #[cfg(target_family = "wasm")]
+    pub fn on_progress(mut self, callback: impl Fn(&Progress) + 'static) -> Self {
+        self.on_progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Restart the deadline on each progress notification, failing after `max_total` in all.
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.max_total_timeout = Some(max_total);
+        self
     }
 }
 
@@ -241,6 +311,9 @@ enum Phase {
 struct Pending {
     method: String,
     tx: oneshot::Sender<Result<Value, ClientError>>,
+    progress: Option<ProgressCallback>,
+    /// Signals progress to a deadline that restarts on progress.
+    ticks: Option<futures::channel::mpsc::UnboundedSender<()>>,
 }
 
 struct State {
@@ -392,14 +465,18 @@ impl McpClient {
 
     async fn handshake(&self) -> Result<(), ClientError> {
         let options = &self.inner.options;
+        let capabilities = match &options.handler {
+            Some(handler) => handler.capabilities(),
+            None => json!({}),
+        };
         let params = json!({
             "protocolVersion": options.protocol_version,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": options.info,
         });
         let value = self
             .inner
-            .request("initialize", Some(params), options.timeout)
+            .request("initialize", Some(params), &RequestOptions::with_timeout(options.timeout))
             .await?;
         let result: InitializeResult = serde_json::from_value(value)
             .map_err(|e| ClientError::InvalidResponse(format!("initialize result: {e}")))?;
@@ -476,8 +553,7 @@ impl McpClient {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
-        let timeout = options.timeout.unwrap_or(self.inner.options.timeout);
-        self.inner.request(method, params, timeout).await
+        self.inner.request(method, params, &options).await
     }
 
     /// Send a notification (no reply expected).
@@ -663,7 +739,8 @@ fn fail_all(pending: HashMap<i64, Pending>, error: &ClientError) {
     }
 }
 
-/// Removes a request's pending entry when its future ends or is dropped.
+/// Removes a request's pending entry when its future ends or is dropped; a request dropped
+/// while still unanswered is cancelled with `notifications/cancelled` (sent in the background).
 struct PendingGuard<'a> {
     inner: &'a Inner,
     id: i64,
@@ -671,7 +748,18 @@ struct PendingGuard<'a> {
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        self.inner.lock().pending.remove(&self.id);
+        let abandoned = {
+            let mut state = self.inner.lock();
+            let connected = state.phase == Phase::Connected;
+            state
+                .pending
+                .remove(&self.id)
+                .filter(|p| connected && p.method != "initialize")
+        };
+        if abandoned.is_some() {
+            self.inner
+                .send_cancelled(self.id, "the caller abandoned the request".into());
+        }
     }
 }
 
@@ -707,9 +795,21 @@ impl Inner {
         &self,
         method: &str,
         params: Option<Value>,
-        timeout: Duration,
+        options: &RequestOptions,
     ) -> Result<Value, ClientError> {
+        let timeout = options.timeout.unwrap_or(self.options.timeout);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let params = match (&options.on_progress, params) {
+            (Some(_), params) => Some(features::with_progress_token(params, id)?),
+            (None, params) => params,
+        };
+        let (ticks, ticks_rx) = match options.max_total_timeout {
+            Some(_) if options.on_progress.is_some() => {
+                let (tx, rx) = futures::channel::mpsc::unbounded();
+                (Some(tx), Some(rx))
+            }
+            _ => (None, None),
+        };
         let (tx, rx) = oneshot::channel();
         {
             let mut state = self.lock();
@@ -723,6 +823,8 @@ impl Inner {
                 Pending {
                     method: method.to_owned(),
                     tx,
+                    progress: options.on_progress.clone(),
+                    ticks,
                 },
             );
         }
@@ -750,7 +852,8 @@ impl Inner {
             }
         };
         let exchange = std::pin::pin!(exchange);
-        match future::select(exchange, self.sleep(timeout)).await {
+        let deadline = self.deadline(timeout, options.max_total_timeout, ticks_rx);
+        match future::select(exchange, deadline).await {
             Either::Left((result, _)) => result,
             Either::Right(((), _)) => {
                 {
@@ -848,8 +951,15 @@ impl Inner {
                 None
             }
             Ok(JsonRpcMessage::Request(request)) => {
+                let handled = matches!(
+                    request.method.as_str(),
+                    "sampling/createMessage" | "elicitation/create" | "roots/list"
+                );
                 let response = if request.method == "ping" {
                     JsonRpcResponse::result(request.id, json!({}))
+                } else if let (true, Some(handler)) = (handled, &self.options.handler) {
+                    self.answer_later(handler.as_ref(), request);
+                    return None;
                 } else {
                     tracing::debug!(method = %request.method, "mcp client: unsupported server request");
                     JsonRpcResponse::error(
@@ -860,6 +970,9 @@ impl Inner {
                 Some(JsonRpcMessage::Response(response))
             }
             Ok(JsonRpcMessage::Notification(notification)) => {
+                if notification.method == "notifications/progress" {
+                    self.progress(&notification);
+                }
                 self.emit(&ClientEvent::Notification(notification));
                 None
             }
