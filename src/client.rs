@@ -476,7 +476,11 @@ impl McpClient {
         });
         let value = self
             .inner
-            .request("initialize", Some(params), &RequestOptions::with_timeout(options.timeout))
+            .request(
+                "initialize",
+                Some(params),
+                &RequestOptions::with_timeout(options.timeout),
+            )
             .await?;
         let result: InitializeResult = serde_json::from_value(value)
             .map_err(|e| ClientError::InvalidResponse(format!("initialize result: {e}")))?;

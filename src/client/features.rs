@@ -157,7 +157,8 @@ impl Inner {
         let Some(params) = &notification.params else {
             return;
         };
-        let Some(RequestId::Number(id)) = params.get("progressToken").and_then(RequestId::from_value)
+        let Some(RequestId::Number(id)) =
+            params.get("progressToken").and_then(RequestId::from_value)
         else {
             return;
         };
@@ -248,9 +249,17 @@ impl McpClient {
     ///
     /// # Errors
     /// As [`McpClient::request`].
-    pub async fn list_page(&self, method: &str, cursor: Option<&str>) -> Result<Value, ClientError> {
-        self.request(method, params_with(json!({}), cursor), RequestOptions::default())
-            .await
+    pub async fn list_page(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Result<Value, ClientError> {
+        self.request(
+            method,
+            params_with(json!({}), cursor),
+            RequestOptions::default(),
+        )
+        .await
     }
 
     /// Walk every page of a list method, collecting the `key` arrays (e.g. `resources/list`,
@@ -389,12 +398,18 @@ impl McpClient {
             params["context"] = context;
         }
         let mut result = self
-            .request("completion/complete", Some(params), RequestOptions::default())
+            .request(
+                "completion/complete",
+                Some(params),
+                RequestOptions::default(),
+            )
             .await?;
         result
             .get_mut("completion")
             .map(Value::take)
-            .ok_or_else(|| ClientError::InvalidResponse("completion result has no `completion`".into()))
+            .ok_or_else(|| {
+                ClientError::InvalidResponse("completion result has no `completion`".into())
+            })
     }
 
     /// `logging/setLevel` (`debug` … `emergency`); the server's `notifications/message` arrive as
@@ -420,3 +435,7 @@ impl McpClient {
         self.notify("notifications/roots/list_changed", None).await
     }
 }
+
+#[cfg(test)]
+#[path = "features_tests.rs"]
+mod tests;
