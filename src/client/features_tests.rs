@@ -41,10 +41,13 @@ impl ClientTransport for Script {
     }
 }
 
+/// A live timer: its duration and the switch that fires it.
+type Timer = (Duration, oneshot::Sender<()>);
+
 /// Timers the test fires by duration; nothing expires on its own.
 #[derive(Clone, Default)]
 struct Clock {
-    timers: Arc<Mutex<Vec<(Duration, oneshot::Sender<()>)>>>,
+    timers: Arc<Mutex<Vec<Timer>>>,
 }
 
 impl Clock {
