@@ -114,8 +114,9 @@ fn quiet_by_default() -> bool {
 fn example_server() -> McpServer {
     let tools = Arc::new(ToolRegistry::new());
     builtin::register(&tools);
-    let server =
-        McpServer::new(ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools));
+    let server = McpServer::new(
+        ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools),
+    );
     builtin::register_extras(&server);
     server
 }
