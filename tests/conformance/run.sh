@@ -7,7 +7,8 @@
 # then its client scenarios against our fixture client (examples/conformance-client.rs):
 #   client-v0.1.16     0.1.16: every client scenario `list` names (--suite all's set)
 #   client-2025-11-25  0.2.0-alpha.12: the client scenarios `list --requirements 2025-11-25` names
-# counting only non-auth scenarios (auth/* is not done yet, see features.md): each is run on its
+# counting only non-auth scenarios (today initialize, tools_call, elicitation-sep1034-client-defaults,
+# sse-retry; auth/* is not done yet, see features.md): each is run on its
 # own with `client --scenario S` (a suite run starts ~25 clients at once, which on 2 cores
 # skews the timing that sse-retry measures). The client-mode
 # mock servers bind all interfaces, so client legs run in a loopback-only network namespace
