@@ -11,6 +11,7 @@
 //! | `initialize` | handshake, `tools/list`, disconnect |
 //! | `tools_call` | handshake, `tools/list`, `tools/call add_numbers {a: 5, b: 3}` |
 //! | `elicitation-sep1034-client-defaults` | calls the tool; accepts the elicitation with the schema's defaults applied |
+//! | `json-schema-2020-12-preservation` | echoes the focal tool's `inputSchema` back verbatim (unscored in the alpha) |
 //! | `sse-retry` | calls `test_reconnection`; the transport resumes the closed stream with `GET` + `Last-Event-ID` after `retry` |
 //! | anything else | handshake, `tools/list`, calls each tool with `{}` (errors are reported, not fatal) |
 //!
@@ -91,6 +92,18 @@ async fn act(client: &McpClient, scenario: &str) -> Result<(), ClientError> {
                 .call_tool("test_client_elicitation_defaults", json!({}))
                 .await?;
             eprintln!("elicitation: {:?}", result.content);
+            Ok(())
+        }
+        "json-schema-2020-12-preservation" => {
+            // Echo the focal tool's inputSchema back verbatim: nothing may be lost in parsing.
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .map(|t| t.input_schema.clone())
+                .unwrap_or(Value::Null);
+            client
+                .call_tool("json_schema_echo", json!({ "schema": focal }))
+                .await?;
             Ok(())
         }
         "sse-retry" => {

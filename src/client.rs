@@ -11,8 +11,18 @@
 //!   string `"1"` does not match `1`). A response for an unknown id (never sent, already
 //!   answered, or timed out) is logged and dropped. A response with both `result` and `error`,
 //!   or neither, fails its request with [`ClientError::InvalidResponse`].
-//! - **Server requests.** A server→client `ping` is answered `{}`; any other request gets
-//!   `-32601`. Notifications surface as [`ClientEvent::Notification`].
+//! - **Server requests.** A server→client `ping` is answered `{}` at once. `sampling/createMessage`,
+//!   `elicitation/create` and `roots/list` go to the [`ClientHandler`] set with
+//!   [`ClientOptions::with_handler`] (whose capabilities `initialize` declares); its answer runs
+//!   in the background on the spawner ([`ClientOptions::with_spawner`]) and is sent with
+//!   [`ClientTransport::send`]. Without a handler, and for any other method: `-32601`.
+//!   Notifications surface as [`ClientEvent::Notification`].
+//! - **Progress and cancellation.** [`RequestOptions::on_progress`] adds a `progressToken` and
+//!   routes `notifications/progress` to the call; [`RequestOptions::reset_timeout_on_progress`]
+//!   restarts the deadline on each, under a maximum total. A request future dropped before its
+//!   answer (e.g. aborted with `futures::future::abortable`) sends `notifications/cancelled`.
+//! - **Beyond tools.** Resources, prompts, completion and logging calls, and [`McpClient::list_all`]
+//!   which walks every page of a list (stopping on a repeated cursor).
 //! - **Deadline.** Each request races a timer ([`ClientOptions::timeout`], default
 //!   [`DEFAULT_MCP_REQUEST_TIMEOUT_MS`], overridable per call with [`RequestOptions`]). On
 //!   expiry the request fails with [`ClientError::Timeout`], `notifications/cancelled` is sent
