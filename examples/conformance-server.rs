@@ -269,14 +269,46 @@ fn tools(server: &McpServer) {
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": { "address": { "type": "object", "properties": {
+                "$defs": { "address": { "$anchor": "addressDef", "type": "object", "properties": {
                     "street": { "type": "string" }, "city": { "type": "string" } } } },
-                "properties": { "name": { "type": "string" }, "address": { "$ref": "#/$defs/address" } },
+                "properties": {
+                    "name": { "type": "string" },
+                    "address": { "$ref": "#/$defs/address" },
+                    "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+                    "phone": { "type": "string" },
+                    "email": { "type": "string" }
+                },
+                "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+                "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+                "then": { "required": ["phone"] },
+                "else": { "required": ["email"] },
                 "additionalProperties": false
             }),
             |args: Args, _| async move { Ok::<_, String>(Value::Object(args)) },
         )
         .with_description("Tool with JSON Schema 2020-12 features"),
+    );
+    t.add(
+        Tool::from_json(
+            "test_custom_headers",
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": { "type": "string", "x-mcp-header": "Region" },
+                    "query": { "type": "string" }
+                },
+                "required": ["region"]
+            }),
+            |args: Args, _| async move {
+                Ok::<_, String>(format!(
+                    "region={}",
+                    args.get("region")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ))
+            },
+        )
+        .with_description("Mirrors its region argument in the Mcp-Param-Region header"),
     );
 }
 

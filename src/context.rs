@@ -48,6 +48,23 @@ pub enum LogLevel {
     Emergency,
 }
 
+impl LogLevel {
+    /// The level named `name` (`"debug"` … `"emergency"`, as on the wire).
+    pub fn from_name(name: &str) -> Option<LogLevel> {
+        Some(match name {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+}
+
 /// What a handler knows about the request it serves, and its way back to the caller.
 #[derive(Clone, Default)]
 pub struct RequestContext {

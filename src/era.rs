@@ -145,8 +145,10 @@ pub fn parse_meta(params: Option<&Map<String, Value>>) -> Result<ModernMeta, Err
     let log_level = match meta.get(META_LOG_LEVEL) {
         None | Some(Value::Null) => None,
         Some(level) => Some(
-            serde_json::from_value::<LogLevel>(level.clone())
-                .map_err(|_| ErrorObject::invalid_params(format!("unknown log level {level}")))?,
+            level
+                .as_str()
+                .and_then(LogLevel::from_name)
+                .ok_or_else(|| ErrorObject::invalid_params(format!("unknown log level {level}")))?,
         ),
     };
     Ok(ModernMeta {

@@ -169,6 +169,24 @@ impl ErrorObject {
         }
     }
 
+    /// Read `{ code, message, data? }` from a JSON value: `code` an integer in `i32`, `message` a
+    /// string; other members are ignored. By hand rather than serde, which keeps the wasm build
+    /// free of serde's type-mismatch error formatting.
+    pub fn from_value(value: Value) -> Option<ErrorObject> {
+        let Value::Object(mut map) = value else {
+            return None;
+        };
+        let code = i32::try_from(map.get("code")?.as_i64()?).ok()?;
+        let Some(Value::String(message)) = map.remove("message") else {
+            return None;
+        };
+        Some(ErrorObject {
+            code: ErrorCode(code),
+            message,
+            data: map.remove("data"),
+        })
+    }
+
     /// Attach `data`.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
@@ -470,14 +488,14 @@ impl JsonRpcMessage {
         let error = map.remove("error");
         let payload = match (result, error) {
             (Some(result), None) => Ok(result),
-            (None, Some(error)) => {
-                Err(serde_json::from_value::<ErrorObject>(error).map_err(|e| {
-                    InvalidMessage::new(
-                        id.clone(),
-                        ErrorObject::invalid_request(format!("bad error object: {e}")),
-                    )
-                })?)
-            }
+            (None, Some(error)) => Err(ErrorObject::from_value(error).ok_or_else(|| {
+                InvalidMessage::new(
+                    id.clone(),
+                    ErrorObject::invalid_request(
+                        r#"bad error object: needs an integer "code" and a string "message""#,
+                    ),
+                )
+            })?),
             (Some(_), Some(_)) => {
                 return Err(InvalidMessage::new(
                     id,

@@ -55,12 +55,15 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// On wasm the core's `Arc`s hold `!Send` JS handlers on purpose: one code path for both targets.
+#![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
 pub mod client;
 pub mod context;
 pub mod era;
 pub mod framing;
 pub mod jsonrpc;
+pub mod media;
 pub mod mrtr;
 pub(crate) mod peers;
 pub mod prompts;
@@ -73,6 +76,9 @@ pub mod tools;
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
+
+#[cfg(target_family = "wasm")]
+pub mod wasm;
 
 pub use client::{ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient};
 pub use context::RequestContext;

@@ -65,9 +65,17 @@ pub enum ListKind {
     Prompts,
 }
 
-/// A `request` listener: `(method, id)`; `id` is `None` for a notification (seed
-/// `MCPServerEventMap`).
-pub type RequestListener = Arc<dyn Fn(&str, Option<&RequestId>) + Send + Sync>;
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// A `request` listener: `(method, id)`; `id` is `None` for a notification (seed
+        /// `MCPServerEventMap`). `Send + Sync` on native targets only (a JS listener is neither).
+        pub type RequestListener = Arc<dyn Fn(&str, Option<&RequestId>)>;
+    } else {
+        /// A `request` listener: `(method, id)`; `id` is `None` for a notification (seed
+        /// `MCPServerEventMap`). `Send + Sync` on native targets only (a JS listener is neither).
+        pub type RequestListener = Arc<dyn Fn(&str, Option<&RequestId>) + Send + Sync>;
+    }
+}
 
 /// The error handler listeners' panics are routed to: `(panic message, event name)`.
 pub type ErrorHandler = Arc<dyn Fn(&str, &str) + Send + Sync>;
@@ -376,7 +384,10 @@ impl McpServer {
     /// Subscribe to the `request` event, fired at the top of every dispatch, before the method
     /// runs, with `(method, id)` (seed clause 10). A panicking listener is caught and reported to
     /// the error handler; it never breaks the dispatch.
-    pub fn on_request(&self, listener: impl Fn(&str, Option<&RequestId>) + Send + Sync + 'static) {
+    pub fn on_request(
+        &self,
+        listener: impl Fn(&str, Option<&RequestId>) + crate::MaybeSend + crate::MaybeSync + 'static,
+    ) {
         self.inner
             .listeners
             .write()
@@ -701,8 +712,13 @@ impl McpServer {
             "server/discover" => Ok(self.discover()),
             "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
             "tools/list" => {
-                let (tools, next) = page(o.tools.list(), params.as_ref(), o.page_size)?;
-                Ok(listed("tools", tools, next))
+                let tools = o.tools.list_json();
+                let (tools, next) = page(
+                    tools.iter().cloned().collect(),
+                    params.as_ref(),
+                    o.page_size,
+                )?;
+                Ok(listed_values("tools", tools, next))
             }
             "tools/call" => {
                 let (name, arguments) = tool_call_params(params)?;
@@ -773,7 +789,8 @@ impl McpServer {
                 let level = params
                     .as_ref()
                     .and_then(|p| p.get("level"))
-                    .and_then(|l| serde_json::from_value::<LogLevel>(l.clone()).ok())
+                    .and_then(Value::as_str)
+                    .and_then(LogLevel::from_name)
                     .ok_or_else(|| {
                         ErrorObject::invalid_params(
                             r#""level" must be a logging level (debug … emergency)"#,
@@ -874,6 +891,15 @@ fn page<T>(
         items.into_iter().skip(start).take(end - start).collect(),
         next,
     ))
+}
+
+fn listed_values(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
+    let mut out = Map::new();
+    out.insert(key.to_owned(), Value::Array(items));
+    if let Some(next) = next {
+        out.insert("nextCursor".to_owned(), Value::String(next));
+    }
+    Value::Object(out)
 }
 
 fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String>) -> Value {

@@ -302,6 +302,8 @@ impl<'a, T, F: Future<Output = T> + MaybeSend + 'a> BoxedMaybe<'a, T> for F {
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: RwLock<IndexMap<String, Arc<Tool>>>,
+    /// The descriptors as JSON, built on the first `tools/list` after a change.
+    listing: RwLock<Option<Arc<Vec<Value>>>>,
 }
 
 impl fmt::Debug for ToolRegistry {
@@ -328,12 +330,14 @@ impl ToolRegistry {
     /// Add a tool, replacing (and returning) any tool of the same name.
     pub fn add(&self, tool: Tool) -> Option<Arc<Tool>> {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
         tools.insert(tool.name().to_owned(), Arc::new(tool))
     }
 
     /// Remove a tool by name; `true` when it was there.
     pub fn remove(&self, name: &str) -> bool {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
         tools.shift_remove(name).is_some()
     }
 
@@ -345,6 +349,28 @@ impl ToolRegistry {
     /// Every descriptor, in insertion order (seed `buildToolDescriptors`).
     pub fn list(&self) -> Vec<ToolDescriptor> {
         self.read().values().map(|t| t.descriptor.clone()).collect()
+    }
+
+    /// Every descriptor as JSON, in insertion order, cached until the next `add` / `remove`
+    /// (the `tools/list` hot path serializes the descriptors once, not per request).
+    pub fn list_json(&self) -> Arc<Vec<Value>> {
+        if let Some(listing) = self
+            .listing
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return listing.clone();
+        }
+        let tools = self.read();
+        let listing: Arc<Vec<Value>> = Arc::new(
+            tools
+                .values()
+                .map(|t| serde_json::to_value(&t.descriptor).expect("descriptors serialize"))
+                .collect(),
+        );
+        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Some(listing.clone());
+        listing
     }
 
     /// The tool names, in insertion order.

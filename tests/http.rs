@@ -317,3 +317,21 @@ async fn the_binary_serves_http() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test]
+async fn a_declared_oversized_body_is_refused_before_it_is_sent() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = start(HttpOptions::default()).await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 99999999999\r\nExpect: 100-continue\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut reply = vec![0u8; 1024];
+    let n = tokio::time::timeout(common::DEADLINE, stream.read(&mut reply))
+        .await
+        .expect("answered without waiting for the body")
+        .unwrap();
+    let text = String::from_utf8_lossy(&reply[..n]);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+}

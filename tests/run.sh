@@ -3,7 +3,8 @@
 # already there, then runs every check and test of the crate. Exit 0 only when all pass.
 #
 #   bash tests/run.sh            # everything
-#   SKIP_INTEROP=1 bash tests/run.sh   # Rust checks and tests only
+#   SKIP_INTEROP=1 bash tests/run.sh   # no SDK interop / conformance suites
+#   SKIP_WASM=1 bash tests/run.sh      # no wasm package tests (tests/wasm/run.sh)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR=never
@@ -65,6 +66,15 @@ if [ -z "${SKIP_INTEROP:-}" ]; then
   suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
   suite "interop: our client (tools, call, bridge) against server-everything and the Python SDK; the TS SDK through the bridge" tests/interop/client/run.sh "$BIN" target/debug/examples/client-tour
   suite "conformance: the official MCP suite, server legs and client legs" tests/conformance/run.sh target/debug/examples/conformance-server target/debug/examples/conformance-client
+fi
+
+step "wasm: the npm package in node and Chromium (tests/wasm/run.sh)"
+if [ -z "${SKIP_WASM:-}" ]; then
+  log=$(mktemp)
+  if bash tests/wasm/run.sh 2>&1 | tee "$log"; then :; else FAILED=$((FAILED + 1)); fi
+  p=$(grep -Eo '^wasm: [0-9]+ passed' "$log" | awk '{s+=$2} END {print s+0}'); PASSED=$((PASSED + p))
+  rm -f "$log"
+  [ "$FAILED" -eq 0 ] || fail "wasm"
 fi
 
 echo

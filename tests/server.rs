@@ -1,4 +1,5 @@
 //! McpServer dispatch and handle, clause by clause (seed clauses 2–7 and 10) and per bad-input kind.
+#![cfg(not(target_family = "wasm"))] // plain #[test]s: native only (tests/wasm_*.rs run on wasm)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,7 @@
 //! The MCP surface beyond the seed's four methods (spec 2025-11-25): resources, prompts,
 //! completion, logging, pagination, progress, cancellation, server→client requests and
 //! list-change / resource-update pushes — driven in process through `dispatch_with`.
+#![cfg(not(target_family = "wasm"))] // plain #[test]s: native only (tests/wasm_*.rs run on wasm)
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -110,3 +110,33 @@ pub fn apply_elicitation_defaults(params: &Value, content: &mut Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Roots;
+    impl ClientHandler for Roots {
+        fn capabilities(&self) -> Value {
+            json!({ "roots": {} })
+        }
+        fn list_roots(&self) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+            Box::pin(async { Ok(json!({ "roots": [{ "uri": "file:///w" }] })) })
+        }
+    }
+
+    #[test]
+    fn answer_routes_to_the_handler_and_refuses_the_rest() {
+        let run =
+            |h: &dyn ClientHandler, m: &str| futures::executor::block_on(answer(h, m, json!({})));
+        assert_eq!(
+            run(&Roots, "roots/list").unwrap()["roots"][0]["uri"],
+            "file:///w"
+        );
+        for method in ["sampling/createMessage", "elicitation/create", "tools/list"] {
+            assert_eq!(run(&Roots, method).unwrap_err().code.0, -32601, "{method}");
+        }
+        assert_eq!(run(&NoHandler, "roots/list").unwrap_err().code.0, -32601);
+        assert_eq!(NoHandler.capabilities(), json!({}));
+    }
+}

@@ -52,6 +52,12 @@ pub const DEFAULT_MCP_PATH: &str = "/mcp";
 pub const MCP_SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header name (seed `MCP_PROTOCOL_VERSION_HEADER`).
 pub const MCP_PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// How long a client may take to send a request's headers, and how long an idle keep-alive
+/// connection stays open: 30 s.
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a client may take to send a request body: 30 s (then `408`).
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The default interval of SSE keep-alive comments: 15 s.
@@ -182,6 +188,9 @@ impl Routes {
             (true, true) => !self.options.prefer_json,
             (json, _) => !json,
         };
+        if let Some(response) = declared_too_large(request.headers(), self.options.max_body_bytes) {
+            return response;
+        }
         let body = match read_body(request.into_body(), self.options.max_body_bytes).await {
             Ok(body) => body,
             Err(response) => return response,
@@ -396,6 +405,27 @@ impl Routes {
     }
 }
 
+/// `413` at once when `Content-Length` already says the body is over `limit` bytes (no waiting
+/// for a body we would refuse).
+pub(crate) fn declared_too_large(
+    headers: &HeaderMap,
+    limit: usize,
+) -> Option<Response<ResponseBody>> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    (declared > limit as u64).then(|| {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorObject::invalid_request(format!("body over {limit} bytes")),
+        )
+    })
+}
+
 /// Read a whole request body of at most `limit` bytes.
 ///
 /// # Errors
@@ -407,7 +437,17 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    match Limited::new(body, limit).collect().await {
+    let read = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect());
+    let Ok(read) = read.await else {
+        return Err(rpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            ErrorObject::invalid_request(format!(
+                "the body took over {} s",
+                BODY_READ_TIMEOUT.as_secs()
+            )),
+        ));
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -596,7 +636,11 @@ where
                 service.call(request).await
             }
         });
+        // A client must send a request's headers within HEADER_READ_TIMEOUT (also bounding an
+        // idle keep-alive connection), so slow or silent connections do not hold resources.
         let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
             .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
             .with_upgrades();
         let mut stop = stop_rx.clone();

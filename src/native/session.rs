@@ -30,8 +30,8 @@ use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::native::http::{
-    bad_protocol_version, empty, read_body, read_last_event_id, read_protocol_version, rpc_error,
-    Accept, HttpOptions, ResponseBody, MCP_SESSION_HEADER,
+    bad_protocol_version, declared_too_large, empty, read_body, read_last_event_id,
+    read_protocol_version, rpc_error, Accept, HttpOptions, ResponseBody, MCP_SESSION_HEADER,
 };
 use crate::native::stream::{sse_response, Detach};
 use crate::protocol::negotiate_initialize;
@@ -146,6 +146,9 @@ where
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (mut parts, body) = request.into_parts();
+        if let Some(response) = declared_too_large(&parts.headers, self.options.max_body_bytes) {
+            return response;
+        }
         let body = match read_body(body, self.options.max_body_bytes).await {
             Ok(body) => body,
             Err(response) => return response,

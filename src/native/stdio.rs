@@ -20,17 +20,23 @@ use crate::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 use crate::jsonrpc::{ErrorCode, JsonRpcMessage};
 use crate::server::McpServer;
 
+/// Lines waiting for stdout at most (replies then wait; notifications are refused).
+const OUTPUT_QUEUE: usize = 1024;
+
 /// Options for [`serve_with`].
 #[derive(Clone, Debug)]
 pub struct StdioOptions {
     /// The longest accepted line in bytes (default 64 MiB); a longer one is skipped and logged.
     pub max_line_bytes: usize,
+    /// Requests running at once at most (default 256); reading pauses at the cap.
+    pub max_in_flight: usize,
 }
 
 impl Default for StdioOptions {
     fn default() -> Self {
         StdioOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_in_flight: 256,
         }
     }
 }
@@ -51,8 +57,43 @@ where
 ///
 /// # Errors
 /// As [`serve`].
+///
+/// When stdin and stdout are pipes (the usual case under an MCP client), they are reopened through
+/// `/proc/self/fd` as non-blocking pipes, so reads need no blocking thread (several times the
+/// throughput of `tokio::io::stdin`); a terminal, a file or another platform falls back to tokio's
+/// stdin/stdout. Reopening leaves the parent's file descriptions (and their flags) untouched.
 pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let Some((reader, writer)) = reopen_pipes() {
+        tracing::debug!("stdio: serving over non-blocking pipes");
+        return serve(server, reader, writer).await;
+    }
     serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// stdin and stdout reopened as non-blocking pipes, when both are pipes.
+#[cfg(target_os = "linux")]
+fn reopen_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    let is_fifo = |path: &str| {
+        std::fs::metadata(path)
+            .map(|m| m.file_type().is_fifo())
+            .unwrap_or(false)
+    };
+    if !is_fifo("/proc/self/fd/0") || !is_fifo("/proc/self/fd/1") {
+        return None;
+    }
+    let reader = pipe::OpenOptions::new()
+        .open_receiver("/proc/self/fd/0")
+        .ok()?;
+    let writer = pipe::OpenOptions::new()
+        .open_sender("/proc/self/fd/1")
+        .ok()?;
+    Some((reader, writer))
 }
 
 /// [`serve`] with options.
@@ -69,11 +110,20 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    // Bounded both ways, so a client that stops reading stdout cannot grow our memory: replies
+    // wait for room in the queue, requests in flight are capped, and reading stops until they
+    // drain. A notification that finds the queue full is refused (`notify` returns `false`).
+    let (tx, rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
     let writer_task = tokio::spawn(write_lines(writer, rx));
     let outbound: Outbound = {
         let tx = tx.clone();
-        Arc::new(move |m| tx.send(m.to_json()).is_ok())
+        Arc::new(move |m| match tx.try_send(m.to_json()) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!(error = %e, "stdio: output queue full or closed; message refused");
+                false
+            }
+        })
     };
     // One scope per connection: its log level, capabilities, subscriptions and cancellations.
     let scope: Arc<str> = Arc::from(format!(
@@ -96,13 +146,16 @@ where
             Err(e) => break Err(e),
         };
         for frame in decoder.push(&buf[..n]) {
-            on_frame(&server, frame, &link, &mut in_flight);
+            // Reap finished tasks; at the cap, wait for one before taking more input.
+            while in_flight.try_join_next().is_some() {}
+            while in_flight.len() >= options.max_in_flight.max(1) {
+                in_flight.join_next().await;
+            }
+            on_frame(&server, frame, &link, &mut in_flight).await;
         }
-        // Reap finished tasks so the set does not grow with the connection's lifetime.
-        while in_flight.try_join_next().is_some() {}
     };
     if let Some(frame) = decoder.finish() {
-        on_frame(&server, frame, &link, &mut in_flight);
+        on_frame(&server, frame, &link, &mut in_flight).await;
     }
     while in_flight.join_next().await.is_some() {}
     server.end_scope(&scope);
@@ -115,12 +168,12 @@ static NEXT_SCOPE: AtomicU64 = AtomicU64::new(1);
 
 /// The connection's way back: raw lines, the message sink, and its scope.
 struct Link {
-    tx: mpsc::UnboundedSender<String>,
+    tx: mpsc::Sender<String>,
     outbound: Outbound,
     scope: Arc<str>,
 }
 
-fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinSet<()>) {
+async fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinSet<()>) {
     let tx = &link.tx;
     let line = match frame {
         Frame::Line(line) => line,
@@ -145,7 +198,7 @@ fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinS
                 .with_scope(link.scope.clone());
             in_flight.spawn(async move {
                 if let Some(response) = server.dispatch_with(message, ctx).await {
-                    let _ = tx.send(response.to_json());
+                    let _ = tx.send(response.to_json()).await;
                 }
             });
         }
@@ -155,7 +208,7 @@ fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinS
         Err(invalid) => match invalid.response() {
             Some(response) => {
                 tracing::debug!(error = %invalid, "stdio: invalid message");
-                let _ = tx.send(response.to_json());
+                let _ = tx.send(response.to_json()).await;
             }
             None => tracing::warn!(error = %invalid, "stdio: dropped a malformed notification"),
         },
@@ -164,7 +217,7 @@ fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinS
 
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<String>,
+    mut rx: mpsc::Receiver<String>,
 ) -> io::Result<()> {
     while let Some(mut line) = rx.recv().await {
         line.push('\n');
@@ -183,6 +236,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 mod tests {
     use super::*;
     use crate::ServerOptions;
+    use tokio::io::AsyncWriteExt;
 
     #[tokio::test]
     async fn over_long_lines_are_skipped_and_serving_goes_on() {
@@ -195,6 +249,7 @@ mod tests {
         let (writer, mut reader) = tokio::io::duplex(64 * 1024);
         let options = StdioOptions {
             max_line_bytes: 100,
+            ..StdioOptions::default()
         };
         serve_with(server, input.as_bytes(), writer, options)
             .await
@@ -202,5 +257,32 @@ mod tests {
         let mut output = String::new();
         reader.read_to_string(&mut output).await.unwrap();
         assert_eq!(output, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+    }
+
+    #[tokio::test]
+    async fn a_client_that_stops_reading_stdout_stops_being_read() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (mut input, reader) = tokio::io::duplex(4096);
+        let (writer, _unread_output) = tokio::io::duplex(64);
+        let options = StdioOptions {
+            max_in_flight: 4,
+            ..StdioOptions::default()
+        };
+        let serving = tokio::spawn(serve_with(server, reader, writer, options));
+        let line = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        let mut accepted = 0usize;
+        for _ in 0..20_000 {
+            let write =
+                tokio::time::timeout(std::time::Duration::from_millis(500), input.write_all(line));
+            if write.await.is_err() {
+                break; // the server stopped reading: backpressure reached the client
+            }
+            accepted += 1;
+        }
+        assert!(
+            accepted < 20_000,
+            "the server kept reading while nobody read its output"
+        );
+        serving.abort();
     }
 }

@@ -1,0 +1,118 @@
+//! HTTP media-type checks for the Streamable HTTP route, over plain header strings (no I/O, no
+//! HTTP crate), so the wasm `fetch` handler and any other host share one reading of `Accept`
+//! and `Content-Type`.
+
+/// The default request body limit of the Streamable HTTP route: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The default path the Streamable HTTP route is mounted at (seed `DEFAULT_MCP_PATH`).
+pub const DEFAULT_MCP_PATH: &str = "/mcp";
+
+/// What an `Accept` header admits: RFC 9110 §12.5.1 media ranges, case-insensitive, with
+/// wildcards, the more specific range winning, and `q=0` excluding a range. An absent header
+/// admits everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accept {
+    /// `application/json` is acceptable.
+    pub json: bool,
+    /// `text/event-stream` is acceptable.
+    pub sse: bool,
+}
+
+impl Accept {
+    /// Read the values of every `Accept` header of a request (none → everything is acceptable).
+    ///
+    /// ```
+    /// use orkestrel_mcp::media::Accept;
+    /// assert_eq!(Accept::parse(["application/json;q=0, */*"]), Accept { json: false, sse: true });
+    /// assert_eq!(Accept::parse(Vec::<&str>::new()), Accept { json: true, sse: true });
+    /// ```
+    pub fn parse<'a>(values: impl IntoIterator<Item = &'a str>) -> Accept {
+        let mut values = values.into_iter().peekable();
+        if values.peek().is_none() {
+            return Accept {
+                json: true,
+                sse: true,
+            };
+        }
+        let mut json = None::<(u8, f32)>;
+        let mut sse = None::<(u8, f32)>;
+        for text in values {
+            for range in text.split(',') {
+                let mut parts = range.split(';');
+                let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+                let q = parts
+                    .filter_map(|p| p.split_once('='))
+                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+                    .and_then(|(_, v)| v.trim().parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                let (for_json, for_sse) = match media.as_str() {
+                    "application/json" => (Some(2), None),
+                    "text/event-stream" => (None, Some(2)),
+                    "application/*" => (Some(1), None),
+                    "text/*" => (None, Some(1)),
+                    "*/*" => (Some(0), Some(0)),
+                    _ => (None, None),
+                };
+                apply(&mut json, for_json, q);
+                apply(&mut sse, for_sse, q);
+            }
+        }
+        Accept {
+            json: json.is_some_and(|(_, q)| q > 0.0),
+            sse: sse.is_some_and(|(_, q)| q > 0.0),
+        }
+    }
+}
+
+fn apply(slot: &mut Option<(u8, f32)>, specificity: Option<u8>, q: f32) {
+    let Some(s) = specificity else { return };
+    match slot {
+        Some((current, _)) if *current > s => {}
+        Some((current, best)) if *current == s => *best = best.max(q),
+        _ => *slot = Some((s, q)),
+    }
+}
+
+/// Whether a `Content-Type` value is `application/json` (any case, any parameters such as
+/// `charset`).
+pub fn is_json_media_type(value: &str) -> bool {
+    value
+        .split(';')
+        .next()
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> (bool, bool) {
+        let a = Accept::parse([v]);
+        (a.json, a.sse)
+    }
+
+    #[test]
+    fn accept_ranges() {
+        assert_eq!(accept("application/json, text/event-stream"), (true, true));
+        assert_eq!(accept("TEXT/EVENT-STREAM"), (false, true));
+        assert_eq!(accept("*/*"), (true, true));
+        assert_eq!(accept("*/*;q=0.5, application/json;q=0"), (false, true));
+        assert_eq!(accept("application/*"), (true, false));
+        assert_eq!(accept("text/html"), (false, false));
+        assert!(Accept::parse(["text/html", "application/json"]).json);
+    }
+
+    #[test]
+    fn content_types() {
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/json;charset=UTF-8",
+        ] {
+            assert!(is_json_media_type(ok), "{ok}");
+        }
+        assert!(!is_json_media_type("text/plain"));
+        assert!(!is_json_media_type("application/jsonx"));
+    }
+}

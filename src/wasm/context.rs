@@ -1,0 +1,65 @@
+//! `MCPToolContext`: the second argument of a JS tool's `execute(args, context)` — the request's
+//! id and its way back to the caller (progress and log notifications, sent live on an SSE reply).
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::{from_js, to_js};
+use crate::context::{LogLevel, RequestContext};
+
+/// What a JS tool knows about the call it serves (the core [`RequestContext`]).
+#[wasm_bindgen(js_name = MCPToolContext)]
+pub struct ToolContext {
+    ctx: RequestContext,
+}
+
+impl ToolContext {
+    /// Wrap a request's context for JS.
+    pub fn new(ctx: RequestContext) -> Self {
+        ToolContext { ctx }
+    }
+}
+
+#[wasm_bindgen(js_class = MCPToolContext)]
+impl ToolContext {
+    /// The id of the `tools/call` request.
+    #[wasm_bindgen(getter, js_name = requestId, unchecked_return_type = "RequestId | undefined")]
+    pub fn request_id(&self) -> JsValue {
+        self.ctx
+            .id
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |id| to_js(&id.to_value()))
+    }
+
+    /// The caller's `params._meta.progressToken`, when it asked for progress.
+    #[wasm_bindgen(getter, js_name = progressToken, unchecked_return_type = "string | number | bigint | undefined")]
+    pub fn progress_token(&self) -> JsValue {
+        self.ctx.progress_token().map_or(JsValue::UNDEFINED, to_js)
+    }
+
+    /// Send `notifications/progress` (`total` in the same unit, optional `message`); `false`
+    /// when the caller sent no `progressToken` or there is no channel back (e.g. `handle`).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
+        self.ctx.progress(progress, total, message.as_deref())
+    }
+
+    /// Send `notifications/message` at `level` (`debug` … `emergency`) with `data` and an
+    /// optional logger name; `false` when filtered out, the level is unknown, or there is no
+    /// channel back.
+    pub fn log(
+        &self,
+        #[wasm_bindgen(
+            unchecked_param_type = "'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'"
+        )]
+        level: &str,
+        #[wasm_bindgen(unchecked_param_type = "unknown")] data: &JsValue,
+        logger: Option<String>,
+    ) -> bool {
+        let Some(level) = LogLevel::from_name(level) else {
+            return false;
+        };
+        let Ok(data) = from_js(data) else {
+            return false;
+        };
+        self.ctx.log(level, logger.as_deref(), data)
+    }
+}

@@ -1,0 +1,380 @@
+//! `createMCPServer` and the `MCPServer` class: the core [`McpServer`] over tools written in JS.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Promise, Reflect};
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::context::ToolContext;
+use super::convert::{from_js, to_js};
+use super::{error_message, error_to_js};
+use crate::context::RequestContext;
+use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::media::DEFAULT_MCP_PATH;
+use crate::protocol::{default_input_schema, Content, ToolResult};
+use crate::server::{McpServer, ServerOptions};
+use crate::tools::Tool;
+
+/// An MCP server in JS (seed `MCPServer`): `dispatch`, `handle` and a Worker-style `fetch`.
+#[wasm_bindgen(js_name = MCPServer)]
+pub struct Server {
+    server: McpServer,
+    path: Rc<str>,
+    on_error: Option<Function>,
+}
+
+/// Create a server over JS tools (seed `createMCPServer`).
+///
+/// # Errors
+/// Throws an `MCPError` (`-32602`, `data.path` naming the member) when an option is missing or
+/// has the wrong type: `name` and `version` must be strings, `tools` an array of objects with a
+/// string `name` and an `execute` function.
+#[wasm_bindgen(js_name = createMCPServer)]
+pub fn create_mcp_server(
+    #[wasm_bindgen(unchecked_param_type = "MCPServerOptions")] options: JsValue,
+) -> Result<Server, JsValue> {
+    Server::from_options(&options).map_err(|e| error_to_js(&e))
+}
+
+#[wasm_bindgen(js_class = MCPServer)]
+impl Server {
+    /// The server's name (`serverInfo.name`).
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> String {
+        self.server.info().name.clone()
+    }
+
+    /// The server's version (`serverInfo.version`).
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> String {
+        self.server.info().version.clone()
+    }
+
+    /// The path `fetch` serves.
+    #[wasm_bindgen(getter)]
+    pub fn path(&self) -> String {
+        self.path.to_string()
+    }
+
+    /// Run one already-parsed message (seed `dispatch`): a request resolves to its response; a
+    /// notification or a response to `undefined`. A value that is not a valid message resolves
+    /// to the error response it deserves (`-32600`, or `-32602` for non-object `params`), never a
+    /// rejection. A `number` id must be a safe integer (beyond 2^53 − 1 JS has already rounded
+    /// it, so it is refused with `-32600`); pass a `bigint` for larger ids — the response echoes
+    /// it as a `bigint`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<JSONRPCResponse | undefined>")]
+    pub fn dispatch(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "JSONRPCMessage")] message: JsValue,
+    ) -> Promise {
+        let server = self.server.clone();
+        let parsed = match from_js(&message) {
+            Err(e) => Err(Some(JsonRpcResponse::error(
+                None,
+                ErrorObject::invalid_request(e),
+            ))),
+            Ok(value) => JsonRpcMessage::from_value(value).map_err(|invalid| invalid.response()),
+        };
+        future_to_promise(async move {
+            let response = match parsed {
+                Ok(message) => server.dispatch(message).await,
+                Err(response) => response,
+            };
+            Ok(response.map_or(JsValue::UNDEFINED, |r| response_to_js(&r)))
+        })
+    }
+
+    /// The string boundary (seed `handle`): JSON text in, the response's JSON text out, or
+    /// `undefined` for a notification. Malformed JSON → a `-32700` reply; an invalid message →
+    /// `-32600`. Ids stay exact: they never become JS numbers.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
+    pub fn handle(&self, message: String) -> Promise {
+        let server = self.server.clone();
+        future_to_promise(async move {
+            Ok(server
+                .handle(&message)
+                .await
+                .map_or(JsValue::UNDEFINED, JsValue::from))
+        })
+    }
+
+    /// The stateless Streamable HTTP route as a `fetch` handler, so
+    /// `export default { fetch: (request) => server.fetch(request) }` is a Worker. Same statuses
+    /// as the native route: 200 (JSON, or SSE per `Accept`), 202, 400, 404, 405, 406, 413, 415.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
+    pub fn fetch(&self, request: web_sys::Request) -> Promise {
+        let server = self.server.clone();
+        let path = self.path.clone();
+        future_to_promise(async move { super::fetch::respond(server, &path, request).await })
+    }
+
+    /// The `tools/list` descriptors, in registration order.
+    #[wasm_bindgen(js_name = listTools, unchecked_return_type = "MCPToolDescriptor[]")]
+    pub fn list_tools(&self) -> JsValue {
+        to_js(&serde_json::to_value(self.server.tools().list()).unwrap_or_default())
+    }
+
+    /// Add (or replace, by name) a JS tool.
+    ///
+    /// # Errors
+    /// Throws an `MCPError` (`-32602`) when the tool is malformed.
+    #[wasm_bindgen(js_name = addTool)]
+    pub fn add_tool(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "MCPTool")] tool: JsValue,
+    ) -> Result<(), JsValue> {
+        let tool = tool_from_js(&tool, "tool").map_err(|e| error_to_js(&e))?;
+        self.server.tools().add(tool);
+        Ok(())
+    }
+
+    /// Subscribe to `'request'`, fired at the top of every dispatch with `(method, id)` (`id`
+    /// `undefined` for a notification; seed clause 10). A listener's throw never breaks the
+    /// dispatch: it goes to the `error` option (default `console.error`).
+    ///
+    /// # Errors
+    /// Throws an `MCPError` (`-32602`) for any other event name.
+    pub fn on(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "'request'")] event: &str,
+        #[wasm_bindgen(
+            unchecked_param_type = "(method: string, id: RequestId | undefined) => void"
+        )]
+        listener: Function,
+    ) -> Result<(), JsValue> {
+        if event != "request" {
+            return Err(error_to_js(&bad("event", "must be 'request'")));
+        }
+        let on_error = self.on_error.clone();
+        self.server.on_request(move |method, id| {
+            let id = id.map_or(JsValue::UNDEFINED, |id| to_js(&id.to_value()));
+            if let Err(thrown) = listener.call2(&JsValue::UNDEFINED, &method.into(), &id) {
+                report(on_error.as_ref(), &thrown);
+            }
+        });
+        Ok(())
+    }
+
+    /// Remove a tool by name; `true` when it was there.
+    #[wasm_bindgen(js_name = removeTool)]
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.server.tools().remove(name)
+    }
+}
+
+impl Server {
+    fn from_options(options: &JsValue) -> Result<Server, ErrorObject> {
+        if !options.is_object() {
+            return Err(bad("options", "must be an object"));
+        }
+        let name = string_member(options, "name", "options")?
+            .ok_or_else(|| bad("options.name", "is required"))?;
+        let version = string_member(options, "version", "options")?
+            .ok_or_else(|| bad("options.version", "is required"))?;
+        let path = string_member(options, "path", "options")?
+            .unwrap_or_else(|| DEFAULT_MCP_PATH.to_owned());
+        let mut server_options = ServerOptions::new(name, version);
+        if let Some(instructions) = string_member(options, "instructions", "options")? {
+            server_options = server_options.with_instructions(instructions);
+        }
+        let tools = member(options, "tools");
+        if !tools.is_undefined() && !tools.is_null() {
+            let Some(tools) = tools.dyn_ref::<Array>() else {
+                return Err(bad("options.tools", "must be an array"));
+            };
+            for (i, tool) in tools.iter().enumerate() {
+                server_options
+                    .tools
+                    .add(tool_from_js(&tool, &format!("options.tools[{i}]"))?);
+            }
+        }
+        let on_error = member(options, "error");
+        let on_error = if on_error.is_undefined() || on_error.is_null() {
+            None
+        } else {
+            Some(
+                on_error
+                    .dyn_into::<Function>()
+                    .map_err(|_| bad("options.error", "must be a function"))?,
+            )
+        };
+        Ok(Server {
+            server: McpServer::new(server_options),
+            path: path.into(),
+            on_error,
+        })
+    }
+
+    /// The core server (for Rust code that embeds the bindings).
+    pub fn core(&self) -> &McpServer {
+        &self.server
+    }
+}
+
+/// Hand a listener's throw to the `error` option, or to `console.error`; a throwing handler is
+/// swallowed (it neither escapes nor recurses).
+fn report(on_error: Option<&Function>, thrown: &JsValue) {
+    match on_error {
+        Some(handler) => {
+            let _ = handler.call2(&JsValue::UNDEFINED, thrown, &"request".into());
+        }
+        None => web_sys::console::error_2(&"MCPServer: a request listener threw".into(), thrown),
+    }
+}
+
+/// A response as a JS object (ids beyond 2^53 − 1 as `bigint`).
+pub(crate) fn response_to_js(response: &JsonRpcResponse) -> JsValue {
+    to_js(&serde_json::to_value(response).expect("responses serialize"))
+}
+
+fn bad(path: &str, what: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("{path} {what}"))
+        .with_data(serde_json::json!({ "path": path }))
+}
+
+fn member(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn string_member(object: &JsValue, key: &str, at: &str) -> Result<Option<String>, ErrorObject> {
+    let value = member(object, key);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .as_string()
+        .map(Some)
+        .ok_or_else(|| bad(&format!("{at}.{key}"), "must be a string"))
+}
+
+fn object_member(object: &JsValue, key: &str, at: &str) -> Result<Option<Value>, ErrorObject> {
+    let value = member(object, key);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match from_js(&value) {
+        Ok(v @ Value::Object(_)) => Ok(Some(v)),
+        _ => Err(bad(&format!("{at}.{key}"), "must be an object")),
+    }
+}
+
+/// Read a JS tool object `{ name, description?, title?, inputSchema?, outputSchema?,
+/// annotations?, execute }`; `at` names it in errors.
+pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject> {
+    if !tool.is_object() {
+        return Err(bad(at, "must be an object"));
+    }
+    let name = string_member(tool, "name", at)?
+        .ok_or_else(|| bad(&format!("{at}.name"), "is required"))?;
+    let execute = member(tool, "execute")
+        .dyn_into::<Function>()
+        .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
+    let input_schema = object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
+    let this = tool.clone();
+    let mut built = Tool::from_json(name, input_schema, move |args, ctx| {
+        run(execute.clone(), this.clone(), args, ctx)
+    });
+    if let Some(description) = string_member(tool, "description", at)? {
+        built = built.with_description(description);
+    }
+    if let Some(title) = string_member(tool, "title", at)? {
+        built = built.with_title(title);
+    }
+    if let Some(annotations) = object_member(tool, "annotations", at)? {
+        built = built.with_annotations(annotations);
+    }
+    if let Some(schema) = object_member(tool, "outputSchema", at)? {
+        let mut descriptor = built.descriptor().clone();
+        descriptor.output_schema = Some(schema);
+        built = built.with_descriptor(descriptor);
+    }
+    Ok(built)
+}
+
+/// Call a JS `execute(args)` with the tool object as `this`, await what it returns (a value, a
+/// Promise or any thenable), and map it to a tool result; a throw or a rejection is `Err`.
+async fn run(
+    execute: Function,
+    this: JsValue,
+    args: Map<String, Value>,
+    ctx: RequestContext,
+) -> Result<ToolResult, String> {
+    let context = JsValue::from(ToolContext::new(ctx));
+    let returned = execute
+        .call2(&this, &to_js(&Value::Object(args)), &context)
+        .map_err(|e| error_message(&e))?;
+    let value = JsFuture::from(Promise::resolve(&returned))
+        .await
+        .map_err(|e| error_message(&e))?;
+    value_to_result(&value)
+}
+
+/// Map what a JS tool returned to a tool result (seed `buildToolResult`): a string → one text
+/// block; a `{ content: [...] }` object → itself; `undefined` → no content; else its JSON text.
+pub(crate) fn value_to_result(value: &JsValue) -> Result<ToolResult, String> {
+    if value.is_undefined() {
+        return Ok(ToolResult::default());
+    }
+    if let Some(text) = value.as_string() {
+        return Ok(ToolResult::text(text));
+    }
+    let json = from_js(value)?;
+    Ok(tool_result_from_json(&json).unwrap_or_else(|| ToolResult::json(&json)))
+}
+
+/// Read a `{ content: [...], structuredContent?, isError?, _meta? }` object by hand (serde's
+/// derive for the tagged, flattened `Content` costs more code than this whole reader).
+fn tool_result_from_json(json: &Value) -> Option<ToolResult> {
+    let object = json.as_object()?;
+    let text = |block: &Map<String, Value>, key: &str| -> Option<String> {
+        block.get(key)?.as_str().map(str::to_owned)
+    };
+    let mut content = Vec::new();
+    for block in object.get("content")?.as_array()? {
+        let block = block.as_object()?;
+        let annotations = block.get("annotations").cloned();
+        content.push(match block.get("type")?.as_str()? {
+            "text" => Content::Text {
+                text: text(block, "text")?,
+                annotations,
+            },
+            "image" => Content::Image {
+                data: text(block, "data")?,
+                mime_type: text(block, "mimeType")?,
+                annotations,
+            },
+            "audio" => Content::Audio {
+                data: text(block, "data")?,
+                mime_type: text(block, "mimeType")?,
+                annotations,
+            },
+            "resource_link" => {
+                let mut rest = block.clone();
+                rest.remove("type");
+                let (Some(Value::String(uri)), Some(Value::String(name))) =
+                    (rest.remove("uri"), rest.remove("name"))
+                else {
+                    return None;
+                };
+                Content::ResourceLink { uri, name, rest }
+            }
+            "resource" => Content::Resource {
+                resource: block.get("resource").filter(|r| r.is_object())?.clone(),
+                annotations,
+            },
+            _ => return None,
+        });
+    }
+    Some(ToolResult {
+        content,
+        structured_content: object.get("structuredContent").cloned(),
+        is_error: match object.get("isError") {
+            None | Some(Value::Null) => None,
+            Some(flag) => Some(flag.as_bool()?),
+        },
+        meta: object.get("_meta").cloned(),
+    })
+}

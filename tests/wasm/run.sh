@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The wasm test command: installs what it needs on a fresh machine (skipping what is present),
+# builds the npm package for `--target web` and `--target nodejs` with wasm-pack, prints its size,
+# then runs
+#   1. wasm-bindgen-test (tests/wasm_core.rs, tests/wasm_bindings.rs) under node,
+#   2. the same in headless Chromium,
+#   3. the Worker-style fetch handler under node, driven by the official TS SDK client,
+#   4. the www/ page in headless Chromium (playwright-core), screenshot in target/wasm-artifacts/,
+# and type-checks a consumer of the generated .d.ts with tsc --strict.
+# Ends with `wasm: N passed, M failed`; exit 0 only when all pass.
+#
+#   bash tests/wasm/run.sh               # everything
+#   SKIP_BROWSER=1 bash tests/wasm/run.sh   # no Chromium (node only)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+ROOT=$PWD
+export CARGO_TERM_COLOR=never
+export WASM_PACK_CACHE="$ROOT/target/wasm-pack-cache"
+export PATH="$HOME/.cargo/bin:$ROOT/tests/wasm/node_modules/.bin:$PATH"
+PKG="$ROOT/target/wasm-pkg"
+
+PASSED=0
+FAILED=0
+step() { printf '\n== wasm: %s\n' "$*"; }
+fail() { echo "wasm: FAILED: $*" >&2; echo "wasm: $PASSED passed, $((FAILED > 0 ? FAILED : 1)) failed"; exit 1; }
+count_cargo() { # sum the "test result" lines of a (wasm-bindgen-test) cargo test log
+  local p f
+  p=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$1" | awk '{s+=$4} END {print s+0}')
+  f=$(grep -Eo '[0-9]+ failed;' "$1" | awk '{s+=$1} END {print s+0}')
+  PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+}
+count_line() { # add a "<label>: N passed, M failed" line of a log
+  local line
+  line=$(grep -E "^$2: [0-9]+ passed, [0-9]+ failed" "$1" | tail -1 || true)
+  [ -n "$line" ] || { FAILED=$((FAILED + 1)); return; }
+  PASSED=$((PASSED + $(echo "$line" | awk '{print $2}')))
+  FAILED=$((FAILED + $(echo "$line" | awk '{print $4}')))
+}
+
+step "toolchain (installed only when missing)"
+started=$(date +%s)
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+# The wasm-bindgen CLI must equal the wasm-bindgen crate in Cargo.lock (else wasm-pack downloads
+# its own, which fails offline). Its own lockfile pins a crate the registry lacks: no --locked.
+WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+[ -n "$WB_VERSION" ] || fail "no wasm-bindgen in Cargo.lock"
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ]; then
+  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+fi
+command -v wasm-pack >/dev/null || cargo install wasm-pack --locked
+# node packages: the TS SDK, playwright-core, typescript, and binaryen@132's wasm-opt (first on PATH, so
+# wasm-pack neither downloads binaryen nor picks up Debian's broken v108).
+if [ ! -x tests/wasm/node_modules/.bin/wasm-opt ] || [ tests/wasm/package-lock.json -nt tests/wasm/node_modules/.package-lock.json ]; then
+  (cd tests/wasm && npm ci --no-audit --no-fund)
+fi
+if [ -z "${SKIP_BROWSER:-}" ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+fi
+echo "toolchain ready in $(( $(date +%s) - started )) s (wasm-bindgen $WB_VERSION, $(wasm-pack --version), wasm-opt $(wasm-opt --version | awk '{print $3}'))"
+
+step "wasm-pack build --target web and --target nodejs (profile wasm-release)"
+started=$(date +%s)
+rm -rf "$PKG/web" "$PKG/node"
+wasm-pack --log-level warn build --target web --profile wasm-release --out-dir "$PKG/web" || fail "wasm-pack --target web"
+wasm-pack --log-level warn build --target nodejs --profile wasm-release --out-dir "$PKG/node" || fail "wasm-pack --target nodejs"
+node tests/wasm/constants.cjs "$PKG/node" "$PKG/web" || fail "constants"
+echo "built in $(( $(date +%s) - started )) s"
+
+step "package size (.wasm + JS glue)"
+size_line() { # label files...
+  local label=$1; shift
+  local raw=0 gz=0 f
+  for f in "$@"; do
+    raw=$((raw + $(stat -c%s "$f")))
+    gz=$((gz + $(gzip -9c "$f" | wc -c)))
+  done
+  awk -v l="$label" -v r="$raw" -v g="$gz" 'BEGIN { printf "wasm-size: %-26s raw %7d B (%5.1f KB)   gzip -9 %6d B (%5.1f KB)\n", l, r, r / 1024, g, g / 1024 }'
+}
+size_line "web .wasm" "$PKG/web/orkestrel_mcp_bg.wasm"
+size_line "web JS glue" "$PKG/web/orkestrel_mcp.js"
+size_line "web total (.wasm + glue)" "$PKG/web/orkestrel_mcp_bg.wasm" "$PKG/web/orkestrel_mcp.js"
+size_line "nodejs total" "$PKG/node/orkestrel_mcp_bg.wasm" "$PKG/node/orkestrel_mcp.js"
+echo "wasm-size: reference: the official TS SDK client + server, esbuild --minify for browsers: 441 KB, 121 KB gzipped"
+
+step "the .d.ts under tsc --strict (tests/wasm/types_check.ts)"
+if (cd tests/wasm && tsc -p tsconfig.json); then PASSED=$((PASSED + 1)); echo "types: ok"; else FAILED=$((FAILED + 1)); fi
+
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+WASM_TESTS=(--target wasm32-unknown-unknown --test wasm_core --test wasm_bindings)
+
+step "wasm-bindgen-test under node"
+log=$(mktemp)
+if cargo test "${WASM_TESTS[@]}" 2>&1 | tee "$log"; then count_cargo "$log"; else count_cargo "$log"; FAILED=$((FAILED + 1)); fi
+rm -f "$log"
+
+if [ -z "${SKIP_BROWSER:-}" ]; then
+  step "wasm-bindgen-test in headless Chromium"
+  log=$(mktemp)
+  if WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=$(command -v chromedriver) timeout 600 cargo test "${WASM_TESTS[@]}" 2>&1 | tee "$log"; then
+    count_cargo "$log"
+  else
+    count_cargo "$log"; FAILED=$((FAILED + 1))
+  fi
+  rm -f "$log"
+fi
+
+step "the Worker fetch handler under node, driven by the official TS SDK client"
+log=$(mktemp)
+ORKESTREL_MCP_PKG="$PKG/node/orkestrel_mcp.js" node tests/wasm/worker_sdk.mjs 2>&1 | tee "$log" || true
+count_line "$log" worker
+rm -f "$log"
+
+if [ -z "${SKIP_BROWSER:-}" ]; then
+  step "the www/ page in headless Chromium (playwright-core)"
+  log=$(mktemp)
+  PKG="$PKG/web" node tests/wasm/page_test.mjs 2>&1 | grep -v 'unexpected operator' | tee "$log" || true
+  count_line "$log" page
+  rm -f "$log"
+fi
+
+echo
+echo "wasm: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

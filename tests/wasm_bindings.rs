@@ -1,0 +1,605 @@
+//! The JS bindings on wasm32 (node and headless Chromium): `createMCPServer` with JS tools,
+//! `dispatch` / `handle` / `fetch`, exact ids (BigInt), errors as `MCPError`, guards, builders.
+#![cfg(target_family = "wasm")]
+
+use js_sys::{Array, BigInt, Function, Object, Promise, Reflect};
+use orkestrel_mcp::wasm::guards::*;
+use orkestrel_mcp::wasm::{create_mcp_server, Server};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+use web_sys::{Request, RequestInit, Response};
+
+fn js(source: &str) -> JsValue {
+    Function::new_no_args(&format!("return ({source});"))
+        .call0(&JsValue::UNDEFINED)
+        .expect("test JS evaluates")
+}
+
+fn convert_back(value: &JsValue) -> serde_json::Value {
+    orkestrel_mcp::wasm::convert::from_js(value).unwrap()
+}
+
+fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &key.into()).unwrap()
+}
+
+async fn wait(promise: Promise) -> JsValue {
+    JsFuture::from(promise).await.expect("promise resolves")
+}
+
+fn server() -> Server {
+    create_mcp_server(js(r#"{
+        name: 'js-tools', version: '1.2.3',
+        tools: [
+          { name: 'echo', description: 'Echo the text back',
+            inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+            execute: (args) => args.text },
+          { name: 'add', execute: async (args) => args.x + args.y },
+          { name: 'fail', execute: () => { throw new Error('boom') } },
+          { name: 'reject', execute: () => Promise.reject(new TypeError('nope')) },
+          { name: 'image', execute: () => ({ content: [{ type: 'image', data: 'AA==', mimeType: 'image/png' }] }) },
+          { name: 'self', prefix: '>', execute(args) { return this.prefix + args.v } },
+        ] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .expect("options are valid")
+}
+
+async fn call(server: &Server, request: &str) -> serde_json::Value {
+    let reply = wait(server.handle(request.to_owned())).await;
+    serde_json::from_str(&reply.as_string().expect("a reply")).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn handle_lists_and_calls_js_tools() {
+    let s = server();
+    assert_eq!(
+        (s.name(), s.version(), s.path()),
+        ("js-tools".into(), "1.2.3".into(), "/mcp".into())
+    );
+    let init = call(&s, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "js-tools");
+    let list = call(&s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 6);
+    assert_eq!(tools[0]["description"], "Echo the text back");
+    assert_eq!(tools[0]["inputSchema"]["required"][0], "text");
+    assert_eq!(
+        tools[1]["inputSchema"],
+        serde_json::json!({"type":"object"})
+    );
+    let echo = call(&s, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#).await;
+    assert_eq!(
+        echo["result"],
+        serde_json::json!({"content":[{"type":"text","text":"hi"}]})
+    );
+    let add = call(&s, r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"x":2,"y":5}}}"#).await;
+    assert_eq!(add["result"]["content"][0]["text"], "7");
+    let image = call(
+        &s,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"image"}}"#,
+    )
+    .await;
+    assert_eq!(image["result"]["content"][0]["mimeType"], "image/png");
+    let this = call(&s, r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"self","arguments":{"v":"x"}}}"#).await;
+    assert_eq!(this["result"]["content"][0]["text"], ">x");
+}
+
+#[wasm_bindgen_test]
+async fn throws_and_rejections_are_tool_errors() {
+    let s = server();
+    for (name, message) in [("fail", "boom"), ("reject", "nope")] {
+        let r = call(
+            &s,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}"}}}}"#
+            ),
+        )
+        .await;
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert_eq!(r["result"]["content"][0]["text"], message);
+    }
+    let unknown = call(
+        &s,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zzz"}}"#,
+    )
+    .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+}
+
+#[wasm_bindgen_test]
+async fn handle_keeps_large_ids_exact() {
+    let s = server();
+    for raw in [
+        "9007199254740993",
+        "-9223372036854775808",
+        "9223372036854775807",
+    ] {
+        let reply =
+            wait(s.handle(format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#))).await;
+        assert_eq!(
+            reply.as_string().unwrap(),
+            format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn dispatch_takes_objects_and_bigint_ids() {
+    let s = server();
+    let r = wait(s.dispatch(js("{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }"))).await;
+    assert_eq!(get(&r, "id").as_f64(), Some(7.0));
+    assert!(get(&get(&get(&r, "result"), "content"), "0").is_object());
+    let big = wait(s.dispatch(js(
+        "{ jsonrpc: '2.0', id: 9223372036854775807n, method: 'ping' }",
+    )))
+    .await;
+    let id = get(&big, "id");
+    assert!(id.is_bigint(), "a large id comes back as a bigint");
+    assert_eq!(
+        id.unchecked_ref::<BigInt>().to_string(10).unwrap(),
+        "9223372036854775807"
+    );
+    let rounded = wait(s.dispatch(js("{ jsonrpc: '2.0', id: 2 ** 60, method: 'ping' }"))).await;
+    assert_eq!(
+        get(&get(&rounded, "error"), "code").as_f64(),
+        Some(-32600.0)
+    );
+    assert!(get(&rounded, "id").is_null());
+    let note = wait(s.dispatch(js(
+        "{ jsonrpc: '2.0', method: 'notifications/initialized' }",
+    )))
+    .await;
+    assert!(note.is_undefined());
+    let bad = wait(s.dispatch(js(
+        "{ jsonrpc: '2.0', id: 'a', method: 'ping', params: [1] }",
+    )))
+    .await;
+    assert_eq!(get(&get(&bad, "error"), "code").as_f64(), Some(-32602.0));
+    assert_eq!(get(&bad, "id").as_string().as_deref(), Some("a"));
+}
+
+#[wasm_bindgen_test]
+fn bad_options_throw_mcp_errors() {
+    for (options, path) in [
+        ("{ version: '1' }", "options.name"),
+        ("{ name: 'n', version: '1', tools: {} }", "options.tools"),
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't' }] }",
+            "options.tools[0].execute",
+        ),
+    ] {
+        let error = create_mcp_server(js(options)).err().expect("throws");
+        assert!(error.is_instance_of::<js_sys::Error>());
+        assert_eq!(get(&error, "name").as_string().as_deref(), Some("MCPError"));
+        assert_eq!(get(&error, "code").as_f64(), Some(-32602.0));
+        assert_eq!(
+            get(&get(&error, "data"), "path").as_string().as_deref(),
+            Some(path)
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+fn add_remove_and_list_tools() {
+    let s = server();
+    s.add_tool(js("{ name: 'late', execute: () => 1 }"))
+        .unwrap();
+    assert!(s.remove_tool("fail"));
+    let names: Vec<String> = Array::from(&s.list_tools())
+        .iter()
+        .map(|t| get(&t, "name").as_string().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "add", "reject", "image", "self", "late"]);
+    assert!(s.add_tool(js("{ execute: () => 1 }")).is_err());
+}
+
+#[wasm_bindgen_test]
+fn guards_and_builders() {
+    assert!(
+        is_request_id(&js("'a'")) && is_request_id(&js("-3")) && is_request_id(&js("2n ** 62n"))
+    );
+    assert!(
+        !is_request_id(&JsValue::NULL)
+            && !is_request_id(&js("1.5"))
+            && !is_request_id(&js("2 ** 60"))
+    );
+    assert!(is_jsonrpc_request(&js("{ jsonrpc: '2.0', method: 'm' }")));
+    assert!(is_initialize_request(&js(
+        "{ jsonrpc: '2.0', id: 1, method: 'initialize' }"
+    )));
+    assert!(!is_initialize_request(&js(
+        "{ jsonrpc: '2.0', method: 'initialize' }"
+    )));
+    assert!(is_jsonrpc_response(&js(
+        "{ jsonrpc: '2.0', id: null, error: { code: 1, message: 'm' } }"
+    )));
+    assert!(
+        !is_jsonrpc_message(&js("[]")) && !is_jsonrpc_message(&js("{ jsonrpc: '2.0', id: 1 }"))
+    );
+    assert!(parse_jsonrpc_message(&js("{}")).is_undefined());
+    let parsed = parse_jsonrpc_message(&js("{ jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 }"));
+    assert_eq!(get(&parsed, "method").as_string().as_deref(), Some("ping"));
+    let ok = jsonrpc_result(&js("1"), &js("{ a: [1, 'b'] }")).unwrap();
+    assert!(is_jsonrpc_response(&ok));
+    let err = jsonrpc_error(
+        &JsValue::NULL,
+        -32700,
+        "Parse error".into(),
+        Some(js("{ at: 3 }")),
+    )
+    .unwrap();
+    assert_eq!(
+        get(&get(&get(&err, "error"), "data"), "at").as_f64(),
+        Some(3.0)
+    );
+    assert!(jsonrpc_result(&js("1.5"), &JsValue::NULL).is_err());
+    let result = build_tool_result(&js("{ n: 7 }"));
+    assert_eq!(
+        get(&get(&get(&result, "content"), "0"), "text")
+            .as_string()
+            .as_deref(),
+        Some(r#"{"n":7}"#)
+    );
+    let descriptors = build_tool_descriptors(&js(
+        "[{ name: 'a', description: 'A', execute() {} }, { name: 'b', inputSchema: { type: 'object', required: ['x'] }, execute() {} }]",
+    ))
+    .unwrap();
+    assert_eq!(
+        convert_back(&descriptors),
+        serde_json::json!([
+            { "name": "a", "description": "A", "inputSchema": { "type": "object" } },
+            { "name": "b", "inputSchema": { "type": "object", "required": ["x"] } }
+        ])
+    );
+    assert!(build_tool_descriptors(&js("[{ name: 'c' }]")).is_err());
+    let failed = build_tool_error(&js("new Error('bad')"));
+    assert_eq!(get(&failed, "isError"), JsValue::TRUE);
+    let init = initialize_result("n".into(), "1".into(), None);
+    assert_eq!(
+        get(&init, "protocolVersion").as_string().as_deref(),
+        Some("2025-06-18")
+    );
+    let constants: Object = mcp_constants();
+    assert_eq!(
+        get(&constants, "JSONRPC_PARSE_ERROR").as_f64(),
+        Some(-32700.0)
+    );
+    assert!(Object::is_frozen(&constants));
+}
+
+fn request(method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Request {
+    let init = RequestInit::new();
+    init.set_method(method);
+    let h = web_sys::Headers::new().unwrap();
+    for (k, v) in headers {
+        h.set(k, v).unwrap();
+    }
+    init.set_headers(&h);
+    if let Some(body) = body {
+        init.set_body(&JsValue::from_str(body));
+    }
+    Request::new_with_str_and_init(&format!("http://127.0.0.1{path}"), &init).unwrap()
+}
+
+async fn fetch(s: &Server, req: Request) -> (u16, String, web_sys::Headers) {
+    let response: Response = wait(s.fetch(req)).await.unchecked_into();
+    let text = wait(response.text().unwrap()).await.as_string().unwrap();
+    (response.status(), text, response.headers())
+}
+
+const JSON: (&str, &str) = ("content-type", "application/json");
+const ACCEPT_BOTH: (&str, &str) = ("accept", "application/json, text/event-stream");
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+#[wasm_bindgen_test]
+async fn fetch_answers_with_the_native_statuses() {
+    let s = server();
+    let (status, body, headers) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json")],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    assert_eq!(
+        headers.get("content-type").unwrap().as_deref(),
+        Some("application/json")
+    );
+    let (status, body, headers) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(PING)),
+    )
+    .await;
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            200,
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+        )
+    );
+    assert_eq!(
+        headers.get("content-type").unwrap().as_deref(),
+        Some("text/event-stream")
+    );
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        fetch(
+            &s,
+            request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(note))
+        )
+        .await
+        .0,
+        202
+    );
+    let (status, body, _) =
+        fetch(&s, request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some("{"))).await;
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("-32700") && body.contains(r#""id":null"#),
+        "{body}"
+    );
+    let (status, body, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some("[]")),
+    )
+    .await;
+    assert!(status == 400 && body.contains("-32600"), "{body}");
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH],
+            Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#),
+        ),
+    )
+    .await;
+    assert!(status == 400 && body.contains("-32602"), "{body}");
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[("content-type", "text/plain"), ACCEPT_BOTH],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert!(status == 415 && body.contains("-32600"), "{body}");
+    let (status, body, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ("accept", "text/html")], Some(PING)),
+    )
+    .await;
+    assert!(status == 406 && body.contains("-32600"), "{body}");
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(4 * 1024 * 1024)
+    );
+    let (status, body, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(&huge)),
+    )
+    .await;
+    assert!(status == 413 && body.contains("-32600"), "{status} {body}");
+    for verb in ["GET", "DELETE"] {
+        let (status, body, headers) = fetch(&s, request(verb, "/mcp", &[ACCEPT_BOTH], None)).await;
+        assert!(status == 405 && body.contains("-32000"), "{body}");
+        assert_eq!(headers.get("allow").unwrap().as_deref(), Some("POST"));
+    }
+    assert_eq!(
+        fetch(&s, request("POST", "/other", &[JSON], Some(PING)))
+            .await
+            .0,
+        404
+    );
+}
+
+#[wasm_bindgen_test]
+async fn fetch_calls_a_tool_with_an_exact_large_id() {
+    let s = server();
+    let body = r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"echo","arguments":{"text":"w"}}}"#;
+    let (status, text, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json")],
+            Some(body),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        text,
+        r#"{"jsonrpc":"2.0","id":9007199254740993,"result":{"content":[{"type":"text","text":"w"}]}}"#
+    );
+}
+
+#[wasm_bindgen_test]
+async fn tools_get_a_context_and_progress_streams_on_sse() {
+    let s = create_mcp_server(js(r#"{
+        name: 'ctx', version: '1',
+        tools: [{ name: 'slow', execute: async (args, ctx) => {
+            globalThis.__kept = ctx; // a kept context must not hold the stream open
+            const sent = ctx.progress(1, 2, 'half');
+            ctx.log('info', { step: 1 });
+            return { sent, id: ctx.requestId, token: ctx.progressToken };
+        } }] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"t1"}}}"#;
+    let (status, text, _) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(body)),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let events: Vec<serde_json::Value> = text
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| serde_json::from_str(e.strip_prefix("event: message\ndata: ").unwrap()).unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{text}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    let progress = &events[0]["params"];
+    assert_eq!(
+        (
+            progress["progressToken"].as_str(),
+            progress["progress"].as_f64()
+        ),
+        (Some("t1"), Some(1.0))
+    );
+    assert_eq!(
+        (progress["total"].as_f64(), progress["message"].as_str()),
+        (Some(2.0), Some("half"))
+    );
+    assert_eq!(events[1]["method"], "notifications/message");
+    assert_eq!(events[1]["params"]["data"]["step"], 1);
+    let result: serde_json::Value =
+        serde_json::from_str(events[2]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        result,
+        serde_json::json!({"sent": true, "id": "p", "token": "t1"})
+    );
+    // Through `handle` there is no channel back: progress reports false.
+    let reply = wait(s.handle(body.to_owned())).await.as_string().unwrap();
+    assert!(reply.contains(r#"\"sent\":false"#), "{reply}");
+}
+
+#[wasm_bindgen_test]
+async fn request_listeners_see_every_dispatch_and_their_throws_are_isolated() {
+    let s = create_mcp_server(js(r#"{ name: 'ev', version: '1',
+        error: (e, event) => { (globalThis.__errors ??= []).push(event + ':' + e.message) } }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let seen = js("(globalThis.__seen = [])");
+    s.on(
+        "request",
+        js("(m, id) => globalThis.__seen.push(m + '#' + String(id))").unchecked_into(),
+    )
+    .unwrap();
+    s.on(
+        "request",
+        js("() => { throw new Error('listener bug') }").unchecked_into(),
+    )
+    .unwrap();
+    assert!(s.on("other", js("() => {}").unchecked_into()).is_err());
+    let reply = wait(s.handle(PING.to_owned())).await;
+    assert_eq!(
+        reply.as_string().as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    wait(s.handle(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned())).await;
+    let seen: Vec<String> = Array::from(&seen)
+        .iter()
+        .map(|v| v.as_string().unwrap())
+        .collect();
+    assert_eq!(seen, ["ping#1", "notifications/initialized#undefined"]);
+    let errors: Vec<String> = Array::from(&js("globalThis.__errors"))
+        .iter()
+        .map(|v| v.as_string().unwrap())
+        .collect();
+    assert_eq!(errors, ["request:listener bug", "request:listener bug"]);
+}
+
+#[wasm_bindgen_test]
+async fn fetch_checks_versions_and_serves_the_2026_era() {
+    let s = server();
+    let (status, body, _) = fetch(&s, request("POST", "/mcp", &[ACCEPT_BOTH], Some(PING))).await;
+    assert!(
+        status == 415 && body.contains("-32600"),
+        "no Content-Type: {status} {body}"
+    );
+    let v = |version: &'static str| ("mcp-protocol-version", version);
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH, v("1999-01-01")],
+            Some(PING),
+        ),
+    )
+    .await;
+    // An unknown version is not a handshake-era one: the 2026 validation answers it (as native).
+    assert!(status == 400 && body.contains("-32602"), "{body}");
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH, v("2025-06-18, 2025-03-26")],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert!(status == 400 && body.contains("conflicting"), "{body}");
+    let (status, _, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json"), v("2025-06-18")],
+            Some(PING),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let modern = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"new era"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT_BOTH, v("2026-07-28")],
+            Some(modern),
+        ),
+    )
+    .await;
+    assert!(
+        status == 400 && body.contains("-32020") && body.contains("Mcp-Method"),
+        "{status} {body}"
+    );
+    let headers = [
+        JSON,
+        ACCEPT_BOTH,
+        v("2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let (status, body, headers) = fetch(&s, request("POST", "/mcp", &headers, Some(modern))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers.get("content-type").unwrap().as_deref(),
+        Some("application/json"),
+        "a modern reply with no notifications is JSON"
+    );
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "new era");
+    let unknown = r#"{"jsonrpc":"2.0","id":6,"method":"nope/nope","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[
+                JSON,
+                ACCEPT_BOTH,
+                v("2026-07-28"),
+                ("mcp-method", "nope/nope"),
+            ],
+            Some(unknown),
+        ),
+    )
+    .await;
+    assert!(status == 404 && body.contains("-32601"), "{status} {body}");
+}

@@ -1,0 +1,97 @@
+//! The no-I/O core on wasm32 (node and headless Chromium): classification, exact ids, a Rust
+//! tool through `handle`, SSE framing, media types.
+#![cfg(target_family = "wasm")]
+
+use orkestrel_mcp::jsonrpc::{ErrorCode, JsonRpcMessage};
+use orkestrel_mcp::media::{is_json_media_type, Accept};
+use orkestrel_mcp::sse::encode_event;
+use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+use serde::Deserialize;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Add {
+    x: f64,
+    y: f64,
+}
+
+fn server() -> McpServer {
+    let server = McpServer::new(ServerOptions::new("core", "1.0.0"));
+    server.tools().add(Tool::new("add", |a: Add| async move {
+        Ok::<_, String>((a.x + a.y).to_string())
+    }));
+    server
+}
+
+#[wasm_bindgen_test]
+async fn handle_calls_a_rust_tool() {
+    let reply = server()
+        .handle(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"x":2,"y":5}}}"#)
+        .await;
+    assert_eq!(
+        reply.as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"7"}]}}"#)
+    );
+}
+
+#[wasm_bindgen_test]
+async fn ids_stay_exact_on_wasm() {
+    for raw in [
+        "9007199254740993",
+        "-9223372036854775808",
+        "9223372036854775807",
+        "\"007\"",
+    ] {
+        let reply = server()
+            .handle(&format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#
+            ))
+            .await
+            .unwrap();
+        assert_eq!(
+            reply,
+            format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn bad_input_gets_precise_codes() {
+    let s = server();
+    let parse = s.handle("{").await.unwrap();
+    assert!(parse.contains("-32700"), "{parse}");
+    let batch = s
+        .handle(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await
+        .unwrap();
+    assert!(batch.contains("-32600"), "{batch}");
+    assert_eq!(
+        s.handle(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await,
+        None
+    );
+    let unknown = s
+        .handle(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#)
+        .await
+        .unwrap();
+    assert!(unknown.contains("-32601"), "{unknown}");
+}
+
+#[wasm_bindgen_test]
+fn classification_and_sse_framing() {
+    let err = JsonRpcMessage::from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#)
+        .unwrap_err();
+    assert_eq!(err.error.code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(
+        encode_event(None, "a\nb"),
+        "event: message\ndata: a\ndata: b\n\n"
+    );
+    assert_eq!(
+        Accept::parse(["text/event-stream"]),
+        Accept {
+            json: false,
+            sse: true
+        }
+    );
+    assert!(is_json_media_type("application/json; charset=utf-8"));
+}

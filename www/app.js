@@ -1,0 +1,324 @@
+// The browser MCP console on the orkestrel-mcp wasm package.
+//
+// Every mode is a *connection*: `{ label, request(method, params) → Promise<result> }` that throws
+// an Error with `code` / `data` on a JSON-RPC error and reports each message it sends or receives
+// to `traffic`. The page (tool list, forms, results) only talks to a connection, so the remote
+// mode (createMCPClient over createFetchTransport / createWebSocketTransport) plugs in as one more
+// connection when the client bindings land.
+import init, { createMCPServer, MCP_PROTOCOL_VERSION } from './pkg/orkestrel_mcp.js';
+
+const $ = (selector) => document.querySelector(selector);
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') node.className = v;
+    else if (k === 'text') node.textContent = v;
+    else if (v !== undefined && v !== false) node.setAttribute(k, v === true ? '' : v);
+  }
+  node.append(...children);
+  return node;
+};
+
+// ---- traffic ------------------------------------------------------------------------------
+
+const traffic = {
+  log(direction, text) {
+    let pretty = text;
+    let isError = false;
+    try {
+      const value = JSON.parse(text);
+      pretty = JSON.stringify(value, null, 2);
+      isError = Boolean(value && value.error);
+    } catch {
+      /* not JSON: show as is */
+    }
+    const cls = `dir ${direction === '→' ? 'out' : 'in'}${isError ? ' err' : ''}`;
+    const label = direction === '→' ? '→ request' : '← response';
+    $('#traffic').append(el('li', {}, el('span', { class: cls, text: label }), el('pre', { text: pretty })));
+    $('#traffic').lastElementChild.scrollIntoView({ block: 'nearest' });
+  },
+  clear() {
+    $('#traffic').replaceChildren();
+  },
+};
+
+// ---- connections ----------------------------------------------------------------------------
+
+/** An MCP error as a JS Error keeping `code` and `data` (as the wasm package's MCPError). */
+function mcpError(error) {
+  const e = new Error(error.message);
+  e.name = 'MCPError';
+  e.code = error.code;
+  e.data = error.data;
+  return e;
+}
+
+/** The in-page mode: a wasm MCP server over JS tools, called through its string boundary. */
+function localConnection(tools) {
+  const server = createMCPServer({ name: 'in-page', version: '1.0.0', tools });
+  let next = 1;
+  return {
+    label: `${server.name} ${server.version} (wasm, in this page)`,
+    async request(method, params) {
+      const text = JSON.stringify({ jsonrpc: '2.0', id: next++, method, params });
+      traffic.log('→', text);
+      const reply = await server.handle(text);
+      traffic.log('←', reply);
+      const message = JSON.parse(reply);
+      if (message.error) throw mcpError(message.error);
+      return message.result;
+    },
+    async notify(method, params) {
+      const text = JSON.stringify({ jsonrpc: '2.0', method, params });
+      traffic.log('→', text);
+      await server.handle(text);
+    },
+    close() {
+      server.free();
+    },
+  };
+}
+
+// ---- the default tools (editable in the page) ---------------------------------------------
+
+const DEFAULT_TOOLS = `[
+  {
+    name: 'echo',
+    description: 'Echo the text back',
+    inputSchema: { type: 'object', properties: { text: { type: 'string', description: 'What to echo' } }, required: ['text'] },
+    execute: ({ text }) => text,
+  },
+  {
+    name: 'add',
+    description: 'Add two numbers',
+    inputSchema: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'] },
+    execute: async ({ x, y }) => x + y,
+  },
+  {
+    name: 'describe',
+    description: 'Return a JSON object about the input',
+    inputSchema: { type: 'object', properties: { word: { type: 'string' }, shout: { type: 'boolean' },
+      unit: { type: 'string', enum: ['chars', 'bytes'] } } },
+    execute: ({ word = '', shout = false, unit = 'chars' }) => ({
+      word: shout ? word.toUpperCase() : word,
+      length: unit === 'bytes' ? new TextEncoder().encode(word).length : [...word].length,
+      unit,
+    }),
+  },
+  {
+    name: 'swatch',
+    description: 'Draw a colour swatch (an image result)',
+    inputSchema: { type: 'object', properties: { color: { type: 'string', default: '#2f6fde' } } },
+    execute: async ({ color = '#2f6fde' }) => {
+      const canvas = document.createElement('canvas');
+      canvas.width = 96; canvas.height = 48;
+      const g = canvas.getContext('2d');
+      g.fillStyle = color; g.fillRect(0, 0, 96, 48);
+      g.fillStyle = '#fff'; g.font = '14px sans-serif'; g.fillText(color, 8, 29);
+      const data = canvas.toDataURL('image/png').split(',')[1];
+      return { content: [{ type: 'image', data, mimeType: 'image/png' }, { type: 'text', text: 'a ' + color + ' swatch' }] };
+    },
+  },
+  {
+    name: 'fail',
+    description: 'Always throws (an isError result)',
+    execute: () => { throw new Error('this tool always fails'); },
+  },
+]`;
+
+function evaluateTools(source) {
+  // The page's own tool source, written by the person using it: evaluated as an expression.
+  const tools = new Function(`"use strict"; return (${source});`)();
+  if (!Array.isArray(tools)) throw new Error('the tool source must evaluate to an array');
+  return tools;
+}
+
+// ---- forms from inputSchema -----------------------------------------------------------------
+
+function fieldFor(name, schema = {}, required = false) {
+  const id = `f-${Math.random().toString(36).slice(2)}`;
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  let input;
+  if (Array.isArray(schema.enum)) {
+    input = el('select', { id, name }, ...schema.enum.map((v) => el('option', { value: JSON.stringify(v), text: String(v) })));
+    input.dataset.kind = 'enum';
+  } else if (type === 'boolean') {
+    input = el('input', { id, name, type: 'checkbox', checked: schema.default === true });
+    input.dataset.kind = 'boolean';
+  } else if (type === 'number' || type === 'integer') {
+    input = el('input', { id, name, type: 'number', step: type === 'integer' ? '1' : 'any', value: schema.default ?? '' });
+    input.dataset.kind = 'number';
+  } else if (type === 'object' || type === 'array') {
+    input = el('textarea', { id, name, rows: '3', placeholder: type === 'array' ? '[]' : '{}' });
+    input.dataset.kind = 'json';
+  } else {
+    input = el('input', { id, name, type: 'text', value: schema.default ?? '' });
+    input.dataset.kind = 'string';
+  }
+  input.required = required;
+  const caption = el('span', {}, `${name}${type ? ` (${type})` : ''}`);
+  if (required) caption.append(el('span', { class: 'req', text: ' *' }));
+  if (schema.description) caption.append(el('span', { class: 'muted', text: ` — ${schema.description}` }));
+  return el('label', { for: id }, caption, input);
+}
+
+function readForm(form) {
+  const args = {};
+  for (const input of form.querySelectorAll('[name]')) {
+    const { kind } = input.dataset;
+    if (kind === 'boolean') args[input.name] = input.checked;
+    else if (input.value === '' && !input.required) continue;
+    else if (kind === 'number') args[input.name] = Number(input.value);
+    else if (kind === 'enum' || kind === 'json') {
+      try {
+        args[input.name] = JSON.parse(input.value);
+      } catch {
+        throw new Error(`${input.name}: not valid JSON`);
+      }
+    } else args[input.name] = input.value;
+  }
+  return args;
+}
+
+function renderTools(connection, tools) {
+  const list = $('#tools');
+  list.replaceChildren();
+  if (!tools.length) list.append(el('p', { class: 'muted', text: 'The server has no tools.' }));
+  for (const tool of tools) {
+    const schema = tool.inputSchema ?? {};
+    const required = new Set(schema.required ?? []);
+    const form = el('form', { 'data-tool': tool.name });
+    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      form.append(fieldFor(name, prop, required.has(name)));
+    }
+    form.append(el('div', { class: 'row' }, el('button', { type: 'submit', text: `Call ${tool.name}` })));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      await callTool(connection, tool.name, form);
+    });
+    list.append(el('div', { class: 'tool' }, el('h3', { text: tool.title ?? tool.name }),
+      el('p', { text: tool.description ?? '' }), form));
+  }
+}
+
+// ---- results --------------------------------------------------------------------------------
+
+function renderError(title, error) {
+  const box = el('div', { class: 'error', role: 'alert' }, el('strong', { text: title }),
+    el('pre', { text: error.code !== undefined ? `MCP error ${error.code}: ${error.message}` : String(error.message ?? error) }));
+  if (error.data !== undefined) box.append(el('pre', { text: JSON.stringify(error.data, null, 2) }));
+  $('#result').replaceChildren(box);
+}
+
+function renderBlock(block) {
+  if (block.type === 'text') {
+    let parsed;
+    try {
+      parsed = JSON.parse(block.text);
+    } catch {
+      /* plain text */
+    }
+    if (parsed !== undefined && typeof parsed === 'object' && parsed !== null) {
+      return el('div', { class: 'block json' }, el('span', { class: 'kind', text: 'json' }),
+        el('pre', { text: JSON.stringify(parsed, null, 2) }));
+    }
+    return el('div', { class: 'block text' }, el('span', { class: 'kind', text: 'text' }), el('pre', { text: block.text }));
+  }
+  if (block.type === 'image') {
+    return el('div', { class: 'block image' }, el('span', { class: 'kind', text: block.mimeType }),
+      el('img', { src: `data:${block.mimeType};base64,${block.data}`, alt: 'image result' }));
+  }
+  return el('div', { class: 'block other' }, el('span', { class: 'kind', text: block.type }),
+    el('pre', { text: JSON.stringify(block, null, 2) }));
+}
+
+async function callTool(connection, name, form) {
+  let args;
+  try {
+    args = readForm(form);
+  } catch (e) {
+    renderError('Bad input', e);
+    return;
+  }
+  try {
+    const result = await connection.request('tools/call', { name, arguments: args });
+    if (result.isError) {
+      const text = (result.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+      renderError(`The tool ${name} failed`, { message: text });
+      return;
+    }
+    const out = el('div', { class: 'result-ok', 'data-result-for': name });
+    out.append(...(result.content ?? []).map(renderBlock));
+    if (result.structuredContent !== undefined) {
+      out.append(el('div', { class: 'block json' }, el('span', { class: 'kind', text: 'structuredContent' }),
+        el('pre', { text: JSON.stringify(result.structuredContent, null, 2) })));
+    }
+    if (!out.childElementCount) out.append(el('p', { class: 'muted', text: '(no content)' }));
+    $('#result').replaceChildren(out);
+  } catch (e) {
+    renderError(`Calling ${name} failed`, e);
+  }
+}
+
+// ---- modes ----------------------------------------------------------------------------------
+
+let current;
+
+async function startLocal() {
+  current?.close?.();
+  current = undefined;
+  traffic.clear();
+  $('#result').replaceChildren(el('p', { class: 'muted', text: 'Call a tool to see its result.' }));
+  try {
+    const connection = localConnection(evaluateTools($('#tools-source').value));
+    const init = await connection.request('initialize', {
+      protocolVersion: MCP_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: 'orkestrel-mcp www', version: '0.1.0' },
+    });
+    await connection.notify('notifications/initialized');
+    const { tools } = await connection.request('tools/list', {});
+    current = connection;
+    $('#server-info').textContent = `${init.serverInfo.name} ${init.serverInfo.version}, protocol ${init.protocolVersion}, ${tools.length} tools`;
+    renderTools(connection, tools);
+    setStatus(`serving ${tools.length} tools in the page`, 'ok');
+  } catch (e) {
+    $('#tools').replaceChildren(el('p', { class: 'muted', text: 'No server.' }));
+    renderError('Could not start the server', e);
+    setStatus('server failed to start', 'err');
+  }
+}
+
+function setStatus(text, kind) {
+  const status = $('#status');
+  status.textContent = text;
+  status.className = `status ${kind ?? ''}`;
+}
+
+function selectMode(mode) {
+  for (const tab of document.querySelectorAll('.modes button')) {
+    tab.setAttribute('aria-selected', String(tab.dataset.mode === mode));
+  }
+  for (const section of document.querySelectorAll('[data-for]')) section.hidden = section.dataset.for !== mode;
+}
+
+async function main() {
+  try {
+    await init();
+  } catch (e) {
+    setStatus('the wasm package did not load', 'err');
+    renderError('Could not load the wasm package', e);
+    return;
+  }
+  $('#tools-source').value = DEFAULT_TOOLS;
+  $('#start').addEventListener('click', startLocal);
+  $('#clear-traffic').addEventListener('click', () => traffic.clear());
+  for (const tab of document.querySelectorAll('.modes button')) {
+    tab.addEventListener('click', () => selectMode(tab.dataset.mode));
+  }
+  selectMode('local');
+  await startLocal();
+  document.body.dataset.ready = 'true';
+}
+
+main();
