@@ -42,6 +42,9 @@ step "wasm32-unknown-unknown: the core builds with no features and with --all-fe
 cargo check --lib --target wasm32-unknown-unknown || fail "wasm32 check"
 cargo check --lib --target wasm32-unknown-unknown --all-features || fail "wasm32 check --all-features"
 
+step "benchmarks build (not run): the bench crate, with rmcp and criterion (~2 min cold, release)"
+cargo build --release -q -p orkestrel-mcp-bench --benches --bins || fail "bench crate build"
+
 step "cargo test (no features: core, doctests)"
 run_tests
 step "cargo test --features native (transports, binary, doctests)"

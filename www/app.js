@@ -1,11 +1,18 @@
 // The browser MCP console on the orkestrel-mcp wasm package.
 //
-// Every mode is a *connection*: `{ label, request(method, params) → Promise<result> }` that throws
-// an Error with `code` / `data` on a JSON-RPC error and reports each message it sends or receives
-// to `traffic`. The page (tool list, forms, results) only talks to a connection, so the remote
-// mode (createMCPClient over createFetchTransport / createWebSocketTransport) plugs in as one more
-// connection when the client bindings land.
-import init, { createMCPServer, MCP_PROTOCOL_VERSION } from './pkg/orkestrel_mcp.js';
+// Every mode is a *connection*: `{ label, open() → info, listTools(), callTool(name, args), close() }`
+// whose methods throw an Error with `code` / `data` (an MCPError) on failure and report each
+// message sent or received to `traffic`. Two connections exist: the in-page wasm server (its
+// string boundary, `handle`), and a remote server through the wasm MCP client (createMCPClient
+// over createFetchTransport for http(s):// or createWebSocketTransport for ws(s)://). The page
+// (tool list, forms, results) only talks to a connection.
+import init, {
+  createFetchTransport,
+  createMCPClient,
+  createMCPServer,
+  createWebSocketTransport,
+  MCP_PROTOCOL_VERSION,
+} from './pkg/orkestrel_mcp.js';
 
 const $ = (selector) => document.querySelector(selector);
 const el = (tag, attrs = {}, ...children) => {
@@ -32,8 +39,8 @@ const traffic = {
     } catch {
       /* not JSON: show as is */
     }
-    const cls = `dir ${direction === '→' ? 'out' : 'in'}${isError ? ' err' : ''}`;
-    const label = direction === '→' ? '→ request' : '← response';
+    const cls = `dir ${direction === '→' ? 'out' : 'in'}${isError || direction === '!' ? ' err' : ''}`;
+    const label = direction === '→' ? '→ sent' : direction === '←' ? '← received' : '! error';
     $('#traffic').append(el('li', {}, el('span', { class: cls, text: label }), el('pre', { text: pretty })));
     $('#traffic').lastElementChild.scrollIntoView({ block: 'nearest' });
   },
@@ -53,11 +60,68 @@ function mcpError(error) {
   return e;
 }
 
+/** JSON text of a message, with `bigint` ids written as the integers they are. */
+function toJSON(value) {
+  const marks = [];
+  const text = JSON.stringify(value, (_, v) => {
+    if (typeof v !== 'bigint') return v;
+    marks.push(v.toString());
+    return `\u0000big${marks.length - 1}\u0000`;
+  });
+  return text.replace(/"\\u0000big(\d+)\\u0000"/g, (_, i) => marks[Number(i)]);
+}
+
+/** The remote mode: the wasm MCP client over fetch (http/https) or WebSocket (ws/wss). */
+function remoteConnection(url) {
+  const scheme = new URL(url).protocol;
+  let transport;
+  if (scheme === 'http:' || scheme === 'https:') transport = createFetchTransport({ url });
+  else if (scheme === 'ws:' || scheme === 'wss:') transport = createWebSocketTransport({ url });
+  else throw new Error(`${url}: use an http(s):// or ws(s):// URL`);
+  const kind = transport.kind;
+  const client = createMCPClient({
+    transport,
+    name: 'orkestrel-mcp www',
+    version: '0.1.0',
+    timeout: 30000,
+    trace: (direction, message) => traffic.log(direction === 'send' ? '→' : '←', toJSON(message)),
+  });
+  client.on('disconnect', (cause) => {
+    if (current?.client === client) {
+      setStatus(`disconnected: ${cause}`, 'err');
+      $('#disconnect').disabled = true;
+    }
+  });
+  client.on('error', (e) => traffic.log('!', toJSON({ error: { message: e.message, code: e.code } })));
+  const connection = {
+    client,
+    label: `${url} (${kind === 'http' ? 'Streamable HTTP' : 'WebSocket'})`,
+    async open() {
+      await client.connect();
+      const info = client.initializeResult;
+      return { ...info, session: client.sessionId, kind };
+    },
+    listTools: () => client.tools(),
+    callTool: (name, args) => client.callTool(name, args),
+    close: () => client.disconnect(),
+  };
+  // The server changed its tools (e.g. on the GET stream): list them again.
+  client.on('notification', async (message) => {
+    if (message.method !== 'notifications/tools/list_changed' || current !== connection) return;
+    try {
+      renderTools(connection, await client.tools());
+    } catch (e) {
+      renderError('Could not list the tools again', e);
+    }
+  });
+  return connection;
+}
+
 /** The in-page mode: a wasm MCP server over JS tools, called through its string boundary. */
 function localConnection(tools) {
   const server = createMCPServer({ name: 'in-page', version: '1.0.0', tools });
   let next = 1;
-  return {
+  const connection = {
     label: `${server.name} ${server.version} (wasm, in this page)`,
     async request(method, params) {
       const text = JSON.stringify({ jsonrpc: '2.0', id: next++, method, params });
@@ -73,10 +137,22 @@ function localConnection(tools) {
       traffic.log('→', text);
       await server.handle(text);
     },
+    async open() {
+      const info = await connection.request('initialize', {
+        protocolVersion: MCP_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'orkestrel-mcp www', version: '0.1.0' },
+      });
+      await connection.notify('notifications/initialized');
+      return info;
+    },
+    listTools: async () => (await connection.request('tools/list', {})).tools,
+    callTool: (name, args) => connection.request('tools/call', { name, arguments: args }),
     close() {
       server.free();
     },
   };
+  return connection;
 }
 
 // ---- the default tools (editable in the page) ---------------------------------------------
@@ -241,7 +317,7 @@ async function callTool(connection, name, form) {
     return;
   }
   try {
-    const result = await connection.request('tools/call', { name, arguments: args });
+    const result = await connection.callTool(name, args);
     if (result.isError) {
       const text = (result.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
       renderError(`The tool ${name} failed`, { message: text });
@@ -263,23 +339,33 @@ async function callTool(connection, name, form) {
 // ---- modes ----------------------------------------------------------------------------------
 
 let current;
+let selectedMode;
+
+function resetPanels(note) {
+  traffic.clear();
+  $('#tools').replaceChildren(el('p', { class: 'muted', text: note }));
+  $('#result').replaceChildren(el('p', { class: 'muted', text: 'Call a tool to see its result.' }));
+}
+
+async function closeCurrent() {
+  const previous = current;
+  current = undefined;
+  try {
+    await previous?.close?.();
+  } catch {
+    /* closing is best effort */
+  }
+}
 
 async function startLocal() {
-  current?.close?.();
-  current = undefined;
-  traffic.clear();
-  $('#result').replaceChildren(el('p', { class: 'muted', text: 'Call a tool to see its result.' }));
+  await closeCurrent();
+  resetPanels('No server yet.');
   try {
     const connection = localConnection(evaluateTools($('#tools-source').value));
-    const init = await connection.request('initialize', {
-      protocolVersion: MCP_PROTOCOL_VERSION,
-      capabilities: {},
-      clientInfo: { name: 'orkestrel-mcp www', version: '0.1.0' },
-    });
-    await connection.notify('notifications/initialized');
-    const { tools } = await connection.request('tools/list', {});
+    const info = await connection.open();
+    const tools = await connection.listTools();
     current = connection;
-    $('#server-info').textContent = `${init.serverInfo.name} ${init.serverInfo.version}, protocol ${init.protocolVersion}, ${tools.length} tools`;
+    $('#server-info').textContent = `${info.serverInfo.name} ${info.serverInfo.version}, protocol ${info.protocolVersion}, ${tools.length} tools`;
     renderTools(connection, tools);
     setStatus(`serving ${tools.length} tools in the page`, 'ok');
   } catch (e) {
@@ -289,6 +375,45 @@ async function startLocal() {
   }
 }
 
+async function connectRemote(event) {
+  event?.preventDefault();
+  await closeCurrent();
+  resetPanels('Connecting…');
+  $('#remote-info').textContent = '';
+  const url = $('#server-url').value.trim();
+  setStatus(`connecting to ${url}…`);
+  $('#connect').disabled = true;
+  try {
+    const connection = remoteConnection(url);
+    current = connection;
+    const info = await connection.open();
+    const tools = await connection.listTools();
+    if (current !== connection) return;
+    const session = info.session ? `, session ${info.session}` : '';
+    $('#remote-info').textContent = `${info.serverInfo.name} ${info.serverInfo.version} over ${info.kind === 'http' ? 'Streamable HTTP' : 'WebSocket'}, protocol ${info.protocolVersion}${session}, ${tools.length} tools`;
+    renderTools(connection, tools);
+    setStatus(`connected to ${url} (${tools.length} tools)`, 'ok');
+    $('#disconnect').disabled = false;
+    document.body.dataset.remote = 'connected';
+  } catch (e) {
+    current = undefined;
+    $('#tools').replaceChildren(el('p', { class: 'muted', text: 'Not connected.' }));
+    renderError(`Could not connect to ${url}`, e);
+    setStatus('connection failed', 'err');
+    document.body.dataset.remote = 'failed';
+  } finally {
+    $('#connect').disabled = false;
+  }
+}
+
+async function disconnectRemote() {
+  await closeCurrent();
+  $('#disconnect').disabled = true;
+  $('#tools').replaceChildren(el('p', { class: 'muted', text: 'Disconnected.' }));
+  setStatus('disconnected');
+  document.body.dataset.remote = 'disconnected';
+}
+
 function setStatus(text, kind) {
   const status = $('#status');
   status.textContent = text;
@@ -296,6 +421,11 @@ function setStatus(text, kind) {
 }
 
 function selectMode(mode) {
+  if (mode === selectedMode) return;
+  selectedMode = mode;
+  closeCurrent();
+  resetPanels(mode === 'remote' ? 'Not connected.' : 'No server yet.');
+  setStatus(mode === 'remote' ? 'enter a server URL and connect' : 'press Start server');
   for (const tab of document.querySelectorAll('.modes button')) {
     tab.setAttribute('aria-selected', String(tab.dataset.mode === mode));
   }
@@ -312,13 +442,26 @@ async function main() {
   }
   $('#tools-source').value = DEFAULT_TOOLS;
   $('#start').addEventListener('click', startLocal);
+  $('#remote-form').addEventListener('submit', connectRemote);
+  $('#disconnect').addEventListener('click', disconnectRemote);
   $('#clear-traffic').addEventListener('click', () => traffic.clear());
+  for (const node of document.querySelectorAll('.origin')) node.textContent = location.origin;
   for (const tab of document.querySelectorAll('.modes button')) {
     tab.addEventListener('click', () => selectMode(tab.dataset.mode));
   }
-  selectMode('local');
-  await startLocal();
-  document.body.dataset.ready = 'true';
+  // `?server=<url>` opens the remote mode with that URL (and connects); otherwise the in-page
+  // server starts.
+  const server = new URLSearchParams(location.search).get('server');
+  if (server) {
+    $('#server-url').value = server;
+    selectMode('remote');
+    document.body.dataset.ready = 'true';
+    await connectRemote();
+  } else {
+    selectMode('local');
+    await startLocal();
+    document.body.dataset.ready = 'true';
+  }
 }
 
 main();

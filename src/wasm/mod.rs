@@ -5,6 +5,8 @@
 //!  (execute)     (server.rs)        (McpServer) ├─ handle(string)    → Promise<string | undefined>
 //!                                               └─ fetch(Request)    → Promise<Response>  (fetch.rs)
 //!  guards & builders (guards.rs): isJSONRPCMessage, parseJSONRPCMessage, jsonRPCResult, …
+//!  createMCPClient ──► MCPClient ──► MCPTransport: createFetchTransport (fetch + SSE decoder),
+//!   (client.rs)       (McpClient)     createWebSocketTransport (subprotocol mcp), or a JS object
 //!  JS ⇄ JSON with exact integers (convert.rs)
 //! ```
 //!
@@ -13,6 +15,7 @@
 //! becomes a JS number), and `dispatch` takes and returns a `bigint` for an integer beyond
 //! 2^53 − 1 (see [`convert`]).
 
+pub mod client;
 pub mod context;
 pub mod convert;
 pub mod fetch;
@@ -24,6 +27,9 @@ use wasm_bindgen::prelude::*;
 
 use crate::jsonrpc::ErrorObject;
 
+pub use client::fetch::create_fetch_transport;
+pub use client::websocket::create_websocket_transport;
+pub use client::{client_error_to_js, create_mcp_client, Client, Transport};
 pub use context::ToolContext;
 pub use server::{create_mcp_server, Server};
 

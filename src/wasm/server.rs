@@ -208,6 +208,15 @@ impl Server {
         })
     }
 
+    /// A JS-facing server over a core server (default path, no `error` option).
+    pub fn from_core(server: McpServer) -> Server {
+        Server {
+            server,
+            path: DEFAULT_MCP_PATH.into(),
+            on_error: None,
+        }
+    }
+
     /// The core server (for Rust code that embeds the bindings).
     pub fn core(&self) -> &McpServer {
         &self.server

@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// The www/ page in real headless Chromium (playwright-core, /usr/bin/chromium): the in-page
-// wasm server starts, the echo form (generated from its inputSchema) calls the tool, results
-// render (text, JSON, image, error), the JSON-RPC traffic shows. Saves a screenshot to
-// $ARTIFACTS (default target/wasm-artifacts). Prints `page: N passed, M failed`.
+// The www/ page in real headless Chromium (playwright-core, /usr/bin/chromium):
+//   - the in-page wasm server starts, the echo form (generated from its inputSchema) calls the
+//     tool, results render (text, JSON, image, error), the JSON-RPC traffic shows;
+//   - the remote mode, with the wasm MCP client, against `orkestrel-mcp serve --http 127.0.0.1:0
+//     --cors <page origin>` ($ORKESTREL_MCP_BIN, default target/debug/orkestrel-mcp): connect over
+//     Streamable HTTP and over WebSocket, list tools, fill the echo form, call, assert the DOM.
+// Saves screenshots to $ARTIFACTS (default target/wasm-artifacts). Prints
+// `page: N passed, M failed`.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +21,7 @@ fs.mkdirSync(artifacts, { recursive: true });
 const watchdog = setTimeout(() => {
   console.error('page: timed out');
   process.exit(1);
-}, 60000);
+}, 120000);
 
 const { server, url } = await serveStatic();
 const browser = await chromium.launch({
@@ -99,6 +104,103 @@ await check('a broken tool source shows an error instead of a server', async () 
 await check('no console errors', async () => {
   assert.deepEqual(consoleErrors, []);
 });
+
+// ---- the remote mode against the native server ----------------------------------------------
+
+/** Start `orkestrel-mcp serve --http 127.0.0.1:0 --cors <origin>`; resolve to its /mcp URL. */
+function startNative(origin) {
+  const bin = process.env.ORKESTREL_MCP_BIN ?? path.join(root, 'target', 'debug', 'orkestrel-mcp');
+  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--cors', origin], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const ready = new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error(`the native server did not start: ${log}`)), 20000);
+    const read = (chunk) => {
+      log += chunk;
+      const m = /serving MCP at (http:\/\/\S+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`the native server exited (${code}): ${log}`)); });
+  });
+  return { child, ready };
+}
+
+const origin = new URL(url).origin;
+const native = startNative(origin);
+let mcpUrl;
+await check('orkestrel-mcp serve --http starts (CORS for the page origin)', async () => {
+  mcpUrl = await native.ready;
+  assert.match(mcpUrl, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+});
+
+const errorsBefore = consoleErrors.length;
+async function connectRemote(serverUrl) {
+  await page.goto(`${url}?server=${encodeURIComponent(serverUrl)}`);
+  await page.waitForSelector('body[data-remote]', { timeout: 20000 });
+  const state = await page.getAttribute('body', 'data-remote');
+  if (state !== 'connected') throw new Error(`not connected: ${await page.textContent('#result')}`);
+}
+async function echoOver(transportName, text) {
+  const tools = await page.$$eval('#tools form', (forms) => forms.map((f) => f.dataset.tool));
+  assert.deepEqual(tools, ['echo', 'add', 'fail', 'sleep', 'progress']);
+  const input = page.locator('form[data-tool="echo"] input[name="text"]');
+  assert.equal(await input.evaluate((i) => i.required), true);
+  await input.fill(text);
+  await page.click('form[data-tool="echo"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="echo"]');
+  assert.equal(await page.textContent('[data-result-for="echo"] .block.text pre'), text);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  const call = entries.find((m) => m.method === 'tools/call');
+  assert.deepEqual(call.params, { name: 'echo', arguments: { text } });
+  const reply = entries.find((m) => m.id === call.id && m.result);
+  assert.deepEqual(reply.result.content, [{ type: 'text', text }]);
+  assert.match(await page.textContent('#remote-info'), new RegExp(transportName));
+}
+
+await check('remote over Streamable HTTP: connect, list tools, call echo', async () => {
+  await connectRemote(mcpUrl);
+  assert.match(await page.textContent('#status'), /connected to .* \(5 tools\)/);
+  assert.match(await page.textContent('#remote-info'), /orkestrel-mcp .* session [0-9a-f-]+/);
+  await echoOver('Streamable HTTP', 'hello over HTTP');
+  await page.screenshot({ path: path.join(artifacts, 'www-remote-http.png'), fullPage: true });
+});
+await check('remote over HTTP: numbers, structuredContent, tool errors shown plainly', async () => {
+  await page.fill('form[data-tool="add"] input[name="a"]', '2');
+  await page.fill('form[data-tool="add"] input[name="b"]', '5');
+  await page.click('form[data-tool="add"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="add"]');
+  assert.equal(await page.textContent('[data-result-for="add"] .block.text pre'), '7');
+  assert.deepEqual(JSON.parse(await page.textContent('[data-result-for="add"] .block.json pre')), { sum: 7 });
+  await page.fill('form[data-tool="fail"] input[name="message"]', 'remote failure');
+  await page.click('form[data-tool="fail"] button[type="submit"]');
+  await page.waitForSelector('#result .error');
+  assert.match(await page.textContent('#result .error'), /The tool fail failed.*remote failure/s);
+});
+await check('remote over HTTP: disconnect', async () => {
+  await page.click('#disconnect');
+  await page.waitForSelector('body[data-remote="disconnected"]');
+  assert.match(await page.textContent('#status'), /disconnected/);
+});
+await check('remote over WebSocket: connect, list tools, call echo', async () => {
+  await connectRemote(mcpUrl.replace(/^http/, 'ws'));
+  await echoOver('WebSocket', 'hello over WebSocket');
+  await page.screenshot({ path: path.join(artifacts, 'www-remote-ws.png'), fullPage: true });
+});
+await check('no console errors in the remote mode', async () => {
+  assert.deepEqual(consoleErrors.slice(errorsBefore), []);
+});
+await check('a server that is not there is an error shown plainly', async () => {
+  await page.goto(`${url}?server=${encodeURIComponent('http://127.0.0.1:9/mcp')}`);
+  await page.waitForSelector('body[data-remote="failed"]', { timeout: 20000 });
+  assert.match(await page.textContent('#result .error'), /Could not connect to http:\/\/127\.0\.0\.1:9\/mcp.*MCP error -32000/s);
+  assert.match(await page.textContent('#status'), /connection failed/);
+});
+native.child.kill();
 
 // The screenshot shows the echo call (the state a person would check).
 await page.goto(url);

@@ -2,10 +2,12 @@
 # The wasm test command: installs what it needs on a fresh machine (skipping what is present),
 # builds the npm package for `--target web` and `--target nodejs` with wasm-pack, prints its size,
 # then runs
-#   1. wasm-bindgen-test (tests/wasm_core.rs, tests/wasm_bindings.rs) under node,
+#   1. wasm-bindgen-test (tests/wasm_core.rs, tests/wasm_bindings.rs, tests/wasm_client.rs) under node,
 #   2. the same in headless Chromium,
 #   3. the Worker-style fetch handler under node, driven by the official TS SDK client,
-#   4. the www/ page in headless Chromium (playwright-core), screenshot in target/wasm-artifacts/,
+#   4. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
+#      mode (the wasm client) against `orkestrel-mcp serve --http 127.0.0.1:0 --cors <page origin>`
+#      over HTTP and WebSocket; screenshots in target/wasm-artifacts/,
 # and type-checks a consumer of the generated .d.ts with tsc --strict.
 # Ends with `wasm: N passed, M failed`; exit 0 only when all pass.
 #
@@ -86,7 +88,7 @@ step "the .d.ts under tsc --strict (tests/wasm/types_check.ts)"
 if (cd tests/wasm && tsc -p tsconfig.json); then PASSED=$((PASSED + 1)); echo "types: ok"; else FAILED=$((FAILED + 1)); fi
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
-WASM_TESTS=(--target wasm32-unknown-unknown --test wasm_core --test wasm_bindings)
+WASM_TESTS=(--target wasm32-unknown-unknown --test wasm_core --test wasm_bindings --test wasm_client)
 
 step "wasm-bindgen-test under node"
 log=$(mktemp)
@@ -111,7 +113,8 @@ count_line "$log" worker
 rm -f "$log"
 
 if [ -z "${SKIP_BROWSER:-}" ]; then
-  step "the www/ page in headless Chromium (playwright-core)"
+  step "the www/ page in headless Chromium (playwright-core), local mode and remote mode against orkestrel-mcp serve"
+  cargo build --quiet --features native --bin orkestrel-mcp || fail "cargo build --features native --bin orkestrel-mcp"
   log=$(mktemp)
   PKG="$PKG/web" node tests/wasm/page_test.mjs 2>&1 | grep -v 'unexpected operator' | tee "$log" || true
   count_line "$log" page

@@ -1,7 +1,10 @@
 // Type-checks a consumer of the package's .d.ts under `tsc --strict` (run by run.sh): the
 // declarations are real types, not `any`. Never executed.
 import {
+  createFetchTransport,
+  createMCPClient,
   createMCPServer,
+  createWebSocketTransport,
   isJSONRPCMessage,
   jsonRPCError,
   jsonRPCResult,
@@ -9,7 +12,16 @@ import {
   MCP_PROTOCOL_VERSION,
   JSONRPC_PARSE_ERROR,
   type JSONRPCResponse,
+  type JSONRPCMessage,
+  type MCPClient,
+  type MCPClientError,
+  type MCPError,
+  type MCPCustomTransport,
+  type MCPInitializeResult,
   type MCPTool,
+  type MCPToolDescriptor,
+  type MCPTransport,
+  type MCPTransportSink,
   type MCPToolContext,
   type MCPToolResult,
   type RequestId,
@@ -56,3 +68,55 @@ const broken: MCPTool = { name: 'x' };
 void broken;
 // @ts-expect-error: only 'request' events exist
 server.on('other', () => {});
+
+// The client: transports, options, events, results.
+const http: MCPTransport = createFetchTransport({
+  url: 'http://127.0.0.1:3000/mcp',
+  headers: { authorization: 'Bearer x' },
+  fetch: (request: Request) => server.fetch(request),
+});
+const kind: 'http' | 'websocket' = http.kind;
+const ws: MCPTransport = createWebSocketTransport({ url: 'ws://127.0.0.1:3000/mcp' });
+let sinkSeen: MCPTransportSink | undefined;
+const custom: MCPCustomTransport = {
+  start(sink: MCPTransportSink) {
+    sinkSeen = sink;
+  },
+  async send(message: JSONRPCMessage) {
+    const reply = await server.handle(JSON.stringify(message));
+    if (reply !== undefined) sinkSeen?.receive(reply);
+  },
+};
+const client: MCPClient = createMCPClient({
+  transport: kind === 'http' ? http : custom,
+  timeout: 5000,
+  name: 'types',
+  version: '1.0.0',
+  trace: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void [direction, message],
+});
+client.on('connect', () => {});
+client.on('disconnect', (cause: string) => void cause);
+client.on('notification', (message) => void message.method);
+client.on('error', (error: MCPError) => void [error.code, error.data, (error as MCPClientError).kind]);
+
+export async function usesClient(): Promise<unknown> {
+  await client.connect();
+  const connected: boolean = client.connected;
+  const info: MCPInitializeResult | undefined = client.initializeResult;
+  const session: string | undefined = client.sessionId;
+  const version: string | undefined = client.protocolVersion;
+  const tools: MCPToolDescriptor[] = await client.tools();
+  const whole: MCPToolResult = await client.callTool('echo', { text: 'x' }, { timeout: 1000 });
+  const value: unknown = await client.call('add', { x: 1, y: 2 });
+  const pong: unknown = await client.request('ping');
+  await client.disconnect();
+  void [connected, info, session, version, tools, whole, pong, ws];
+  return value;
+}
+
+// @ts-expect-error: only the four client events exist
+client.on('message', () => {});
+// @ts-expect-error: a disconnect listener gets a string cause
+client.on('disconnect', (cause: number) => void cause);
+// @ts-expect-error: a transport needs a url
+createFetchTransport({});

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Turn the raw results of benches/run.sh into ONE Markdown table of ratios.
+
+Usage: report.py RESULTS_DIR CORES DURATION_MS WARMUP_MS
+
+Reads RESULTS_DIR/{inprocess.json,http.jsonl,rss.jsonl,stdio.jsonl} (any may be missing) and
+prints the table. Throughputs are "higher is better", so ours/peer > 1 means ours is ahead;
+latency and memory rows say "lower is better". Runs of the forward and reverse order are
+averaged (peak RSS: the larger of the two).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import pathlib
+import platform
+import subprocess
+import sys
+from collections import defaultdict
+
+out = pathlib.Path(sys.argv[1])
+cores, dur, warm = sys.argv[2], sys.argv[3], sys.argv[4]
+
+PEERS = ["floor", "rmcp", "ts", "py"]
+HEAD = ["ours", "floor", "ours/floor", "rmcp", "ours/rmcp", "TS SDK", "ours/TS", "Python SDK", "ours/Py", "goal"]
+
+
+def lines(name: str) -> list[dict]:
+    p = out / name
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def fmt(v, kind):
+    if v is None:
+        return "—"
+    if kind == "rate":
+        return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.0f}"
+    if kind == "ms":
+        return f"{v / 1000:.2f} ms"
+    if kind == "count":
+        return f"{v / 1000:.1f}k" if v < 1e6 else f"{v / 1e6:.2f}M"
+    if kind == "us":
+        return f"{v:.1f} µs"
+    if kind == "mib":
+        return f"{v / 1024:.1f} MiB"
+    return str(v)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+rows: list[list[str]] = []
+
+
+def row(label, values: dict, kind, goal=""):
+    ours = values.get("ours")
+    cells = [label, fmt(ours, kind)]
+    for peer in PEERS:
+        cells += [fmt(values.get(peer), kind), ratio(ours, values.get(peer))]
+    cells.append(goal)
+    rows.append(cells)
+
+
+def slot(label, text):
+    rows.append([label, text] + [""] * (len(HEAD) - 1))
+
+
+def check(ok) -> str:
+    return "" if ok is None else (" ✓" if ok else " ✗")
+
+
+# ---------------------------------------------------------------- in process
+inproc = {}
+p = out / "inprocess.json"
+if p.exists():
+    inproc = json.loads(p.read_text())
+for group, label in (("tools_call_echo", "in process: tools/call echo, calls/s"),
+                     ("tools_list_100", "in process: tools/list of 100 tools, calls/s")):
+    ns = {k.split("/", 1)[1]: v for k, v in inproc.items() if k.startswith(group + "/")}
+    if not ns:
+        continue
+    per_s = {"ours": 1e9 / ns["ours/handle"], "floor": 1e9 / ns["floor/serde"], "rmcp": 1e9 / ns["rmcp/service"]}
+    ok = per_s["ours"] >= per_s["floor"] / 1.5 and per_s["ours"] > per_s["rmcp"]
+    row(label, per_s, "rate", "≥ 0.67× floor, > rmcp" + check(ok))
+
+instr = {rec["mode"]: rec["per_call"] for rec in lines("instructions.jsonl")}
+for what, label in (("echo", "in process: instructions per tools/call echo (callgrind; lower is better)"),
+                    ("list", "in process: instructions per tools/list of 100 (callgrind; lower is better)")):
+    v = {side: instr.get(f"{side}-{what}") for side in ("ours", "floor", "rmcp")}
+    if v["ours"]:
+        ok = None if not v["floor"] or not v["rmcp"] else v["ours"] <= 1.5 * v["floor"] and v["ours"] < v["rmcp"]
+        row(label, v, "count", "≤ 1.5× floor, < rmcp" + check(ok))
+
+# ---------------------------------------------------------------- HTTP
+http = defaultdict(lambda: defaultdict(list))  # (server) -> c -> [run]
+for rec in lines("http.jsonl"):
+    if "run" in rec:
+        http[rec["server"]][rec["run"]["connections"]].append(rec["run"])
+
+
+def http_stat(c, key):
+    return {s: mean([r[key] for r in http[s][c]]) for s in http if http[s][c]}
+
+
+if http:
+    for c in (1, 16, 64):
+        v = http_stat(c, "rps")
+        goal = ""
+        if c in (16, 64):
+            ok = None if not v.get("ours") or not v.get("floor") else v["ours"] >= 0.8 * v["floor"]
+            goal = "≥ 0.8× floor" + check(ok)
+        row(f"HTTP tools/call, c={c}, req/s", v, "rate", goal)
+    for c in (16, 64):
+        row(f"HTTP p50 latency, c={c} (lower is better)", http_stat(c, "p50_us"), "ms")
+        v = http_stat(c, "p99_us")
+        goal = ""
+        if c == 64:
+            ok = None if not v.get("ours") or not v.get("rmcp") else v["ours"] <= v["rmcp"]
+            goal = "≤ rmcp" + check(ok)
+        row(f"HTTP p99 latency, c={c} (lower is better)", v, "ms", goal)
+    cpu = defaultdict(lambda: defaultdict(list))
+    for rec in lines("http.jsonl"):
+        run = rec.get("run")
+        if run and rec.get("cpu_ticks") is not None and run.get("total"):
+            cpu[rec["server"]][run["connections"]].append(rec["cpu_ticks"] / rec["clk_tck"] * 1e6 / run["total"])
+    for c in (16, 64):
+        v = {s: mean(cpu[s][c]) for s in cpu if cpu[s][c]}
+        if v:
+            row(f"HTTP server CPU per request, c={c} (lower is better)", v, "us")
+    for c in (16, 64):
+        sse = {"ours": mean([r["rps"] for r in http["ours-sse"][c]]), "floor": mean([r["rps"] for r in http["floor"][c]]),
+               "rmcp": mean([r["rps"] for r in http["rmcp"][c]])}
+        if sse["ours"]:
+            row(f"HTTP c={c}, req/s — ours answering SSE (the route's default `prefer_json: false`)", sse, "rate")
+            v = {"ours": mean(cpu["ours-sse"][c]), "floor": mean(cpu["floor"][c]), "rmcp": mean(cpu["rmcp"][c])}
+            row(f"HTTP server CPU per request, c={c} — ours answering SSE (lower is better)", v, "us")
+    rss = defaultdict(int)
+    for rec in lines("rss.jsonl"):
+        if rec["server"] == "ours-sse":
+            continue
+        rss[rec["server"]] = max(rss[rec["server"]], rec.get("vmhwm_kib") or 0)
+    if rss:
+        ok = None if not rss.get("ours") else rss["ours"] <= 8 * 1024
+        row("peak RSS after c=64 (VmHWM; lower is better)", dict(rss), "mib", "≤ 8 MiB" + check(ok))
+slot("HTTP with our sessions, c=1/16/64", "slot: our session HTTP (not measured yet)")
+
+# ---------------------------------------------------------------- stdio
+stdio = defaultdict(lambda: defaultdict(list))
+for rec in lines("stdio.jsonl"):
+    stdio[rec["server"]][rec["run"]["inflight"]].append(rec["run"]["rps"])
+
+
+def stdio_row(k, ours_name, label):
+    v = {
+        "ours": mean(stdio[ours_name][k]),
+        "floor": mean(stdio["floor"][k]),
+        "rmcp": mean(stdio["rmcp-pipes"][k]),
+        "ts": mean(stdio["ts"][k]),
+    }
+    ok = None if not v["ours"] or not v["floor"] else v["ours"] >= 0.9 * v["floor"]
+    row(label, v, "rate", "≥ 0.9× floor" + check(ok))
+
+
+if stdio:
+    stdio_row(64, "ours", "stdio, 64 in flight, round trips/s")
+    stdio_row(1, "ours", "stdio, sequential, round trips/s")
+    stdio_row(64, "ours-pipes", "stdio, 64 in flight — ours on non-blocking pipes (bench variant)")
+    stdio_row(1, "ours-pipes", "stdio, sequential — ours on non-blocking pipes (bench variant)")
+slot("WebSocket, one socket, 64 in flight, msg/s", "slot: WebSocket 64 in flight (not measured yet)")
+slot("memory per idle session (1,000 sessions)", "slot: 1,000 idle sessions (not measured yet)")
+slot("memory per idle WebSocket connection (1,000)", "slot: 1,000 idle WebSocket connections (not measured yet)")
+# The wasm package, when `bash tests/wasm/run.sh` has built it (target/wasm-pkg/web).
+wasm = out.parent / "wasm-pkg" / "web"
+wasm_files = [wasm / "orkestrel_mcp_bg.wasm", wasm / "orkestrel_mcp.js"]
+if all(f.exists() for f in wasm_files):
+    import gzip
+    raw = sum(f.stat().st_size for f in wasm_files)
+    gz = sum(len(gzip.compress(f.read_bytes(), 9)) for f in wasm_files)
+    slot("wasm package size (web: .wasm + JS glue), raw / gzip -9",
+         f"{raw / 1024:.1f} KB / {gz / 1024:.1f} KB (TS SDK client + server, esbuild --minify: 441 KB / 121 KB)")
+else:
+    slot("wasm package size, raw / gzipped", "n/a (wasm package not built yet: run bash tests/wasm/run.sh first)")
+
+# ---------------------------------------------------------------- print
+try:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+except OSError:
+    commit = "?"
+cpu = ""
+try:
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+except OSError:
+    pass
+print(f"Machine: {cores} cores ({cpu or platform.machine()}), {datetime.date.today()}, commit {commit}; "
+      f"{dur} ms measured after {warm} ms warm-up per run, forward and reverse order averaged.")
+print("Servers on CPU 0, load generator / driver on CPU 1 (taskset). Throughput ratios: ours/peer > 1 means ours is ahead.")
+print("The one-core load generator caps the bare hyper floor, so the floor is a LOWER bound and ours/floor an upper bound.")
+print()
+print("| measure | " + " | ".join(HEAD) + " |")
+print("|---|" + "---|" * len(HEAD))
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+print()
+notes = []
+if inproc:
+    notes.append(
+        "In process, rmcp is its running service fed parsed messages over in-memory channels (its fastest public path); "
+        f"its one-shot service per request (what its stateless HTTP does) takes "
+        f"{inproc.get('tools_call_echo/rmcp/oneshot', 0) / 1000:.1f} µs (echo) and "
+        f"{inproc.get('tools_list_100/rmcp/oneshot', 0) / 1000:.1f} µs (list); "
+        f"ours {inproc.get('tools_call_echo/ours/handle', 0) / 1000:.2f} µs and {inproc.get('tools_list_100/ours/handle', 0) / 1000:.1f} µs; "
+        f"serde floor {inproc.get('tools_call_echo/floor/serde', 0) / 1000:.2f} µs and {inproc.get('tools_list_100/floor/serde', 0) / 1000:.1f} µs."
+    )
+if stdio:
+    r64, r1 = mean(stdio["rmcp"][64]), mean(stdio["rmcp"][1])
+    notes.append(
+        "stdio: ours is `native::stdio::serve_stdio` as shipped (the bench variant opens /proc/self/fd/0 and 1 as non-blocking pipes itself); rmcp is `stdio_pipes()`; "
+        f"rmcp with plain `stdio()` does {fmt(r64, 'rate')} (64 in flight) and {fmt(r1, 'rate')} (sequential) round trips/s."
+    )
+notes.append("HTTP servers answer JSON (ours: `HttpOptions { prefer_json: true }`; rmcp: stateless, `json_response`; "
+             "TS SDK: a server and transport per request, `enableJsonResponse`; Python SDK: `stateless_http`, `json_response`).")
+for n in notes:
+    print(f"- {n}")

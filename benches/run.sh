@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# The benchmarks side by side (issue 7), in one command:
+#
+#   bash benches/run.sh
+#
+# Builds the bench crate (release), installs the TypeScript and Python SDK peers into
+# benches/peers/ when missing or stale (node_modules/ and .venv/, gitignored), then measures
+#   1. in process (criterion): handle(tools/call echo) and handle(tools/list, 100 tools) —
+#      ours vs the serde floor vs rmcp; and, when valgrind is installed, the same calls'
+#      instructions per call under callgrind (deterministic on a noisy machine);
+#   2. HTTP over loopback: tools/call echo at 1, 16 and 64 keep-alive connections — ours
+#      (stateless route) vs the bare hyper floor, rmcp (stateless JSON), the TS SDK, the Python
+#      SDK; every server in turn, then again in reverse order; every reply body checked;
+#   3. peak RSS (VmHWM) of each HTTP server after its c=64 run;
+#   4. stdio round trips/s, 64 in flight and sequential — ours vs the serde line-loop floor,
+#      rmcp, the TS SDK — all driven by the same client;
+# and prints ONE table of ratios (target/bench-results/table.md).
+#
+# With two or more cores the servers run on CPU 0 and the load generators on CPU 1 (taskset).
+# Every load loop is bounded by a duration and a request count; servers listen on 127.0.0.1.
+#
+# Environment:
+#   BENCH_DURATION_MS  measured window per HTTP/stdio run (default 2500)
+#   BENCH_WARMUP_MS    HTTP warm-up per run (default 500)
+#   BENCH_ONLY         comma list of parts to run: inprocess,http,stdio (default all)
+#   BENCH_SKIP_PEERS=1 skip the TS and Python SDK servers (no node/python needed)
+#   BENCH_UPDATE_README=1  also write the table into README.md's "Performance" section (between
+#                      the bench-table markers)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$(pwd)"
+export CARGO_TERM_COLOR=never
+
+DUR="${BENCH_DURATION_MS:-2500}"
+WARM="${BENCH_WARMUP_MS:-500}"
+ONLY="${BENCH_ONLY:-inprocess,http,stdio}"
+PEERS="$ROOT/benches/peers"
+OUT="$ROOT/target/bench-results"
+BIN="$ROOT/target/release"
+mkdir -p "$OUT"
+rm -f "$OUT"/http.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+wants() { [[ ",$ONLY," == *",$1,"* ]]; }
+START=$(date +%s)
+
+CORES=$(nproc)
+if [ "$CORES" -ge 2 ] && command -v taskset >/dev/null; then
+  ON_SERVER=(taskset -c 0)
+  ON_LOAD=(taskset -c 1)
+else
+  ON_SERVER=()
+  ON_LOAD=()
+  log "fewer than 2 cores or no taskset: running unpinned"
+fi
+
+# ------------------------------------------------------------------------------------ build
+log "building the bench crate (release)"
+cargo build --release -q -p orkestrel-mcp-bench --bins --benches
+
+# ------------------------------------------------------------------------------------ peers
+sha() { sha256sum "$@" | sha256sum | cut -d' ' -f1; }
+HAVE_TS=""
+HAVE_PY=""
+if [ -z "${BENCH_SKIP_PEERS:-}" ]; then
+  if command -v node >/dev/null && command -v npm >/dev/null; then
+    want="$(sha "$PEERS/package.json" "$PEERS/package-lock.json")"
+    stamp="$PEERS/node_modules/.bench-stamp"
+    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+      log "installing the TypeScript SDK peer (npm ci)"
+      (cd "$PEERS" && npm ci --no-audit --no-fund --loglevel=error >"$OUT/npm.log" 2>&1) \
+        || { cat "$OUT/npm.log" >&2; exit 1; }
+      printf '%s\n' "$want" >"$stamp"
+    fi
+    HAVE_TS=1
+  else
+    log "node/npm missing: skipping the TypeScript SDK"
+  fi
+  if command -v python3 >/dev/null; then
+    want="$(sha "$PEERS/requirements.txt")"
+    stamp="$PEERS/.venv/.bench-stamp"
+    if [ ! -x "$PEERS/.venv/bin/python" ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+      log "installing the Python SDK peer (venv + pip)"
+      rm -rf "$PEERS/.venv"
+      python3 -m venv "$PEERS/.venv"
+      "$PEERS/.venv/bin/pip" install -q -r "$PEERS/requirements.txt" >"$OUT/pip.log" 2>&1 \
+        || { cat "$OUT/pip.log" >&2; exit 1; }
+      printf '%s\n' "$want" >"$stamp"
+    fi
+    HAVE_PY=1
+  else
+    log "python3 missing: skipping the Python SDK"
+  fi
+fi
+
+# ------------------------------------------------------------------------- server handling
+SERVER_PID=""
+stop_server() { # only ever the PID we started
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+  [ -n "$SERVER_PID" ] && { wait "$SERVER_PID" 2>/dev/null || true; }
+  SERVER_PID=""
+}
+trap stop_server EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# CPU time (user + system, in clock ticks) a process has used so far: the server's cost per
+# request is robust to a noisy machine in a way that requests/s is not.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# start_http NAME PORT: start the named server pinned to the server core (exec'd, so $! is the
+# server's own PID, whose VmHWM we read); wait until it accepts.
+start_http() {
+  local name=$1 port=$2 addr="127.0.0.1:$2"
+  case "$name" in
+    floor) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --http "$addr" ;;
+    ours) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http "$addr" ;;
+    ours-sse) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sse "$addr" ;;
+    rmcp) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http "$addr" ;;
+    ts) cd "$PEERS" && exec "${ON_SERVER[@]}" node ts_server.mjs http "$port" ;;
+    py) cd "$PEERS" && exec "${ON_SERVER[@]}" "$PEERS/.venv/bin/python" py_server.py http "$port" ;;
+  esac >>"$OUT/server-$name.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 150); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    kill -0 "$SERVER_PID" 2>/dev/null || { log "$name exited; see $OUT/server-$name.log"; return 1; }
+    sleep 0.1
+  done
+  log "$name did not listen on $port within 15 s"
+  return 1
+}
+
+# ------------------------------------------------------------------------------ in process
+if wants inprocess; then
+  log "in process (criterion, quick settings)"
+  BENCH_QUICK=1 "${ON_SERVER[@]}" cargo bench -q -p orkestrel-mcp-bench --bench inprocess \
+    >"$OUT/criterion.log" 2>&1 || { cat "$OUT/criterion.log" >&2; exit 1; }
+  python3 - "$ROOT/target/criterion" "$OUT/inprocess.json" <<'EOF'
+import json, sys, pathlib
+base, out = pathlib.Path(sys.argv[1]), sys.argv[2]
+res = {}
+for group in ("tools_call_echo", "tools_list_100"):
+    for side in ("ours/handle", "floor/serde", "rmcp/service", "rmcp/oneshot"):
+        est = json.loads((base / group / side / "new" / "estimates.json").read_text())
+        res[f"{group}/{side}"] = est["median"]["point_estimate"]  # ns per call (median: robust to bursts)
+json.dump(res, open(out, "w"))
+EOF
+fi
+
+# Instructions per call under callgrind: deterministic, so immune to a busy machine. Each mode
+# runs with N calls and with 0; the difference over N is the per-call cost.
+if wants inprocess && command -v valgrind >/dev/null; then
+  log "in process: instructions per call (callgrind)"
+  : >"$OUT/instructions.jsonl"
+  for mode in ours-echo floor-echo rmcp-echo ours-list floor-list rmcp-list; do
+    case "$mode" in *-list) n=100 ;; *) n=4000 ;; esac
+    irs=()
+    for calls in "$n" 0; do
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/profile-handle" "$mode" "$calls" \
+        >/dev/null 2>"$OUT/callgrind.log" || { cat "$OUT/callgrind.log" >&2; exit 1; }
+      irs+=("$(grep -Eo 'refs: +[0-9,]+' "$OUT/callgrind.log" | tr -dc '0-9')")
+    done
+    printf '{"mode":"%s","per_call":%s}\n' "$mode" "$(((irs[0] - irs[1]) / n))" >>"$OUT/instructions.jsonl"
+  done
+fi
+
+# ------------------------------------------------------------------------------------ HTTP
+HTTP_SERVERS=(floor ours ours-sse rmcp)
+[ -n "$HAVE_TS" ] && HTTP_SERVERS+=(ts)
+[ -n "$HAVE_PY" ] && HTTP_SERVERS+=(py)
+CONCURRENCY=(1 16 64)
+
+http_pass() { # order servers...
+  local order=$1; shift
+  local name c port extra line conc
+  for name in "$@"; do
+    port=$(free_port)
+    start_http "$name" "$port" || { stop_server; continue; }
+    extra=()
+    [ "$name" = floor ] && extra=(--no-id-check) # the floor's fixed body always says id 1
+    conc=("${CONCURRENCY[@]}")
+    [ "$order" = reverse ] && conc=(64 16 1)
+    for c in "${conc[@]}"; do
+      cpu0=$(cpu_ticks "$SERVER_PID")
+      if line=$("${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" \
+          --connections "$c" --duration-ms "$DUR" --warmup-ms "$WARM" --max-requests 2000000 \
+          "${extra[@]}" 2>>"$OUT/loadgen.log"); then
+        cpu=$(( $(cpu_ticks "$SERVER_PID") - cpu0 ))
+        printf '{"server":"%s","order":"%s","cpu_ticks":%s,"clk_tck":%s,"run":%s}\n' \
+          "$name" "$order" "$cpu" "$CLK_TCK" "$line" >>"$OUT/http.jsonl"
+        log "http $order $name c=$c $line cpu_ticks=$cpu"
+      else
+        log "http $order $name c=$c FAILED: $line (see $OUT/loadgen.log)"
+        printf '{"server":"%s","order":"%s","failed":true,"connections":%s}\n' "$name" "$order" "$c" >>"$OUT/http.jsonl"
+      fi
+    done
+    rss=$(awk '/^VmHWM:/ {print $2}' "/proc/$SERVER_PID/status" 2>/dev/null || echo 0)
+    printf '{"server":"%s","order":"%s","vmhwm_kib":%s}\n' "$name" "$order" "${rss:-0}" >>"$OUT/rss.jsonl"
+    stop_server
+  done
+}
+
+if wants http; then
+  log "HTTP: ${HTTP_SERVERS[*]} at c=${CONCURRENCY[*]}, ${DUR} ms each after ${WARM} ms warm-up"
+  http_pass forward "${HTTP_SERVERS[@]}"
+  reversed=()
+  for ((i = ${#HTTP_SERVERS[@]} - 1; i >= 0; i--)); do reversed+=("${HTTP_SERVERS[i]}"); done
+  http_pass reverse "${reversed[@]}"
+fi
+
+# ----------------------------------------------------------------------------------- stdio
+stdio_cmd() { # NAME -> the command line, pinned to the server core
+  case "$1" in
+    floor) echo "${ON_SERVER[*]} $BIN/bench-floor --stdio" ;;
+    ours) echo "${ON_SERVER[*]} $BIN/bench-ours --stdio" ;;
+    ours-pipes) echo "${ON_SERVER[*]} $BIN/bench-ours --stdio-pipes" ;;
+    rmcp) echo "${ON_SERVER[*]} $BIN/bench-rmcp --stdio" ;;
+    rmcp-pipes) echo "${ON_SERVER[*]} $BIN/bench-rmcp --stdio-pipes" ;;
+    ts) echo "${ON_SERVER[*]} node $PEERS/ts_server.mjs stdio" ;;
+  esac
+}
+STDIO_SERVERS=(floor ours ours-pipes rmcp rmcp-pipes)
+[ -n "$HAVE_TS" ] && STDIO_SERVERS+=(ts)
+
+stdio_pass() { # order servers...
+  local order=$1; shift
+  local name k line
+  for name in "$@"; do
+    for k in 64 1; do
+      # shellcheck disable=SC2046 # the command line is split on purpose
+      if line=$("${ON_LOAD[@]}" "$BIN/stdio-driver" --inflight "$k" --duration-ms "$DUR" \
+          --max-requests 2000000 --warmup 2000 -- $(stdio_cmd "$name") 2>>"$OUT/stdio.log"); then
+        printf '{"server":"%s","order":"%s","run":%s}\n' "$name" "$order" "$line" >>"$OUT/stdio.jsonl"
+        log "stdio $order $name inflight=$k $line"
+      else
+        log "stdio $order $name inflight=$k FAILED (see $OUT/stdio.log)"
+      fi
+    done
+  done
+}
+
+if wants stdio; then
+  log "stdio: ${STDIO_SERVERS[*]}, 64 in flight and sequential"
+  stdio_pass forward "${STDIO_SERVERS[@]}"
+  reversed=()
+  for ((i = ${#STDIO_SERVERS[@]} - 1; i >= 0; i--)); do reversed+=("${STDIO_SERVERS[i]}"); done
+  stdio_pass reverse "${reversed[@]}"
+fi
+
+# ----------------------------------------------------------------------------------- table
+python3 "$ROOT/benches/report.py" "$OUT" "$CORES" "$DUR" "$WARM" >"$OUT/table.md"
+cat "$OUT/table.md"
+if [ -n "${BENCH_UPDATE_README:-}" ]; then
+  python3 - "$ROOT/README.md" "$OUT/table.md" <<'EOF'
+import sys
+readme, table = sys.argv[1], open(sys.argv[2]).read().strip()
+text = open(readme).read()
+start, end = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+i, j = text.index(start) + len(start), text.index(end)
+open(readme, "w").write(text[:i] + "\n" + table + "\n" + text[j:])
+EOF
+  log "README.md Performance table updated"
+fi
+log "done in $(($(date +%s) - START)) s; raw results in $OUT"

@@ -1,0 +1,494 @@
+//! The JS client bindings on wasm32 (node and headless Chromium): `createMCPClient` over a
+//! transport written in JS and over `createFetchTransport` (SSE replies decoded by the core),
+//! both against the in-wasm server; `call` / `callTool` semantics, errors as `MCPError`, events,
+//! deadlines, server→client pings with exact ids, option checks.
+#![cfg(target_family = "wasm")]
+
+use js_sys::{Array, Function, Promise, Reflect};
+use orkestrel_mcp::wasm::{
+    create_fetch_transport, create_mcp_client, create_mcp_server, create_websocket_transport,
+    Client, Server,
+};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn js(source: &str) -> JsValue {
+    Function::new_no_args(&format!("return ({source});"))
+        .call0(&JsValue::UNDEFINED)
+        .expect("test JS evaluates")
+}
+
+/// Evaluate `body` as a function of `(server, extra)` and return what it returns.
+fn js_with(server: JsValue, extra: &JsValue, body: &str) -> JsValue {
+    Function::new_with_args("server, extra", body)
+        .call2(&JsValue::UNDEFINED, &server, extra)
+        .expect("test JS evaluates")
+}
+
+fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &key.into()).unwrap()
+}
+
+fn json(value: &JsValue) -> serde_json::Value {
+    orkestrel_mcp::wasm::convert::from_js(value).unwrap()
+}
+
+async fn ok(promise: Promise) -> JsValue {
+    JsFuture::from(promise).await.expect("promise resolves")
+}
+
+async fn err(promise: Promise) -> JsValue {
+    JsFuture::from(promise).await.expect_err("promise rejects")
+}
+
+fn server() -> Server {
+    create_mcp_server(js(r#"{
+        name: 'remote', version: '2.0.0',
+        tools: [
+          { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+            execute: (args) => args.text },
+          { name: 'add', execute: async (args) => args.x + args.y },
+          { name: 'obj', execute: () => ({ a: [1, 2], b: 'c' }) },
+          { name: 'nothing', execute: () => undefined },
+          { name: 'fail', execute: () => { throw new Error('boom') } },
+          { name: 'image', execute: () => ({ content: [{ type: 'image', data: 'AA==', mimeType: 'image/png' }] }) },
+          { name: 'progress', execute: (args, ctx) => { ctx.log('info', { step: 1 }); ctx.progress(1, 2); return 'done' } },
+        ] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .expect("options are valid")
+}
+
+/// A JS transport object that dispatches on the in-wasm server (through its string boundary,
+/// so ids never pass through JS numbers) and records what it sent in `transport.sent` (and the
+/// sink in `transport.sink`).
+fn memory_transport(server: &Server) -> JsValue {
+    js_with(
+        server_handle(server),
+        &JsValue::NULL,
+        r#"
+        const transport = { sent: [], started: 0, closed: 0 };
+        transport.start = (sink) => { transport.started += 1; transport.sink = sink; };
+        transport.send = async (message) => {
+          transport.sent.push(message);
+          const reply = await server(JSON.stringify(message, (k, v) => typeof v === 'bigint' ? v.toString() : v));
+          if (reply !== undefined) transport.sink.receive(reply);
+        };
+        transport.close = () => { transport.closed += 1; };
+        return transport;
+        "#,
+    )
+}
+
+/// A JS function `(text) => server.handle(text)` over the same core server.
+fn server_handle(server: &Server) -> JsValue {
+    let server = Server::from_core(server.core().clone());
+    Closure::<dyn Fn(String) -> Promise>::new(move |text: String| server.handle(text))
+        .into_js_value()
+}
+
+fn client(transport: &JsValue, extra: &str) -> Client {
+    let options = js_with(
+        transport.clone(),
+        &JsValue::NULL,
+        &format!("return {{ transport: server, name: 'wasm-test', version: '9.9.9' {extra} }};"),
+    );
+    create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .expect("client options are valid")
+}
+
+#[wasm_bindgen_test]
+async fn a_js_transport_connects_lists_and_calls() {
+    let s = server();
+    let transport = memory_transport(&s);
+    let c = client(&transport, "");
+    assert!(!c.connected());
+    ok(c.connect()).await;
+    assert!(c.connected());
+    assert_eq!(get(&transport, "started").as_f64(), Some(1.0));
+    let init = json(&c.initialize_result());
+    assert_eq!(init["serverInfo"]["name"], "remote");
+    assert_eq!(
+        c.protocol_version().as_deref(),
+        init["protocolVersion"].as_str()
+    );
+    // initialize carried clientInfo; notifications/initialized followed it.
+    let sent = json(&get(&transport, "sent"));
+    assert_eq!(sent[0]["method"], "initialize");
+    assert_eq!(sent[0]["id"], 1);
+    assert_eq!(sent[0]["params"]["clientInfo"]["name"], "wasm-test");
+    assert_eq!(sent[1]["method"], "notifications/initialized");
+
+    let tools = json(&ok(c.tools()).await);
+    let names: Vec<_> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["echo", "add", "obj", "nothing", "fail", "image", "progress"]
+    );
+    assert_eq!(tools[0]["inputSchema"]["required"][0], "text");
+
+    // call: text joined; JSON parsed; raw-text fallback; nothing → undefined.
+    let echo = ok(c.call("echo".into(), js("{ text: 'hi' }"), None)).await;
+    assert_eq!(echo.as_string().as_deref(), Some("hi"));
+    let add = ok(c.call("add".into(), js("{ x: 2, y: 5 }"), None)).await;
+    assert_eq!(add.as_f64(), Some(7.0));
+    let obj = ok(c.call("obj".into(), JsValue::UNDEFINED, None)).await;
+    assert_eq!(json(&obj), serde_json::json!({ "a": [1, 2], "b": "c" }));
+    let nothing = ok(c.call("nothing".into(), js("{}"), None)).await;
+    assert!(nothing.is_undefined());
+
+    // callTool: the whole result, isError included (no rejection).
+    let image = json(&ok(c.call_tool("image".into(), js("{}"), None)).await);
+    assert_eq!(image["content"][0]["mimeType"], "image/png");
+    let failed = json(&ok(c.call_tool("fail".into(), js("{}"), None)).await);
+    assert_eq!(failed["isError"], true);
+
+    // request: any method.
+    let pong = ok(c.request("ping".into(), None, None)).await;
+    assert_eq!(json(&pong), serde_json::json!({}));
+
+    ok(c.disconnect()).await;
+    assert!(!c.connected());
+    assert_eq!(get(&transport, "closed").as_f64(), Some(1.0));
+}
+
+#[wasm_bindgen_test]
+async fn errors_are_mcp_errors_with_codes_and_kinds() {
+    let s = server();
+    let c = client(&memory_transport(&s), "");
+    // Before connect.
+    let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
+    assert_eq!(get(&e, "name").as_string().as_deref(), Some("MCPError"));
+    assert_eq!(
+        get(&e, "kind").as_string().as_deref(),
+        Some("not-connected")
+    );
+    ok(c.connect()).await;
+    // isError → kind tool, the text as message, the whole result as data.
+    let e = err(c.call("fail".into(), js("{}"), None)).await;
+    assert!(e.is_instance_of::<js_sys::Error>());
+    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("tool"));
+    assert!(get(&e, "message").as_string().unwrap().contains("boom"));
+    assert_eq!(json(&get(&e, "data"))["isError"], true);
+    // A JSON-RPC error keeps the server's code.
+    let e = err(c.request("no/such/method".into(), None, None)).await;
+    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("rpc"));
+    assert_eq!(get(&e, "code").as_f64(), Some(-32601.0));
+    // Arguments that are not an object.
+    let e = err(c.call("echo".into(), js("[1, 2]"), None)).await;
+    assert_eq!(
+        get(&e, "kind").as_string().as_deref(),
+        Some("invalid-arguments")
+    );
+    assert_eq!(get(&e, "code").as_f64(), Some(-32602.0));
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn events_fire_and_throwing_listeners_are_isolated() {
+    let s = server();
+    let transport = memory_transport(&s);
+    let c = client(&transport, "");
+    let seen = Array::new();
+    for event in ["connect", "disconnect", "notification", "error"] {
+        let seen = seen.clone();
+        let listener = Closure::<dyn Fn(JsValue)>::new(move |arg: JsValue| {
+            let entry = Array::of2(&event.into(), &arg);
+            seen.push(&entry);
+        });
+        c.on(event, listener.into_js_value().unchecked_into())
+            .unwrap();
+    }
+    c.on(
+        "connect",
+        Function::new_no_args("throw new Error('listener bug')"),
+    )
+    .unwrap();
+    assert!(c.on("other", Function::new_no_args("")).is_err());
+    ok(c.connect()).await;
+    // A server notification pushed by the transport reaches `notification`.
+    let sink = get(&transport, "sink");
+    let receive: Function = get(&sink, "receive").unchecked_into();
+    receive
+        .call1(
+            &sink,
+            &js("{ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }"),
+        )
+        .unwrap();
+    // Text that is not JSON → an `error` event, not a failure.
+    receive.call1(&sink, &"not json".into()).unwrap();
+    ok(c.disconnect()).await;
+    let names: Vec<String> = seen
+        .iter()
+        .map(|e| Array::from(&e).get(0).as_string().unwrap())
+        .collect();
+    assert_eq!(names, ["connect", "notification", "error", "disconnect"]);
+    let notification = json(&Array::from(&seen.get(1)).get(1));
+    assert_eq!(notification["method"], "notifications/tools/list_changed");
+    let error = Array::from(&seen.get(2)).get(1);
+    assert_eq!(get(&error, "name").as_string().as_deref(), Some("MCPError"));
+}
+
+#[wasm_bindgen_test]
+async fn server_pings_are_answered_with_the_exact_id() {
+    let s = server();
+    let transport = memory_transport(&s);
+    let c = client(&transport, "");
+    ok(c.connect()).await;
+    let sink = get(&transport, "sink");
+    let receive: Function = get(&sink, "receive").unchecked_into();
+    receive
+        .call1(
+            &sink,
+            &js("{ jsonrpc: '2.0', id: 2n ** 60n + 1n, method: 'ping' }"),
+        )
+        .unwrap();
+    // The answer goes out through the transport's send (on a spawned task).
+    let sent = get(&transport, "sent");
+    let mut answer = JsValue::UNDEFINED;
+    for _ in 0..100 {
+        let last = Array::from(&sent).iter().last().unwrap();
+        if get(&last, "result").is_object() {
+            answer = last;
+            break;
+        }
+        ok(js("new Promise((r) => setTimeout(r, 0))").unchecked_into()).await;
+    }
+    let id = get(&answer, "id");
+    assert!(id.is_bigint(), "the id stays a bigint: {id:?}");
+    assert_eq!(
+        js_sys::BigInt::from(id).to_string(10).unwrap(),
+        "1152921504606846977"
+    );
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_request_past_its_deadline_rejects_with_a_timeout() {
+    // A transport that never answers anything but initialize.
+    let s = server();
+    let transport = memory_transport(&s);
+    js_with(
+        transport.clone(),
+        &JsValue::NULL,
+        r#"const t = server; const send = t.send;
+           t.send = (m) => (m.method === 'initialize' || m.method === 'notifications/initialized') ? send(m) : new Promise(() => {});"#,
+    );
+    let c = client(&transport, ", timeout: 30000");
+    ok(c.connect()).await;
+    let e = err(c.call(
+        "echo".into(),
+        js("{ text: 'x' }"),
+        Some(js("{ timeout: 20 }")),
+    ))
+    .await;
+    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("timeout"));
+    assert_eq!(get(&e, "code").as_f64(), Some(-32001.0));
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
+    let s = server();
+    let handler = {
+        let s = Server::from_core(s.core().clone());
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
+            .into_js_value()
+    };
+    let seen = Array::new();
+    let trace = {
+        let seen = seen.clone();
+        Closure::<dyn Fn(String, JsValue)>::new(move |d: String, m: JsValue| {
+            seen.push(&Array::of2(&d.into(), &m));
+        })
+        .into_js_value()
+    };
+    let transport = create_fetch_transport(js_with(
+        handler,
+        &JsValue::NULL,
+        "return { url: 'http://in-wasm.test/mcp', headers: { 'x-test': '1' }, fetch: (request) => server(request) };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    assert_eq!(transport.kind(), "http");
+    let options = js_with(
+        JsValue::from(transport),
+        &trace,
+        "return { transport: server, trace: extra, timeout: 10000 };",
+    );
+    let c = create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    ok(c.connect()).await;
+    assert_eq!(
+        json(&c.initialize_result())["serverInfo"]["version"],
+        "2.0.0"
+    );
+    assert!(c.session_id().is_none(), "the Worker handler is stateless");
+    let tools = json(&ok(c.tools()).await);
+    assert_eq!(tools.as_array().unwrap().len(), 7);
+    let echo = ok(c.call("echo".into(), js("{ text: 'over fetch' }"), None)).await;
+    assert_eq!(echo.as_string().as_deref(), Some("over fetch"));
+    // Notifications the tool sends come first on the SSE stream, then the result.
+    let notes = Array::new();
+    let on_note = {
+        let notes = notes.clone();
+        Closure::<dyn Fn(JsValue)>::new(move |m: JsValue| {
+            notes.push(&m);
+        })
+        .into_js_value()
+    };
+    c.on("notification", on_note.unchecked_into()).unwrap();
+    let done = ok(c.request(
+        "tools/call".into(),
+        Some(js(
+            "{ name: 'progress', arguments: {}, _meta: { progressToken: 'p1' } }",
+        )),
+        None,
+    ))
+    .await;
+    assert_eq!(json(&done)["content"][0]["text"], "done");
+    // The log and the progress notification arrived on the SSE reply before the result.
+    let notes: Vec<serde_json::Value> = notes.iter().map(|n| json(&n)).collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(notes[0]["method"], "notifications/message");
+    assert_eq!(notes[0]["params"]["data"]["step"], 1);
+    assert_eq!(notes[1]["method"], "notifications/progress");
+    assert_eq!(notes[1]["params"]["progressToken"], "p1");
+    let e = err(c.call("fail".into(), js("{}"), None)).await;
+    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("tool"));
+    ok(c.disconnect()).await;
+    // The trace saw both directions.
+    let directions: Vec<String> = seen
+        .iter()
+        .map(|e| Array::from(&e).get(0).as_string().unwrap())
+        .collect();
+    assert_eq!(directions.first().map(String::as_str), Some("send"));
+    assert!(directions.iter().any(|d| d == "receive"));
+}
+
+#[wasm_bindgen_test]
+fn options_are_checked() {
+    let code = |e: JsValue| get(&e, "code").as_f64();
+    assert_eq!(
+        code(create_mcp_client(js("{}")).err().unwrap()),
+        Some(-32602.0)
+    );
+    assert_eq!(
+        code(create_mcp_client(js("{ transport: 5 }")).err().unwrap()),
+        Some(-32602.0)
+    );
+    assert_eq!(
+        code(
+            create_mcp_client(js("{ transport: { send() {} }, timeout: 'x' }"))
+                .err()
+                .unwrap()
+        ),
+        Some(-32602.0)
+    );
+    assert_eq!(
+        code(
+            create_fetch_transport(js("{ url: 'ws://x/mcp' }"))
+                .err()
+                .unwrap()
+        ),
+        Some(-32602.0)
+    );
+    assert_eq!(
+        code(
+            create_fetch_transport(js("{ url: 'http://x/mcp', fetch: 1 }"))
+                .err()
+                .unwrap()
+        ),
+        Some(-32602.0)
+    );
+    assert_eq!(
+        code(
+            create_websocket_transport(js("{ url: 'http://x/mcp' }"))
+                .err()
+                .unwrap()
+        ),
+        Some(-32602.0)
+    );
+    let ws = create_websocket_transport(js("{ url: 'ws://127.0.0.1:9/mcp' }")).unwrap();
+    assert_eq!(ws.kind(), "websocket");
+}
+
+/// Yield to the event loop until `done()` holds (at most `rounds` turns).
+async fn until(rounds: usize, done: impl Fn() -> bool) -> bool {
+    for _ in 0..rounds {
+        if done() {
+            return true;
+        }
+        ok(js("new Promise((r) => setTimeout(r, 1))").unchecked_into()).await;
+    }
+    done()
+}
+
+#[wasm_bindgen_test]
+async fn the_fetch_transport_listens_on_the_servers_get_stream_and_resumes_it() {
+    let s = server();
+    let handler = {
+        let s = Server::from_core(s.core().clone());
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
+            .into_js_value()
+    };
+    // POSTs go to the wasm handler; the first GET streams one notification (event id 7,
+    // retry 0) and ends; the next GET (which must carry Last-Event-ID: 7) is answered 405.
+    let state = js("{ gets: [] }");
+    let fetch = js_with(
+        handler,
+        &state,
+        r#"return async (request) => {
+          if (request.method !== 'GET') return server(request);
+          extra.gets.push({ accept: request.headers.get('accept'), last: request.headers.get('last-event-id') });
+          if (extra.gets.length > 1) return new Response(null, { status: 405 });
+          const note = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+          return new Response(`id: 7\nretry: 0\ndata: ${note}\n\n`, { headers: { 'content-type': 'text/event-stream' } });
+        };"#,
+    );
+    let transport = create_fetch_transport(js_with(
+        fetch,
+        &JsValue::NULL,
+        "return { url: 'http://in-wasm.test/mcp', fetch: server };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let c = create_mcp_client(js_with(
+        JsValue::from(transport),
+        &JsValue::NULL,
+        "return { transport: server };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let notes = Array::new();
+    let on_note = {
+        let notes = notes.clone();
+        Closure::<dyn Fn(JsValue)>::new(move |m: JsValue| {
+            notes.push(&m);
+        })
+        .into_js_value()
+    };
+    c.on("notification", on_note.unchecked_into()).unwrap();
+    ok(c.connect()).await;
+    let gets = get(&state, "gets");
+    assert!(
+        until(500, || Array::from(&gets).length() >= 2).await,
+        "the GET stream was resumed"
+    );
+    let gets = json(&gets);
+    assert_eq!(gets[0]["accept"], "text/event-stream");
+    assert_eq!(gets[0]["last"], serde_json::Value::Null);
+    assert_eq!(gets[1]["last"], "7");
+    let notes: Vec<serde_json::Value> = notes.iter().map(|n| json(&n)).collect();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0]["method"], "notifications/tools/list_changed");
+    ok(c.disconnect()).await;
+}
