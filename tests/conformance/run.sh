@@ -66,14 +66,22 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
       | sed -nE 's/^  - ([^ ]+).*/\1/p' | grep -v '^auth/' || true)
     log "leg $name: client $CBIN (loopback-only namespace):" $scenarios
     echo "=== SUMMARY ===" >"$out"
+    run_client() { # SCENARIO OUT: one isolated run; true when the suite says PASSED
+      timeout -k 10 300 unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+        "$NODE" "$suite" client --command "$CBIN" --scenario "$1" "${run_args[@]}" >"$2" 2>&1 \
+        && grep -q 'OVERALL: PASSED' "$2"
+    }
     for s in $scenarios; do
-      if timeout -k 10 300 unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
-          "$NODE" "$suite" client --command "$CBIN" --scenario "$s" "${run_args[@]}" >"$WORK/$name-$s.txt" 2>&1 \
-          && grep -q 'OVERALL: PASSED' "$WORK/$name-$s.txt"; then
+      if run_client "$s" "$WORK/$name-$s.txt"; then
         echo "✓ $s: $(grep -m1 '^Passed:' "$WORK/$name-$s.txt")" >>"$out"
+      elif run_client "$s" "$WORK/$name-$s-retry.txt"; then
+        # One retry, reported: the suite's checks are timing-sensitive on a loaded 2-core box.
+        log "leg $name: $s FAILED once, passed on retry; the first attempt's failing checks:"
+        grep -E -A2 'FAILURE|WARNING' "$WORK/$name-$s.txt" | head -20 >&2 || true
+        echo "✓ $s: $(grep -m1 '^Passed:' "$WORK/$name-$s-retry.txt") (on retry)" >>"$out"
       else
         echo "✗ $s: $(grep -m1 '^Passed:' "$WORK/$name-$s.txt" || echo 'no result')" >>"$out"
-        sed -n '/^Checks:/,$p' "$WORK/$name-$s.txt" | grep -E 'FAILURE|WARNING|Error' | head -5 >&2 || true
+        grep -E -A2 'FAILURE|WARNING' "$WORK/$name-$s.txt" | head -20 >&2 || true
       fi
     done
     echo "Total: see above" >>"$out"
