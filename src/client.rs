@@ -11,8 +11,18 @@
 //!   string `"1"` does not match `1`). A response for an unknown id (never sent, already
 //!   answered, or timed out) is logged and dropped. A response with both `result` and `error`,
 //!   or neither, fails its request with [`ClientError::InvalidResponse`].
-//! - **Server requests.** A server→client `ping` is answered `{}`; any other request gets
-//!   `-32601`. Notifications surface as [`ClientEvent::Notification`].
+//! - **Server requests.** A server→client `ping` is answered `{}` at once. `sampling/createMessage`,
+//!   `elicitation/create` and `roots/list` go to the [`ClientHandler`] set with
+//!   [`ClientOptions::with_handler`] (whose capabilities `initialize` declares); its answer runs
+//!   in the background on the spawner ([`ClientOptions::with_spawner`]) and is sent with
+//!   [`ClientTransport::send`]. Without a handler, and for any other method: `-32601`.
+//!   Notifications surface as [`ClientEvent::Notification`].
+//! - **Progress and cancellation.** [`RequestOptions::on_progress`] adds a `progressToken` and
+//!   routes `notifications/progress` to the call; [`RequestOptions::reset_timeout_on_progress`]
+//!   restarts the deadline on each, under a maximum total. A request future dropped before its
+//!   answer (e.g. aborted with `futures::future::abortable`) sends `notifications/cancelled`.
+//! - **Beyond tools.** Resources, prompts, completion and logging calls, and [`McpClient::list_all`]
+//!   which walks every page of a list (stopping on a repeated cursor).
 //! - **Deadline.** Each request races a timer ([`ClientOptions::timeout`], default
 //!   [`DEFAULT_MCP_REQUEST_TIMEOUT_MS`], overridable per call with [`RequestOptions`]). On
 //!   expiry the request fails with [`ClientError::Timeout`], `notifications/cancelled` is sent
@@ -45,6 +55,7 @@
 
 pub mod era;
 mod error;
+mod features;
 pub mod handlers;
 pub mod listen;
 mod memory;
@@ -64,6 +75,8 @@ use serde_json::{json, Map, Value};
 
 pub use era::ClientEra;
 pub use error::ClientError;
+pub use features::{Progress, ProgressCallback, Spawn, MAX_LIST_PAGES};
+pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
@@ -126,6 +139,10 @@ pub struct ClientOptions {
     /// 2026-07-28 wire, input-required results); its `capabilities()` are declared. `None`
     /// declares none and refuses every such request.
     pub handler: Option<Arc<dyn handlers::ClientHandler>>,
+    /// Runs the client's background work (handler answers, `notifications/cancelled` for a
+    /// dropped request); default: the current tokio runtime (feature `native`), else a thread
+    /// on native targets, `spawn_local` on `wasm32-unknown-unknown`.
+    pub spawn: Option<Spawn>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -158,6 +175,7 @@ impl ClientOptions {
             sleep: None,
             era: ClientEra::Auto,
             handler: None,
+            spawn: None,
         }
     }
 
@@ -172,6 +190,12 @@ impl ClientOptions {
     /// capabilities.
     pub fn with_handler(mut self, handler: impl handlers::ClientHandler) -> Self {
         self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Run the client's background work on this spawner (e.g. a runtime's `spawn`).
+    pub fn with_spawner(mut self, spawn: Spawn) -> Self {
+        self.spawn = Some(spawn);
         self
     }
 
@@ -211,11 +235,28 @@ impl ClientOptions {
     }
 }
 
-/// Per-request options.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Per-request options: a deadline, a progress callback, and whether progress resets the
+/// deadline (under a maximum total).
+#[derive(Clone, Default)]
 pub struct RequestOptions {
     /// This request's deadline; `None` uses [`ClientOptions::timeout`].
     pub timeout: Option<Duration>,
+    /// Called for each `notifications/progress` the server sends for this request (the request
+    /// carries `_meta.progressToken`, equal to its id).
+    pub on_progress: Option<ProgressCallback>,
+    /// When set, each progress notification restarts the deadline, but the request still fails
+    /// with [`ClientError::Timeout`] once this much time has passed in total.
+    pub max_total_timeout: Option<Duration>,
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("max_total_timeout", &self.max_total_timeout)
+            .finish()
+    }
 }
 
 impl RequestOptions {
@@ -223,7 +264,34 @@ impl RequestOptions {
     pub fn with_timeout(timeout: Duration) -> Self {
         RequestOptions {
             timeout: Some(timeout),
+            ..RequestOptions::default()
         }
+    }
+
+    /// Set this request's deadline.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Receive this request's progress notifications.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn on_progress(mut self, callback: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Receive this request's progress notifications.
+    #[cfg(target_family = "wasm")]
+    pub fn on_progress(mut self, callback: impl Fn(&Progress) + 'static) -> Self {
+        self.on_progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Restart the deadline on each progress notification, failing after `max_total` in all.
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.max_total_timeout = Some(max_total);
+        self
     }
 }
 
@@ -268,6 +336,9 @@ enum Phase {
 struct Pending {
     method: String,
     tx: oneshot::Sender<Result<Value, ClientError>>,
+    progress: Option<ProgressCallback>,
+    /// Signals progress to a deadline that restarts on progress.
+    ticks: Option<futures::channel::mpsc::UnboundedSender<()>>,
 }
 
 struct State {
@@ -425,14 +496,22 @@ impl McpClient {
 
     async fn handshake(&self) -> Result<(), ClientError> {
         let options = &self.inner.options;
+        let capabilities = match &options.handler {
+            Some(handler) => handler.capabilities(),
+            None => json!({}),
+        };
         let params = json!({
             "protocolVersion": options.protocol_version,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": options.info,
         });
         let value = self
             .inner
-            .request("initialize", Some(params), options.timeout)
+            .request(
+                "initialize",
+                Some(params),
+                &RequestOptions::with_timeout(options.timeout),
+            )
             .await?;
         let result: InitializeResult = serde_json::from_value(value)
             .map_err(|e| ClientError::InvalidResponse(format!("initialize result: {e}")))?;
@@ -512,8 +591,7 @@ impl McpClient {
         if let Some(version) = self.inner.era.modern_version() {
             return self.modern_request(version, method, params, options).await;
         }
-        let timeout = options.timeout.unwrap_or(self.inner.options.timeout);
-        self.inner.request(method, params, timeout).await
+        self.inner.request(method, params, &options).await
     }
 
     /// Send a notification (no reply expected).
@@ -699,7 +777,8 @@ fn fail_all(pending: HashMap<i64, Pending>, error: &ClientError) {
     }
 }
 
-/// Removes a request's pending entry when its future ends or is dropped.
+/// Removes a request's pending entry when its future ends or is dropped; a request dropped
+/// while still unanswered is cancelled with `notifications/cancelled` (sent in the background).
 struct PendingGuard<'a> {
     inner: &'a Inner,
     id: i64,
@@ -707,7 +786,18 @@ struct PendingGuard<'a> {
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        self.inner.lock().pending.remove(&self.id);
+        let abandoned = {
+            let mut state = self.inner.lock();
+            let connected = state.phase == Phase::Connected;
+            state
+                .pending
+                .remove(&self.id)
+                .filter(|p| connected && p.method != "initialize")
+        };
+        if abandoned.is_some() {
+            self.inner
+                .send_cancelled(self.id, "the caller abandoned the request".into());
+        }
     }
 }
 
@@ -754,9 +844,9 @@ impl Inner {
         &self,
         method: &str,
         params: Option<Value>,
-        timeout: Duration,
+        options: &RequestOptions,
     ) -> Result<Value, ClientError> {
-        self.request_with(method, params, timeout, None).await
+        self.request_with(method, params, options, None).await
     }
 
     /// A request; `headers` (a 2026-07-28 request's HTTP headers) go through
@@ -765,11 +855,11 @@ impl Inner {
         &self,
         method: &str,
         params: Option<Value>,
-        timeout: Duration,
+        options: &RequestOptions,
         headers: Option<Vec<(String, String)>>,
     ) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.request_id(id, method, params, timeout, headers).await
+        self.request_id(id, method, params, options, headers).await
     }
 
     /// [`Inner::request_with`] under an id taken from `next_id` beforehand.
@@ -778,9 +868,21 @@ impl Inner {
         id: i64,
         method: &str,
         params: Option<Value>,
-        timeout: Duration,
+        options: &RequestOptions,
         headers: Option<Vec<(String, String)>>,
     ) -> Result<Value, ClientError> {
+        let timeout = options.timeout.unwrap_or(self.options.timeout);
+        let params = match (&options.on_progress, params) {
+            (Some(_), params) => Some(features::with_progress_token(params, id)?),
+            (None, params) => params,
+        };
+        let (ticks, ticks_rx) = match options.max_total_timeout {
+            Some(_) if options.on_progress.is_some() => {
+                let (tx, rx) = futures::channel::mpsc::unbounded();
+                (Some(tx), Some(rx))
+            }
+            _ => (None, None),
+        };
         let (tx, rx) = oneshot::channel();
         {
             let mut state = self.lock();
@@ -796,6 +898,8 @@ impl Inner {
                 Pending {
                     method: method.to_owned(),
                     tx,
+                    progress: options.on_progress.clone(),
+                    ticks,
                 },
             );
         }
@@ -827,7 +931,8 @@ impl Inner {
             }
         };
         let exchange = std::pin::pin!(exchange);
-        match future::select(exchange, self.sleep(timeout)).await {
+        let deadline = self.deadline(timeout, options.max_total_timeout, ticks_rx);
+        match future::select(exchange, deadline).await {
             Either::Left((result, _)) => result,
             Either::Right(((), _)) => {
                 {
@@ -925,8 +1030,15 @@ impl Inner {
                 None
             }
             Ok(JsonRpcMessage::Request(request)) => {
+                let handled = matches!(
+                    request.method.as_str(),
+                    "sampling/createMessage" | "elicitation/create" | "roots/list"
+                );
                 let response = if request.method == "ping" {
                     JsonRpcResponse::result(request.id, json!({}))
+                } else if let (true, Some(handler)) = (handled, &self.options.handler) {
+                    self.answer_later(handler.as_ref(), request);
+                    return None;
                 } else {
                     tracing::debug!(method = %request.method, "mcp client: unsupported server request");
                     JsonRpcResponse::error(
@@ -938,6 +1050,9 @@ impl Inner {
             }
             Ok(JsonRpcMessage::Notification(notification)) => {
                 self.era.route(&notification);
+                if notification.method == "notifications/progress" {
+                    self.progress(&notification);
+                }
                 self.emit(&ClientEvent::Notification(notification));
                 None
             }

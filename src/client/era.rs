@@ -630,7 +630,15 @@ impl McpClient {
             .uses_headers()
             .then(|| request_headers("server/discover", &params, version, &[]));
         self.inner
-            .request_with("server/discover", Some(params), timeout, headers)
+            .request_with(
+                "server/discover",
+                Some(params),
+                &RequestOptions {
+                    timeout: Some(timeout),
+                    ..RequestOptions::default()
+                },
+                headers,
+            )
             .await
     }
 
@@ -693,7 +701,15 @@ impl McpClient {
             });
             let result = self
                 .inner
-                .request_with(method, Some(params), timeout, headers)
+                .request_with(
+                    method,
+                    Some(params),
+                    &RequestOptions {
+                        timeout: Some(timeout),
+                        ..options.clone()
+                    },
+                    headers,
+                )
                 .await
                 .map_err(|e| match e {
                     ClientError::HttpStatus {

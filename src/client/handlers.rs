@@ -80,6 +80,37 @@ pub struct NoHandler;
 
 impl ClientHandler for NoHandler {}
 
+/// Apply the requested schema's `default` values to an accepted elicitation form (SEP-1034):
+/// every property of `params.requestedSchema.properties` that has a `default` and is missing from
+/// `content` is filled in. `content` that is not an object is left as is.
+///
+/// ```
+/// use serde_json::json;
+/// let params = json!({"requestedSchema": {"type": "object", "properties": {
+///     "name": {"type": "string", "default": "Ada"}, "age": {"type": "integer"}}}});
+/// let mut content = json!({});
+/// orkestrel_mcp::client::apply_elicitation_defaults(&params, &mut content);
+/// assert_eq!(content, json!({"name": "Ada"}));
+/// ```
+pub fn apply_elicitation_defaults(params: &Value, content: &mut Value) {
+    let Some(properties) = params
+        .pointer("/requestedSchema/properties")
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    let Value::Object(content) = content else {
+        return;
+    };
+    for (name, schema) in properties {
+        if let Some(default) = schema.get("default") {
+            if !content.contains_key(name) {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,7 +99,10 @@ impl McpClient {
                     id,
                     "subscriptions/listen",
                     Some(params),
-                    LISTEN_LIFETIME,
+                    &crate::client::RequestOptions {
+                        timeout: Some(LISTEN_LIFETIME),
+                        ..Default::default()
+                    },
                     headers,
                 )
                 .await

@@ -13,8 +13,11 @@
 //! ```
 //!
 //! The sink is synchronous and does no I/O; the transport writes the replies that
-//! [`TransportSink::receive`] returns (the core never spawns a task, so it runs on any executor,
-//! including a browser's).
+//! [`TransportSink::receive`] returns (e.g. a `ping` answer). Answers that take time (a
+//! [`ClientHandler`](crate::client::ClientHandler)'s sampling, elicitation or roots) are not
+//! returned here: the client runs them on its spawner and writes them with
+//! [`ClientTransport::send`], so transports need nothing extra and the core stays
+//! runtime-agnostic (tokio on native, `spawn_local` in a browser, or an injected spawner).
 
 use std::fmt;
 use std::sync::Arc;

@@ -238,7 +238,10 @@ fn request_options(options: Option<JsValue>) -> Result<RequestOptions, JsValue> 
         return Ok(RequestOptions::default());
     };
     let timeout = timeout_member(&options, "timeout", "options").map_err(|e| error_to_js(&e))?;
-    Ok(RequestOptions { timeout })
+    Ok(RequestOptions {
+        timeout,
+        ..RequestOptions::default()
+    })
 }
 
 fn arguments(args: &JsValue) -> Result<Value, JsValue> {

@@ -165,10 +165,38 @@ async def _exercise(client: Client, label: str, mode: str, started: float) -> st
     check(not sleep.is_error, f"sleep: isError must be absent/false: {sleep!r}")
     check(single_text(sleep, "sleep") == "slept 10 ms", f"sleep: text mismatch: {sleep.content!r}")
 
+    # --- resources: list and read the built-in text resource ---
+    resources = (await client.list_resources()).resources
+    check(any(str(r.uri) == "orkestrel://about" for r in resources),
+          f"resources/list lacks orkestrel://about: {resources!r}")
+    read = await client.read_resource("orkestrel://about")
+    check(len(read.contents) == 1
+          and getattr(read.contents[0], "text", None) == "orkestrel-mcp: a Rust MCP server and client.",
+          f"resources/read orkestrel://about: {read!r}")
+
+    # --- prompts: list and get with an argument ---
+    prompts = (await client.list_prompts()).prompts
+    check(any(p.name == "greet" for p in prompts), f"prompts/list lacks greet: {prompts!r}")
+    prompt = await client.get_prompt("greet", {"name": "Py"})
+    check(prompt.messages and prompt.messages[0].role == "user"
+          and getattr(prompt.messages[0].content, "text", None) == "Please greet Py.",
+          f"prompts/get greet: {prompt!r}")
+
+    # --- progress: the SDK routes notifications/progress to the callback ---
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    counted = await client.call_tool("progress", {"steps": 3, "ms": 1}, progress_callback=on_progress)
+    check(single_text(counted, "progress") == "done 3 steps", f"progress: text mismatch: {counted.content!r}")
+    check(seen == [(1, 3), (2, 3), (3, 3)], f"progress: expected 3 notifications 1..3 of 3, got {seen!r}")
+
     total_ms = (time.monotonic() - started) * 1000
     return (
         f"{label} ok: protocol={protocol} via {era} server={info.name} {info.version} "
-        f"tools={len(listed.tools)} calls=4 fail=isError result sleep={slept_ms:.0f}ms "
+        f"tools={len(listed.tools)} calls=5 fail=isError result sleep={slept_ms:.0f}ms "
+        f"resources={len(resources)} prompts={len(prompts)} progress={len(seen)} "
         f"connect={connect_s * 1000:.0f}ms total={total_ms:.0f}ms"
     )
 

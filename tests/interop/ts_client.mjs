@@ -153,10 +153,37 @@ async function main() {
   check(!sleep.isError, `sleep: isError must be absent/false, got ${j(sleep.isError)} ${j(sleep.content)}`);
   check(singleText(sleep, 'sleep') === 'slept 10 ms', `sleep: text mismatch: ${j(sleep.content)}`);
 
+  // --- resources: list and read the built-in text resource ---
+  const { resources } = await client.listResources(undefined, opts);
+  check(resources.some((r) => r.uri === 'orkestrel://about'), `resources/list lacks orkestrel://about: ${j(resources)}`);
+  const read = await client.readResource({ uri: 'orkestrel://about' }, opts);
+  check(read.contents?.length === 1 && read.contents[0].text === 'orkestrel-mcp: a Rust MCP server and client.',
+    `resources/read orkestrel://about: ${j(read)}`);
+
+  // --- prompts: list and get with an argument ---
+  const { prompts } = await client.listPrompts(undefined, opts);
+  check(prompts.some((p) => p.name === 'greet'), `prompts/list lacks greet: ${j(prompts)}`);
+  const prompt = await client.getPrompt({ name: 'greet', arguments: { name: 'TS' } }, opts);
+  check(prompt.messages?.[0]?.role === 'user' && prompt.messages[0].content?.text === 'Please greet TS.',
+    `prompts/get greet: ${j(prompt)}`);
+
+  // --- progress: the SDK routes notifications/progress to onprogress ---
+  const progress = [];
+  const counted = await client.callTool({ name: 'progress', arguments: { steps: 3, ms: 1 } }, undefined,
+    { ...opts, onprogress: (p) => progress.push(p) });
+  check(singleText(counted, 'progress') === 'done 3 steps', `progress: text mismatch: ${j(counted.content)}`);
+  // The server writes every progress notification before the response, but the SDK runs
+  // notification handlers in a microtask and responses at once: a notification read in the same
+  // chunk as the response can be dropped. So: at least one, in order, a prefix of 1..3 of 3.
+  const want = [[1, 3], [2, 3], [3, 3]].slice(0, progress.length);
+  check(progress.length >= 1 && j(progress.map((p) => [p.progress, p.total])) === j(want),
+    `progress: expected notifications 1..3 of 3 in order, got ${j(progress)}`);
+
   const elapsed = Date.now() - started;
   await client.close();
   return `${label} ok: protocol=${protocolVersion} server=${serverInfo.name} ${serverInfo.version ?? '?'} ` +
-    `tools=${tools.length} calls=4 fail=${failHow} sleep=${sleptMs}ms total=${elapsed}ms`;
+    `tools=${tools.length} calls=5 fail=${failHow} sleep=${sleptMs}ms resources=${resources.length} ` +
+    `prompts=${prompts.length} progress=${progress.length} total=${elapsed}ms`;
 }
 
 main().then(

@@ -130,3 +130,37 @@ impl<T: Serialize> IntoResult for Structured<T> {
         orkestrel_mcp::tools::IntoToolResult::into_tool_result(self)
     }
 }
+
+/// The text of the built-in resource `orkestrel://about`.
+pub const ABOUT_TEXT: &str = "orkestrel-mcp: a Rust MCP server and client.";
+
+/// Register the built-in resource (`orkestrel://about`, text) and prompt (`greet`, with a
+/// required `name` argument: one user message "Please greet <name>.").
+pub fn register_extras(server: &orkestrel_mcp::McpServer) {
+    use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+    use orkestrel_mcp::resources::Resource;
+    server.resources().add(
+        Resource::text("orkestrel://about", "about", "text/plain", ABOUT_TEXT)
+            .with_description("What this server is."),
+    );
+    server.prompts().add(
+        Prompt::new("greet", |args, _ctx| {
+            let name = args
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("world")
+                .to_owned();
+            async move {
+                Ok(GetPromptResult {
+                    description: Some("A greeting".into()),
+                    messages: vec![PromptMessage {
+                        role: Role::User,
+                        content: orkestrel_mcp::Content::text(format!("Please greet {name}.")),
+                    }],
+                })
+            }
+        })
+        .with_description("Ask for a greeting.")
+        .with_argument("name", "Who to greet", true),
+    );
+}

@@ -114,7 +114,11 @@ fn quiet_by_default() -> bool {
 fn example_server() -> McpServer {
     let tools = Arc::new(ToolRegistry::new());
     builtin::register(&tools);
-    McpServer::new(ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools))
+    let server = McpServer::new(
+        ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools),
+    );
+    builtin::register_extras(&server);
+    server
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {

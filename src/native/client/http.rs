@@ -49,6 +49,13 @@ pub const DEFAULT_RECONNECT_MS: u64 = 1_000;
 /// transport gives up on it.
 pub const MAX_IDLE_RECONNECTS: u32 = 5;
 
+/// The longest a request's interrupted SSE stream is resumed for (summed `retry` waits) before
+/// the request fails: 60 000 ms.
+pub const MAX_RESUME_WAIT_MS: u64 = 60_000;
+
+/// The most times one request's interrupted SSE stream is resumed.
+pub const MAX_RESUMES: u32 = 20;
+
 /// The largest non-SSE reply body read: 16 MiB.
 pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
@@ -393,13 +400,93 @@ impl Shared {
         }
     }
 
+    /// Read a request's SSE reply; when it ends (or breaks) before the response after an event
+    /// id was seen, resume it with `GET` + `Last-Event-ID` after the server's `retry` (SEP-1699),
+    /// within [`MAX_RESUMES`] attempts and [`MAX_RESUME_WAIT_MS`] of waiting in all.
     async fn read_stream(
         self: &Arc<Self>,
         response: Response<hyper::body::Incoming>,
         request_id: Option<RequestId>,
     ) -> Result<(), ClientError> {
-        let mut body = response.into_body();
         let mut decoder = sse::Decoder::new();
+        let mut outcome = self.read_events(response, &request_id, &mut decoder).await;
+        let (Some(id), mut waited, mut resumes) = (request_id.clone(), 0u64, 0u32) else {
+            return outcome.map(drop);
+        };
+        while !matches!(outcome, Ok(true)) {
+            let Some(last) = decoder.last_event_id().map(str::to_owned) else {
+                break;
+            };
+            let wait = decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
+            if resumes >= MAX_RESUMES || waited.saturating_add(wait) > MAX_RESUME_WAIT_MS {
+                break;
+            }
+            resumes += 1;
+            waited += wait;
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            tracing::debug!(%last, "http client: resuming the request's SSE stream");
+            let response = match self.resume(&last).await {
+                Ok(response) => response,
+                Err(e) => {
+                    outcome = Err(e);
+                    continue;
+                }
+            };
+            outcome = self.read_events(response, &request_id, &mut decoder).await;
+        }
+        match outcome {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ClientError::Transport(format!(
+                "the SSE stream ended without a response to request {id}"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `GET` the stream again from `last_event_id`.
+    async fn resume(
+        self: &Arc<Self>,
+        last_event_id: &str,
+    ) -> Result<Response<hyper::body::Incoming>, ClientError> {
+        let mut builder = Request::builder()
+            .method(Method::GET)
+            .uri(self.uri.clone())
+            .header(header::ACCEPT, "text/event-stream")
+            .header("last-event-id", last_event_id);
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(session) = lock(&self.session).clone() {
+            builder = builder.header(MCP_SESSION_HEADER, session);
+        }
+        if let Some(version) = lock(&self.version).clone() {
+            builder = builder.header(MCP_PROTOCOL_VERSION_HEADER, version);
+        }
+        let request = builder
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| ClientError::Transport(format!("cannot build the GET request: {e}")))?;
+        let response = self
+            .client
+            .request(request)
+            .await
+            .map_err(|e| ClientError::Transport(format!("resuming with GET failed: {e}")))?;
+        if !response.status().is_success() {
+            return Err(ClientError::Transport(format!(
+                "resuming with GET answered HTTP {}",
+                response.status()
+            )));
+        }
+        Ok(response)
+    }
+
+    /// Deliver one SSE body's events; `Ok(true)` once the response to `request_id` arrived.
+    async fn read_events(
+        self: &Arc<Self>,
+        response: Response<hyper::body::Incoming>,
+        request_id: &Option<RequestId>,
+        decoder: &mut sse::Decoder,
+    ) -> Result<bool, ClientError> {
+        let mut body = response.into_body();
         while let Some(frame) = body.frame().await {
             let frame =
                 frame.map_err(|e| ClientError::Transport(format!("the SSE stream failed: {e}")))?;
@@ -422,17 +509,12 @@ impl Shared {
                 let done = request_id.as_ref().is_some_and(|id| answers(&value, id));
                 self.deliver(value);
                 if done {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
         }
         decoder.finish();
-        match request_id {
-            Some(id) => Err(ClientError::Transport(format!(
-                "the SSE stream ended without a response to request {id}"
-            ))),
-            None => Ok(()),
-        }
+        Ok(request_id.is_none())
     }
 }
 

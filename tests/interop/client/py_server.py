@@ -4,7 +4,7 @@ for the client interop tests: `python py_server.py` (stdio) or `python py_server
 
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("py-interop")
 
@@ -25,6 +25,26 @@ def greet(name: str) -> str:
 def explode(message: str) -> str:
     """Fail with the message."""
     raise ValueError(message)
+
+
+@server.tool()
+async def count(steps: int, ctx: Context) -> str:
+    """Report `steps` progress notifications, then answer."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+    return f"counted {steps}"
+
+
+@server.resource("interop://motd", name="motd", mime_type="text/plain")
+def motd() -> str:
+    """The message of the day."""
+    return "hello from python"
+
+
+@server.prompt()
+def review(code: str) -> str:
+    """Ask for a code review."""
+    return f"Please review: {code}"
 
 
 if __name__ == "__main__":

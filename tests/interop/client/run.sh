@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Client interop: our `orkestrel-mcp tools` / `call` / `bridge` against servers we did not write.
 #
-#   tests/interop/client/run.sh BINARY      (BINARY = target/debug/orkestrel-mcp)
+#   tests/interop/client/run.sh BINARY [TOUR]   (BINARY = target/debug/orkestrel-mcp,
+#                                                TOUR = target/debug/examples/client-tour)
+#
+# TOUR (the client-tour example) reads a resource, gets a prompt and receives progress from the
+# Python SDK server over stdio and Streamable HTTP.
 #
 # Installs what it needs, idempotently: the pinned npm packages (npm ci when node_modules is
 # missing) and a venv with mcp==2.3.0 at tests/interop/client/.venv. Every server listens on
@@ -10,8 +14,9 @@
 # the number of failures.
 set -uo pipefail
 
-BIN=$(realpath "${1:?usage: run.sh path/to/orkestrel-mcp}")
+BIN=$(realpath "${1:?usage: run.sh path/to/orkestrel-mcp [path/to/client-tour]}")
 DIR=$(cd "$(dirname "$0")" && pwd)
+TOUR=$(realpath "${2:-$DIR/../../../target/debug/examples/client-tour}")
 cd "$DIR"
 
 if [ ! -d node_modules ]; then
@@ -85,6 +90,24 @@ if wait_port "$port"; then
   expect "python/http: call greet" '"Hello, HTTP!"' "$(quiet "${T[@]}" "$BIN" call "$url" greet --args '{"name":"HTTP"}')"
 else
   bad "python/http" "the server did not listen on $port"
+fi
+
+# 4b. Our client's resources, prompts and progress against the Python SDK server (stdio, HTTP)
+TOUR_WANT='{"resources": ["interop://motd"], "read": "hello from python", "prompts": ["review"], "prompt": "Please review: x+1", "result": "counted 3", "progress": [[1.0, 3.0], [2.0, 3.0], [3.0, 3.0]]}'
+tour() { TOUR_RESOURCE=interop://motd TOUR_PROMPT=review TOUR_PROMPT_ARGS='{"code":"x+1"}' TOUR_TOOL=count \
+  TOUR_TOOL_ARGS='{"steps":3}' "${T[@]}" "$TOUR" "$@" 2>&1 | "$PY" -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())))' 2>&1; }
+if [ -x "$TOUR" ]; then
+  expect "python/stdio: resources, prompts, progress (client-tour)" "$TOUR_WANT" "$(tour -- "$PY" "$DIR/py_server.py")"
+  port=$(free_port)
+  "$PY" "$DIR/py_server.py" http "$port" >/dev/null 2>&1 &
+  PIDS+=($!)
+  if wait_port "$port"; then
+    expect "python/http: resources, prompts, progress (client-tour)" "$TOUR_WANT" "$(tour "http://127.0.0.1:$port/mcp")"
+  else
+    bad "python/http tour" "the server did not listen on $port"
+  fi
+else
+  bad "client-tour" "no executable at $TOUR (cargo build --features native --example client-tour)"
 fi
 
 # 5. The bridge in front of server-everything, driven by the official TypeScript SDK client

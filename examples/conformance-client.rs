@@ -1,0 +1,168 @@
+//! The client fixture for the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance client`): connects to the URL given as the last argument
+//! over Streamable HTTP and acts out the scenario named in `MCP_CONFORMANCE_SCENARIO`.
+//!
+//! ```text
+//! cargo run --features native --example conformance-client -- http://127.0.0.1:PORT/mcp
+//! ```
+//!
+//! | scenario | what the client does |
+//! |---|---|
+//! | `initialize` | handshake, `tools/list`, disconnect |
+//! | `tools_call` | handshake, `tools/list`, `tools/call add_numbers {a: 5, b: 3}` |
+//! | `elicitation-sep1034-client-defaults` | calls the tool; accepts the elicitation with the schema's defaults applied |
+//! | `json-schema-2020-12-preservation` | echoes the focal tool's `inputSchema` back verbatim (unscored in the alpha) |
+//! | `sse-retry` | calls `test_reconnection`; the transport resumes the closed stream with `GET` + `Last-Event-ID` after `retry` |
+//! | anything else | handshake, `tools/list`, calls each tool with `{}` (errors are reported, not fatal) |
+//!
+//! Exit status 0 when the scenario's steps succeeded, 1 otherwise (the suite scores the checks
+//! its mock server records, not the status).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use orkestrel_mcp::client::{
+    apply_elicitation_defaults, ClientError, ClientHandler, ClientOptions, McpClient,
+};
+use orkestrel_mcp::jsonrpc::ErrorObject;
+use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::BoxFuture;
+use serde_json::{json, Value};
+
+/// Accepts every elicitation with the schema's defaults, answers sampling with a canned text,
+/// and lists one root.
+struct Conformance;
+
+impl ClientHandler for Conformance {
+    fn capabilities(&self) -> Value {
+        json!({ "sampling": {}, "elicitation": { "form": {} }, "roots": { "listChanged": true } })
+    }
+
+    fn create_message(&self, _params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async {
+            Ok(json!({
+                "role": "assistant",
+                "content": { "type": "text", "text": "This is a response from the conformance client." },
+                "model": "conformance-client",
+                "stopReason": "endTurn",
+            }))
+        })
+    }
+
+    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async move {
+            let mut content = json!({});
+            apply_elicitation_defaults(&params, &mut content);
+            Ok(json!({ "action": "accept", "content": content }))
+        })
+    }
+
+    fn list_roots(&self) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async {
+            Ok(json!({ "roots": [{ "uri": "file:///tmp/conformance", "name": "conformance" }] }))
+        })
+    }
+}
+
+#[path = "conformance_client_modern.rs"]
+#[allow(dead_code)]
+mod modern;
+
+async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+    let transport = HttpTransport::new(HttpClientOptions::new(url))?;
+    let options = ClientOptions::new("orkestrel-conformance-client", "1.0.0")
+        .with_timeout(Duration::from_secs(30))
+        .with_era(orkestrel_mcp::client::ClientEra::Legacy)
+        .with_handler(Conformance);
+    let client = McpClient::new(transport, options);
+    client.connect().await?;
+    let outcome = act(&client, scenario).await;
+    client.disconnect().await;
+    outcome
+}
+
+async fn act(client: &McpClient, scenario: &str) -> Result<(), ClientError> {
+    let tools = client.list_tools().await?;
+    match scenario {
+        "initialize" => Ok(()),
+        "tools_call" => {
+            let result = client
+                .call_tool("add_numbers", json!({ "a": 5, "b": 3 }))
+                .await?;
+            eprintln!("add_numbers: {:?}", result.content);
+            Ok(())
+        }
+        "elicitation-sep1034-client-defaults" => {
+            let result = client
+                .call_tool("test_client_elicitation_defaults", json!({}))
+                .await?;
+            eprintln!("elicitation: {:?}", result.content);
+            Ok(())
+        }
+        "json-schema-2020-12-preservation" => {
+            // Echo the focal tool's inputSchema back verbatim: nothing may be lost in parsing.
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .map(|t| t.input_schema.clone())
+                .unwrap_or(Value::Null);
+            client
+                .call_tool("json_schema_echo", json!({ "schema": focal }))
+                .await?;
+            Ok(())
+        }
+        "sse-retry" => {
+            let result = client.call_tool("test_reconnection", json!({})).await?;
+            eprintln!("reconnection: {:?}", result.content);
+            Ok(())
+        }
+        _ => {
+            for tool in tools {
+                match client.call_tool(&tool.name, json!({})).await {
+                    Ok(result) => eprintln!("{}: {:?}", tool.name, result.content),
+                    Err(e) => eprintln!("{}: {e}", tool.name),
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: conformance-client URL   (scenario in MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    // The 2026-07-28 leg sets the version it wants; those scenarios run on the stateless wire.
+    if std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() == Ok("2026-07-28") {
+        return match tokio::time::timeout(
+            Duration::from_secs(60),
+            modern::run_modern(&scenario, &url),
+        )
+        .await
+        {
+            Ok(Ok(())) => ExitCode::SUCCESS,
+            Ok(Err(e)) => {
+                eprintln!("conformance-client: scenario {scenario:?}: {e}");
+                ExitCode::FAILURE
+            }
+            Err(_) => {
+                eprintln!("conformance-client: scenario {scenario:?} timed out");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match tokio::time::timeout(Duration::from_secs(60), run(&scenario, &url)).await {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            eprintln!("conformance-client: scenario {scenario:?}: {e}");
+            ExitCode::FAILURE
+        }
+        Err(_) => {
+            eprintln!("conformance-client: scenario {scenario:?} timed out");
+            ExitCode::FAILURE
+        }
+    }
+}

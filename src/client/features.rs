@@ -1,0 +1,441 @@
+//! The handshake-era client surface beyond tools: progress, cancellation, asynchronous answers
+//! to server requests, and the resources / prompts / completion / logging calls with helpers
+//! that walk every page of a list.
+//!
+//! ```text
+//!  server request (sampling, elicitation, roots) ─► ClientHandler future ─► spawner
+//!                                                     └─► transport.send(response)
+//!  notifications/progress {progressToken = request id} ─► that request's callback
+//!                                                     └─► restarts its deadline (if asked)
+//!  a request future dropped unanswered ─► notifications/cancelled (spawned, bounded)
+//! ```
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::channel::mpsc::UnboundedReceiver;
+use futures::future::{self, Either};
+use futures::{FutureExt, StreamExt};
+use serde_json::{json, Map, Value};
+
+use super::{handlers, ClientError, ClientHandler, Inner, McpClient, RequestOptions};
+use crate::jsonrpc::{
+    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
+};
+use crate::tools::panic_message;
+use crate::BoxFuture;
+
+/// The most pages the `*_all` list helpers follow before giving up.
+pub const MAX_LIST_PAGES: usize = 1_000;
+
+/// How long a background `notifications/cancelled` may take to send.
+const CANCEL_SEND_BOUND: Duration = Duration::from_secs(2);
+
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// A per-request progress callback (`Send + Sync` on native targets).
+        pub type ProgressCallback = Arc<dyn Fn(&Progress)>;
+        /// Runs a background future to completion (e.g. `tokio::spawn`, `spawn_local`).
+        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>)>;
+    } else {
+        /// A per-request progress callback (`Send + Sync` on native targets).
+        pub type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+        /// Runs a background future to completion (e.g. `tokio::spawn`, `spawn_local`).
+        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>) + Send + Sync>;
+    }
+}
+
+/// One `notifications/progress` for a request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// The progress so far (increases with each notification).
+    pub progress: f64,
+    /// The total, when the server knows it.
+    pub total: Option<f64>,
+    /// A human-readable message, if any.
+    pub message: Option<String>,
+}
+
+/// `params` with `_meta.progressToken` set to `id` (params must be an object or absent).
+pub(super) fn with_progress_token(params: Option<Value>, id: i64) -> Result<Value, ClientError> {
+    let mut params = match params {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(ClientError::InvalidArguments(format!(
+                "request params must be a JSON object to carry a progress token, not {other}"
+            )))
+        }
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    match meta {
+        Value::Object(meta) => {
+            meta.insert("progressToken".into(), json!(id));
+        }
+        _ => {
+            return Err(ClientError::InvalidArguments(
+                "request params `_meta` must be a JSON object".into(),
+            ))
+        }
+    }
+    Ok(Value::Object(params))
+}
+
+/// The default spawner: the current tokio runtime (feature `native`), else a thread on native
+/// targets; `spawn_local` on `wasm32-unknown-unknown`.
+fn default_spawn(task: BoxFuture<'static, ()>) {
+    cfg_if::cfg_if! {
+        if #[cfg(all(target_arch = "wasm32", target_os = "unknown"))] {
+            wasm_bindgen_futures::spawn_local(task);
+        } else if #[cfg(target_family = "wasm")] {
+            drop(task);
+            tracing::error!("mcp client: no spawner on this target; set ClientOptions::with_spawner");
+        } else {
+            #[cfg(feature = "native")]
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(task);
+                return;
+            }
+            let spawned = std::thread::Builder::new()
+                .name("mcp-client-task".into())
+                .spawn(move || futures::executor::block_on(task));
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "mcp client: could not start a background thread");
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Run `task` in the background on the configured spawner.
+    pub(super) fn spawn(&self, task: BoxFuture<'static, ()>) {
+        match &self.options.spawn {
+            Some(spawn) => spawn(task),
+            None => default_spawn(task),
+        }
+    }
+
+    /// The request deadline: `timeout`, restarted by each tick when `max_total` is set, and
+    /// never later than `max_total` in all.
+    pub(super) fn deadline(
+        &self,
+        timeout: Duration,
+        max_total: Option<Duration>,
+        ticks: Option<UnboundedReceiver<()>>,
+    ) -> BoxFuture<'static, ()> {
+        let (Some(max_total), Some(mut ticks)) = (max_total, ticks) else {
+            return self.sleep(timeout);
+        };
+        let sleep = self.options.sleep.clone();
+        let nap = move |d: Duration| -> BoxFuture<'static, ()> {
+            match &sleep {
+                Some(sleep) => sleep(d),
+                None => Box::pin(futures_timer::Delay::new(d)),
+            }
+        };
+        Box::pin(async move {
+            let mut total = nap(max_total);
+            loop {
+                let idle = future::select(nap(timeout), &mut total);
+                match future::select(idle, ticks.next()).await {
+                    Either::Left(_) => return,
+                    Either::Right((Some(()), _)) => continue,
+                    Either::Right((None, idle)) => {
+                        idle.await;
+                        return;
+                    }
+                }
+            }
+        })
+    }
+
+    /// Route a `notifications/progress` to its request's callback and deadline.
+    pub(super) fn progress(&self, notification: &JsonRpcNotification) {
+        let Some(params) = &notification.params else {
+            return;
+        };
+        let Some(RequestId::Number(id)) =
+            params.get("progressToken").and_then(RequestId::from_value)
+        else {
+            return;
+        };
+        let Some(progress) = params.get("progress").and_then(Value::as_f64) else {
+            tracing::debug!(id, "mcp client: a progress notification without a number");
+            return;
+        };
+        let (callback, ticks) = {
+            let state = self.lock();
+            match state.pending.get(&id) {
+                Some(p) => (p.progress.clone(), p.ticks.clone()),
+                None => return,
+            }
+        };
+        if let Some(ticks) = ticks {
+            let _ = ticks.unbounded_send(());
+        }
+        if let Some(callback) = callback {
+            let update = Progress {
+                progress,
+                total: params.get("total").and_then(Value::as_f64),
+                message: params
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| callback(&update))) {
+                tracing::error!(message = %panic_message(&*panic), "mcp client: a progress callback panicked");
+            }
+        }
+    }
+
+    /// Answer a server request through the handler, in the background.
+    pub(super) fn answer_later(&self, handler: &dyn ClientHandler, request: JsonRpcRequest) {
+        let params = request.params.map(Value::Object).unwrap_or(Value::Null);
+        let answer = AssertUnwindSafe(handlers::answer(handler, &request.method, params));
+        let transport = self.transport.clone();
+        let id = request.id;
+        let method = request.method;
+        self.spawn(Box::pin(async move {
+            let response = match answer.catch_unwind().await {
+                Ok(Ok(result)) => JsonRpcResponse::result(id, result),
+                Ok(Err(error)) => JsonRpcResponse::error(Some(id), error),
+                Err(panic) => {
+                    let message = panic_message(&*panic);
+                    tracing::error!(%method, %message, "mcp client: a handler panicked");
+                    JsonRpcResponse::error(
+                        Some(id),
+                        ErrorObject::internal(format!("the client handler failed: {message}")),
+                    )
+                }
+            };
+            if let Err(e) = transport.send(JsonRpcMessage::Response(response)).await {
+                tracing::warn!(%method, error = %e, "mcp client: could not answer a server request");
+            }
+        }));
+    }
+
+    /// Send `notifications/cancelled` for `id` in the background, bounded in time.
+    pub(super) fn send_cancelled(&self, id: i64, reason: String) {
+        let notification = JsonRpcNotification::new("notifications/cancelled")
+            .with_params(json!({ "requestId": id, "reason": reason }));
+        let transport = self.transport.clone();
+        let bound = self.sleep(CANCEL_SEND_BOUND);
+        self.spawn(Box::pin(async move {
+            let send = transport.send(JsonRpcMessage::Notification(notification));
+            if let Either::Left((Err(e), _)) = future::select(send, bound).await {
+                tracing::debug!(error = %e, id, "mcp client: could not send notifications/cancelled");
+            }
+        }));
+    }
+}
+
+fn params_with(params: Value, cursor: Option<&str>) -> Option<Value> {
+    match (params, cursor) {
+        (Value::Object(mut map), Some(cursor)) => {
+            map.insert("cursor".into(), json!(cursor));
+            Some(Value::Object(map))
+        }
+        (Value::Object(map), None) if map.is_empty() => None,
+        (params, _) => Some(params),
+    }
+}
+
+impl McpClient {
+    /// Send one page request of a list method (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`) with an optional cursor.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn list_page(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Result<Value, ClientError> {
+        self.request(
+            method,
+            params_with(json!({}), cursor),
+            RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// Walk every page of a list method, collecting the `key` arrays (e.g. `resources/list`,
+    /// `"resources"`). Stops when `nextCursor` is absent or repeats the cursor just sent.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when a page has no `key`
+    /// array or pages do not end within [`MAX_LIST_PAGES`].
+    pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let page = self.list_page(method, cursor.as_deref()).await?;
+            let list = page.get(key).and_then(Value::as_array).ok_or_else(|| {
+                ClientError::InvalidResponse(format!("{method} result has no {key:?} array"))
+            })?;
+            items.extend(list.iter().cloned());
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
+                _ => return Ok(items),
+            }
+        }
+        Err(ClientError::InvalidResponse(format!(
+            "{method} did not end within {MAX_LIST_PAGES} pages"
+        )))
+    }
+
+    /// Every resource (`resources/list`, all pages).
+    ///
+    /// # Errors
+    /// As [`McpClient::list_all`].
+    pub async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("resources/list", "resources").await
+    }
+
+    /// Every resource template (`resources/templates/list`, all pages).
+    ///
+    /// # Errors
+    /// As [`McpClient::list_all`].
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// Every prompt (`prompts/list`, all pages).
+    ///
+    /// # Errors
+    /// As [`McpClient::list_all`].
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("prompts/list", "prompts").await
+    }
+
+    /// `resources/read`: the whole ReadResourceResult (`contents`: text or base64 `blob`).
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        self.request(
+            "resources/read",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// `resources/subscribe`: the server then sends `notifications/resources/updated` for `uri`
+    /// (a [`ClientEvent::Notification`](super::ClientEvent::Notification)).
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.request(
+            "resources/subscribe",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `resources/unsubscribe`.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.request(
+            "resources/unsubscribe",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `prompts/get` with string arguments: the whole GetPromptResult (`description`?,
+    /// `messages`).
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArguments`] when `arguments` is not an object or `null`; as
+    /// [`McpClient::request`].
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        let mut params = json!({ "name": name });
+        match arguments {
+            Value::Null => {}
+            args @ Value::Object(_) => params["arguments"] = args,
+            other => {
+                return Err(ClientError::InvalidArguments(format!(
+                    "prompt arguments must be a JSON object, not {other}"
+                )))
+            }
+        }
+        self.request("prompts/get", Some(params), RequestOptions::default())
+            .await
+    }
+
+    /// `completion/complete`: `reference` is `{"type":"ref/prompt","name"}` or
+    /// `{"type":"ref/resource","uri"}`; returns the `completion` object (`values`, `total`?,
+    /// `hasMore`?).
+    ///
+    /// # Errors
+    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
+    /// `completion`.
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument_name: &str,
+        argument_value: &str,
+        context: Option<Value>,
+    ) -> Result<Value, ClientError> {
+        let mut params = json!({
+            "ref": reference,
+            "argument": { "name": argument_name, "value": argument_value },
+        });
+        if let Some(context) = context {
+            params["context"] = context;
+        }
+        let mut result = self
+            .request(
+                "completion/complete",
+                Some(params),
+                RequestOptions::default(),
+            )
+            .await?;
+        result
+            .get_mut("completion")
+            .map(Value::take)
+            .ok_or_else(|| {
+                ClientError::InvalidResponse("completion result has no `completion`".into())
+            })
+    }
+
+    /// `logging/setLevel` (`debug` … `emergency`); the server's `notifications/message` arrive as
+    /// [`ClientEvent::Notification`](super::ClientEvent::Notification)s.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn set_logging_level(&self, level: &str) -> Result<(), ClientError> {
+        self.request(
+            "logging/setLevel",
+            Some(json!({ "level": level })),
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Tell the server the client's roots changed (`notifications/roots/list_changed`).
+    ///
+    /// # Errors
+    /// As [`McpClient::notify`].
+    pub async fn roots_changed(&self) -> Result<(), ClientError> {
+        self.notify("notifications/roots/list_changed", None).await
+    }
+}
+
+#[cfg(test)]
+#[path = "features_tests.rs"]
+mod tests;
