@@ -3,7 +3,8 @@
 
 Usage: report.py RESULTS_DIR CORES DURATION_MS WARMUP_MS
 
-Reads RESULTS_DIR/{inprocess.json,http.jsonl,rss.jsonl,stdio.jsonl} (any may be missing) and
+Reads RESULTS_DIR/{inprocess.json,http.jsonl,rss.jsonl,ws.jsonl,memory.jsonl,stdio.jsonl} (any may
+be missing) and
 prints the table. Throughputs are "higher is better", so ours/peer > 1 means ours is ahead;
 latency and memory rows say "lower is better". Runs of the forward and reverse order are
 averaged (peak RSS: the larger of the two).
@@ -51,6 +52,8 @@ def fmt(v, kind):
         return f"{v:.1f} µs"
     if kind == "mib":
         return f"{v / 1024:.1f} MiB"
+    if kind == "bytes":
+        return f"{v / 1000:.1f} KB"
     return str(v)
 
 
@@ -147,13 +150,32 @@ if http:
             row(f"HTTP server CPU per request, c={c} — ours answering SSE (lower is better)", v, "us")
     rss = defaultdict(int)
     for rec in lines("rss.jsonl"):
-        if rec["server"] == "ours-sse":
+        if rec["server"] == "ours-sse" or rec["server"].endswith("-sessions"):
             continue
         rss[rec["server"]] = max(rss[rec["server"]], rec.get("vmhwm_kib") or 0)
     if rss:
         ok = None if not rss.get("ours") else rss["ours"] <= 8 * 1024
         row("peak RSS after c=64 (VmHWM; lower is better)", dict(rss), "mib", "≤ 8 MiB" + check(ok))
-slot("HTTP with our sessions, c=1/16/64", "slot: our session HTTP (not measured yet)")
+
+
+def sessions_view(stat):
+    # ours = our Endpoint with sessions, rmcp = rmcp's session mode, floor = the stateless floor.
+    return {"ours": stat.get("ours-sessions"), "floor": stat.get("floor"), "rmcp": stat.get("rmcp-sessions")}
+
+
+if http.get("ours-sessions"):
+    for c in (1, 16, 64):
+        row(f"HTTP with sessions (mcp-session-id), c={c}, req/s", sessions_view(http_stat(c, "rps")), "rate")
+    row("HTTP with sessions, p99 latency, c=64 (lower is better)", sessions_view(http_stat(64, "p99_us")), "ms")
+    for c in (16, 64):
+        v = {s2: mean(cpu[s2][c]) for s2 in cpu if cpu[s2][c]}
+        row(f"HTTP with sessions, server CPU per request, c={c} (lower is better)", sessions_view(v), "us")
+    srss = defaultdict(int)
+    for rec in lines("rss.jsonl"):
+        srss[rec["server"]] = max(srss[rec["server"]], rec.get("vmhwm_kib") or 0)
+    row("HTTP with sessions, peak RSS after c=64 (VmHWM; lower is better)", sessions_view(dict(srss)), "mib")
+else:
+    slot("HTTP with sessions, c=1/16/64", "not measured in this run")
 
 # ---------------------------------------------------------------- stdio
 stdio = defaultdict(lambda: defaultdict(list))
@@ -177,9 +199,45 @@ if stdio:
     stdio_row(1, "ours", "stdio, sequential, round trips/s")
     stdio_row(64, "ours-pipes", "stdio, 64 in flight — ours on non-blocking pipes (bench variant)")
     stdio_row(1, "ours-pipes", "stdio, sequential — ours on non-blocking pipes (bench variant)")
-slot("WebSocket, one socket, 64 in flight, msg/s", "slot: WebSocket 64 in flight (not measured yet)")
-slot("memory per idle session (1,000 sessions)", "slot: 1,000 idle sessions (not measured yet)")
-slot("memory per idle WebSocket connection (1,000)", "slot: 1,000 idle WebSocket connections (not measured yet)")
+
+# ---------------------------------------------------------------- WebSocket
+ws = defaultdict(list)
+ws_cpu = defaultdict(list)
+for rec in lines("ws.jsonl"):
+    ws[rec["server"]].append(rec["run"])
+    if rec.get("cpu_ticks") is not None and rec["run"].get("ok"):
+        ws_cpu[rec["server"]].append(rec["cpu_ticks"] / rec["clk_tck"] * 1e6 / rec["run"]["ok"])
+
+
+def ws_view(key):
+    return {"ours": mean([r[key] for r in ws["ours-sessions"]]), "floor": mean([r[key] for r in ws["floor-ws"]])}
+
+
+if ws:
+    row("WebSocket, one socket, 64 in flight, msg/s (rmcp: no WebSocket server)", ws_view("rps"), "rate")
+    row("WebSocket, 64 in flight, p99 latency (lower is better)", ws_view("p99_us"), "ms")
+    row("WebSocket, server CPU per message (lower is better; includes the warm-up's share)",
+        {"ours": mean(ws_cpu["ours-sessions"]), "floor": mean(ws_cpu["floor-ws"])}, "us")
+else:
+    slot("WebSocket, one socket, 64 in flight, msg/s", "not measured in this run")
+
+# ---------------------------------------------------------------- memory
+mem = defaultdict(lambda: defaultdict(list))  # mode -> server -> [bytes per]
+for rec in lines("memory.jsonl"):
+    mem[rec["probe"]["mode"]][rec["server"]].append(rec["probe"]["bytes_per"])
+if mem["sessions"]:
+    v = {"ours": mean(mem["sessions"]["ours-sessions"]), "rmcp": mean(mem["sessions"]["rmcp-sessions"])}
+    ok = None if v["ours"] is None else v["ours"] < 2000
+    row("memory per idle session, 1,000 sessions (VmRSS delta; lower is better)", v, "bytes", "< 2 KB" + check(ok))
+else:
+    slot("memory per idle session (1,000 sessions)", "not measured in this run")
+if mem["ws"]:
+    v = {"ours": mean(mem["ws"]["ours-sessions"]), "floor": mean(mem["ws"]["floor-ws"])}
+    ok = None if v["ours"] is None else v["ours"] < 16000
+    row("memory per idle WebSocket connection, 1,000 open (VmRSS delta; lower is better; rmcp: no WebSocket server)",
+        v, "bytes", "< 16 KB" + check(ok))
+else:
+    slot("memory per idle WebSocket connection (1,000)", "not measured in this run")
 # The wasm package, when `bash tests/wasm/run.sh` has built it (target/wasm-pkg/web).
 wasm = out.parent / "wasm-pkg" / "web"
 wasm_files = [wasm / "orkestrel_mcp_bg.wasm", wasm / "orkestrel_mcp.js"]
@@ -233,5 +291,16 @@ if stdio:
     )
 notes.append("HTTP servers answer JSON (ours: `HttpOptions { prefer_json: true }`; rmcp: stateless, `json_response`; "
              "TS SDK: a server and transport per request, `enableJsonResponse`; Python SDK: `stateless_http`, `json_response`).")
+if http.get("ours-sessions") or ws or mem:
+    notes.append(
+        "Sessions: ours is `native::endpoint::Endpoint` with its default options, as `orkestrel-mcp serve --http` runs it "
+        "(sessions, SSE replies, WebSocket on the same path); rmcp is its Streamable HTTP service in its default session mode "
+        "(SSE replies). Each load connection sends `initialize` and `notifications/initialized` once, then every call with its "
+        "`mcp-session-id`; the floor column is the stateless bare hyper floor. WebSocket: ours is the same endpoint's "
+        "WebSocket (subprotocol `mcp`, one socket, 64 requests kept in flight, every reply's id and text checked); "
+        "the floor is a bare tokio-tungstenite server (default config) answering each message with the serde floor, one "
+        "after another. Memory: fresh server per probe; VmRSS after 1,000 `initialize`s (sessions, the connection then "
+        "closed) or 1,000 open, initialized sockets, minus VmRSS before, over 1,000; every session / socket is then used "
+        "once and its reply checked.")
 for n in notes:
     print(f"- {n}")

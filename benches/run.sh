@@ -11,8 +11,14 @@
 #   2. HTTP over loopback: tools/call echo at 1, 16 and 64 keep-alive connections — ours
 #      (stateless route) vs the bare hyper floor, rmcp (stateless JSON), the TS SDK, the Python
 #      SDK; every server in turn, then again in reverse order; every reply body checked;
+#      the same with sessions: ours (`Endpoint` with its defaults, as `orkestrel-mcp serve --http`)
+#      vs rmcp's session mode — each connection initializes once, then calls with mcp-session-id;
 #   3. peak RSS (VmHWM) of each HTTP server after its c=64 run;
-#   4. stdio round trips/s, 64 in flight and sequential — ours vs the serde line-loop floor,
+#   4. WebSocket: messages/s on one socket with 64 in flight — ours (same /mcp path, subprotocol
+#      mcp) vs a bare tokio-tungstenite floor (rmcp has no WebSocket server);
+#   5. memory: resident bytes per idle session (1,000 initializes; ours vs rmcp) and per idle
+#      WebSocket connection (1,000 held open; ours vs the tungstenite floor), fresh server each;
+#   6. stdio round trips/s, 64 in flight and sequential — ours vs the serde line-loop floor,
 #      rmcp, the TS SDK — all driven by the same client;
 # and prints ONE table of ratios (target/bench-results/table.md).
 #
@@ -22,7 +28,7 @@
 # Environment:
 #   BENCH_DURATION_MS  measured window per HTTP/stdio run (default 2500)
 #   BENCH_WARMUP_MS    HTTP warm-up per run (default 500)
-#   BENCH_ONLY         comma list of parts to run: inprocess,http,stdio (default all)
+#   BENCH_ONLY         comma list of parts to run: inprocess,http,ws,memory,stdio (default all)
 #   BENCH_SKIP_PEERS=1 skip the TS and Python SDK servers (no node/python needed)
 #   BENCH_UPDATE_README=1  also write the table into README.md's "Performance" section (between
 #                      the bench-table markers)
@@ -33,12 +39,12 @@ export CARGO_TERM_COLOR=never
 
 DUR="${BENCH_DURATION_MS:-2500}"
 WARM="${BENCH_WARMUP_MS:-500}"
-ONLY="${BENCH_ONLY:-inprocess,http,stdio}"
+ONLY="${BENCH_ONLY:-inprocess,http,ws,memory,stdio}"
 PEERS="$ROOT/benches/peers"
 OUT="$ROOT/target/bench-results"
 BIN="$ROOT/target/release"
 mkdir -p "$OUT"
-rm -f "$OUT"/http.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl
+rm -f "$OUT"/http.jsonl "$OUT"/ws.jsonl "$OUT"/memory.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 wants() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -123,6 +129,9 @@ start_http() {
     floor) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --http "$addr" ;;
     ours) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http "$addr" ;;
     ours-sse) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sse "$addr" ;;
+    ours-sessions) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sessions "$addr" ;;
+    rmcp-sessions) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http-sessions "$addr" ;;
+    floor-ws) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --ws "$addr" ;;
     rmcp) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http "$addr" ;;
     ts) cd "$PEERS" && exec "${ON_SERVER[@]}" node ts_server.mjs http "$port" ;;
     py) cd "$PEERS" && exec "${ON_SERVER[@]}" "$PEERS/.venv/bin/python" py_server.py http "$port" ;;
@@ -172,7 +181,7 @@ if wants inprocess && command -v valgrind >/dev/null; then
 fi
 
 # ------------------------------------------------------------------------------------ HTTP
-HTTP_SERVERS=(floor ours ours-sse rmcp)
+HTTP_SERVERS=(floor ours ours-sse rmcp ours-sessions rmcp-sessions)
 [ -n "$HAVE_TS" ] && HTTP_SERVERS+=(ts)
 [ -n "$HAVE_PY" ] && HTTP_SERVERS+=(py)
 CONCURRENCY=(1 16 64)
@@ -185,6 +194,7 @@ http_pass() { # order servers...
     start_http "$name" "$port" || { stop_server; continue; }
     extra=()
     [ "$name" = floor ] && extra=(--no-id-check) # the floor's fixed body always says id 1
+    [[ "$name" == *-sessions ]] && extra=(--sessions) # initialize once per connection
     conc=("${CONCURRENCY[@]}")
     [ "$order" = reverse ] && conc=(64 16 1)
     for c in "${conc[@]}"; do
@@ -213,6 +223,70 @@ if wants http; then
   reversed=()
   for ((i = ${#HTTP_SERVERS[@]} - 1; i >= 0; i--)); do reversed+=("${HTTP_SERVERS[i]}"); done
   http_pass reverse "${reversed[@]}"
+fi
+
+# ------------------------------------------------------------------------------- WebSocket
+WS_SERVERS=(floor-ws ours-sessions)
+
+ws_pass() { # order servers...
+  local order=$1; shift
+  local name port line
+  for name in "$@"; do
+    port=$(free_port)
+    start_http "$name" "$port" || { stop_server; continue; }
+    cpu0=$(cpu_ticks "$SERVER_PID")
+    if line=$("${ON_LOAD[@]}" "$BIN/wsload" --url "ws://127.0.0.1:$port/mcp" --inflight 64 \
+        --duration-ms "$DUR" --warmup-ms "$WARM" --max-requests 2000000 2>>"$OUT/wsload.log"); then
+      cpu=$(( $(cpu_ticks "$SERVER_PID") - cpu0 ))
+      printf '{"server":"%s","order":"%s","cpu_ticks":%s,"clk_tck":%s,"run":%s}\n' \
+        "$name" "$order" "$cpu" "$CLK_TCK" "$line" >>"$OUT/ws.jsonl"
+      log "ws $order $name inflight=64 $line"
+    else
+      log "ws $order $name FAILED (see $OUT/wsload.log)"
+    fi
+    stop_server
+  done
+}
+
+if wants ws; then
+  log "WebSocket: ${WS_SERVERS[*]}, one socket, 64 in flight"
+  ws_pass forward "${WS_SERVERS[@]}"
+  reversed=()
+  for ((i = ${#WS_SERVERS[@]} - 1; i >= 0; i--)); do reversed+=("${WS_SERVERS[i]}"); done
+  ws_pass reverse "${reversed[@]}"
+fi
+
+# ---------------------------------------------------------------------------------- memory
+# Each probe on a fresh server: VmRSS before and after 1,000 idle sessions / connections.
+MEM_PROBES=(sessions:ours-sessions sessions:rmcp-sessions ws:ours-sessions ws:floor-ws)
+MEM_COUNT=1000
+
+mem_pass() { # order probes...
+  local order=$1; shift
+  local probe mode name port url line
+  for probe in "$@"; do
+    mode=${probe%%:*}
+    name=${probe#*:}
+    port=$(free_port)
+    start_http "$name" "$port" || { stop_server; continue; }
+    if [ "$mode" = ws ]; then url="ws://127.0.0.1:$port/mcp"; else url="http://127.0.0.1:$port/mcp"; fi
+    if line=$("${ON_LOAD[@]}" "$BIN/memprobe" "$mode" --pid "$SERVER_PID" --url "$url" \
+        --count "$MEM_COUNT" 2>>"$OUT/memprobe.log"); then
+      printf '{"server":"%s","order":"%s","probe":%s}\n' "$name" "$order" "$line" >>"$OUT/memory.jsonl"
+      log "memory $order $name $line"
+    else
+      log "memory $order $name $mode FAILED (see $OUT/memprobe.log)"
+    fi
+    stop_server
+  done
+}
+
+if wants memory; then
+  log "memory: ${MEM_PROBES[*]}, $MEM_COUNT each"
+  mem_pass forward "${MEM_PROBES[@]}"
+  reversed=()
+  for ((i = ${#MEM_PROBES[@]} - 1; i >= 0; i--)); do reversed+=("${MEM_PROBES[i]}"); done
+  mem_pass reverse "${reversed[@]}"
 fi
 
 # ----------------------------------------------------------------------------------- stdio

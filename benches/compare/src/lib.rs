@@ -9,6 +9,8 @@
 //!  src/bin/bench-floor    bare hyper answering a fixed JSON body, or a plain serde line loop
 //!  src/bin/loadgen        HTTP load generator: N keep-alive connections, every body checked
 //!  src/bin/stdio-driver   one stdio client for every server: pipelined or sequential
+//!  src/bin/wsload         WebSocket: one socket, N in flight, every reply checked
+//!  src/bin/memprobe       RSS per idle session / idle WebSocket connection (1,000 of them)
 //!  ../run.sh              builds, pins (taskset), runs both orders, prints one ratio table
 //! ```
 
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod rmcp_server;
+pub mod ws;
 
 /// The text the echo tool is called with, and must answer.
 pub const ECHO_TEXT: &str = "hello";
@@ -178,6 +181,94 @@ fn sse_data(body: &[u8]) -> Option<&[u8]> {
         .map(str::trim)
         .rfind(|d| !d.is_empty())
         .map(str::as_bytes)
+}
+
+/// One `POST` of a JSON body on a keep-alive HTTP/1.1 connection (with `mcp-session-id` when
+/// given); the status, headers and whole body.
+pub async fn post_json(
+    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    addr: &str,
+    path: &str,
+    body: String,
+    session: Option<&str>,
+) -> Result<(hyper::StatusCode, hyper::HeaderMap, bytes::Bytes), String> {
+    use http_body_util::BodyExt;
+    let mut request = hyper::Request::builder()
+        .method(hyper::Method::POST)
+        .uri(path)
+        .header(hyper::header::HOST, addr)
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .header(hyper::header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    let request = request
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+    Ok((parts.status, parts.headers, body))
+}
+
+/// Check an `initialize` reply: JSON (or SSE carrying JSON) with id 0 and a `result` naming a
+/// `protocolVersion`.
+pub fn check_initialize_reply(body: &[u8]) -> Result<(), BadReply> {
+    let json = sse_data(body).unwrap_or(body);
+    let value: Value = serde_json::from_slice(json)
+        .map_err(|e| BadReply(format!("not JSON ({e}): {}", String::from_utf8_lossy(body))))?;
+    if value.get("id").and_then(Value::as_u64) != Some(0)
+        || value.pointer("/result/protocolVersion").is_none()
+    {
+        return Err(BadReply(format!("not an initialize result: {value}")));
+    }
+    Ok(())
+}
+
+/// Open an MCP session on a connection as a client does: `initialize` without
+/// `mcp-session-id` (a `200` whose body is an initialize result and whose headers carry the id),
+/// then `notifications/initialized` with the id (any `2xx`). Returns the session id.
+pub async fn open_session(
+    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    addr: &str,
+    path: &str,
+) -> Result<String, String> {
+    let (status, headers, body) =
+        post_json(sender, addr, path, INITIALIZE.to_owned(), None).await?;
+    if status != hyper::StatusCode::OK {
+        return Err(format!(
+            "initialize: status {status}: {}",
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    check_initialize_reply(&body).map_err(|e| e.0)?;
+    let id = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .ok_or("initialize: no mcp-session-id header")?
+        .to_owned();
+    let (status, _, body) =
+        post_json(sender, addr, path, INITIALIZED.to_owned(), Some(&id)).await?;
+    if !status.is_success() {
+        return Err(format!(
+            "notifications/initialized: status {status}: {}",
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    Ok(id)
+}
+
+/// Current resident set size (`VmRSS`) of a process, in KiB.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// Peak resident set size (`VmHWM`) of a process, in KiB.

@@ -1,6 +1,9 @@
 //! The floors: `--http ADDR`, a bare hyper server that reads each request body and answers a
 //! fixed JSON body; `--stdio`, a plain serde line loop (parse the line, answer the id with the
-//! echo text), blocking std I/O with buffered writes flushed when input runs dry.
+//! echo text), blocking std I/O with buffered writes flushed when input runs dry; `--ws ADDR`,
+//! a bare tokio-tungstenite server (subprotocol `mcp` echoed) answering each text message with
+//! the serde floor (`floor_call`; a fixed result for `initialize`, nothing for notifications),
+//! one message after another.
 
 use std::convert::Infallible;
 use std::io::{BufRead, Write};
@@ -19,9 +22,13 @@ fn main() -> std::io::Result<()> {
             let addr = args.get(1).cloned().unwrap_or_else(|| "127.0.0.1:0".into());
             tokio::runtime::Runtime::new()?.block_on(http(addr))
         }
+        Some("--ws") => {
+            let addr = args.get(1).cloned().unwrap_or_else(|| "127.0.0.1:0".into());
+            tokio::runtime::Runtime::new()?.block_on(ws(addr))
+        }
         Some("--stdio") => line_loop(),
         _ => {
-            eprintln!("usage: bench-floor --http ADDR | --stdio");
+            eprintln!("usage: bench-floor --http ADDR | --ws ADDR | --stdio");
             std::process::exit(2)
         }
     }
@@ -48,6 +55,55 @@ async fn http(addr: String) -> std::io::Result<()> {
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
+        });
+    }
+}
+
+#[allow(clippy::result_large_err)] // the handshake callback's signature is tungstenite's
+async fn ws(addr: String) -> std::io::Result<()> {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::handshake::server::{
+        Request as WsRequest, Response as WsResponse,
+    };
+    use tokio_tungstenite::tungstenite::Message;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("listening on {}", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let echo_protocol = |_: &WsRequest, mut response: WsResponse| {
+                response.headers_mut().insert(
+                    "sec-websocket-protocol",
+                    hyper::header::HeaderValue::from_static("mcp"),
+                );
+                Ok(response)
+            };
+            let Ok(mut socket) = tokio_tungstenite::accept_hdr_async(stream, echo_protocol).await
+            else {
+                return;
+            };
+            while let Some(Ok(message)) = socket.next().await {
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let request: Value = match serde_json::from_str(text.as_str()) {
+                    Ok(v) => v,
+                    Err(_) => continue,
+                };
+                let reply = match request.get("method").and_then(Value::as_str) {
+                    _ if request.get("id").is_none() => continue, // a notification
+                    Some("initialize") => json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                        "protocolVersion": "2025-06-18", "capabilities": {},
+                        "serverInfo": {"name": "floor", "version": "0"}}})
+                    .to_string(),
+                    _ => String::from_utf8(orkestrel_mcp_bench::floor_call(text.as_bytes()))
+                        .expect("serde writes UTF-8"),
+                };
+                if socket.send(Message::text(reply)).await.is_err() {
+                    break;
+                }
+            }
         });
     }
 }

@@ -2,8 +2,11 @@
 //! replies preferred), `--http-sse ADDR` (the route's defaults: a client accepting both JSON and
 //! SSE gets an SSE stream, as from `orkestrel-mcp serve --http`), `--stdio` (`serve_stdio`, as
 //! shipped) or `--stdio-pipes` (`serve` over non-blocking pipes the bench opens itself from
-//! `/proc/self/fd`).
+//! `/proc/self/fd`), or `--http-sessions ADDR` (the whole endpoint as `orkestrel-mcp serve
+//! --http` runs it: `Endpoint` with its default options — sessions with `mcp-session-id`, SSE
+//! replies, and the WebSocket server on the same `/mcp` path).
 
+use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp_bench::ours;
 
@@ -27,6 +30,15 @@ async fn main() -> std::io::Result<()> {
             )
             .await
         }
+        Some("--http-sessions") => {
+            let addr = args.get(1).map_or("127.0.0.1:0", String::as_str);
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let local = listener.local_addr()?;
+            eprintln!("listening on {local} (sessions and WebSocket)");
+            let endpoint = Endpoint::new(server, EndpointOptions::for_bind(local))
+                .map_err(std::io::Error::other)?;
+            http::serve(listener, endpoint, std::future::pending()).await
+        }
         Some("--stdio") => stdio::serve_stdio(server).await,
         Some("--stdio-pipes") => {
             use tokio::net::unix::pipe;
@@ -35,7 +47,7 @@ async fn main() -> std::io::Result<()> {
             stdio::serve(server, reader, writer).await
         }
         _ => {
-            eprintln!("usage: bench-ours --http ADDR | --http-sse ADDR | --stdio | --stdio-pipes");
+            eprintln!("usage: bench-ours --http ADDR | --http-sse ADDR | --http-sessions ADDR | --stdio | --stdio-pipes");
             std::process::exit(2)
         }
     }

@@ -1,5 +1,6 @@
 //! rmcp as a benchmark server: `--http ADDR` (its Streamable HTTP service, stateless, JSON
-//! responses, served by plain hyper), `--stdio` (`transport::stdio()`) or `--stdio-pipes`
+//! responses, served by plain hyper), `--http-sessions ADDR` (the same service in its default
+//! session mode: `initialize` mints an `mcp-session-id`, replies come as SSE), `--stdio` (`transport::stdio()`) or `--stdio-pipes`
 //! (`transport::stdio_pipes()`).
 
 use std::sync::Arc;
@@ -15,14 +16,19 @@ use rmcp::ServiceExt;
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("--http") => {
+        Some(flag @ ("--http" | "--http-sessions")) => {
             let addr = args.get(1).map_or("127.0.0.1:0", String::as_str);
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("listening on {}", listener.local_addr()?);
-            let config = StreamableHttpServerConfig::default()
-                .with_legacy_session_mode(false)
-                .with_json_response(true)
-                .with_sse_keep_alive(None);
+            let config = if flag == "--http" {
+                StreamableHttpServerConfig::default()
+                    .with_legacy_session_mode(false)
+                    .with_json_response(true)
+                    .with_sse_keep_alive(None)
+            } else {
+                // rmcp's defaults: session mode (legacy_session_mode: true), SSE replies.
+                StreamableHttpServerConfig::default()
+            };
             let service: StreamableHttpService<RmcpBench, LocalSessionManager> =
                 StreamableHttpService::new(
                     || Ok(RmcpBench::new(0)),
@@ -53,7 +59,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             Ok(())
         }
         _ => {
-            eprintln!("usage: bench-rmcp --http ADDR | --stdio | --stdio-pipes");
+            eprintln!(
+                "usage: bench-rmcp --http ADDR | --http-sessions ADDR | --stdio | --stdio-pipes"
+            );
             std::process::exit(2)
         }
     }

@@ -5,9 +5,13 @@
 //! `{"connections":..,"ok":..,"total":..,"bad":..,"errors":..,"rps":..,"p50_us":..,"p99_us":..}`
 //! (`total` counts the warm-up's good replies too).
 //!
+//! With `--sessions`, every connection first opens an MCP session the way a client does —
+//! `initialize` (no `mcp-session-id`; the reply must carry one and a `result`), then
+//! `notifications/initialized` with the id (`2xx`) — and sends every call with that id.
+//!
 //! ```text
 //! loadgen --url http://127.0.0.1:PORT/mcp --connections 16 --duration-ms 2000 \
-//!         --warmup-ms 500 --max-requests 1000000 [--no-id-check]
+//!         --warmup-ms 500 --max-requests 1000000 [--no-id-check] [--sessions]
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +24,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use orkestrel_mcp_bench::{check_echo_reply, echo_call};
+use orkestrel_mcp_bench::{check_echo_reply, echo_call, open_session};
 
 struct Options {
     addr: String,
@@ -30,6 +34,7 @@ struct Options {
     warmup: Duration,
     max_requests: u64,
     check_id: bool,
+    sessions: bool,
 }
 
 #[derive(Default)]
@@ -53,6 +58,7 @@ fn parse_args() -> Result<Options, String> {
         warmup: Duration::from_millis(500),
         max_requests: 1_000_000,
         check_id: true,
+        sessions: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -68,6 +74,7 @@ fn parse_args() -> Result<Options, String> {
             }
             "--max-requests" => o.max_requests = value()?.parse().map_err(|e| format!("{e}"))?,
             "--no-id-check" => o.check_id = false,
+            "--sessions" => o.sessions = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -116,6 +123,18 @@ async fn worker(
             return stats;
         }
     };
+    let session = if o.sessions {
+        match open_session(&mut sender, &o.addr, &o.path).await {
+            Ok(id) => Some(HeaderValue::from_str(&id).expect("a session id is a header value")),
+            Err(e) => {
+                stats.errors += 1;
+                stats.first_bad = Some(format!("opening a session: {e}"));
+                return stats;
+            }
+        }
+    } else {
+        None
+    };
     let mut n: u64 = 0;
     loop {
         let now = Instant::now();
@@ -132,7 +151,7 @@ async fn worker(
         }
         n += 1;
         let id = index * 1_000_000_000 + n;
-        let request = Request::builder()
+        let mut request = Request::builder()
             .method(Method::POST)
             .uri(o.path.as_str())
             .header(HOST, host.clone())
@@ -141,6 +160,11 @@ async fn worker(
             .header("mcp-protocol-version", "2025-06-18")
             .body(Full::new(Bytes::from(echo_call(id))))
             .expect("a valid request");
+        if let Some(session) = &session {
+            request
+                .headers_mut()
+                .insert("mcp-session-id", session.clone());
+        }
         let started = Instant::now();
         let outcome = match sender.send_request(request).await {
             Ok(response) => {
