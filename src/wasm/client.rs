@@ -222,6 +222,15 @@ impl Client {
         if let Some(version) = string_member(options, "protocolVersion")? {
             client_options = client_options.with_protocol_version(version);
         }
+        // The JS transports do not carry the 2026-07-28 HTTP headers yet, so the JS client
+        // speaks the handshake era unless told otherwise (`era: 'auto' | 'modern'`).
+        let era = match string_member(options, "era")?.as_deref() {
+            None | Some("legacy") => crate::client::ClientEra::Legacy,
+            Some("auto") => crate::client::ClientEra::Auto,
+            Some("modern") => crate::client::ClientEra::Modern,
+            Some(_) => return Err(bad("options.era", "must be 'legacy', 'auto' or 'modern'")),
+        };
+        client_options = client_options.with_era(era);
         Ok(Client {
             client: McpClient::new(Traced { inner, trace }, client_options),
         })
@@ -603,6 +612,9 @@ export interface MCPClientOptions {
   version?: string;
   /** The protocol version offered in `initialize` (default `MCP_PROTOCOL_VERSION`). */
   protocolVersion?: string;
+  /** The protocol era (default `'legacy'`: the JS transports do not send the 2026-07-28 HTTP
+   * headers yet; `'auto'` and `'modern'` suit the WebSocket and custom transports). */
+  era?: 'legacy' | 'auto' | 'modern';
   /** Sees every JSON-RPC message sent and received (a traffic log). */
   trace?: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void;
 }
