@@ -678,53 +678,30 @@ pub struct Accept {
 }
 
 impl Accept {
-    /// Read every `Accept` header of a request.
+    /// Read every `Accept` header of a request (the parsing is the core's [`crate::media::Accept`],
+    /// shared with the wasm `fetch` handler; values that are not text are skipped).
     pub fn parse(headers: &HeaderMap) -> Accept {
-        let mut values = headers.get_all(header::ACCEPT).iter().peekable();
-        if values.peek().is_none() {
+        let values = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        let media = crate::media::Accept::parse(values);
+        // Headers present but none readable as text admit nothing, like an unknown range.
+        let any = headers.get_all(header::ACCEPT).iter().next().is_some();
+        let readable = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .any(|v| v.to_str().is_ok());
+        if any && !readable {
             return Accept {
-                json: true,
-                sse: true,
+                json: false,
+                sse: false,
             };
         }
-        let mut json = None::<(u8, f32)>;
-        let mut sse = None::<(u8, f32)>;
-        for value in values {
-            let Ok(text) = value.to_str() else { continue };
-            for range in text.split(',') {
-                let mut parts = range.split(';');
-                let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-                let q = parts
-                    .filter_map(|p| p.split_once('='))
-                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-                    .and_then(|(_, v)| v.trim().parse::<f32>().ok())
-                    .unwrap_or(1.0);
-                // A more specific range wins over a wildcard (RFC 9110 §12.5.1).
-                let (specificity_json, specificity_sse) = match media.as_str() {
-                    "application/json" => (Some(2), None),
-                    "text/event-stream" => (None, Some(2)),
-                    "application/*" => (Some(1), None),
-                    "text/*" => (None, Some(1)),
-                    "*/*" => (Some(0), Some(0)),
-                    _ => (None, None),
-                };
-                apply(&mut json, specificity_json, q);
-                apply(&mut sse, specificity_sse, q);
-            }
-        }
         Accept {
-            json: json.is_some_and(|(_, q)| q > 0.0),
-            sse: sse.is_some_and(|(_, q)| q > 0.0),
+            json: media.json,
+            sse: media.sse,
         }
-    }
-}
-
-fn apply(slot: &mut Option<(u8, f32)>, specificity: Option<u8>, q: f32) {
-    let Some(s) = specificity else { return };
-    match slot {
-        Some((current, _)) if *current > s => {}
-        Some((current, best)) if *current == s => *best = best.max(q),
-        _ => *slot = Some((s, q)),
     }
 }
 
