@@ -95,6 +95,22 @@ impl ClientTransport for Traced {
         self.inner.send(message)
     }
 
+    fn send_modern(
+        &self,
+        message: JsonRpcMessage,
+        headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, Result<(), ClientError>> {
+        if self.trace.is_some() {
+            let value = serde_json::to_value(&message).unwrap_or_default();
+            trace(self.trace.as_ref(), "send", &value);
+        }
+        self.inner.send_modern(message, headers)
+    }
+
+    fn uses_headers(&self) -> bool {
+        self.inner.uses_headers()
+    }
+
     fn close(&self) -> BoxFuture<'_, ()> {
         self.inner.close()
     }
@@ -222,8 +238,9 @@ impl Client {
         if let Some(version) = string_member(options, "protocolVersion")? {
             client_options = client_options.with_protocol_version(version);
         }
-        // The JS transports do not carry the 2026-07-28 HTTP headers yet, so the JS client
-        // speaks the handshake era unless told otherwise (`era: 'auto' | 'modern'`).
+        // The era (SPEC-2026-07-28 §2.5): `legacy` (the default in JS for now: the page reads
+        // `initializeResult`, and a browser needs the server's CORS to allow the 2026 headers),
+        // `auto` (probe, then fall back to the handshake) or `modern`.
         let era = match string_member(options, "era")?.as_deref() {
             None | Some("legacy") => crate::client::ClientEra::Legacy,
             Some("auto") => crate::client::ClientEra::Auto,
@@ -612,8 +629,10 @@ export interface MCPClientOptions {
   version?: string;
   /** The protocol version offered in `initialize` (default `MCP_PROTOCOL_VERSION`). */
   protocolVersion?: string;
-  /** The protocol era (default `'legacy'`: the JS transports do not send the 2026-07-28 HTTP
-   * headers yet; `'auto'` and `'modern'` suit the WebSocket and custom transports). */
+  /** The protocol era: `'legacy'` (default) speaks the `initialize` handshake; `'auto'` probes
+   * with the 2026-07-28 wire (the fetch transport sends its MCP-Protocol-Version, Mcp-Method,
+   * Mcp-Name and Mcp-Param-* headers; a browser needs the server's CORS to allow them) and falls
+   * back; `'modern'` skips the probe. */
   era?: 'legacy' | 'auto' | 'modern';
   /** Sees every JSON-RPC message sent and received (a traffic log). */
   trace?: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void;

@@ -175,7 +175,7 @@ impl Shared {
         method: &str,
         body: Option<&str>,
     ) -> Result<(Request, Option<String>), JsValue> {
-        self.request_with(method, body, None, None)
+        self.request_with(method, body, None, None, &[])
     }
 
     fn request_with(
@@ -184,6 +184,7 @@ impl Shared {
         body: Option<&str>,
         last_event_id: Option<&str>,
         signal: Option<&web_sys::AbortSignal>,
+        extra: &[(String, String)],
     ) -> Result<(Request, Option<String>), JsValue> {
         let headers = Headers::new()?;
         if body.is_some() {
@@ -198,12 +199,23 @@ impl Shared {
         for (name, value) in &self.headers {
             headers.set(name, value)?;
         }
-        let session = self.session.borrow().clone();
+        // A 2026-07-28 request carries its own headers (MCP-Protocol-Version, Mcp-Method,
+        // Mcp-Name, Mcp-Param-*) and no session.
+        let session = if extra.is_empty() {
+            self.session.borrow().clone()
+        } else {
+            None
+        };
         if let Some(session) = &session {
             headers.set("mcp-session-id", session)?;
         }
-        if let Some(version) = &*self.version.borrow() {
-            headers.set("mcp-protocol-version", version)?;
+        if extra.is_empty() {
+            if let Some(version) = &*self.version.borrow() {
+                headers.set("mcp-protocol-version", version)?;
+            }
+        }
+        for (name, value) in extra {
+            headers.set(name, value)?;
         }
         let init = RequestInit::new();
         init.set_method(method);
@@ -226,6 +238,14 @@ impl Shared {
     }
 
     async fn exchange(self: &Rc<Self>, message: JsonRpcMessage) -> Result<(), ClientError> {
+        self.exchange_with(message, &[]).await
+    }
+
+    async fn exchange_with(
+        self: &Rc<Self>,
+        message: JsonRpcMessage,
+        extra: &[(String, String)],
+    ) -> Result<(), ClientError> {
         let (request_id, initialize) = match &message {
             JsonRpcMessage::Request(r) => (Some(r.id.clone()), r.method == "initialize"),
             _ => (None, false),
@@ -236,7 +256,7 @@ impl Shared {
             self.version.borrow_mut().take();
         }
         let (request, carried) = self
-            .request("POST", Some(&message.to_json()))
+            .request_with("POST", Some(&message.to_json()), None, None, extra)
             .map_err(|e| transport_error("cannot build the request", &e))?;
         let response = self
             .fetch(&request)
@@ -386,7 +406,7 @@ impl Shared {
         let mut idle = 0;
         while live(&self) {
             let Ok((request, _)) =
-                self.request_with("GET", None, decoder.last_event_id(), Some(&signal))
+                self.request_with("GET", None, decoder.last_event_id(), Some(&signal), &[])
             else {
                 return;
             };
@@ -504,6 +524,18 @@ impl ClientTransport for FetchTransport {
             }
             Ok(())
         })
+    }
+
+    fn send_modern(
+        &self,
+        message: JsonRpcMessage,
+        headers: Vec<(String, String)>,
+    ) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move { self.shared.exchange_with(message, &headers).await })
+    }
+
+    fn uses_headers(&self) -> bool {
+        true
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
