@@ -363,7 +363,8 @@ fn a_transport_close_fails_every_pending_request_at_once() {
 #[test]
 fn a_fatal_send_failure_fails_all_pending_and_a_per_request_one_only_its_own() {
     let (client, peer) = connected();
-    peer.transport.fail_sends(Some(ClientError::Transport("HTTP 500".into())));
+    peer.transport
+        .fail_sends(Some(ClientError::Transport("HTTP 500".into())));
     assert_eq!(
         block_on(client.ping()),
         Err(ClientError::Transport("HTTP 500".into()))
@@ -372,7 +373,8 @@ fn a_fatal_send_failure_fails_all_pending_and_a_per_request_one_only_its_own() {
     peer.transport.fail_sends(None);
     let script = async {
         peer.request("tools/call").await;
-        peer.transport.fail_sends(Some(ClientError::closed("broken pipe")));
+        peer.transport
+            .fail_sends(Some(ClientError::closed("broken pipe")));
     };
     let ((pending, failed), ()) = block_on(join(
         async {
