@@ -1142,4 +1142,6 @@ impl SinkHandler for ClientSink {
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

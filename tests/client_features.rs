@@ -7,25 +7,26 @@
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
 
-#[path = "support/client.rs"]
-mod client_support;
+mod support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use client_support::*;
 use orkestrel_mcp::client::{
     apply_elicitation_defaults, ClientError, ClientEvent, ClientHandler, McpClient, Progress,
     RequestOptions,
 };
 use orkestrel_mcp::jsonrpc::ErrorObject;
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
-use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+use orkestrel_mcp::native::endpoint::EndpointOptions;
 use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
 use orkestrel_mcp::resources::Resource;
 use orkestrel_mcp::server::Completion;
 use orkestrel_mcp::{BoxFuture, Content, McpServer, RequestContext, ServerOptions, Tool};
 use serde_json::{json, Value};
+use support::client::*;
+use support::server::{start, TestServer};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::timeout;
 
 struct Answers;
@@ -57,6 +58,12 @@ impl ClientHandler for Answers {
 
 /// Our server with every surface the client exercises.
 fn full_server() -> McpServer {
+    full_server_signalling().0
+}
+
+/// [`full_server`], and a channel on which its `forever` tool reports each start.
+fn full_server_signalling() -> (McpServer, UnboundedReceiver<()>) {
+    let (started, starts) = unbounded_channel();
     let server = McpServer::new(
         ServerOptions::new("features", "1")
             .with_logging()
@@ -146,24 +153,22 @@ fn full_server() -> McpServer {
     server.tools().add(Tool::from_json(
         "forever",
         json!({"type": "object"}),
-        |_args, _ctx| async move {
-            std::future::pending::<()>().await;
-            Ok::<_, String>("never")
+        move |_args, _ctx| {
+            let _ = started.send(());
+            async move {
+                std::future::pending::<()>().await;
+                Ok::<_, String>("never")
+            }
         },
     ));
-    server
+    (server, starts)
 }
 
-async fn start(server: McpServer) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let endpoint = Endpoint::new(server, EndpointOptions::for_bind(addr)).unwrap();
-    tokio::spawn(orkestrel_mcp::native::http::serve(
-        listener,
-        endpoint,
-        std::future::pending::<()>(),
-    ));
-    format!("http://{addr}/mcp")
+/// `server` behind an endpoint on 127.0.0.1 (the loopback policy of `EndpointOptions::for_bind`).
+async fn serve(server: McpServer) -> (TestServer, String) {
+    let running = start(server, EndpointOptions::default()).await;
+    let url = running.url();
+    (running, url)
 }
 
 fn client_for(url: &str, handler: bool) -> McpClient {
@@ -177,7 +182,7 @@ fn client_for(url: &str, handler: bool) -> McpClient {
 
 #[tokio::test]
 async fn server_requests_are_answered_through_the_handler_over_http() {
-    let url = start(full_server()).await;
+    let (_server, url) = serve(full_server()).await;
     let client = client_for(&url, true);
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
@@ -209,7 +214,7 @@ async fn server_requests_are_answered_through_the_handler_over_http() {
 
 #[tokio::test]
 async fn resources_prompts_completion_logging_and_progress_against_our_server() {
-    let url = start(full_server()).await;
+    let (_server, url) = serve(full_server()).await;
     let client = client_for(&url, false);
     let notifications = Arc::new(Mutex::new(Vec::new()));
     let n = notifications.clone();
@@ -281,7 +286,8 @@ async fn resources_prompts_completion_logging_and_progress_against_our_server() 
 
 #[tokio::test]
 async fn an_aborted_call_ends_at_once_and_the_client_goes_on() {
-    let url = start(full_server()).await;
+    let (server, mut starts) = full_server_signalling();
+    let (_server, url) = serve(server).await;
     let client = client_for(&url, false);
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
@@ -289,7 +295,8 @@ async fn an_aborted_call_ends_at_once_and_the_client_goes_on() {
         let (call, abort) =
             futures::future::abortable(async move { c.call("forever", json!({})).await });
         let call = tokio::spawn(call);
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Abort once the call is in flight: its tool has started.
+        starts.recv().await.expect("the forever tool started");
         abort.abort();
         assert!(call.await.unwrap().is_err());
         // The client still works (the cancelled request freed nothing it needs).

@@ -5,60 +5,17 @@
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
 
-#[path = "support/client.rs"]
-mod client_support;
+mod support;
 
-use std::time::Duration;
-
-use client_support::*;
-use orkestrel_mcp::client::{ClientEra, ClientOptions, McpClient};
+use orkestrel_mcp::client::{ClientEra, McpClient};
 use orkestrel_mcp::era::Era;
-use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
-use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
-use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use serde_json::json;
+use support::client::*;
+use support::server::our_http_server;
 use tokio::time::timeout;
 
-fn era_options(era: ClientEra) -> ClientOptions {
-    ClientOptions::new("it", "0")
-        .with_timeout(Duration::from_secs(10))
-        .with_era(era)
-}
-
-async fn our_http_server() -> (String, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .env("RUST_LOG", "info")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
-    let url = timeout(HANG_GUARD, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(i) = line.find("http://") {
-                return line[i..].split_whitespace().next().unwrap_or("").to_owned();
-            }
-        }
-        panic!("the server printed no URL")
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (url, child)
-}
-
 fn stdio(era: ClientEra) -> McpClient {
-    McpClient::new(
-        StdioTransport::new(
-            StdioClientOptions::new(BIN)
-                .with_args(["serve", "--stdio"])
-                .with_env([("RUST_LOG", "warn")])
-                .quiet(),
-        ),
-        era_options(era),
-    )
+    our_stdio(era_options(era))
 }
 
 async fn modern_session(client: &McpClient) {
@@ -102,10 +59,7 @@ async fn modern_session(client: &McpClient) {
 #[tokio::test]
 async fn auto_reaches_2026_over_http() {
     let (url, _server) = our_http_server().await;
-    let client = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        era_options(ClientEra::Auto),
-    );
+    let client = http_client_to(&url, era_options(ClientEra::Auto));
     timeout(HANG_GUARD, modern_session(&client)).await.unwrap();
 }
 
@@ -119,25 +73,16 @@ async fn auto_reaches_2026_over_stdio() {
 #[tokio::test]
 async fn auto_reaches_2026_over_websocket() {
     let (url, _server) = our_http_server().await;
-    let client = McpClient::new(
-        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
-        era_options(ClientEra::Auto),
-    );
+    let client = ws_client_to(&url, era_options(ClientEra::Auto));
     timeout(HANG_GUARD, modern_session(&client)).await.unwrap();
 }
 
 #[tokio::test]
 async fn modern_mode_over_http_and_legacy_mode_gets_the_handshake() {
     let (url, _server) = our_http_server().await;
-    let modern = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        era_options(ClientEra::Modern),
-    );
+    let modern = http_client_to(&url, era_options(ClientEra::Modern));
     timeout(HANG_GUARD, modern_session(&modern)).await.unwrap();
-    let legacy = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        era_options(ClientEra::Legacy),
-    );
+    let legacy = http_client_to(&url, era_options(ClientEra::Legacy));
     timeout(HANG_GUARD, async {
         legacy.connect().await.unwrap();
         assert_eq!(legacy.era(), Some(Era::Legacy));
@@ -182,10 +127,7 @@ async fn listen_and_cancel(client: &McpClient) {
 #[tokio::test]
 async fn listen_is_acknowledged_and_cancelled_over_http_and_stdio() {
     let (url, _server) = our_http_server().await;
-    let http = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        era_options(ClientEra::Auto),
-    );
+    let http = http_client_to(&url, era_options(ClientEra::Auto));
     timeout(HANG_GUARD, listen_and_cancel(&http)).await.unwrap();
     timeout(HANG_GUARD, listen_and_cancel(&stdio(ClientEra::Auto)))
         .await

@@ -4,13 +4,11 @@
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
 
-#[path = "support/client.rs"]
-mod client_support;
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use client_support::*;
 use futures_util::{SinkExt, StreamExt};
 use orkestrel_mcp::client::{ClientError, McpClient, RequestOptions};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
@@ -18,20 +16,13 @@ use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde_json::{json, Value};
+use support::client::*;
+use support::server::{our_http_server, spawn_listening};
+use support::{eventually, eventually_async};
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
-
-fn our_stdio() -> McpClient {
-    let transport = StdioTransport::new(
-        StdioClientOptions::new(BIN)
-            .with_args(["serve", "--stdio"])
-            .with_env([("RUST_LOG", "warn")])
-            .quiet(),
-    );
-    McpClient::new(transport, options())
-}
 
 async fn exercise(client: &McpClient) {
     client.connect().await.unwrap();
@@ -83,7 +74,7 @@ async fn exercise(client: &McpClient) {
 
 #[tokio::test]
 async fn stdio_client_drives_our_stdio_server() {
-    let client = our_stdio();
+    let client = our_stdio(options());
     let log = record(&client);
     timeout(HANG_GUARD, exercise(&client)).await.unwrap();
     let log = log.lock().unwrap();
@@ -94,47 +85,17 @@ async fn stdio_client_drives_our_stdio_server() {
     );
 }
 
-async fn our_http_server() -> (String, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .env("RUST_LOG", "info")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
-    let url = timeout(HANG_GUARD, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(i) = line.find("http://") {
-                return line[i..].split_whitespace().next().unwrap_or("").to_owned();
-            }
-        }
-        panic!("the server printed no URL")
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (url, child)
-}
-
 #[tokio::test]
 async fn http_client_drives_our_http_server() {
     let (url, _server) = our_http_server().await;
-    let client = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        options(),
-    );
+    let client = http_client_to(&url, options());
     timeout(HANG_GUARD, exercise(&client)).await.unwrap();
 }
 
 #[tokio::test]
 async fn ws_client_drives_our_websocket_server() {
     let (url, _server) = our_http_server().await;
-    let client = McpClient::new(
-        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
-        options(),
-    );
+    let client = ws_client_to(&url, options());
     timeout(HANG_GUARD, exercise(&client)).await.unwrap();
 }
 
@@ -196,8 +157,8 @@ async fn cli_tools_and_call_print_json_and_fail_with_nonzero_exit() {
 
 #[tokio::test]
 async fn bridge_serves_a_stdio_servers_tools_over_http() {
-    let mut bridge = tokio::process::Command::new(BIN)
-        .args([
+    let (url, _bridge) = spawn_listening(
+        &[
             "bridge",
             "--http",
             "127.0.0.1:0",
@@ -205,30 +166,12 @@ async fn bridge_serves_a_stdio_servers_tools_over_http() {
             BIN,
             "serve",
             "--stdio",
-        ])
-        .env("RUST_LOG", "warn")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stderr = bridge.stderr.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
-    let url = timeout(HANG_GUARD, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(i) = line.find("http://") {
-                return line[i..].trim().to_owned();
-            }
-        }
-        panic!("the bridge printed no URL")
-    })
-    .await
-    .unwrap();
-    let url = url.split_whitespace().next().unwrap().to_owned();
+        ],
+        "warn",
+    )
+    .await;
     // The bridge serves WebSocket on the same path.
-    let ws = McpClient::new(
-        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
-        options(),
-    );
+    let ws = ws_client_to(&url, options());
     timeout(HANG_GUARD, async {
         ws.connect().await.unwrap();
         assert_eq!(
@@ -239,10 +182,7 @@ async fn bridge_serves_a_stdio_servers_tools_over_http() {
     })
     .await
     .unwrap();
-    let client = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        options(),
-    );
+    let client = http_client_to(&url, options());
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
         assert_eq!(
@@ -277,9 +217,9 @@ printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
 read list
 printf '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}\n'
 exec sleep 60"#;
-    let mut bridge = tokio::process::Command::new(BIN)
-        // The script answers lines blindly in handshake order, so it cannot take a probe.
-        .args([
+    // The script answers lines blindly in handshake order, so it cannot take a probe.
+    let (url, mut bridge) = spawn_listening(
+        &[
             "bridge",
             "--http",
             "127.0.0.1:0",
@@ -289,45 +229,30 @@ exec sleep 60"#;
             "sh",
             "-c",
             script,
-        ])
-        .env("RUST_LOG", "warn")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stderr = bridge.stderr.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
-    let url = timeout(HANG_GUARD, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(i) = line.find("http://") {
-                return line[i..].split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("the bridge printed no URL")
-    })
-    .await
-    .unwrap();
-    let client = McpClient::new(
-        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
-        options(),
-    );
+        ],
+        "warn",
+    )
+    .await;
+    let client = http_client_to(&url, options());
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
-        // Poll until the refresh lands (bounded by HANG_GUARD, not timed).
-        loop {
-            let names: Vec<String> = client
-                .list_tools()
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|d| d.name)
-                .collect();
-            if names == ["a", "b"] {
-                break;
-            }
-            assert!(names == ["a"], "{names:?}");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        // Poll until the refresh lands (bounded, not timed).
+        eventually_async(
+            HANG_GUARD,
+            "the bridge mirrors the new tool list",
+            || async {
+                let names: Vec<String> = client
+                    .list_tools()
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|d| d.name)
+                    .collect();
+                assert!(names == ["a"] || names == ["a", "b"], "{names:?}");
+                names == ["a", "b"]
+            },
+        )
+        .await;
         client.disconnect().await;
     })
     .await
@@ -462,9 +387,10 @@ exec sleep 60"#;
     let (client, transport) = sh_client(script, HANG_GUARD);
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
-        while transport.stderr_tail().len() < 2 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually(HANG_GUARD, "both replies reach the script", || {
+            transport.stderr_tail().len() >= 2
+        })
+        .await;
         client.disconnect().await;
     })
     .await
@@ -641,18 +567,17 @@ async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_i
     let log = record(&client);
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
-        // Wait for the resumed GET (bounded by HANG_GUARD).
-        while gets.load(std::sync::atomic::Ordering::SeqCst) < 2 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        while !log
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l == "notification: notifications/tools/list_changed")
-        {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually(HANG_GUARD, "the resumed GET", || {
+            gets.load(std::sync::atomic::Ordering::SeqCst) >= 2
+        })
+        .await;
+        eventually(HANG_GUARD, "the notification from the GET stream", || {
+            log.lock()
+                .unwrap()
+                .iter()
+                .any(|l| l == "notification: notifications/tools/list_changed")
+        })
+        .await;
         client.disconnect().await;
     })
     .await

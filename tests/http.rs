@@ -1,17 +1,19 @@
 //! The stateless Streamable HTTP route over real TCP: statuses, bodies, SSE framing, bad input.
 #![cfg(feature = "native")]
 
-mod common;
+mod support;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{post, request};
 use hyper::Method;
 use orkestrel_mcp::native::http::{self, HttpOptions, Routes};
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde::Deserialize;
 use serde_json::json;
+use support::http::{post_accept as post, request};
+use support::server::spawn_listening;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Sleep {
@@ -19,13 +21,21 @@ struct Sleep {
 }
 
 async fn start(options: HttpOptions) -> SocketAddr {
+    start_signalling(options).await.0
+}
+
+/// The route on 127.0.0.1 with a `sleep` tool (slow on purpose: the behaviour under test) that
+/// reports each call's start on the returned channel.
+async fn start_signalling(options: HttpOptions) -> (SocketAddr, UnboundedReceiver<u64>) {
     let server = McpServer::new(ServerOptions::new("http-test", "1.0.0"));
-    server
-        .tools()
-        .add(Tool::new("sleep", |a: Sleep| async move {
+    let (started, calls) = unbounded_channel();
+    server.tools().add(Tool::new("sleep", move |a: Sleep| {
+        let _ = started.send(a.ms);
+        async move {
             tokio::time::sleep(Duration::from_millis(a.ms)).await;
             Ok::<_, String>(format!("slept {} ms", a.ms))
-        }));
+        }
+    }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(http::serve(
@@ -33,7 +43,7 @@ async fn start(options: HttpOptions) -> SocketAddr {
         Routes::new(server, options),
         std::future::pending(),
     ));
-    addr
+    (addr, calls)
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -89,7 +99,7 @@ async fn notifications_and_responses_are_accepted_with_202_and_no_body() {
         r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
     ] {
         let r = post(addr, body, BOTH).await;
-        assert_eq!((r.status.as_u16(), r.body.as_str()), (202, ""), "{body}");
+        assert_eq!((r.status, r.body.as_str()), (202, ""), "{body}");
     }
 }
 
@@ -122,7 +132,7 @@ async fn transport_failures_are_400_with_a_jsonrpc_body() {
     .await;
     assert_eq!(
         (
-            r.status.as_u16(),
+            r.status,
             r.json()["error"]["code"].clone(),
             r.json()["id"].clone()
         ),
@@ -230,11 +240,13 @@ async fn other_verbs_are_405_and_other_paths_404() {
 
 #[tokio::test]
 async fn a_slow_call_does_not_hold_up_a_ping_on_another_connection() {
-    let addr = start(HttpOptions::default()).await;
+    let (addr, mut calls) = start_signalling(HttpOptions::default()).await;
     let slow = tokio::spawn(async move {
         post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}"#, JSON).await
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The slow call is running once its tool has started.
+    let started = tokio::time::timeout(support::DEADLINE, calls.recv()).await;
+    assert_eq!(started.expect("the slow call started"), Some(1500));
     let ping = post(addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, JSON).await;
     assert_eq!(ping.json()["id"], 2);
     assert!(
@@ -275,23 +287,14 @@ async fn the_route_is_a_tower_service() {
 
 #[tokio::test]
 async fn the_binary_serves_http() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_orkestrel-mcp"))
-        .args(["serve", "--http", &addr.to_string()])
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut up = false;
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The URL it prints on an ephemeral port is the signal that it listens.
+    let (url, mut child) = spawn_listening(&["serve", "--http", "127.0.0.1:0"], "info").await;
+    let addr: SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap_or_else(|e| panic!("{url}: {e}"));
+    let up = tokio::net::TcpStream::connect(addr).await.is_ok();
     assert!(up, "server did not listen");
     // The binary serves sessions by default: initialize, then call with the minted id.
     let init = post(addr, INIT, JSON).await;
@@ -311,7 +314,7 @@ async fn the_binary_serves_http() {
         .arg(pid.to_string())
         .status()
         .unwrap();
-    let status = tokio::time::timeout(common::DEADLINE, child.wait())
+    let status = tokio::time::timeout(support::DEADLINE, child.wait())
         .await
         .unwrap()
         .unwrap();
@@ -328,7 +331,7 @@ async fn a_declared_oversized_body_is_refused_before_it_is_sent() {
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut reply = vec![0u8; 1024];
-    let n = tokio::time::timeout(common::DEADLINE, stream.read(&mut reply))
+    let n = tokio::time::timeout(support::DEADLINE, stream.read(&mut reply))
         .await
         .expect("answered without waiting for the body")
         .unwrap();

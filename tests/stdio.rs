@@ -1,17 +1,16 @@
 //! The stdio server through the real binary: framing, bad input, concurrency, EOF.
 #![cfg(feature = "native")]
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::{ChildServer, DEADLINE};
 use serde_json::json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_orkestrel-mcp");
+use support::server::ChildServer;
+use support::DEADLINE;
 
 fn spawn() -> ChildServer {
-    ChildServer::spawn(BIN, &["serve", "--stdio"])
+    ChildServer::spawn(&["serve", "--stdio"])
 }
 
 #[tokio::test]

@@ -3,6 +3,8 @@
 //! list-change / resource-update pushes — driven in process through `dispatch_with`.
 #![cfg(not(target_family = "wasm"))] // plain #[test]s: native only (tests/wasm_*.rs run on wasm)
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,6 +16,7 @@ use orkestrel_mcp::resources::{Resource, ResourceContents, ResourceTemplate};
 use orkestrel_mcp::server::{Completion, ListKind};
 use orkestrel_mcp::{Content, McpServer, RequestContext, ServerOptions, Tool};
 use serde_json::{json, Map, Value};
+use support::DEADLINE;
 
 fn capture() -> (Outbound, Arc<Mutex<Vec<Value>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -359,18 +362,19 @@ async fn server_to_client_requests_round_trip_and_fail_when_the_scope_ends() {
         .unwrap();
         server.dispatch_with(m, c2).await
     });
-    let request = loop {
-        if let Some(r) = seen
-            .lock()
+    let sampling = |seen: &Mutex<Vec<Value>>| {
+        seen.lock()
             .unwrap()
             .iter()
-            .find(|m| m["method"] == "sampling/createMessage")
+            .filter(|m| m["method"] == "sampling/createMessage")
             .cloned()
-        {
-            break r;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+            .collect::<Vec<_>>()
     };
+    support::eventually(DEADLINE, "the tool's sampling request", || {
+        !sampling(&seen).is_empty()
+    })
+    .await;
+    let request = sampling(&seen)[0].clone();
     let reply = json!({"jsonrpc":"2.0","id":request["id"],"result":{"role":"assistant","content":{"type":"text","text":"42"},"model":"m"}});
     assert_eq!(
         call(&s, ctx.clone(), &reply.to_string()),
@@ -409,19 +413,10 @@ async fn server_to_client_requests_round_trip_and_fail_when_the_scope_ends() {
         .unwrap();
         server.dispatch_with(m, c3).await
     });
-    loop {
-        if seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|m| m["method"] == "sampling/createMessage")
-            .count()
-            == 2
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    support::eventually(DEADLINE, "the second sampling request", || {
+        sampling(&seen).len() == 2
+    })
+    .await;
     s.end_scope("conn-9");
     let outcome = tokio::time::timeout(Duration::from_secs(10), running)
         .await
@@ -437,12 +432,15 @@ async fn server_to_client_requests_round_trip_and_fail_when_the_scope_ends() {
 async fn notifications_cancelled_stops_the_running_tool_and_suppresses_its_response() {
     let s = full_server(None);
     let dropped = Arc::new(Mutex::new(false));
+    let started = Arc::new(Mutex::new(false));
     let d = dropped.clone();
+    let st = started.clone();
     s.tools().add(Tool::from_json(
         "forever",
         json!({"type":"object"}),
         move |_: Map<String, Value>, _| {
             let guard = DropFlag(d.clone());
+            *st.lock().unwrap() = true;
             async move {
                 let _guard = guard;
                 futures::future::pending::<()>().await;
@@ -460,14 +458,15 @@ async fn notifications_cancelled_stops_the_running_tool_and_suppresses_its_respo
         .unwrap();
         server.dispatch_with(m, c).await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    support::eventually(DEADLINE, "the tool started", || *started.lock().unwrap()).await;
     // Another scope cannot cancel it.
     call(
         &s,
         RequestContext::new().with_scope("other"),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}"#,
     );
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Had it been cancelled, the task would finish as soon as it runs again: let it run.
+    support::settle().await;
     assert!(!running.is_finished());
     call(
         &s,

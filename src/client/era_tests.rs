@@ -2,144 +2,18 @@
 //! headers, the `-32022` retry, the probe's fallback signals, input-required rounds and state
 //! echo, and listen demultiplexing.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
 use crate::client::handlers::ClientHandler;
-use crate::client::{
-    ClientEra, ClientError, ClientOptions, ClientTransport, McpClient, TransportSink,
-};
+use crate::client::test_support::{Log, Reply, Scripted};
+use crate::client::{ClientEra, ClientError, ClientOptions, McpClient};
 use crate::era::{Era, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage};
+use crate::jsonrpc::ErrorObject;
 use crate::BoxFuture;
-
-/// What the script does with one request.
-enum Reply {
-    Result(Value),
-    Error(Value),
-    /// A non-2xx HTTP status with this body (only through `send_modern`).
-    Status(u16, Value),
-    Silence,
-    /// Deliver these messages and send no response of its own.
-    Notify(Vec<Value>),
-    /// Deliver these notifications, then the result.
-    After(Vec<Value>, Value),
-}
-
-type ScriptFn = Box<dyn Fn(&str, &Value, usize) -> Reply + Send + Sync>;
-
-/// Every message the client wrote, with the headers it came with (`None`: plain `send`).
-type Log = Arc<Mutex<Vec<(Value, Option<Vec<(String, String)>>)>>>;
-
-/// A transport that answers from a script and records every message and its headers.
-struct Scripted {
-    http: bool,
-    script: ScriptFn,
-    sink: Mutex<Option<TransportSink>>,
-    log: Log,
-}
-
-impl Scripted {
-    fn new(
-        http: bool,
-        script: impl Fn(&str, &Value, usize) -> Reply + Send + Sync + 'static,
-    ) -> (Self, Log) {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        (
-            Scripted {
-                http,
-                script: Box::new(script),
-                sink: Mutex::new(None),
-                log: log.clone(),
-            },
-            log,
-        )
-    }
-
-    fn exchange(
-        &self,
-        message: JsonRpcMessage,
-        headers: Option<Vec<(String, String)>>,
-    ) -> Result<(), ClientError> {
-        let value: Value = serde_json::from_str(&message.to_json()).unwrap();
-        let n = {
-            let mut log = self.log.lock().unwrap();
-            log.push((value.clone(), headers.clone()));
-            log.iter()
-                .filter(|(v, _)| v["method"] == value["method"])
-                .count()
-        };
-        let JsonRpcMessage::Request(request) = message else {
-            return Ok(());
-        };
-        let id = json!(request.id);
-        let sink = self.sink.lock().unwrap().clone().unwrap();
-        let params = value.get("params").cloned().unwrap_or(Value::Null);
-        match (self.script)(&request.method, &params, n) {
-            Reply::Result(r) => {
-                sink.receive(json!({"jsonrpc":"2.0","id":id,"result":r}));
-            }
-            Reply::Error(e) => {
-                sink.receive(json!({"jsonrpc":"2.0","id":id,"error":e}));
-            }
-            Reply::Status(status, body) if headers.is_some() => {
-                let error = body
-                    .get("error")
-                    .cloned()
-                    .and_then(|e| serde_json::from_value::<ErrorObject>(e).ok());
-                return Err(ClientError::HttpStatus {
-                    status,
-                    error,
-                    detail: body.to_string(),
-                });
-            }
-            Reply::Status(_, body) => {
-                sink.receive(body);
-            }
-            Reply::Silence => {}
-            Reply::After(values, r) => {
-                for v in values {
-                    sink.receive(v);
-                }
-                sink.receive(json!({"jsonrpc":"2.0","id":id,"result":r}));
-            }
-            Reply::Notify(values) => {
-                for v in values {
-                    sink.receive(v);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl ClientTransport for Scripted {
-    fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
-        *self.sink.lock().unwrap() = Some(sink);
-        Box::pin(async { Ok(()) })
-    }
-    fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        let r = self.exchange(message, None);
-        Box::pin(async move { r })
-    }
-    fn send_modern(
-        &self,
-        message: JsonRpcMessage,
-        headers: Vec<(String, String)>,
-    ) -> BoxFuture<'_, Result<(), ClientError>> {
-        let r = self.exchange(message, Some(headers));
-        Box::pin(async move { r })
-    }
-    fn uses_headers(&self) -> bool {
-        self.http
-    }
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-}
 
 struct Answers;
 impl ClientHandler for Answers {

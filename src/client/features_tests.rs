@@ -6,112 +6,28 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use futures::channel::oneshot;
 use futures::executor::block_on;
 use futures::future;
 use futures::poll;
 use serde_json::{json, Value};
 
-use super::super::{
-    ClientHandler, ClientOptions, ClientTransport, McpClient, Progress, RequestOptions, Sleep,
-    TransportSink,
-};
-use super::Spawn;
+use super::super::{ClientHandler, ClientOptions, McpClient, Progress, RequestOptions};
+use crate::client::test_support::{Scripted, Tasks, Timers};
 use crate::client::{apply_elicitation_defaults, ClientError};
 use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
 use crate::BoxFuture;
 
-#[derive(Default)]
-struct Script {
-    sent: Mutex<Vec<JsonRpcMessage>>,
-    sink: Mutex<Option<TransportSink>>,
-}
-
-impl ClientTransport for Script {
-    fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
-        *self.sink.lock().unwrap() = Some(sink);
-        Box::pin(async { Ok(()) })
-    }
-    fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        self.sent.lock().unwrap().push(message);
-        Box::pin(async { Ok(()) })
-    }
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-}
-
-/// A live timer: its duration and the switch that fires it.
-type Timer = (Duration, oneshot::Sender<()>);
-
-/// Timers the test fires by duration; nothing expires on its own.
-#[derive(Clone, Default)]
-struct Clock {
-    timers: Arc<Mutex<Vec<Timer>>>,
-}
-
-impl Clock {
-    fn sleep(&self) -> Sleep {
-        let timers = self.timers.clone();
-        Arc::new(move |d| -> BoxFuture<'static, ()> {
-            let (tx, rx) = oneshot::channel();
-            timers.lock().unwrap().push((d, tx));
-            Box::pin(async move {
-                if rx.await.is_err() {
-                    future::pending::<()>().await;
-                }
-            })
-        })
-    }
-    /// Fire every live timer of duration `d`; how many fired.
-    fn fire(&self, d: Duration) -> usize {
-        let mut timers = self.timers.lock().unwrap();
-        let (due, rest): (Vec<_>, Vec<_>) = timers.drain(..).partition(|(t, _)| *t == d);
-        *timers = rest;
-        due.into_iter()
-            .filter_map(|(_, tx)| tx.send(()).ok())
-            .count()
-    }
-    fn live(&self, d: Duration) -> usize {
-        self.timers
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(t, tx)| *t == d && !tx.is_canceled())
-            .count()
-    }
-}
-
-/// Background tasks the test runs when it chooses.
-#[derive(Clone, Default)]
-struct Tasks(Arc<Mutex<Vec<BoxFuture<'static, ()>>>>);
-
-impl Tasks {
-    fn spawner(&self) -> Spawn {
-        let tasks = self.0.clone();
-        Arc::new(move |task| tasks.lock().unwrap().push(task))
-    }
-    fn run(&self) -> usize {
-        let tasks: Vec<_> = self.0.lock().unwrap().drain(..).collect();
-        let n = tasks.len();
-        for task in tasks {
-            block_on(task);
-        }
-        n
-    }
-}
-
 struct Harness {
     client: McpClient,
-    script: Arc<Script>,
-    clock: Clock,
+    script: Arc<Scripted>,
+    clock: Timers,
     tasks: Tasks,
 }
 
 impl Harness {
     fn new(handler: Option<Arc<dyn ClientHandler>>) -> Harness {
-        let script = Arc::new(Script::default());
-        let clock = Clock::default();
+        let script = Arc::new(Scripted::default());
+        let clock = Timers::default();
         let tasks = Tasks::default();
         let mut options = ClientOptions::new("t", "1")
             .with_era(crate::client::ClientEra::Legacy)
@@ -136,8 +52,8 @@ impl Harness {
     }
 
     fn connected(handler: Option<Arc<dyn ClientHandler>>) -> Harness {
-        let script = Arc::new(Script::default());
-        let clock = Clock::default();
+        let script = Arc::new(Scripted::default());
+        let clock = Timers::default();
         let tasks = Tasks::default();
         let mut options = ClientOptions::new("t", "1")
             .with_era(crate::client::ClientEra::Legacy)
@@ -162,16 +78,15 @@ impl Harness {
     }
 
     fn sent(&self) -> Vec<JsonRpcMessage> {
-        self.script.sent.lock().unwrap().clone()
+        self.script.sent()
     }
 
     fn take_sent(&self) -> Vec<JsonRpcMessage> {
-        std::mem::take(&mut *self.script.sent.lock().unwrap())
+        self.script.take_sent()
     }
 
     fn deliver(&self, value: Value) -> Vec<JsonRpcMessage> {
-        let sink = self.script.sink.lock().unwrap().clone().unwrap();
-        sink.receive(value)
+        self.script.deliver(value)
     }
 
     fn last_request(&self) -> crate::jsonrpc::JsonRpcRequest {

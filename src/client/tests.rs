@@ -1,90 +1,34 @@
 //! Correlation, deadline, close and event behaviour over a scripted in-memory transport: no I/O,
 //! no runtime (futures' executor), and no timed assertions (an injected timer fires on demand).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use futures::channel::mpsc;
 use futures::executor::block_on;
-use futures::future::{self, join};
-use futures::{FutureExt, StreamExt};
+use futures::future::join;
+use futures::FutureExt;
 use serde_json::{json, Value};
 
+use super::test_support::{manual_sleep, yield_now, Scripted, Stuck};
 use super::*;
 use crate::jsonrpc::ErrorCode;
 use crate::server::{McpServer, ServerOptions};
 use crate::ToolRegistry;
 
-/// A transport whose "server" is the test itself.
-struct Script {
-    sent: mpsc::UnboundedSender<JsonRpcMessage>,
-    sink: Mutex<Option<TransportSink>>,
-    send_error: Mutex<Option<ClientError>>,
-    closes: AtomicUsize,
-}
-
-/// A request/response transport whose `send` never completes (an HTTP exchange in flight).
-struct Stuck;
-
-impl ClientTransport for Stuck {
-    fn start(&self, _sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async { Ok(()) })
-    }
-    fn send(&self, _message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(future::pending())
-    }
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-}
-
-impl ClientTransport for Script {
-    fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
-        *self.sink.lock().unwrap() = Some(sink);
-        Box::pin(async { Ok(()) })
-    }
-    fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        let error = self.send_error.lock().unwrap().clone();
-        if error.is_none() {
-            let _ = self.sent.unbounded_send(message);
-        }
-        Box::pin(async move { error.map_or(Ok(()), Err) })
-    }
-    fn close(&self) -> BoxFuture<'_, ()> {
-        self.closes.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async {})
-    }
-}
-
+/// The test's side of a [`Scripted`] transport: it reads what the client sent, in order, and
+/// answers through the client's sink.
 struct Peer {
-    rx: futures::lock::Mutex<mpsc::UnboundedReceiver<JsonRpcMessage>>,
-    transport: Arc<Script>,
+    transport: Arc<Scripted>,
 }
 
 impl Peer {
     async fn next(&self) -> JsonRpcMessage {
-        self.rx
-            .lock()
-            .await
-            .next()
-            .await
-            .expect("the client sent a message")
+        self.transport.next().await
     }
     async fn request(&self, method: &str) -> JsonRpcRequest {
-        match self.next().await {
-            JsonRpcMessage::Request(r) if r.method == method => r,
-            other => panic!("expected a {method} request, got {other:?}"),
-        }
+        self.transport.request(method).await
     }
     fn deliver(&self, value: Value) -> Vec<JsonRpcMessage> {
-        let sink = self
-            .transport
-            .sink
-            .lock()
-            .unwrap()
-            .clone()
-            .expect("started");
-        sink.receive(value)
+        self.transport.deliver(value)
     }
     fn reply(&self, id: &RequestId, result: Value) {
         self.deliver(json!({"jsonrpc":"2.0","id":id.to_value(),"result":result}));
@@ -101,56 +45,19 @@ impl Peer {
         }
     }
     fn sent_now(&self) -> Vec<JsonRpcMessage> {
-        let mut rx = self.rx.try_lock().unwrap();
-        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+        self.transport.unread_now()
     }
 }
 
-/// Yield once to the executor (waking ourselves so we are polled again).
-async fn yield_now() {
-    let mut yielded = false;
-    future::poll_fn(|cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await
-}
-
-/// A timer that fires at once for a zero duration and never otherwise: deadlines are
-/// triggered by the test, never by the wall clock.
-fn manual_sleep() -> Sleep {
-    Arc::new(|d: Duration| -> BoxFuture<'static, ()> {
-        if d.is_zero() {
-            Box::pin(future::ready(()))
-        } else {
-            Box::pin(future::pending())
-        }
-    })
-}
-
 fn pair() -> (McpClient, Peer) {
-    let (tx, rx) = mpsc::unbounded();
-    let transport = Arc::new(Script {
-        sent: tx,
-        sink: Mutex::new(None),
-        send_error: Mutex::new(None),
-        closes: AtomicUsize::new(0),
-    });
+    let transport = Arc::new(Scripted::default());
     let client = McpClient::with_transport(
         transport.clone(),
         ClientOptions::new("test-client", "0.0.1")
             .with_era(ClientEra::Legacy)
             .with_sleep(manual_sleep()),
     );
-    let peer = Peer {
-        rx: futures::lock::Mutex::new(rx),
-        transport,
-    };
+    let peer = Peer { transport };
     (client, peer)
 }
 
@@ -221,7 +128,7 @@ fn an_unsupported_version_fails_connect_and_closes() {
     );
     assert!(err.to_string().contains("1999-01-01"));
     assert!(!client.is_connected());
-    assert_eq!(peer.transport.closes.load(Ordering::SeqCst), 1);
+    assert_eq!(peer.transport.closes(), 1);
     assert!(peer.sent_now().is_empty(), "no initialized notification");
 }
 
@@ -407,23 +314,14 @@ fn a_deadline_fails_the_call_sends_cancelled_and_ignores_the_late_reply() {
 
 #[test]
 fn the_default_timer_really_expires() {
-    let (tx, rx) = mpsc::unbounded();
-    let transport = Arc::new(Script {
-        sent: tx,
-        sink: Mutex::new(None),
-        send_error: Mutex::new(None),
-        closes: AtomicUsize::new(0),
-    });
+    let transport = Arc::new(Scripted::default());
     let client = McpClient::with_transport(
         transport.clone(),
         ClientOptions::new("c", "1")
             .with_era(ClientEra::Legacy)
             .with_timeout(Duration::from_millis(20)),
     );
-    let peer = Peer {
-        rx: futures::lock::Mutex::new(rx),
-        transport,
-    };
+    let peer = Peer { transport };
     // The server answers initialize, then never answers again.
     let (r, ()) = block_on(join(client.connect(), peer.handshake("2025-06-18")));
     r.unwrap();
@@ -437,7 +335,7 @@ fn a_transport_close_fails_every_pending_request_at_once() {
     let script = async {
         peer.request("ping").await;
         peer.request("tools/call").await;
-        let sink = peer.transport.sink.lock().unwrap().clone().unwrap();
+        let sink = peer.transport.sink();
         sink.closed("server process exited with status 3");
     };
     let ((a, b), ()) = block_on(join(
@@ -465,16 +363,18 @@ fn a_transport_close_fails_every_pending_request_at_once() {
 #[test]
 fn a_fatal_send_failure_fails_all_pending_and_a_per_request_one_only_its_own() {
     let (client, peer) = connected();
-    *peer.transport.send_error.lock().unwrap() = Some(ClientError::Transport("HTTP 500".into()));
+    peer.transport
+        .fail_sends(Some(ClientError::Transport("HTTP 500".into())));
     assert_eq!(
         block_on(client.ping()),
         Err(ClientError::Transport("HTTP 500".into()))
     );
     assert!(client.is_connected());
-    *peer.transport.send_error.lock().unwrap() = None;
+    peer.transport.fail_sends(None);
     let script = async {
         peer.request("tools/call").await;
-        *peer.transport.send_error.lock().unwrap() = Some(ClientError::closed("broken pipe"));
+        peer.transport
+            .fail_sends(Some(ClientError::closed("broken pipe")));
     };
     let ((pending, failed), ()) = block_on(join(
         async {
@@ -504,7 +404,7 @@ fn disconnect_fails_pending_closes_once_and_fires_once() {
     let (r, ()) = block_on(join(client.ping(), script));
     assert!(r.unwrap_err().is_closed());
     block_on(client.disconnect());
-    assert_eq!(peer.transport.closes.load(Ordering::SeqCst), 1);
+    assert_eq!(peer.transport.closes(), 1);
     assert_eq!(
         *log.lock().unwrap(),
         vec!["disconnect: the client disconnected"]
@@ -513,13 +413,7 @@ fn disconnect_fails_pending_closes_once_and_fires_once() {
 
 #[test]
 fn a_panicking_listener_never_breaks_the_client() {
-    let (tx, rx) = mpsc::unbounded();
-    let transport = Arc::new(Script {
-        sent: tx,
-        sink: Mutex::new(None),
-        send_error: Mutex::new(None),
-        closes: AtomicUsize::new(0),
-    });
+    let transport = Arc::new(Scripted::default());
     let reported = Arc::new(Mutex::new(Vec::new()));
     let r2 = reported.clone();
     let client = McpClient::with_transport(
@@ -533,10 +427,7 @@ fn a_panicking_listener_never_breaks_the_client() {
     );
     client.on(|_| panic!("listener boom"));
     let log = events(&client);
-    let peer = Peer {
-        rx: futures::lock::Mutex::new(rx),
-        transport,
-    };
+    let peer = Peer { transport };
     let (r, ()) = block_on(join(client.connect(), peer.handshake("2025-06-18")));
     r.unwrap();
     peer.deliver(json!({"jsonrpc":"2.0","method":"notifications/x"}));

@@ -1,28 +1,61 @@
-//! Shared helpers for the client integration tests: the binary's path, client constructors and
-//! a tiny scripted HTTP/1.1 peer (one request per connection) for fault cases.
-
-#![allow(dead_code)]
+//! Client helpers: constructors for our client over each transport, an event recorder, and a
+//! tiny scripted HTTP/1.1 peer on 127.0.0.1 (one request per connection) for fault cases.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use orkestrel_mcp::client::{ClientEvent, ClientOptions, McpClient};
+use orkestrel_mcp::client::{ClientEra, ClientEvent, ClientOptions, McpClient};
+use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
+use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// The `orkestrel-mcp` binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_orkestrel-mcp");
+pub use super::json::init_result;
+pub use super::server::BIN;
+pub use super::HANG_GUARD;
 
-/// An upper bound against hangs; never a timing assertion.
-pub const HANG_GUARD: Duration = Duration::from_secs(20);
-
-pub fn options() -> ClientOptions {
-    // The handshake-era behaviour these tests pin down; tests/client_modern.rs covers the others.
+/// Client options for `era` with a 10 s request timeout.
+pub fn era_options(era: ClientEra) -> ClientOptions {
     ClientOptions::new("it", "0")
         .with_timeout(Duration::from_secs(10))
-        .with_era(orkestrel_mcp::client::ClientEra::Legacy)
+        .with_era(era)
+}
+
+/// The handshake-era options most client tests pin down (tests/client_modern.rs covers the
+/// other eras).
+pub fn options() -> ClientOptions {
+    era_options(ClientEra::Legacy)
+}
+
+/// A client over Streamable HTTP to `url`.
+pub fn http_client_to(url: &str, options: ClientOptions) -> McpClient {
+    McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(url)).unwrap(),
+        options,
+    )
+}
+
+/// A client over WebSocket to `url` (`http://` URLs are turned into `ws://`).
+pub fn ws_client_to(url: &str, options: ClientOptions) -> McpClient {
+    McpClient::new(
+        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
+        options,
+    )
+}
+
+/// A client over stdio to `orkestrel-mcp serve --stdio` (`RUST_LOG=warn`, stderr not forwarded).
+pub fn our_stdio(options: ClientOptions) -> McpClient {
+    McpClient::new(
+        StdioTransport::new(
+            StdioClientOptions::new(BIN)
+                .with_args(["serve", "--stdio"])
+                .with_env([("RUST_LOG", "warn")])
+                .quiet(),
+        ),
+        options,
+    )
 }
 
 /// A client over `sh -c script` with a short close grace, stderr not forwarded.
@@ -88,6 +121,7 @@ pub enum Reply {
     Bytewise(Vec<u8>),
 }
 
+/// A complete JSON response with `extra_headers` (each ending in `\r\n`).
 pub fn json_reply(status: &str, extra_headers: &str, body: &str) -> Reply {
     Reply::Raw(format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n{extra_headers}\r\n{body}",
@@ -95,14 +129,9 @@ pub fn json_reply(status: &str, extra_headers: &str, body: &str) -> Reply {
     ))
 }
 
+/// `202 Accepted` with no body.
 pub fn accepted() -> Reply {
     Reply::Raw("HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into())
-}
-
-pub fn init_result(id: &Value) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"fake","version":"1"}}}}}}"#
-    )
 }
 
 /// A scripted HTTP peer on 127.0.0.1: each connection carries one request (`connection: close`).

@@ -1,0 +1,80 @@
+//! JSON-RPC and MCP message builders, and the 2026-07-28 per-request `_meta` keys
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
+
+use serde_json::{json, Value};
+
+/// The stateless protocol revision.
+pub const V: &str = "2026-07-28";
+/// `_meta` key: the request's protocol version.
+pub const PV: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's capabilities for this request.
+pub const CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's name and version.
+pub const INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the request's log level.
+pub const LOG: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key (results): the server's name and version.
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key (listen notifications): the `subscriptions/listen` request id.
+pub const SUB_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A handshake-era `initialize` request for a protocol version.
+pub fn initialize(id: u64, version: &str) -> String {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    })
+    .to_string()
+}
+
+/// A server's `initialize` response (2025-06-18, tools) to request `id`, as text.
+pub fn init_result(id: &Value) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"fake","version":"1"}}}}}}"#
+    )
+}
+
+/// A JSON-RPC request, as text.
+pub fn rpc(id: Value, method: &str, params: Value) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string()
+}
+
+/// Per-request `_meta` (2026-07-28) declaring `caps`.
+pub fn meta_with(caps: Value) -> Value {
+    json!({ PV: V, CAPS: caps, INFO: { "name": "modern-tests", "version": "0" } })
+}
+
+/// Per-request `_meta` declaring no capabilities.
+pub fn meta() -> Value {
+    meta_with(json!({}))
+}
+
+/// `params` with the default `_meta` when it has none.
+pub fn modern_params(mut params: Value) -> Value {
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta();
+    }
+    params
+}
+
+/// The `Mcp-Name` a request needs (name or uri of the three named methods).
+pub fn name_of(method: &str, params: &Value) -> Option<String> {
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return None,
+    };
+    params[key].as_str().map(str::to_owned)
+}
+
+/// `tools/call` params for `name` with no arguments, `_meta` declaring `caps`, and the members
+/// of `extra` (e.g. `inputResponses`, `requestState`).
+pub fn tool_call(name: &str, caps: Value, extra: Value) -> Value {
+    let mut params = json!({ "name": name, "arguments": {}, "_meta": meta_with(caps) });
+    if let Value::Object(extra) = extra {
+        for (k, v) in extra {
+            params[k] = v;
+        }
+    }
+    params
+}
