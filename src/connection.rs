@@ -136,9 +136,13 @@ impl fmt::Debug for Received {
 }
 
 /// One dispatched message: a future yielding the answer to write (`None` for a notification, a
-/// response, or a cancelled request). A request's call holds a place in the connection's
-/// in-flight set from [`Connection::receive`] until it completes or is dropped; the place is
-/// given back before the answer is yielded, so a peer that has read the answer finds room.
+/// response, or a cancelled request).
+///
+/// A request's call holds a place in the connection's in-flight set from [`Connection::receive`]
+/// until the call is dropped. The host drops it once the answer is handed to its writer (poll the
+/// call by `&mut`, write, then drop): the place is free before the peer can read the answer, and
+/// an answer still waiting for room in the output still counts, so a peer that stops reading
+/// stops the connection from taking more under [`AtLimit::Pause`].
 pub struct Call {
     future: BoxFuture<'static, Option<JsonRpcResponse>>,
     slot: Option<Slot>,
@@ -163,9 +167,7 @@ impl Future for Call {
     type Output = Option<JsonRpcResponse>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let answer = std::task::ready!(self.future.as_mut().poll(cx));
-        self.slot = None;
-        Poll::Ready(answer)
+        self.future.as_mut().poll(cx)
     }
 }
 
@@ -415,14 +417,15 @@ mod tests {
             match received {
                 Received::Nothing => {}
                 Received::Answer(response) => self.answers.borrow_mut().push(json_of(&response)),
-                Received::Dispatch(call) => {
+                Received::Dispatch(mut call) => {
                     let answers = self.answers.clone();
                     self.pool
                         .spawner()
                         .spawn_local(async move {
-                            if let Some(response) = call.await {
+                            if let Some(response) = (&mut call).await {
                                 answers.borrow_mut().push(json_of(&response));
                             }
+                            drop(call);
                         })
                         .unwrap();
                 }
@@ -482,6 +485,30 @@ mod tests {
         assert_eq!(conn.in_flight(), 1);
         release_all(&gates);
         assert_eq!(ids(&host.run()), [json!(1)]);
+        assert!(conn.accepts_input());
+    }
+
+    #[test]
+    fn a_request_keeps_its_place_until_its_answer_is_handed_over() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (outbound, _) = sink();
+        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+        let Received::Dispatch(mut call) =
+            conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        else {
+            panic!("a request is dispatched");
+        };
+        assert!(call.is_request());
+        let answer = futures::executor::block_on(&mut call).expect("a ping is answered");
+        assert_eq!(
+            json_of(&answer),
+            json!({"jsonrpc":"2.0","id":1,"result":{}})
+        );
+        assert!(
+            !conn.accepts_input(),
+            "an answer not yet written still counts"
+        );
+        drop(call);
         assert!(conn.accepts_input());
     }
 

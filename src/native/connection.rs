@@ -69,11 +69,17 @@ impl Driver {
         match self.conn.receive(bytes) {
             Received::Nothing => None,
             Received::Answer(response) => Some(response),
-            Received::Dispatch(call) => {
+            Received::Dispatch(mut call) => {
                 let out = self.out.clone();
                 self.tasks.spawn(async move {
-                    if let Some(response) = call.await {
-                        let _ = out.send(response.to_json()).await;
+                    if let Some(response) = (&mut call).await {
+                        // The request leaves the in-flight set once its answer has room in the
+                        // queue, and before the writer can see it (so a peer that has read the
+                        // answer finds the place free).
+                        if let Ok(permit) = out.reserve().await {
+                            drop(call);
+                            permit.send(response.to_json());
+                        }
                     }
                 });
                 None
@@ -94,5 +100,61 @@ impl Driver {
             AtEnd::Cancel => self.tasks.abort_all(),
         }
         // Dropping the connection ends its scope.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ServerOptions;
+
+    const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+    /// Yield to the other tasks until `done` holds, at most 1,000 rounds.
+    async fn settle(driver: &Driver, done: impl Fn(usize) -> bool) -> bool {
+        for _ in 0..1_000 {
+            if done(driver.conn.in_flight()) {
+                return true;
+            }
+            tokio::task::yield_now().await;
+        }
+        done(driver.conn.in_flight())
+    }
+
+    #[tokio::test]
+    async fn an_answer_waiting_for_room_in_the_output_keeps_its_place() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (tx, mut rx) = mpsc::channel(1);
+        let mut driver = Driver::new(server, "test", ConnectionOptions::stdio(2), tx);
+        assert!(driver.receive(PING).is_none());
+        assert!(driver.receive(PING).is_none());
+        // One answer fills the queue and leaves the set; the other waits for room and stays.
+        assert!(settle(&driver, |n| n == 1).await);
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(driver.conn.in_flight(), 1, "a blocked answer still counts");
+        assert!(rx.recv().await.is_some());
+        assert!(settle(&driver, |n| n == 0).await);
+        assert!(rx.recv().await.is_some());
+        driver.end().await;
+    }
+
+    #[tokio::test]
+    async fn ready_pauses_at_the_limit_under_the_stdio_rules_and_end_drains() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (tx, mut rx) = mpsc::channel(8);
+        let mut driver = Driver::new(server, "test", ConnectionOptions::stdio(1), tx);
+        assert!(driver.receive(PING).is_none());
+        driver.ready().await; // waits for the ping's call to finish
+        assert!(driver.conn.accepts_input());
+        assert!(driver.receive(PING).is_none());
+        driver.end().await;
+        assert!(rx.recv().await.is_some());
+        assert!(rx.recv().await.is_some());
+        assert!(
+            rx.recv().await.is_none(),
+            "every sender is gone once it ended"
+        );
     }
 }

@@ -10,11 +10,14 @@
 //! | `Sec-WebSocket-Version` other than `13` | `426` with `Sec-WebSocket-Version: 13` |
 //! | otherwise | `101`, echoing the subprotocol `mcp` when the client offered it |
 //!
-//! Then [`run`] pumps the connection: every text frame is one JSON-RPC message; requests are
-//! dispatched concurrently (several in flight, each answered by id, in completion order);
-//! notifications and responses get no reply; an invalid message gets its JSON-RPC error (text that
-//! is not JSON: `-32700` with id `null`; a broken notification: nothing, it is logged). Tools'
-//! notifications (progress, logs) go out on the socket. Frames:
+//! Then [`run`] pumps the connection: every text frame is one JSON-RPC message, handed to the
+//! connection body shared with stdio ([`crate::connection`], driven by `native::connection`) under
+//! the WebSocket rules: requests are dispatched concurrently (several in flight, each answered by
+//! id, in completion order); notifications and responses get no reply; an invalid message gets
+//! its JSON-RPC error (text that is not JSON: `-32700` with id `null`; a broken notification:
+//! nothing, it is logged). Tools' notifications (progress, logs) go out on the socket, through an
+//! output queue of at most 1024 messages (answers wait for room; a notification that finds it full
+//! is refused). Frames:
 //!
 //! | peer sends | server does |
 //! |---|---|
