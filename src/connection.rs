@@ -26,6 +26,13 @@
 //! | another invalid message | its JSON-RPC error, or nothing for a broken notification (JSON-RPC forbids answering one) |
 //! | anything once [`Connection::close`] was called | nothing |
 //!
+//! A request counts against the limit from `receive` until the host drops its [`Call`], which it
+//! does once the answer is handed to its writer: a peer that stops reading stops being read.
+//!
+//! Shutdown: at EOF a stdio host drains ([`AtEnd::Drain`]) and then exits with success; a
+//! WebSocket host sends close `1001` (going away) when the server shuts down, calls
+//! [`Connection::close`], and at the close cancels what runs ([`AtEnd::Cancel`]).
+//!
 //! The connection's scope holds its log level, capabilities, subscriptions and cancellations;
 //! dropping the [`Connection`] ends it ([`McpServer::end_scope`]), which also cancels what is
 //! still in flight and fails the server→client requests waiting on it.
@@ -268,7 +275,8 @@ impl Connection {
     }
 
     /// Take one message (the bytes of one line or one text frame) and say what to do with it
-    /// (see the module table).
+    /// (see the module table). Under [`AtLimit::Pause`] the host calls it only while
+    /// [`Connection::accepts_input`]; a request taken at the limit anyway still runs.
     pub fn receive(&mut self, bytes: &[u8]) -> Received {
         if self.closing {
             return Received::Nothing;
