@@ -59,6 +59,7 @@
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
 pub mod client;
+pub mod connection;
 pub mod context;
 pub mod era;
 pub mod framing;

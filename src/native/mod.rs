@@ -1,5 +1,6 @@
 //! Native transports (feature `native`): thin tokio/hyper drivers around the core.
 //!
+//! - `connection`: the tokio host of the core's stream connection body (stdio and WebSocket).
 //! - [`stdio`]: newline-delimited JSON-RPC over a reader and a writer (seed clause 20).
 //! - [`http`]: the stateless Streamable HTTP route as a `tower::Service` (seed clause 12).
 //! - [`session`]: the session layer in front of it, with resumable `GET` streams (clauses 18, 19).
@@ -10,6 +11,7 @@
 //!   clauses 15, 17, 20).
 
 pub mod client;
+pub(crate) mod connection;
 pub mod endpoint;
 pub mod http;
 pub mod security;

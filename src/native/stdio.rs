@@ -1,27 +1,24 @@
-//! The stdio server (seed clause 20, server side; spec `basic/transports`, stdio).
+//! The stdio server (seed clause 20, server side; spec
+//! [stdio](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio)).
 //!
 //! Bytes are read up to `\n` and only then decoded; a trailing `\r` and a leading BOM are
-//! stripped and blank lines skipped. Each request is dispatched concurrently, so a slow tool
-//! does not hold up a `ping` sent after it; replies are written by one writer task, one whole
-//! line each, in completion order. A non-JSON line, a response object or a broken notification
-//! gets no reply (it is logged); other invalid messages get their JSON-RPC error. At EOF the
-//! in-flight requests finish, their replies are flushed, and [`serve`] returns.
+//! stripped and blank lines skipped. Each line then goes to the connection body shared with
+//! WebSocket ([`crate::connection`], driven by `native::connection`) under the stdio rules:
+//! requests are dispatched concurrently, so a slow tool does not hold up a `ping` sent after it,
+//! and at most `max_in_flight` run (reading pauses at the cap); replies are written by one writer
+//! task, one whole line each, in completion order. A non-JSON line, a response object or a broken
+//! notification gets no reply (it is logged); other invalid messages get their JSON-RPC error. At
+//! EOF the in-flight requests finish, their replies are flushed, and [`serve`] returns.
 
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
-use crate::context::{Outbound, RequestContext};
+use crate::connection::{ConnectionOptions, DEFAULT_MAX_IN_FLIGHT};
 use crate::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
-use crate::jsonrpc::{ErrorCode, JsonRpcMessage};
+use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::server::McpServer;
-
-/// Lines waiting for stdout at most (replies then wait; notifications are refused).
-const OUTPUT_QUEUE: usize = 1024;
 
 /// Options for [`serve_with`].
 #[derive(Clone, Debug)]
@@ -36,7 +33,7 @@ impl Default for StdioOptions {
     fn default() -> Self {
         StdioOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            max_in_flight: 256,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -115,28 +112,9 @@ where
     // drain. A notification that finds the queue full is refused (`notify` returns `false`).
     let (tx, rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
     let writer_task = tokio::spawn(write_lines(writer, rx));
-    let outbound: Outbound = {
-        let tx = tx.clone();
-        Arc::new(move |m| match tx.try_send(m.to_json()) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::debug!(error = %e, "stdio: output queue full or closed; message refused");
-                false
-            }
-        })
-    };
-    // One scope per connection: its log level, capabilities, subscriptions and cancellations.
-    let scope: Arc<str> = Arc::from(format!(
-        "stdio-{}",
-        NEXT_SCOPE.fetch_add(1, Ordering::Relaxed)
-    ));
-    let link = Link {
-        tx: tx.clone(),
-        outbound: outbound.clone(),
-        scope: scope.clone(),
-    };
+    let rules = ConnectionOptions::stdio(options.max_in_flight);
+    let mut conn = Driver::new(server, "stdio", rules, tx.clone());
     let mut decoder = LineDecoder::new(options.max_line_bytes);
-    let mut in_flight = JoinSet::new();
     let mut buf = vec![0u8; 64 * 1024];
     let read_result = loop {
         let n = match reader.read(&mut buf).await {
@@ -146,72 +124,27 @@ where
             Err(e) => break Err(e),
         };
         for frame in decoder.push(&buf[..n]) {
-            // Reap finished tasks; at the cap, wait for one before taking more input.
-            while in_flight.try_join_next().is_some() {}
-            while in_flight.len() >= options.max_in_flight.max(1) {
-                in_flight.join_next().await;
-            }
-            on_frame(&server, frame, &link, &mut in_flight).await;
+            conn.ready().await;
+            on_frame(frame, &mut conn, &tx).await;
         }
     };
     if let Some(frame) = decoder.finish() {
-        on_frame(&server, frame, &link, &mut in_flight).await;
+        on_frame(frame, &mut conn, &tx).await;
     }
-    while in_flight.join_next().await.is_some() {}
-    server.end_scope(&scope);
-    drop((tx, outbound, link));
+    conn.end().await;
+    drop(tx);
     let write_result = writer_task.await.map_err(io::Error::other)?;
     read_result.and(write_result)
 }
 
-static NEXT_SCOPE: AtomicU64 = AtomicU64::new(1);
-
-/// The connection's way back: raw lines, the message sink, and its scope.
-struct Link {
-    tx: mpsc::Sender<String>,
-    outbound: Outbound,
-    scope: Arc<str>,
-}
-
-async fn on_frame(server: &McpServer, frame: Frame, link: &Link, in_flight: &mut JoinSet<()>) {
-    let tx = &link.tx;
-    let line = match frame {
-        Frame::Line(line) => line,
-        Frame::TooLong(n) => {
-            tracing::warn!(bytes = n, "stdio: skipped a line over the size limit");
-            return;
-        }
-    };
-    match JsonRpcMessage::from_slice(&line) {
-        Ok(message) => {
-            // A handshake-era `initialize` makes the connection a legacy session: list changes and
-            // resource updates are pushed to it from then on (modern clients use listen instead).
-            if let JsonRpcMessage::Request(r) = &message {
-                if r.method == "initialize" && !crate::era::has_modern_meta(r.params.as_ref()) {
-                    server.attach(&link.scope, link.outbound.clone());
-                }
+async fn on_frame(frame: Frame, conn: &mut Driver, tx: &mpsc::Sender<String>) {
+    match frame {
+        Frame::Line(line) => {
+            if let Some(answer) = conn.receive(&line) {
+                let _ = tx.send(answer.to_json()).await;
             }
-            let server = server.clone();
-            let tx = tx.clone();
-            let ctx = RequestContext::new()
-                .with_outbound(link.outbound.clone())
-                .with_scope(link.scope.clone());
-            in_flight.spawn(async move {
-                if let Some(response) = server.dispatch_with(message, ctx).await {
-                    let _ = tx.send(response.to_json()).await;
-                }
-            });
         }
-        Err(invalid) if invalid.error.code == ErrorCode::PARSE_ERROR => {
-            tracing::warn!(error = %invalid, "stdio: skipped a line that is not JSON");
-        }
-        Err(invalid) => match invalid.response() {
-            Some(response) => {
-                tracing::debug!(error = %invalid, "stdio: invalid message");
-                let _ = tx.send(response.to_json()).await;
-            }
-            None => tracing::warn!(error = %invalid, "stdio: dropped a malformed notification"),
-        },
+        Frame::TooLong(n) => tracing::warn!(bytes = n, "stdio: skipped a line over the size limit"),
     }
 }
 

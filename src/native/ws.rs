@@ -10,11 +10,14 @@
 //! | `Sec-WebSocket-Version` other than `13` | `426` with `Sec-WebSocket-Version: 13` |
 //! | otherwise | `101`, echoing the subprotocol `mcp` when the client offered it |
 //!
-//! Then [`run`] pumps the connection: every text frame is one JSON-RPC message; requests are
-//! dispatched concurrently (several in flight, each answered by id, in completion order);
-//! notifications and responses get no reply; an invalid message gets its JSON-RPC error (text that
-//! is not JSON: `-32700` with id `null`; a broken notification: nothing, it is logged). Tools'
-//! notifications (progress, logs) go out on the socket. Frames:
+//! Then [`run`] pumps the connection: every text frame is one JSON-RPC message, handed to the
+//! connection body shared with stdio ([`crate::connection`], driven by `native::connection`) under
+//! the WebSocket rules: requests are dispatched concurrently (several in flight, each answered by
+//! id, in completion order); notifications and responses get no reply; an invalid message gets
+//! its JSON-RPC error (text that is not JSON: `-32700` with id `null`; a broken notification:
+//! nothing, it is logged). Tools' notifications (progress, logs) go out on the socket, through an
+//! output queue of at most 1024 messages (answers wait for room; a notification that finds it full
+//! is refused). Frames:
 //!
 //! | peer sends | server does |
 //! |---|---|
@@ -29,7 +32,6 @@
 //!
 //! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -37,7 +39,6 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -45,8 +46,8 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::connection::ConnectionOptions;
+use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 use crate::server::McpServer;
 
@@ -76,8 +77,8 @@ pub struct WebSocketOptions {
     pub max_in_flight: usize,
 }
 
-/// The default of [`WebSocketOptions::max_in_flight`].
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+/// The default of [`WebSocketOptions::max_in_flight`] (the connection body's default).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::connection::DEFAULT_MAX_IN_FLIGHT;
 
 impl Default for WebSocketOptions {
     fn default() -> Self {
@@ -220,18 +221,9 @@ pub async fn run<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-    let outbound: crate::context::Outbound = {
-        let tx = out_tx.clone();
-        Arc::new(move |m| tx.send(m.to_json()).is_ok())
-    };
-    // One scope per connection: log level, capabilities, subscriptions, cancellation, and
-    // server→client requests answered on the same socket.
-    let scope: Arc<str> = Arc::from(format!(
-        "ws-{}",
-        NEXT_SCOPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let mut tasks = JoinSet::new();
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
+    let rules = ConnectionOptions::websocket(max_in_flight);
+    let mut conn = Driver::new(server, "ws", rules, out_tx);
     let mut closing: Option<tokio::time::Instant> = None;
     loop {
         let deadline =
@@ -241,9 +233,11 @@ pub async fn run<S>(
                 let close = match incoming {
                     None => break,
                     Some(Ok(Message::Text(text))) => {
-                        if closing.is_none() {
-                            let inbox = Inbox { server: &server, out: &out_tx, outbound: &outbound, scope: &scope, max_in_flight };
-                            inbox.accept(text.as_bytes(), &mut tasks);
+                        conn.ready().await;
+                        if let Some(answer) = conn.receive(text.as_bytes()) {
+                            if ws.send(Message::text(answer.to_json())).await.is_err() {
+                                break;
+                            }
                         }
                         None
                     }
@@ -271,6 +265,7 @@ pub async fn run<S>(
                     if closing.is_some() || ws.send(frame).await.is_err() {
                         break;
                     }
+                    conn.close();
                     closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
                 }
             }
@@ -284,63 +279,13 @@ pub async fn run<S>(
                     if ws.send(close_frame(CloseCode::Away, "server shutting down")).await.is_err() {
                         break;
                     }
+                    conn.close();
                     closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
                 }
             }
             () = tokio::time::sleep_until(deadline), if closing.is_some() => break,
         }
     }
-    tasks.abort_all();
-    server.end_scope(&scope);
+    conn.end().await;
     tracing::debug!("ws: connection closed");
-}
-
-static NEXT_SCOPE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-struct Inbox<'a> {
-    server: &'a McpServer,
-    out: &'a mpsc::UnboundedSender<String>,
-    outbound: &'a crate::context::Outbound,
-    scope: &'a Arc<str>,
-    max_in_flight: usize,
-}
-
-impl Inbox<'_> {
-    fn accept(&self, bytes: &[u8], tasks: &mut JoinSet<()>) {
-        // Reap finished tasks so a long connection does not accumulate them.
-        while tasks.try_join_next().is_some() {}
-        match JsonRpcMessage::from_slice(bytes) {
-            Ok(JsonRpcMessage::Request(request)) if tasks.len() >= self.max_in_flight => {
-                let busy = ErrorObject::new(ErrorCode::SERVER_ERROR, "too many requests in flight");
-                let _ = self
-                    .out
-                    .send(JsonRpcResponse::error(Some(request.id), busy).to_json());
-            }
-            Ok(message) => {
-                // A handshake-era `initialize` makes the connection a legacy session that gets
-                // list changes and resource updates pushed (modern clients use listen instead).
-                if let JsonRpcMessage::Request(r) = &message {
-                    if r.method == "initialize" && !crate::era::has_modern_meta(r.params.as_ref()) {
-                        self.server.attach(self.scope, self.outbound.clone());
-                    }
-                }
-                let server = self.server.clone();
-                let out = self.out.clone();
-                let ctx = RequestContext::new()
-                    .with_outbound(self.outbound.clone())
-                    .with_scope(self.scope.clone());
-                tasks.spawn(async move {
-                    if let Some(response) = server.dispatch_with(message, ctx).await {
-                        let _ = out.send(response.to_json());
-                    }
-                });
-            }
-            Err(invalid) => match invalid.response() {
-                Some(response) => {
-                    let _ = self.out.send(response.to_json());
-                }
-                None => tracing::debug!(error = %invalid, "ws: dropped an invalid message"),
-            },
-        }
-    }
 }

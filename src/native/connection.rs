@@ -1,0 +1,160 @@
+//! The tokio host of a core [`Connection`]: one body for the stdio and WebSocket servers.
+//!
+//! The core decides what each incoming message is and what to write back; [`Driver`] runs the
+//! dispatched calls on a [`JoinSet`], puts their answers and the connection's pushed messages on
+//! one bounded output queue, pauses input at the in-flight limit when the rules say so, and at the
+//! end drains or cancels what is still running. The transports keep only their I/O: stdio turns
+//! pipe bytes into lines and writes the queue to stdout; WebSocket turns frames into text and
+//! writes the queue (and its close frames) to the socket.
+
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::connection::{AtEnd, Connection, ConnectionOptions, Received};
+use crate::context::Outbound;
+use crate::jsonrpc::JsonRpcResponse;
+use crate::server::McpServer;
+
+/// Messages waiting for the writer at most: answers then wait for room, a pushed message
+/// (notification, server→client request) is refused (`Outbound` returns `false`).
+pub(crate) const OUTPUT_QUEUE: usize = 1024;
+
+/// One connection being served: the core's rules, the calls in flight, the output queue.
+pub(crate) struct Driver {
+    conn: Connection,
+    tasks: JoinSet<()>,
+    out: mpsc::Sender<String>,
+}
+
+impl Driver {
+    /// A connection of `server` (scope `{label}-{n}`) whose answers and pushed messages, as JSON
+    /// text, go to `out`.
+    pub(crate) fn new(
+        server: McpServer,
+        label: &'static str,
+        options: ConnectionOptions,
+        out: mpsc::Sender<String>,
+    ) -> Self {
+        let outbound: Outbound = {
+            let tx = out.clone();
+            std::sync::Arc::new(move |m| match tx.try_send(m.to_json()) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::debug!(error = %e, "{label}: output queue full or closed; message refused");
+                    false
+                }
+            })
+        };
+        Driver {
+            conn: Connection::new(server, label, outbound, options),
+            tasks: JoinSet::new(),
+            out,
+        }
+    }
+
+    /// Wait until the next message may be taken: finished calls are reaped and, while the rules
+    /// pause input at the in-flight limit, this waits for a call to complete.
+    pub(crate) async fn ready(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+        while !self.conn.accepts_input() && !self.conn.is_closing() {
+            if self.tasks.join_next().await.is_none() {
+                break;
+            }
+        }
+    }
+
+    /// Take one message (a line, a text frame). A dispatched call runs in the background and its
+    /// answer goes to the output queue; an answer due at once is returned for the caller to write.
+    pub(crate) fn receive(&mut self, bytes: &[u8]) -> Option<JsonRpcResponse> {
+        match self.conn.receive(bytes) {
+            Received::Nothing => None,
+            Received::Answer(response) => Some(response),
+            Received::Dispatch(mut call) => {
+                let out = self.out.clone();
+                self.tasks.spawn(async move {
+                    if let Some(response) = (&mut call).await {
+                        // The request leaves the in-flight set once its answer has room in the
+                        // queue, and before the writer can see it (so a peer that has read the
+                        // answer finds the place free).
+                        if let Ok(permit) = out.reserve().await {
+                            drop(call);
+                            permit.send(response.to_json());
+                        }
+                    }
+                });
+                None
+            }
+        }
+    }
+
+    /// Take no more messages (a close was sent).
+    pub(crate) fn close(&mut self) {
+        self.conn.close();
+    }
+
+    /// The input ended: drain or cancel the calls in flight (as the rules say), then end the
+    /// connection's scope.
+    pub(crate) async fn end(mut self) {
+        match self.conn.at_end() {
+            AtEnd::Drain => while self.tasks.join_next().await.is_some() {},
+            AtEnd::Cancel => self.tasks.abort_all(),
+        }
+        // Dropping the connection ends its scope.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ServerOptions;
+
+    const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+    /// Yield to the other tasks until `done` holds, at most 1,000 rounds.
+    async fn settle(driver: &Driver, done: impl Fn(usize) -> bool) -> bool {
+        for _ in 0..1_000 {
+            if done(driver.conn.in_flight()) {
+                return true;
+            }
+            tokio::task::yield_now().await;
+        }
+        done(driver.conn.in_flight())
+    }
+
+    #[tokio::test]
+    async fn an_answer_waiting_for_room_in_the_output_keeps_its_place() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (tx, mut rx) = mpsc::channel(1);
+        let mut driver = Driver::new(server, "test", ConnectionOptions::stdio(2), tx);
+        assert!(driver.receive(PING).is_none());
+        assert!(driver.receive(PING).is_none());
+        // One answer fills the queue and leaves the set; the other waits for room and stays.
+        assert!(settle(&driver, |n| n == 1).await);
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(driver.conn.in_flight(), 1, "a blocked answer still counts");
+        assert!(rx.recv().await.is_some());
+        assert!(settle(&driver, |n| n == 0).await);
+        assert!(rx.recv().await.is_some());
+        driver.end().await;
+    }
+
+    #[tokio::test]
+    async fn ready_pauses_at_the_limit_under_the_stdio_rules_and_end_drains() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (tx, mut rx) = mpsc::channel(8);
+        let mut driver = Driver::new(server, "test", ConnectionOptions::stdio(1), tx);
+        assert!(driver.receive(PING).is_none());
+        driver.ready().await; // waits for the ping's call to finish
+        assert!(driver.conn.accepts_input());
+        assert!(driver.receive(PING).is_none());
+        driver.end().await;
+        assert!(rx.recv().await.is_some());
+        assert!(rx.recv().await.is_some());
+        assert!(
+            rx.recv().await.is_none(),
+            "every sender is gone once it ended"
+        );
+    }
+}
