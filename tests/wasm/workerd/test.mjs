@@ -268,6 +268,31 @@ await check(`${MODERN}: a missing Mcp-Method header → 400, -32020`, async () =
   assert.equal(r.status, 400);
   assert.equal((await r.json()).error.code, -32020);
 });
+await check('both eras at once: 16 concurrent tools/call count, each its progress (SSE) and its result', async () => {
+  const calls = Array.from({ length: 16 }, async (_, i) => {
+    const modern = i % 2 === 0;
+    const _meta = { progressToken: `p${i}`, ...(modern ? modernMeta : {}) };
+    const params = { name: 'count', arguments: { n: 2 }, _meta };
+    const r = await post(
+      { jsonrpc: '2.0', id: `c${i}`, method: 'tools/call', params },
+      modern ? modernHeaders('tools/call', 'count') : { 'mcp-protocol-version': '2025-11-25' },
+    );
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'text/event-stream');
+    const messages = (await r.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
+    assert.deepEqual(
+      messages.slice(0, -1).map((m) => [m.method, m.params.progressToken, m.params.progress]),
+      [['notifications/progress', `p${i}`, 1], ['notifications/progress', `p${i}`, 2]],
+    );
+    const last = messages.at(-1);
+    assert.equal(last.id, `c${i}`);
+    assert.equal(last.result.content[0].text, 'counted to 2');
+  });
+  await Promise.all(calls);
+});
 await check('statuses: 202, 400, 415, 406, 405, 404', async () => {
   assert.equal((await post('{"jsonrpc":"2.0","method":"notifications/initialized"}')).status, 202);
   const parse = await post('{');

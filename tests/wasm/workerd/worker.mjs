@@ -1,7 +1,8 @@
 // A module Worker on the wasm package, as a user deploys it to Cloudflare: the web-target glue
 // (`wasm-pack build --target web`) and its `.wasm` imported as modules, `initSync` with the
 // compiled `WebAssembly.Module`, and `export default { fetch }` serving the stateless Streamable
-// HTTP route at /mcp (both protocol eras). config.capnp lays the same files out for `workerd`.
+// HTTP route at /mcp (both protocol eras). config.capnp lays the same files out for `workerd`;
+// wrangler.jsonc is the README's layout (src/worker.mjs, src/pkg/), which test.mjs serves as well.
 import { initSync, createMCPServer } from './pkg/orkestrel_mcp.js';
 import wasm from './pkg/orkestrel_mcp_bg.wasm';
 
