@@ -5,7 +5,9 @@
 #   1. wasm-bindgen-test (tests/wasm_core.rs, tests/wasm_bindings.rs, tests/wasm_client.rs) under node,
 #   2. the same in headless Chromium,
 #   3. the Worker-style fetch handler under node, driven by the official TS SDK client,
-#   4. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
+#   4. the same handler as a module Worker inside Cloudflare's runtime, workerd (npm `workerd`),
+#      driven by the official TS SDK client, raw 2026-07-28 requests and `orkestrel-mcp tools/call`,
+#   5. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
 #      mode (the wasm client) against `orkestrel-mcp serve --http 127.0.0.1:0 --cors <page origin>`
 #      over HTTP and WebSocket; screenshots in target/wasm-artifacts/,
 # and type-checks a consumer of the generated .d.ts with tsc --strict.
@@ -50,9 +52,10 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION"
   cargo install wasm-bindgen-cli --version "$WB_VERSION"
 fi
 command -v wasm-pack >/dev/null || cargo install wasm-pack --locked
-# node packages: the TS SDK, playwright-core, typescript, and binaryen@132's wasm-opt (first on PATH, so
+# node packages: the TS SDK, playwright-core, typescript, workerd + esbuild, and binaryen@132's wasm-opt (first on PATH, so
 # wasm-pack neither downloads binaryen nor picks up Debian's broken v108).
-if [ ! -x tests/wasm/node_modules/.bin/wasm-opt ] || [ tests/wasm/package-lock.json -nt tests/wasm/node_modules/.package-lock.json ]; then
+if [ ! -x tests/wasm/node_modules/.bin/wasm-opt ] || [ ! -x tests/wasm/node_modules/.bin/workerd ] \
+  || [ tests/wasm/package-lock.json -nt tests/wasm/node_modules/.package-lock.json ]; then
   (cd tests/wasm && npm ci --no-audit --no-fund)
 fi
 if [ -z "${SKIP_BROWSER:-}" ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
@@ -110,6 +113,13 @@ step "the Worker fetch handler under node, driven by the official TS SDK client"
 log=$(mktemp)
 ORKESTREL_MCP_PKG="$PKG/node/orkestrel_mcp.js" node tests/wasm/worker_sdk.mjs 2>&1 | tee "$log" || true
 count_line "$log" worker
+rm -f "$log"
+
+step "the Worker in workerd (Cloudflare's runtime), driven by the official TS SDK client and orkestrel-mcp, both eras"
+cargo build --quiet --features native --bin orkestrel-mcp || fail "cargo build --features native --bin orkestrel-mcp"
+log=$(mktemp)
+timeout 120 node tests/wasm/workerd/test.mjs 2>&1 | tee "$log" || true
+count_line "$log" workerd
 rm -f "$log"
 
 if [ -z "${SKIP_BROWSER:-}" ]; then
