@@ -73,10 +73,10 @@ fn apply(slot: &mut Option<(u8, f32)>, specificity: Option<u8>, q: f32) {
 /// Whether a `Content-Type` value is `application/json` (any case, any parameters such as
 /// `charset`).
 pub fn is_json_media_type(value: &str) -> bool {
-    value
-        .split(';')
-        .next()
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case(crate::http::headers::APPLICATION_JSON))
+    value.split(';').next().is_some_and(|m| {
+        m.trim()
+            .eq_ignore_ascii_case(crate::http::headers::APPLICATION_JSON)
+    })
 }
 
 #[cfg(test)]

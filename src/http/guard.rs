@@ -181,11 +181,7 @@ impl Guard {
         let host = match hosts.next() {
             None => None,
             Some(_) if hosts.next().is_some() => return Err(Refusal::Host),
-            Some(value) => Some(
-                value
-                    .and_then(split_host_port)
-                    .ok_or(Refusal::Host)?,
-            ),
+            Some(value) => Some(value.and_then(split_host_port).ok_or(Refusal::Host)?),
         };
         if let Some((name, port)) = &host {
             let listed = self.hosts.as_ref().map(|list| {

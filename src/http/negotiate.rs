@@ -59,11 +59,15 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
 ///
 /// # Errors
 /// `-32600` when repeated with different values or not visible ASCII.
-pub(crate) fn protocol_version_header<H: Fields + ?Sized>(fields: &H) -> Result<Option<String>, ErrorObject> {
+pub(crate) fn protocol_version_header<H: Fields + ?Sized>(
+    fields: &H,
+) -> Result<Option<String>, ErrorObject> {
     let mut found: Option<String> = None;
     for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
         let value = value
-            .ok_or_else(|| ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII"))?
+            .ok_or_else(|| {
+                ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII")
+            })?
             .trim()
             .to_owned();
         match &found {

@@ -499,7 +499,9 @@ impl Route {
         let attached = session.open_request_stream()?;
         let stream = attached.stream;
         let notify = session.clone();
-        let ctx = ctx.with_outbound(Arc::new(move |m| notify.send(stream, &m.to_json()).is_some()));
+        let ctx = ctx.with_outbound(Arc::new(move |m| {
+            notify.send(stream, &m.to_json()).is_some()
+        }));
         let server = self.server.clone();
         let task_session = session.clone();
         (self.spawn)(Box::pin(async move {

@@ -45,9 +45,9 @@ impl Drop for Flag {
 
 fn server(cancelled: Arc<AtomicBool>) -> McpServer {
     let server = McpServer::new(ServerOptions::new("plan", "1"));
-    server
-        .tools()
-        .add(Tool::new("echo", |a: Text| async move { Ok::<_, String>(a.text) }));
+    server.tools().add(Tool::new("echo", |a: Text| async move {
+        Ok::<_, String>(a.text)
+    }));
     server.tools().add(Tool::with_context(
         "hang",
         move |_: Text, ctx: RequestContext| {
@@ -64,11 +64,7 @@ fn server(cancelled: Arc<AtomicBool>) -> McpServer {
 }
 
 fn route() -> Route {
-    Route::new(
-        server(Arc::default()),
-        RouteOptions::default(),
-        spawn(),
-    )
+    Route::new(server(Arc::default()), RouteOptions::default(), spawn())
 }
 
 fn with_sessions(max_sessions: usize) -> Route {
@@ -157,9 +153,15 @@ fn protocol_version_is_checked() {
         .push((MCP_PROTOCOL_VERSION.to_owned(), None));
     assert_eq!(answer(&route(), not_text).status, 400);
     // An unknown version is not a handshake-era one: the 2026-07-28 validation answers it.
-    let a = answer(&route(), post(PING).header(MCP_PROTOCOL_VERSION, "1999-01-01"));
+    let a = answer(
+        &route(),
+        post(PING).header(MCP_PROTOCOL_VERSION, "1999-01-01"),
+    );
     assert_eq!((a.status, code_of(&a)), (400, -32602));
-    let a = answer(&route(), post(PING).header(MCP_PROTOCOL_VERSION, "2025-06-18"));
+    let a = answer(
+        &route(),
+        post(PING).header(MCP_PROTOCOL_VERSION, "2025-06-18"),
+    );
     assert_eq!(a.status, 200);
 }
 
@@ -171,7 +173,11 @@ fn accept_must_admit_json_or_sse() {
     assert_eq!((a.status, code_of(&a)), (406, -32600));
     let mut request = post(PING);
     request.headers[1].1 = None;
-    assert_eq!(answer(&route(), request).status, 406, "no text value admits nothing");
+    assert_eq!(
+        answer(&route(), request).status,
+        406,
+        "no text value admits nothing"
+    );
 }
 
 #[test]
@@ -201,7 +207,11 @@ fn body_refusals() {
         (Body::TooLarge, 413, -32600),
         (Body::Unreadable("reset".into()), 400, -32700),
         (Body::TimedOut(BODY_READ_TIMEOUT), 408, -32600),
-        (Body::Bytes(vec![b' '; DEFAULT_MAX_BODY_BYTES + 1]), 413, -32600),
+        (
+            Body::Bytes(vec![b' '; DEFAULT_MAX_BODY_BYTES + 1]),
+            413,
+            -32600,
+        ),
     ];
     for (body, status, code) in cases {
         let mut request = post("");
@@ -218,7 +228,11 @@ fn malformed_and_invalid_bodies_are_400() {
         ("{", -32700, Value::Null),
         ("", -32700, Value::Null),
         ("[]", -32600, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#, -32602, json!(1)),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+            -32602,
+            json!(1),
+        ),
     ] {
         let a = answer(&r, post(body));
         assert_eq!((a.status, code_of(&a)), (400, code), "{body}");
@@ -245,7 +259,10 @@ fn a_request_is_answered_by_json_or_one_sse_event() {
     let a = answer(&r, post(PING));
     assert_eq!(a.status, 200);
     assert_eq!(a.header(CONTENT_TYPE), Some(APPLICATION_JSON));
-    assert_eq!(json_of(&a), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(
+        json_of(&a),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
     let mut request = post(PING);
     request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
     let a = answer(&r, request);
@@ -266,7 +283,10 @@ fn a_request_is_answered_by_json_or_one_sse_event() {
     );
     let mut request = post(PING);
     request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
-    assert!(matches!(answer(&json_first, request).body, AnswerBody::Json(_)));
+    assert!(matches!(
+        answer(&json_first, request).body,
+        AnswerBody::Json(_)
+    ));
 }
 
 #[test]
@@ -286,7 +306,10 @@ fn dropping_the_event_stream_cancels_the_dispatch() {
     drop(events);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !cancelled.load(Ordering::SeqCst) {
-        assert!(std::time::Instant::now() < deadline, "the tool was not cancelled");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool was not cancelled"
+        );
         std::thread::yield_now();
     }
 }
@@ -305,9 +328,16 @@ fn modern_requests_validate_headers_and_get_their_status() {
     let a = answer(&r, modern(&[]));
     assert_eq!((a.status, code_of(&a)), (400, -32020));
     assert_eq!(json_of(&a)["id"], 5);
-    let a = answer(&r, modern(&[(MCP_METHOD, "tools/call"), (MCP_NAME, "echo")]));
+    let a = answer(
+        &r,
+        modern(&[(MCP_METHOD, "tools/call"), (MCP_NAME, "echo")]),
+    );
     assert_eq!(a.status, 200);
-    assert_eq!(a.header(CONTENT_TYPE), Some(APPLICATION_JSON), "no notification: JSON");
+    assert_eq!(
+        a.header(CONTENT_TYPE),
+        Some(APPLICATION_JSON),
+        "no notification: JSON"
+    );
     assert_eq!(json_of(&a)["result"]["content"][0]["text"], "hi");
     let unknown = MODERN.replace("tools/call", "nope/nope");
     let mut request = post(&unknown)
@@ -334,7 +364,10 @@ fn status_of_maps_the_modern_errors() {
 }
 
 fn session_id(answer: &Answer) -> String {
-    answer.header(MCP_SESSION_ID).expect("a session id").to_owned()
+    answer
+        .header(MCP_SESSION_ID)
+        .expect("a session id")
+        .to_owned()
 }
 
 #[test]
@@ -418,14 +451,21 @@ fn get_resumes_the_session_stream_and_delete_ends_it() {
         panic!("an event stream");
     };
     let priming = block_on(events.next()).unwrap();
-    assert!(priming.starts_with("id: ") && priming.contains("retry: "), "{priming}");
+    assert!(
+        priming.starts_with("id: ") && priming.contains("retry: "),
+        "{priming}"
+    );
     let session = r.sessions().unwrap().get(&id).unwrap();
     session.push(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
     let pushed = block_on(events.next()).unwrap();
     assert!(pushed.contains("list_changed"), "{pushed}");
     let delete = || HttpRequest::new("DELETE", DEFAULT_MCP_PATH).header(MCP_SESSION_ID, id.clone());
     assert_eq!(answer(&r, delete()).status, 204);
-    assert_eq!(block_on(events.next()), None, "the stream ends with the session");
+    assert_eq!(
+        block_on(events.next()),
+        None,
+        "the stream ends with the session"
+    );
     assert_eq!(answer(&r, delete()).status, 404);
     let a = answer(&r, HttpRequest::new("DELETE", DEFAULT_MCP_PATH));
     assert_eq!(a.status, 400);

@@ -27,8 +27,8 @@ use hyper::{Request, Response, StatusCode};
 use tokio::net::TcpListener;
 
 use crate::http::answer::{Answer, AnswerBody};
-use crate::http::request::{Body, Fields, HttpRequest};
 use crate::http::negotiate;
+use crate::http::request::{Body, Fields, HttpRequest};
 use crate::http::route::{Head, Route, RouteOptions, Spawn};
 use crate::native::stream::sse_body;
 use crate::server::McpServer;
@@ -120,7 +120,13 @@ impl Routes {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        drive(&self.route, self.options.keep_alive, request, Plan::RouteOnly).await
+        drive(
+            &self.route,
+            self.options.keep_alive,
+            request,
+            Plan::RouteOnly,
+        )
+        .await
     }
 }
 
@@ -356,9 +362,7 @@ impl Accept {
 
 /// Whether a `Content-Type` is `application/json` (any case, any parameters such as charset).
 pub fn is_json_media_type(value: &HeaderValue) -> bool {
-    value
-        .to_str()
-        .is_ok_and(crate::media::is_json_media_type)
+    value.to_str().is_ok_and(crate::media::is_json_media_type)
 }
 
 /// Whether the request's `Accept` admits `text/event-stream` (seed `acceptsEventStream`).
