@@ -226,8 +226,11 @@ pub(crate) fn response(answer: Answer, keep_alive: Option<Duration>) -> Response
     *out.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let headers = out.headers_mut();
     for (name, value) in answer.headers {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            headers.insert(HeaderName::from_static(name), value);
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            headers.append(name, value);
         }
     }
     out
