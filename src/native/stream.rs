@@ -63,3 +63,39 @@ pub(crate) fn sse_body(events: EventStream, keep_alive: Option<Duration>) -> Res
     });
     BodyExt::boxed(StreamBody::new(EventBody { events, keep_alive }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::channel::mpsc;
+
+    /// The next data frame of `body`, within a bound.
+    async fn next_frame(body: &mut ResponseBody) -> Option<Bytes> {
+        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
+            .await
+            .expect("a frame within the bound")?;
+        Some(frame.unwrap().into_data().unwrap())
+    }
+
+    #[tokio::test]
+    async fn events_then_the_core_keep_alive_then_the_end() {
+        let (tx, rx) = mpsc::unbounded::<String>();
+        let mut body = sse_body(EventStream::new(rx), Some(Duration::from_millis(20)));
+        tx.unbounded_send("data: 1\n\n".to_owned()).unwrap();
+        assert_eq!(next_frame(&mut body).await.unwrap(), "data: 1\n\n");
+        // Silence: the keep-alive comment is the core's constant, on the host's timer.
+        assert_eq!(next_frame(&mut body).await.unwrap(), KEEP_ALIVE.as_bytes());
+        drop(tx);
+        assert_eq!(next_frame(&mut body).await, None);
+    }
+
+    #[tokio::test]
+    async fn no_keep_alive_when_disabled() {
+        let (tx, rx) = mpsc::unbounded::<String>();
+        let mut body = sse_body(EventStream::new(rx), None);
+        tx.unbounded_send("data: 2\n\n".to_owned()).unwrap();
+        drop(tx);
+        assert_eq!(next_frame(&mut body).await.unwrap(), "data: 2\n\n");
+        assert_eq!(next_frame(&mut body).await, None);
+    }
+}
