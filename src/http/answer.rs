@@ -26,10 +26,11 @@ cfg_if::cfg_if! {
 
 /// The events of a `text/event-stream` answer, each ready-encoded SSE text
 /// ([`crate::sse::encode_event`]); ends when the stream is over. Dropping it is the client going
-/// away: a stateless request's dispatch is then cancelled (SEP-2243,
-/// <https://modelcontextprotocol.io/seps/2243-http-standardization>: closing the stream cancels
-/// the request), a session stream is detached (the request keeps running; its events stay in the
-/// replay log for a `GET` with `Last-Event-ID`).
+/// away: a stateless request's dispatch is then cancelled (the 2026-07-28 transport: closing
+/// the stream cancels the request,
+/// <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>),
+/// a session stream is detached (the request keeps running; its events stay in the replay log
+/// for a `GET` with `Last-Event-ID`).
 ///
 /// Keep-alive comments are the host's, on its timer: write [`crate::sse::KEEP_ALIVE`] when no
 /// event came for a while.

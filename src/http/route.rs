@@ -292,7 +292,7 @@ impl Route {
                 return Answer::empty(202);
             }
         };
-        // Classify by shape (SEP-2243): modern `_meta`, or a header naming a version outside the
+        // Classify by shape (the 2026-07-28 transport): modern `_meta`, or a header naming a version outside the
         // handshake era, takes the modern validation path; a live session stays legacy.
         let modern = session.is_none()
             && (negotiated.modern_header || era::has_modern_meta(request.params.as_ref()));
@@ -362,7 +362,7 @@ impl Route {
                 ErrorObject::invalid_request("Content-Type must be application/json"),
             ));
         }
-        // A version outside the handshake era takes the modern path (SEP-2243), whose
+        // A version outside the handshake era takes the modern path (2026-07-28 transport), whose
         // validation answers it; a handshake-era one is checked here (spec basic/transports).
         let header_version =
             protocol_version_header(fields).map_err(|e| Answer::rpc_error(400, e))?;
@@ -436,7 +436,8 @@ impl Route {
     /// Answer a request as a stream: the handler's notifications as SSE events, then the
     /// response. When the response comes before any notification, a modern request gets it as
     /// JSON with its proper status and a handshake-era one as a single SSE event. Dropping the
-    /// stream cancels the dispatch (SEP-2243: closing the stream cancels the request).
+    /// stream cancels the dispatch (2026-07-28 transport: closing the stream cancels the
+    /// request).
     async fn stream(&self, message: JsonRpcMessage, ctx: RequestContext) -> Answer {
         let modern = ctx.era == Era::Modern;
         let (tx, mut rx) = mpsc::unbounded::<Out>();
@@ -524,7 +525,8 @@ enum Out {
 }
 
 /// The HTTP status of a dispatch result: `200`, except on the 2026-07-28 wire, where
-/// `-32020`, `-32021`, `-32022` get `400` and `-32601` gets `404` (SEP-2243).
+/// `-32020`, `-32021`, `-32022` get `400` and `-32601` gets `404`
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
 pub fn status_of(modern: bool, response: &JsonRpcResponse) -> u16 {
     match (&response.payload, modern) {
         (Err(e), true)

@@ -89,7 +89,7 @@ impl Sessions {
         };
         if !fields.has_field(headers::MCP_SESSION_ID) {
             if is_modern(fields, body) {
-                // The 2026-07-28 wire has no sessions: straight to the route (SEP-2243).
+                // The 2026-07-28 wire has no sessions: straight to the route.
                 return forward(None);
             }
             return match initialize_version(body) {

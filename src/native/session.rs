@@ -3,7 +3,7 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>): a `tower` layer
 //! in front of the session-agnostic [`Routes`](crate::native::http::Routes) that makes its path
 //! stateful. A thin driver of the core's session half ([`crate::http::sessions`], where the
-//! table is): a `POST` the core admits goes to the inner service with its [`Session`] as a
+//! table is): a `POST` the core admits goes to the inner service with its [`Session`](crate::session::Session) as a
 //! request extension (`Arc<Session>`), its answer then carrying `mcp-session-id`; other paths go
 //! to the inner service unchanged.
 
