@@ -2,11 +2,7 @@
 //! HTTP crate), so the wasm `fetch` handler and any other host share one reading of `Accept`
 //! and `Content-Type`.
 
-/// The default request body limit of the Streamable HTTP route: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-
-/// The default path the Streamable HTTP route is mounted at (seed `DEFAULT_MCP_PATH`).
-pub const DEFAULT_MCP_PATH: &str = "/mcp";
+pub use crate::http::headers::{DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 
 /// What an `Accept` header admits: RFC 9110 §12.5.1 media ranges, case-insensitive, with
 /// wildcards, the more specific range winning, and `q=0` excluding a range. An absent header
@@ -77,10 +73,10 @@ fn apply(slot: &mut Option<(u8, f32)>, specificity: Option<u8>, q: f32) {
 /// Whether a `Content-Type` value is `application/json` (any case, any parameters such as
 /// `charset`).
 pub fn is_json_media_type(value: &str) -> bool {
-    value
-        .split(';')
-        .next()
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    value.split(';').next().is_some_and(|m| {
+        m.trim()
+            .eq_ignore_ascii_case(crate::http::headers::APPLICATION_JSON)
+    })
 }
 
 #[cfg(test)]

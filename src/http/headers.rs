@@ -1,5 +1,7 @@
 //! Every HTTP header name, media type, default and CORS list of Streamable HTTP, in one place
-//! (spec `basic/transports`; SPEC 2026-07-28 §2.3 for `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`).
+//! (spec `basic/transports`, <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>;
+//! for `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` the 2026-07-28 transport,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
 //! Names are lowercase (HTTP field names are case-insensitive; HTTP/2 requires lowercase).
 
 use std::time::Duration;

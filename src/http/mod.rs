@@ -1,4 +1,6 @@
-//! Streamable HTTP without I/O (spec `basic/transports`, Streamable HTTP; SPEC 2026-07-28 §2):
+//! Streamable HTTP without I/O (spec `basic/transports`, Streamable HTTP:
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>; the 2026-07-28
+//! wire: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>):
 //! the rules of the wire — which status and headers answer a request, when a body is JSON or an
 //! event stream, what a session id or `Last-Event-ID` means, how a client reads each answer — as
 //! plain data in and a plan out. The native (hyper) and wasm (`fetch`) hosts turn their request
@@ -11,6 +13,26 @@
 //!  client: exchange ─► HttpRequest ─► host sends ─► status, headers, bytes ─► exchange reads
 //! ```
 //!
-//! [`headers`] is the one home of every header name, media type, default and CORS list.
+//! - [`headers`]: the one home of every header name, media type, default and CORS list.
+//! - [`request`]: [`HttpRequest`] (method, path, header fields, body) and the [`Fields`] view.
+//! - [`answer`]: [`Answer`] (status, headers, body: JSON, nothing, text, or an [`EventStream`]).
+//! - [`guard`]: the `Origin` / `Host` policy ([`Guard`]).
+//! - [`route`]: the decision table ([`Route`]: [`Route::head`], then [`Route::respond`]).
+//! - [`negotiate`]: the readings of `Accept`, `MCP-Protocol-Version` and the body size.
+//! - [`sessions`]: its session half (mint, lookup, `GET` resume, `DELETE`).
 
+pub mod answer;
+pub mod guard;
 pub mod headers;
+pub mod negotiate;
+pub mod request;
+pub mod route;
+pub mod sessions;
+
+pub use answer::{Answer, AnswerBody, EventStream};
+pub use guard::{Guard, InvalidOrigin, Origin, Refusal, SecurityOptions};
+pub use request::{Body, Fields, HttpRequest};
+pub use route::{Head, Route, RouteOptions, Spawn};
+
+#[cfg(test)]
+mod tests;

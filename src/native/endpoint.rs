@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! request ─► [CORS, opt-in: cors_layer] ─► Guard (Origin, Host) ─┬─► WebSocket upgrade (ws::handshake)
-//!                                                                └─► SessionLayer (or none: stateless) ─► Routes
+//!                                                                └─► the core's Route (with its session half, or stateless)
 //! ```
 //!
 //! ```no_run
@@ -37,11 +37,12 @@ use hyper::{Method, Request, Response};
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::http::route::Route;
 use crate::native::http::{
-    HttpOptions, ResponseBody, Routes, MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_HEADER,
+    drive, tokio_spawner, HttpOptions, Plan, ResponseBody, MCP_PROTOCOL_VERSION_HEADER,
+    MCP_SESSION_HEADER,
 };
 use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
-use crate::native::session::{SessionLayer, SessionService};
 use crate::native::ws::{self, Handshake, WebSocketOptions};
 use crate::server::McpServer;
 use crate::session::{Clock, SessionOptions, SessionStore};
@@ -107,19 +108,15 @@ pub fn system_clock() -> Clock {
     })
 }
 
-#[derive(Clone)]
-enum Http {
-    Stateless(Routes),
-    Sessions(SessionService<Routes>),
-}
-
 /// The endpoint service (a `tower::Service`, cheap to clone).
 #[derive(Clone)]
 pub struct Endpoint {
     server: McpServer,
     guard: Arc<Guard>,
     websocket: Option<Arc<WebSocketOptions>>,
-    http: Http,
+    /// The core's plan: the route, with the session half when sessions are on.
+    route: Route,
+    keep_alive: Option<std::time::Duration>,
     store: Option<Arc<SessionStore>>,
     shutdown: Arc<watch::Sender<bool>>,
 }
@@ -140,24 +137,27 @@ impl Endpoint {
     /// [`InvalidOrigin`] when an allowlist entry does not parse.
     pub fn new(server: McpServer, options: EndpointOptions) -> Result<Endpoint, InvalidOrigin> {
         let guard = Arc::new(Guard::new(&options.security)?);
-        let routes = Routes::new(server.clone(), options.http.clone());
-        let (store, http) = match options.sessions {
-            Some(sessions) => {
-                let clock = options.clock.clone().unwrap_or_else(system_clock);
-                let store = Arc::new(SessionStore::new(sessions, clock));
-                let ended = server.clone();
-                store.set_on_end(Arc::new(move |id| ended.end_scope(id)));
-                let layer = SessionLayer::new(store.clone(), options.http.clone());
-                let service = tower_layer::Layer::layer(&layer, routes);
-                (Some(store), Http::Sessions(service))
-            }
-            None => (None, Http::Stateless(routes)),
-        };
+        let mut route = Route::new(
+            server.clone(),
+            options.http.route_options(),
+            tokio_spawner(),
+        );
+        let store = options.sessions.map(|sessions| {
+            let clock = options.clock.clone().unwrap_or_else(system_clock);
+            let store = Arc::new(SessionStore::new(sessions, clock));
+            let ended = server.clone();
+            store.set_on_end(Arc::new(move |id| ended.end_scope(id)));
+            store
+        });
+        if let Some(store) = &store {
+            route = route.with_sessions(store.clone());
+        }
         Ok(Endpoint {
             server,
             guard,
             websocket: options.websocket.map(Arc::new),
-            http,
+            route,
+            keep_alive: options.http.keep_alive,
             store,
             shutdown: Arc::new(watch::channel(false).0),
         })
@@ -203,10 +203,7 @@ impl Endpoint {
                 }
             }
         }
-        match &self.http {
-            Http::Stateless(routes) => routes.respond(request).await,
-            Http::Sessions(service) => service.respond(request).await,
-        }
+        drive(&self.route, self.keep_alive, request, Plan::Whole).await
     }
 }
 

@@ -1,26 +1,16 @@
-//! The stateless Streamable HTTP route (seed clause 12; spec 2025-06-18 / 2025-11-25
-//! `basic/transports`, Streamable HTTP) as a `tower::Service`, so it mounts in plain hyper
-//! ([`serve`]) and in axum (`Router::route_service("/mcp", routes)`).
+//! The Streamable HTTP route on hyper (seed clause 12; spec `basic/transports`,
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>) as a
+//! `tower::Service`, so it mounts in plain hyper ([`serve`]) and in axum
+//! (`Router::route_service("/mcp", routes)`).
 //!
-//! | request | answer |
-//! |---|---|
-//! | `POST {path}`, a request | `200`, the response as JSON, or as one SSE event when the client accepts `text/event-stream` (notifications the handler sends come first on that stream) |
-//! | `POST`, a notification or a response | `202`, no body |
-//! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
-//! | `POST`, not a valid message (batch, bad envelope) | `400`, `-32600` (or `-32602` for non-object `params`) |
-//! | `POST`, body over the limit (default 4 MiB) | `413`, `-32600` |
-//! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` (an absent type is refused too: a browser may send a body without one cross-origin and without a CORS preflight, so requiring JSON keeps cross-site requests behind the preflight) |
-//! | `POST`, `MCP-Protocol-Version` unsupported, or repeated with different values | `400`, `-32600` |
-//! | `POST`, `Accept` admits neither JSON nor SSE | `406`, `-32600` |
-//! | `GET` / `DELETE` / other verbs on `{path}` | `405` with `Allow: POST`, `-32000` |
-//! | any other path | `404` |
+//! A thin driver of the core's plan ([`crate::http::route`], where the decision table is): it
+//! turns a `hyper::Request` into an [`HttpRequest`] — checking the head first
+//! ([`Route::head`]), then reading the body with a limit and [`BODY_READ_TIMEOUT`] — and the
+//! [`Answer`] into a `hyper::Response`, an event stream becoming the native SSE body (keep-alive
+//! comments on a tokio timer). Dispatch feeding an event stream runs on `tokio::spawn`.
 //!
-//! Behind [`crate::native::session::SessionLayer`] a request carries its
-//! [`Session`] as a request extension; the route then answers SSE on a
-//! session stream (a priming event for 2025-11-25 clients, every event with an id, resumable by
-//! `GET` with `Last-Event-ID`), gives tools the session through their
-//! [`RequestContext`], and assumes the session's negotiated
-//! protocol version when the header is absent (else `2025-03-26`, spec Protocol Version Header).
+//! Behind [`crate::native::session::SessionLayer`] a request carries its [`Session`] as a
+//! request extension; the route then answers in that session (see the core's table).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -30,44 +20,31 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited, StreamBody};
-use hyper::body::{Body, Frame};
-use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Body as HttpBody;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
 use tokio::net::TcpListener;
 
-use crate::context::RequestContext;
-use crate::era::{self, Era};
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse};
-use crate::native::stream::{sse_response, Detach};
-use crate::protocol::is_supported_version;
+use crate::http::answer::{Answer, AnswerBody};
+use crate::http::negotiate;
+use crate::http::request::{Body, Fields, HttpRequest};
+use crate::http::route::{Head, Route, RouteOptions, Spawn};
+use crate::native::stream::sse_body;
 use crate::server::McpServer;
 use crate::session::Session;
-use crate::sse::encode_event;
 
-/// The default path the route is mounted at (seed `DEFAULT_MCP_PATH`).
-pub const DEFAULT_MCP_PATH: &str = "/mcp";
+pub use crate::http::headers::{
+    BODY_READ_TIMEOUT, DEFAULT_HTTP_PROTOCOL_VERSION, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MCP_PATH, HEADER_READ_TIMEOUT,
+};
+pub use crate::http::negotiate::{read_protocol_version, BadProtocolVersion};
+pub use crate::native::stream::ResponseBody;
+
 /// The session header name (seed `MCP_SESSION_HEADER`).
-pub const MCP_SESSION_HEADER: &str = "mcp-session-id";
+pub const MCP_SESSION_HEADER: &str = crate::http::headers::MCP_SESSION_ID;
 /// The protocol version header name (seed `MCP_PROTOCOL_VERSION_HEADER`).
-pub const MCP_PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-/// How long a client may take to send a request's headers, and how long an idle keep-alive
-/// connection stays open: 30 s.
-pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-/// How long a client may take to send a request body: 30 s (then `408`).
-pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The default request body limit: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// The default interval of SSE keep-alive comments: 15 s.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// The protocol version assumed over HTTP when the request has no `MCP-Protocol-Version` header
-/// and no session says otherwise (spec `basic/transports`, Protocol Version Header).
-pub const DEFAULT_HTTP_PROTOCOL_VERSION: &str = "2025-03-26";
-
-/// The response body type of [`Routes`].
-pub type ResponseBody = BoxBody<Bytes, Infallible>;
+pub const MCP_PROTOCOL_VERSION_HEADER: &str = crate::http::headers::MCP_PROTOCOL_VERSION;
 
 /// Options for [`Routes`] (seed `HTTPTransportOptions`).
 #[derive(Clone, Debug)]
@@ -96,10 +73,29 @@ impl Default for HttpOptions {
     }
 }
 
+impl HttpOptions {
+    /// The core route's share of the options (all but the host's keep-alive timer).
+    pub fn route_options(&self) -> RouteOptions {
+        RouteOptions {
+            path: self.path.clone(),
+            streaming: self.streaming,
+            prefer_json: self.prefer_json,
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
+}
+
+/// The spawner of the native hosts: `tokio::spawn`.
+pub(crate) fn tokio_spawner() -> Spawn {
+    Arc::new(|future| {
+        tokio::spawn(future);
+    })
+}
+
 /// The stateless MCP route (seed `createMCPRoutes`): a `tower::Service<Request<B>>`.
 #[derive(Clone, Debug)]
 pub struct Routes {
-    server: McpServer,
+    route: Route,
     options: Arc<HttpOptions>,
 }
 
@@ -107,7 +103,7 @@ impl Routes {
     /// Mount `server` with `options`.
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
         Routes {
-            server,
+            route: Route::new(server, options.route_options(), tokio_spawner()),
             options: Arc::new(options),
         }
     }
@@ -120,451 +116,129 @@ impl Routes {
     /// Answer one request.
     pub async fn respond<B>(&self, request: Request<B>) -> Response<ResponseBody>
     where
-        B: Body + Send + 'static,
+        B: HttpBody + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if request.uri().path() != self.options.path {
-            return plain(StatusCode::NOT_FOUND, "Not Found");
-        }
-        if request.method() != Method::POST {
-            let mut response = rpc_error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                ErrorObject::new(
-                    ErrorCode::SERVER_ERROR,
-                    "Method not allowed: this endpoint serves POST only",
-                ),
-            );
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return response;
-        }
-        if !request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(is_json_media_type)
-        {
-            return rpc_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                ErrorObject::invalid_request("Content-Type must be application/json"),
-            );
-        }
-        let session = request.extensions().get::<Arc<Session>>().cloned();
-        // A version outside the handshake era takes the modern path (SPEC-2026-07-28 §2.4),
-        // whose validation answers it; a handshake-era one is checked here (spec basic/transports).
-        let header_version = match protocol_version_header(request.headers()) {
-            Ok(v) => v,
-            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, error),
-        };
-        let modern_header = header_version
-            .as_deref()
-            .is_some_and(|v| !era::is_legacy_version(v));
-        let legacy_header = if session.is_some() || !modern_header {
-            match read_protocol_version(request.headers()) {
-                Ok(v) => v,
-                Err(e) => return bad_protocol_version(e),
-            }
-        } else {
-            None
-        };
-        let protocol_version = legacy_header.unwrap_or_else(|| {
-            session.as_ref().map_or_else(
-                || DEFAULT_HTTP_PROTOCOL_VERSION.to_owned(),
-                |s| s.protocol_version().to_owned(),
-            )
-        });
-        let headers = request.headers().clone();
-        let accept = Accept::parse(request.headers());
-        let sse = match (accept.json, accept.sse && self.options.streaming) {
-            (false, false) => {
-                return rpc_error(
-                    StatusCode::NOT_ACCEPTABLE,
-                    ErrorObject::invalid_request(
-                        "Accept must admit application/json or text/event-stream",
-                    ),
-                )
-            }
-            (true, true) => !self.options.prefer_json,
-            (json, _) => !json,
-        };
-        if let Some(response) = declared_too_large(request.headers(), self.options.max_body_bytes) {
-            return response;
-        }
-        let body = match read_body(request.into_body(), self.options.max_body_bytes).await {
-            Ok(body) => body,
-            Err(response) => return response,
-        };
-        let message = match JsonRpcMessage::from_slice(&body) {
-            Ok(message) => message,
-            Err(invalid) => {
-                return match invalid.response() {
-                    Some(response) => json_response(StatusCode::BAD_REQUEST, &response),
-                    None => {
-                        tracing::debug!(error = %invalid, "http: dropped a malformed notification");
-                        empty(StatusCode::ACCEPTED)
-                    }
-                };
-            }
-        };
-        let mut ctx = RequestContext::new();
-        let request = match message {
-            JsonRpcMessage::Request(request) => request,
-            other => {
-                if let Some(session) = &session {
-                    ctx = ctx.with_session(session.clone()).with_scope(session.id());
-                }
-                self.server.dispatch_with(other, ctx).await;
-                return empty(StatusCode::ACCEPTED);
-            }
-        };
-        // Classify by shape (SPEC-2026-07-28 §2.4): modern `_meta`, or a header naming a version
-        // outside the handshake era, takes the modern validation path; a live session stays legacy.
-        let modern =
-            session.is_none() && (modern_header || era::has_modern_meta(request.params.as_ref()));
-        if modern {
-            if let Err(error) = self.validate_modern(&headers, header_version.as_deref(), &request)
-            {
-                return json_response(
-                    StatusCode::BAD_REQUEST,
-                    &JsonRpcResponse::error(Some(request.id), error),
-                );
-            }
-            ctx.era = Era::Modern;
-            ctx.protocol_version.clone_from(&header_version);
-            ctx.transport_version = header_version;
-        } else {
-            ctx.protocol_version = Some(protocol_version);
-            if let Some(session) = &session {
-                ctx = ctx.with_session(session.clone()).with_scope(session.id());
-                if request.method == "initialize" {
-                    // Pushes not tied to a request (list changes, resource updates, requests of
-                    // tools answered by JSON) go on the session's GET stream.
-                    let push = session.clone();
-                    self.server.attach(
-                        &Arc::from(session.id()),
-                        Arc::new(move |m| push.push(&m.to_json()).is_some()),
-                    );
-                }
-            }
-        }
-        let message = JsonRpcMessage::Request(request);
-        if sse {
-            if let Some(session) = session {
-                if let Some(response) = self.session_stream(&session, message.clone(), ctx.clone())
-                {
-                    return response;
-                }
-            }
-            self.stream(message, ctx).await
-        } else {
-            if let Some(session) = &session {
-                // No stream of its own: the request's messages go on the session's stream.
-                let session = session.clone();
-                ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));
-            }
-            match self.server.dispatch_with(message, ctx).await {
-                Some(response) => json_response(status_of(modern, &response), &response),
-                None => empty(StatusCode::ACCEPTED),
-            }
-        }
-    }
-
-    /// The modern checks that need headers, in the order of SPEC-2026-07-28 §2.3: the
-    /// `MCP-Protocol-Version` header (`-32020`), `_meta` (`-32602`), header vs. body version
-    /// (`-32020`), the version (`-32022`), then `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (`-32020`).
-    fn validate_modern(
-        &self,
-        headers: &HeaderMap,
-        version: Option<&str>,
-        request: &JsonRpcRequest,
-    ) -> Result<(), ErrorObject> {
-        let version =
-            version.ok_or_else(|| era::header_mismatch("missing MCP-Protocol-Version"))?;
-        let meta = era::parse_meta(request.params.as_ref())?;
-        era::check_version(&meta, Some(version))?;
-        let schema = match (request.method.as_str(), era::expected_name(request)) {
-            ("tools/call", Some(name)) => self
-                .server
-                .tools()
-                .get(&name)
-                .map(|t| t.descriptor().input_schema.clone()),
-            _ => None,
-        };
-        let lookup = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        era::validate_headers(&lookup, request, schema.as_ref())
-    }
-
-    /// Answer a request as a stream: the handler's notifications as SSE events, then the response.
-    /// When the response comes before any notification, a modern request gets it as JSON with its
-    /// proper status (400/404 for the §2.6 errors) and a handshake-era one as a single SSE event.
-    /// Closing the stream cancels the handler (SPEC-2026-07-28 §3.4).
-    async fn stream(&self, message: JsonRpcMessage, ctx: RequestContext) -> Response<ResponseBody> {
-        let modern = ctx.era == Era::Modern;
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Out>();
-        let out = tx.clone();
-        let ctx = ctx.with_outbound(Arc::new(move |m| {
-            out.send(Out::Message(m.to_json())).is_ok()
-        }));
-        let server = self.server.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                response = server.dispatch_with(message, ctx) => {
-                    if let Some(response) = response {
-                        let _ = tx.send(Out::Final(response));
-                    }
-                }
-                () = tx.closed() => tracing::debug!("http: response stream closed; request cancelled"),
-            }
-        });
-        let first = match rx.recv().await {
-            None => return empty(StatusCode::ACCEPTED),
-            Some(Out::Final(response)) if modern => {
-                return json_response(status_of(true, &response), &response)
-            }
-            Some(first) => first,
-        };
-        let keep_alive = self.options.keep_alive;
-        let frames =
-            futures::stream::unfold((Some(first), Some(rx)), move |(first, rx)| async move {
-                let mut rx = rx?;
-                let next = match first {
-                    Some(out) => Some(out),
-                    None => match keep_alive {
-                        Some(period) => match tokio::time::timeout(period, rx.recv()).await {
-                            Ok(next) => next,
-                            Err(_) => {
-                                return Some((
-                                    Ok(Frame::data(Bytes::from_static(b":\n\n"))),
-                                    (None, Some(rx)),
-                                ))
-                            }
-                        },
-                        None => rx.recv().await,
-                    },
-                };
-                match next? {
-                    Out::Message(json) => Some((
-                        Ok(Frame::data(Bytes::from(encode_event(None, &json)))),
-                        (None, Some(rx)),
-                    )),
-                    Out::Final(response) => {
-                        let event = encode_event(None, &response.to_json());
-                        Some((Ok(Frame::data(Bytes::from(event))), (None, None)))
-                    }
-                }
-            });
-        let mut response = Response::new(BodyExt::boxed(StreamBody::new(frames)));
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-        response
-    }
-
-    /// Answer a request on a session stream: priming, notifications and the response, each with
-    /// an event id, so a dropped connection is resumed by `GET` with `Last-Event-ID`.
-    fn session_stream(
-        &self,
-        session: &Arc<Session>,
-        message: JsonRpcMessage,
-        ctx: RequestContext,
-    ) -> Option<Response<ResponseBody>> {
-        let attached = session.open_request_stream()?;
-        let stream = attached.stream;
-        let notify_session = session.clone();
-        let ctx = ctx.with_outbound(Arc::new(move |m| {
-            notify_session.send(stream, &m.to_json()).is_some()
-        }));
-        let server = self.server.clone();
-        let task_session = session.clone();
-        tokio::spawn(async move {
-            if let Some(response) = server.dispatch_with(message, ctx).await {
-                task_session.send(stream, &response.to_json());
-            }
-            task_session.finish(stream);
-        });
-        let guard = Detach {
-            session: session.clone(),
-            stream,
-            token: attached.token,
-        };
-        Some(sse_response(
-            attached.events,
+        drive(
+            &self.route,
             self.options.keep_alive,
-            Some(guard),
-        ))
+            request,
+            Plan::RouteOnly,
+        )
+        .await
     }
 }
 
-/// `413` at once when `Content-Length` already says the body is over `limit` bytes (no waiting
-/// for a body we would refuse).
-pub(crate) fn declared_too_large(
-    headers: &HeaderMap,
-    limit: usize,
-) -> Option<Response<ResponseBody>> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    (declared > limit as u64).then(|| {
-        rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorObject::invalid_request(format!("body over {limit} bytes")),
-        )
-    })
+/// Which part of the plan [`drive`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// The whole plan (the session half too, when the route has one).
+    Whole,
+    /// The route alone, in the session a layer in front attached (request extension).
+    RouteOnly,
 }
 
-/// Read a whole request body of at most `limit` bytes.
-///
-/// # Errors
-/// The answer to send instead: `413` with `-32600` over the limit, `400` with `-32700` when the
-/// body cannot be read.
-pub(crate) async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Response<ResponseBody>>
+/// Run `route` for a hyper request: head, body, answer.
+pub(crate) async fn drive<B>(
+    route: &Route,
+    keep_alive: Option<Duration>,
+    request: Request<B>,
+    plan: Plan,
+) -> Response<ResponseBody>
 where
-    B: Body + Send + 'static,
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = request.into_parts();
+    let session = match plan {
+        Plan::RouteOnly => parts.extensions.get::<Arc<Session>>().cloned(),
+        Plan::Whole => None,
+    };
+    let (method, path) = (parts.method.as_str(), parts.uri.path());
+    let head = match plan {
+        Plan::Whole => route.head(method, path, &parts.headers),
+        Plan::RouteOnly => route.head_in(method, path, &parts.headers, session.as_ref()),
+    };
+    let body = match head {
+        Head::Answer(answer) => return response(answer, keep_alive),
+        Head::ReadBody { limit } => read_body(body, limit).await,
+        Head::NoBody => Body::default(),
+    };
+    let request = HttpRequest {
+        method: method.to_owned(),
+        path: path.to_owned(),
+        headers: fields(&parts.headers),
+        body,
+        peer_loopback: None,
+    };
+    let answer = match plan {
+        Plan::Whole => route.respond(request).await,
+        Plan::RouteOnly => route.respond_in(request, session).await,
+    };
+    response(answer, keep_alive)
+}
+
+impl Fields for HeaderMap {
+    fn field_values(&self, name: &str) -> Vec<Option<&str>> {
+        self.get_all(name).iter().map(|v| v.to_str().ok()).collect()
+    }
+}
+
+/// A header map as the core's `(name, value)` pairs.
+pub(crate) fn fields(headers: &HeaderMap) -> Vec<(String, Option<String>)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let value = value.to_str().ok().map(str::to_owned);
+            (name.as_str().to_owned(), value)
+        })
+        .collect()
+}
+
+/// Read a whole request body of at most `limit` bytes, within [`BODY_READ_TIMEOUT`].
+pub(crate) async fn read_body<B>(body: B, limit: usize) -> Body
+where
+    B: HttpBody + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let read = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect());
-    let Ok(read) = read.await else {
-        return Err(rpc_error(
-            StatusCode::REQUEST_TIMEOUT,
-            ErrorObject::invalid_request(format!(
-                "the body took over {} s",
-                BODY_READ_TIMEOUT.as_secs()
-            )),
-        ));
+    match read.await {
+        Err(_) => Body::TimedOut(BODY_READ_TIMEOUT),
+        Ok(Ok(collected)) => Body::Bytes(collected.to_bytes().to_vec()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Body::TooLarge,
+        Ok(Err(e)) => Body::Unreadable(e.to_string()),
+    }
+}
+
+/// The core's answer as a hyper response; an event stream gets keep-alive comments every
+/// `keep_alive`.
+pub(crate) fn response(answer: Answer, keep_alive: Option<Duration>) -> Response<ResponseBody> {
+    let body = match answer.body {
+        AnswerBody::Empty => Full::new(Bytes::new()).boxed(),
+        AnswerBody::Json(text) => Full::new(Bytes::from(text)).boxed(),
+        AnswerBody::Text(text) => Full::new(Bytes::from_static(text.as_bytes())).boxed(),
+        AnswerBody::Events(events) => sse_body(events, keep_alive),
     };
-    match read {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorObject::invalid_request(format!("body over {limit} bytes")),
-        )),
-        Err(e) => Err(rpc_error(
-            StatusCode::BAD_REQUEST,
-            ErrorObject::parse_error(format!("body read failed: {e}")),
-        )),
-    }
-}
-
-/// What a request's task sends to its response.
-enum Out {
-    /// A notification or server→client request, as JSON.
-    Message(String),
-    /// The response; the stream ends after it.
-    Final(JsonRpcResponse),
-}
-
-/// The HTTP status of a dispatch result: 200, except on the modern wire, where the errors of
-/// SPEC-2026-07-28 §2.6 get 400 (`-32020`, `-32021`, `-32022`) or 404 (`-32601`).
-fn status_of(modern: bool, response: &JsonRpcResponse) -> StatusCode {
-    match (&response.payload, modern) {
-        (Err(e), true)
-            if [
-                era::HEADER_MISMATCH,
-                era::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                era::UNSUPPORTED_PROTOCOL_VERSION,
-            ]
-            .contains(&e.code) =>
-        {
-            StatusCode::BAD_REQUEST
-        }
-        (Err(e), true) if e.code == ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        _ => StatusCode::OK,
-    }
-}
-
-/// The `MCP-Protocol-Version` header: `None` when absent; repeated identical values are one.
-///
-/// # Errors
-/// `-32600` when repeated with different values or not visible ASCII.
-fn protocol_version_header(headers: &HeaderMap) -> Result<Option<String>, ErrorObject> {
-    let mut found: Option<String> = None;
-    for value in headers.get_all(MCP_PROTOCOL_VERSION_HEADER) {
-        let value = value
-            .to_str()
-            .map_err(|_| ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII"))?
-            .trim()
-            .to_owned();
-        match &found {
-            Some(seen) if *seen != value => {
-                return Err(ErrorObject::invalid_request(
-                    "conflicting MCP-Protocol-Version headers",
-                ))
-            }
-            _ => found = Some(value),
+    let mut out = Response::new(body);
+    *out.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
+    let headers = out.headers_mut();
+    for (name, value) in answer.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            headers.append(name, value);
         }
     }
-    Ok(found)
-}
-
-/// Why an `MCP-Protocol-Version` header was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadProtocolVersion {
-    /// Not a revision this server speaks (or not text).
-    Unsupported(String),
-    /// Repeated with different values.
-    Conflicting,
-}
-
-/// Read the `MCP-Protocol-Version` header(s): `Ok(None)` when absent; `Ok(Some(v))` when every
-/// value (repeated headers, or comma-separated) is the same supported revision.
-///
-/// # Errors
-/// [`BadProtocolVersion`] for an unsupported value or differing values (the caller answers
-/// `400`, spec `basic/transports`).
-pub fn read_protocol_version(headers: &HeaderMap) -> Result<Option<String>, BadProtocolVersion> {
-    let mut found: Option<String> = None;
-    for value in headers.get_all(MCP_PROTOCOL_VERSION_HEADER) {
-        let text = value
-            .to_str()
-            .map_err(|_| BadProtocolVersion::Unsupported("<not text>".into()))?;
-        for part in text.split(',') {
-            let part = part.trim();
-            if !is_supported_version(part) {
-                return Err(BadProtocolVersion::Unsupported(part.to_owned()));
-            }
-            match &found {
-                Some(v) if v != part => return Err(BadProtocolVersion::Conflicting),
-                _ => found = Some(part.to_owned()),
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// The `400` for a refused `MCP-Protocol-Version` header.
-pub(crate) fn bad_protocol_version(e: BadProtocolVersion) -> Response<ResponseBody> {
-    let message = match e {
-        BadProtocolVersion::Unsupported(v) => {
-            format!("Bad Request: unsupported MCP-Protocol-Version {v:?}")
-        }
-        BadProtocolVersion::Conflicting => {
-            "Bad Request: conflicting MCP-Protocol-Version headers".to_owned()
-        }
-    };
-    rpc_error(
-        StatusCode::BAD_REQUEST,
-        ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
-    )
+    out
 }
 
 impl<B> tower_service::Service<Request<B>> for Routes
 where
-    B: Body + Send + 'static,
+    B: HttpBody + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
@@ -607,7 +281,7 @@ where
         + Send
         + 'static,
     S::Future: Send + 'static,
-    B: Body + Send + 'static,
+    B: HttpBody + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
@@ -678,26 +352,10 @@ pub struct Accept {
 }
 
 impl Accept {
-    /// Read every `Accept` header of a request (the parsing is the core's [`crate::media::Accept`],
-    /// shared with the wasm `fetch` handler; values that are not text are skipped).
+    /// Read every `Accept` header of a request (the core's [`negotiate::accept`], shared with the
+    /// wasm `fetch` handler; headers present but none readable as text admit nothing).
     pub fn parse(headers: &HeaderMap) -> Accept {
-        let values = headers
-            .get_all(header::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok());
-        let media = crate::media::Accept::parse(values);
-        // Headers present but none readable as text admit nothing, like an unknown range.
-        let any = headers.get_all(header::ACCEPT).iter().next().is_some();
-        let readable = headers
-            .get_all(header::ACCEPT)
-            .iter()
-            .any(|v| v.to_str().is_ok());
-        if any && !readable {
-            return Accept {
-                json: false,
-                sse: false,
-            };
-        }
+        let media = negotiate::accept(headers);
         Accept {
             json: media.json,
             sse: media.sse,
@@ -707,11 +365,7 @@ impl Accept {
 
 /// Whether a `Content-Type` is `application/json` (any case, any parameters such as charset).
 pub fn is_json_media_type(value: &HeaderValue) -> bool {
-    value
-        .to_str()
-        .ok()
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    value.to_str().is_ok_and(crate::media::is_json_media_type)
 }
 
 /// Whether the request's `Accept` admits `text/event-stream` (seed `acceptsEventStream`).
@@ -721,50 +375,26 @@ pub fn accepts_event_stream(headers: &HeaderMap) -> bool {
 
 /// The `mcp-session-id` header (seed `readSessionHeader`).
 pub fn read_session_header(headers: &HeaderMap) -> Option<&str> {
-    headers.get(MCP_SESSION_HEADER)?.to_str().ok()
+    headers.field(MCP_SESSION_HEADER)
 }
 
 /// The `Last-Event-ID` header (seed `readLastEventId`).
 pub fn read_last_event_id(headers: &HeaderMap) -> Option<&str> {
-    headers.get("last-event-id")?.to_str().ok()
-}
-
-pub(crate) fn json_response(
-    status: StatusCode,
-    response: &JsonRpcResponse,
-) -> Response<ResponseBody> {
-    let mut out = Response::new(Full::new(Bytes::from(response.to_json())).boxed());
-    *out.status_mut() = status;
-    out.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    out
-}
-
-pub(crate) fn rpc_error(status: StatusCode, error: ErrorObject) -> Response<ResponseBody> {
-    json_response(status, &JsonRpcResponse::error(None, error))
+    headers.field(crate::http::headers::LAST_EVENT_ID)
 }
 
 pub(crate) fn empty(status: StatusCode) -> Response<ResponseBody> {
-    let mut out = Response::new(Full::new(Bytes::new()).boxed());
-    *out.status_mut() = status;
-    out
+    response(Answer::empty(status.as_u16()), None)
 }
 
 pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response<ResponseBody> {
-    let mut out = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *out.status_mut() = status;
-    out.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    out
+    response(Answer::text(status.as_u16(), text), None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hyper::header;
 
     fn accept(v: &str) -> Accept {
         let mut h = HeaderMap::new();

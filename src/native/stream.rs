@@ -1,46 +1,30 @@
-//! The body of an SSE response (spec `basic/transports`; WHATWG `text/event-stream`): a channel of
-//! ready-encoded events interleaved with keep-alive comments (default every 15 s), detaching its
-//! session stream when dropped — which hyper does when the client goes away.
+//! The one SSE body on native (spec `basic/transports`; WHATWG `text/event-stream`): the core's
+//! [`EventStream`] written out as frames, interleaved with [`KEEP_ALIVE`] comments on a tokio
+//! timer (default every 15 s of silence). Dropping the body — which hyper does when the client
+//! goes away — drops the stream, which cancels a stateless request or detaches a session stream
+//! (the core decides which).
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::channel::mpsc;
 use futures::Stream;
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use hyper::header::{self, HeaderValue};
-use hyper::Response;
 
-use crate::native::http::ResponseBody;
-use crate::session::Session;
+use crate::http::EventStream;
 use crate::sse::KEEP_ALIVE;
 
-/// Detaches a connection from its session stream when the response body is dropped (the client
-/// went away, or the stream ended).
-#[derive(Debug)]
-pub(crate) struct Detach {
-    pub(crate) session: Arc<Session>,
-    pub(crate) stream: u64,
-    pub(crate) token: u64,
-}
+/// The response body type of the native routes.
+pub type ResponseBody = BoxBody<Bytes, Infallible>;
 
-impl Drop for Detach {
-    fn drop(&mut self) {
-        self.session.detach(self.stream, self.token);
-    }
-}
-
-/// The body of an SSE response: the events of a channel, interleaved with keep-alive comments;
-/// ends when the channel ends.
+/// The events of a stream, interleaved with keep-alive comments; ends when the stream ends.
 struct EventBody {
-    events: mpsc::UnboundedReceiver<String>,
+    events: EventStream,
     keep_alive: Option<tokio::time::Interval>,
-    _detach: Option<Detach>,
 }
 
 impl Stream for EventBody {
@@ -69,28 +53,49 @@ impl Stream for EventBody {
     }
 }
 
-/// A `200 text/event-stream` response streaming `events`.
-pub(crate) fn sse_response(
-    events: mpsc::UnboundedReceiver<String>,
-    keep_alive: Option<Duration>,
-    detach: Option<Detach>,
-) -> Response<ResponseBody> {
+/// The body streaming `events`, with a keep-alive comment after each `keep_alive` of silence
+/// (`None` or zero: never).
+pub(crate) fn sse_body(events: EventStream, keep_alive: Option<Duration>) -> ResponseBody {
     let keep_alive = keep_alive.filter(|d| !d.is_zero()).map(|period| {
         let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         interval
     });
-    let body = EventBody {
-        events,
-        keep_alive,
-        _detach: detach,
-    };
-    let mut response = Response::new(BodyExt::boxed(StreamBody::new(body)));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    BodyExt::boxed(StreamBody::new(EventBody { events, keep_alive }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::channel::mpsc;
+
+    /// The next data frame of `body`, within a bound.
+    async fn next_frame(body: &mut ResponseBody) -> Option<Bytes> {
+        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
+            .await
+            .expect("a frame within the bound")?;
+        Some(frame.unwrap().into_data().unwrap())
+    }
+
+    #[tokio::test]
+    async fn events_then_the_core_keep_alive_then_the_end() {
+        let (tx, rx) = mpsc::unbounded::<String>();
+        let mut body = sse_body(EventStream::new(rx), Some(Duration::from_millis(20)));
+        tx.unbounded_send("data: 1\n\n".to_owned()).unwrap();
+        assert_eq!(next_frame(&mut body).await.unwrap(), "data: 1\n\n");
+        // Silence: the keep-alive comment is the core's constant, on the host's timer.
+        assert_eq!(next_frame(&mut body).await.unwrap(), KEEP_ALIVE.as_bytes());
+        drop(tx);
+        assert_eq!(next_frame(&mut body).await, None);
+    }
+
+    #[tokio::test]
+    async fn no_keep_alive_when_disabled() {
+        let (tx, rx) = mpsc::unbounded::<String>();
+        let mut body = sse_body(EventStream::new(rx), None);
+        tx.unbounded_send("data: 2\n\n".to_owned()).unwrap();
+        drop(tx);
+        assert_eq!(next_frame(&mut body).await.unwrap(), "data: 2\n\n");
+        assert_eq!(next_frame(&mut body).await, None);
+    }
 }

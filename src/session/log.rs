@@ -107,8 +107,8 @@ impl ReplayLog {
         }
     }
 
-    /// Bound the retained event data to `max_bytes` (default [`DEFAULT_LOG_MAX_BYTES`]); an event
-    /// larger than that is not retained (it is still delivered live).
+    /// Bound the retained event data to `max_bytes` (default 8 MiB, `DEFAULT_LOG_MAX_BYTES`); an
+    /// event larger than that is not retained (it is still delivered live).
     pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
         self.max_bytes = max_bytes;
         self

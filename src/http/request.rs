@@ -1,0 +1,109 @@
+//! A request as plain data: what a host (hyper, a Worker's `fetch`) hands the route plan
+//! ([`crate::http::route`]). No HTTP crate, no I/O: a method, a path, header fields, and the body
+//! the host read — or why it could not.
+
+use std::time::Duration;
+
+/// Read access to a request's header fields, by name (case-insensitive).
+///
+/// Implemented for a list of `(name, value)` pairs, [`HttpRequest`] itself and, on native, for
+/// hyper's `HeaderMap`, so one policy reads them all. A value is `None` when the field is present
+/// but not text (not visible ASCII, as `http::HeaderValue::to_str` decides).
+pub trait Fields {
+    /// Every value of the fields named `name`, in order (an empty list when absent).
+    fn field_values(&self, name: &str) -> Vec<Option<&str>>;
+
+    /// The first value of `name`: `None` when absent or not text.
+    fn field(&self, name: &str) -> Option<&str> {
+        self.field_values(name).into_iter().next().flatten()
+    }
+
+    /// Whether a field named `name` is present (text or not).
+    fn has_field(&self, name: &str) -> bool {
+        !self.field_values(name).is_empty()
+    }
+}
+
+impl Fields for [(String, Option<String>)] {
+    fn field_values(&self, name: &str) -> Vec<Option<&str>> {
+        self.iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_deref())
+            .collect()
+    }
+}
+
+impl Fields for Vec<(String, Option<String>)> {
+    fn field_values(&self, name: &str) -> Vec<Option<&str>> {
+        self.as_slice().field_values(name)
+    }
+}
+
+/// What the host got when it read a request body (at most the limit the plan's
+/// [`Head::ReadBody`](crate::http::route::Head::ReadBody) named).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// The whole body.
+    Bytes(Vec<u8>),
+    /// The body went over the limit (the plan answers `413`, `-32600`).
+    TooLarge,
+    /// The body could not be read (the plan answers `400`, `-32700`, with this reason).
+    Unreadable(String),
+    /// The client took longer than this to send the body (the plan answers `408`, `-32600`).
+    TimedOut(Duration),
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::Bytes(Vec::new())
+    }
+}
+
+/// One HTTP request, described by plain data (spec `basic/transports`, Streamable HTTP:
+/// <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// The method, as sent (`POST`, `GET`, `DELETE`, …; compared exactly, as HTTP methods are
+    /// case-sensitive).
+    pub method: String,
+    /// The path of the request target, without the query.
+    pub path: String,
+    /// The header fields as `(name, value)` pairs in order; repeated fields are repeated pairs.
+    /// A value is `None` when it is not text (see [`Fields`]).
+    pub headers: Vec<(String, Option<String>)>,
+    /// The body, or why there is none.
+    pub body: Body,
+    /// Whether the peer connected from a loopback address (`None` when the host cannot tell).
+    /// Informational: the `Origin` / `Host` policy ([`crate::http::guard`]) is keyed on where the
+    /// server is bound, not on the peer.
+    pub peer_loopback: Option<bool>,
+}
+
+impl HttpRequest {
+    /// A request with no header fields and an empty body.
+    pub fn new(method: impl Into<String>, path: impl Into<String>) -> Self {
+        HttpRequest {
+            method: method.into(),
+            path: path.into(),
+            ..HttpRequest::default()
+        }
+    }
+
+    /// Add a header field.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), Some(value.into())));
+        self
+    }
+
+    /// Set the body.
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = Body::Bytes(body.into());
+        self
+    }
+}
+
+impl Fields for HttpRequest {
+    fn field_values(&self, name: &str) -> Vec<Option<&str>> {
+        self.headers.field_values(name)
+    }
+}

@@ -1,0 +1,545 @@
+//! The server route of Streamable HTTP as a no-I/O plan (spec `basic/transports`:
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>; the 2026-07-28
+//! wire: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>
+//! and SEP-2243, <https://modelcontextprotocol.io/seps/2243-http-standardization>).
+//!
+//! A host drives it in two steps, so that a request the head already refuses is answered before
+//! its body is read: [`Route::head`] checks the method, path and header fields and names the
+//! body limit ([`Head::ReadBody`]); the host reads the body (with its own read timeout), puts it
+//! in an [`HttpRequest`] and [`Route::respond`] answers. The plan never spawns or reads a clock
+//! itself: dispatch that feeds an event stream runs on the injected [`Spawn`], and keep-alive
+//! comments are the host's timer.
+//!
+//! | request | answer |
+//! |---|---|
+//! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first on that stream); a 2026-07-28 request whose response comes before any notification gets JSON with its status ([`status_of`]) |
+//! | `POST`, a notification or a response | `202`, no body |
+//! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
+//! | `POST`, not a valid message (batch, bad envelope) | `400`, `-32600` (or `-32602` for non-object `params`) |
+//! | `POST`, body over the limit (default 4 MiB), declared or read | `413`, `-32600` |
+//! | `POST`, body not sent within the host's read timeout | `408`, `-32600` |
+//! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` (an absent type is refused too: a browser may send a body without one cross-origin and without a CORS preflight, so requiring JSON keeps cross-site requests behind the preflight) |
+//! | `POST`, `MCP-Protocol-Version` unsupported, or repeated with different values | `400`, `-32600` |
+//! | `POST`, 2026-07-28 request failing header validation (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) | `400`, `-32020` / `-32022` / `-32602` |
+//! | `POST`, `Accept` admits neither JSON nor SSE | `406`, `-32600` |
+//! | `GET` / `DELETE` / other verbs on `{path}`, no sessions | `405` with `Allow: POST`, `-32000` |
+//! | any other path | `404`, plain text |
+//!
+//! With a session store ([`Route::with_sessions`]) the session half ([`crate::http::sessions`])
+//! answers first: minting on `initialize`, `400` / `404` / `503`, `GET` streams resumed by
+//! `Last-Event-ID`, `DELETE`. A request in a session gets SSE on a session stream (a priming
+//! event for 2025-11-25 clients, every event with an id, resumable), gives tools the session
+//! through their [`RequestContext`], and assumes the session's negotiated protocol version when
+//! the header is absent (else `2025-03-26`, spec Protocol Version Header).
+
+use std::sync::Arc;
+
+use futures::channel::{mpsc, oneshot};
+use futures::future::{self, Either};
+use futures::StreamExt;
+
+use crate::context::RequestContext;
+use crate::era::{self, Era};
+use crate::http::answer::{Answer, EventStream};
+use crate::http::headers;
+use crate::http::negotiate::{
+    accept, body_bytes, declared_too_large, protocol_version_header, read_protocol_version,
+};
+use crate::http::request::{Body, Fields, HttpRequest};
+use crate::http::sessions::{Admit, Attachment, Sessions};
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse};
+use crate::media::is_json_media_type;
+use crate::server::McpServer;
+use crate::session::{Session, SessionStore};
+use crate::sse::encode_event;
+use crate::BoxFuture;
+
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// Runs a background future to completion (`spawn_local` on wasm).
+        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>)>;
+    } else {
+        /// Runs a background future to completion (`tokio::spawn` on native).
+        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>) + Send + Sync>;
+    }
+}
+
+/// The `Allow` of the stateless path.
+pub const ALLOW_POST: &str = "POST";
+
+/// What the route is configured with.
+#[derive(Clone, Debug)]
+pub struct RouteOptions {
+    /// The path (default `/mcp`).
+    pub path: String,
+    /// Whether an SSE reply is allowed (default `true`).
+    pub streaming: bool,
+    /// When the client accepts both JSON and SSE, answer JSON (default `false`: SSE, as the seed).
+    pub prefer_json: bool,
+    /// The request body limit in bytes (default 4 MiB); a larger body gets `413`.
+    pub max_body_bytes: usize,
+}
+
+impl Default for RouteOptions {
+    fn default() -> Self {
+        RouteOptions {
+            path: headers::DEFAULT_MCP_PATH.to_owned(),
+            streaming: true,
+            prefer_json: false,
+            max_body_bytes: headers::DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// What [`Route::head`] decided from the method, path and header fields.
+#[derive(Debug)]
+pub enum Head {
+    /// Answer this now; do not read the body.
+    Answer(Answer),
+    /// Read the body, at most `limit` bytes (more: [`Body::TooLarge`]), then [`Route::respond`].
+    ReadBody {
+        /// The body limit in bytes.
+        limit: usize,
+    },
+    /// No body is needed (`GET`, `DELETE`): [`Route::respond`] with an empty one.
+    NoBody,
+}
+
+/// The route plan: an [`McpServer`] at a path, optionally with sessions. Cheap to clone.
+#[derive(Clone)]
+pub struct Route {
+    server: McpServer,
+    options: Arc<RouteOptions>,
+    sessions: Option<Sessions>,
+    spawn: Spawn,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Route")
+            .field("server", &self.server)
+            .field("options", &self.options)
+            .field("sessions", &self.sessions)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the head of a stateless `POST` negotiated.
+struct Negotiated {
+    /// The `MCP-Protocol-Version` header, as sent.
+    header_version: Option<String>,
+    /// Whether that header names a version outside the handshake era.
+    modern_header: bool,
+    /// The handshake-era version the request speaks.
+    protocol_version: String,
+    /// Whether to answer on an event stream.
+    sse: bool,
+}
+
+impl Route {
+    /// The stateless route of `server` with `options`; event streams' dispatch runs on `spawn`.
+    pub fn new(server: McpServer, options: RouteOptions, spawn: Spawn) -> Self {
+        Route {
+            server,
+            options: Arc::new(options),
+            sessions: None,
+            spawn,
+        }
+    }
+
+    /// The same route with the session half over `store` in front.
+    pub fn with_sessions(mut self, store: Arc<SessionStore>) -> Self {
+        self.sessions = Some(Sessions::new(store));
+        self
+    }
+
+    /// The options.
+    pub fn options(&self) -> &RouteOptions {
+        &self.options
+    }
+
+    /// The session store, when the route has sessions.
+    pub fn sessions(&self) -> Option<&Arc<SessionStore>> {
+        self.sessions.as_ref().map(Sessions::store)
+    }
+
+    /// The server.
+    pub fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    /// Check a request's head: the answer now, or how to read its body.
+    pub fn head<H: Fields + ?Sized>(&self, method: &str, path: &str, fields: &H) -> Head {
+        if path != self.options.path {
+            return Head::Answer(Answer::not_found());
+        }
+        if self.sessions.is_none() {
+            return self.head_in(method, path, fields, None);
+        }
+        match method {
+            "POST" => match self.declared_too_large(fields) {
+                Some(answer) => Head::Answer(answer),
+                None => Head::ReadBody {
+                    limit: self.options.max_body_bytes,
+                },
+            },
+            "GET" | "DELETE" => Head::NoBody,
+            _ => Head::Answer(Sessions::method_not_allowed()),
+        }
+    }
+
+    /// [`Route::head`] of the route alone (no session half), for a request already in
+    /// `session` — what a host that runs the session half as a separate layer calls.
+    pub fn head_in<H: Fields + ?Sized>(
+        &self,
+        method: &str,
+        path: &str,
+        fields: &H,
+        session: Option<&Arc<Session>>,
+    ) -> Head {
+        if path != self.options.path {
+            return Head::Answer(Answer::not_found());
+        }
+        match self.negotiate(method, fields, session) {
+            Ok(_) => Head::ReadBody {
+                limit: self.options.max_body_bytes,
+            },
+            Err(answer) => Head::Answer(answer),
+        }
+    }
+
+    /// Answer one request (the whole plan: the session half when configured, then the route).
+    pub async fn respond(&self, request: HttpRequest) -> Answer {
+        let Some(sessions) = &self.sessions else {
+            return self.respond_in(request, None).await;
+        };
+        if request.path != self.options.path {
+            return Answer::not_found();
+        }
+        match request.method.as_str() {
+            "POST" => {}
+            "GET" => return sessions.get(&request),
+            "DELETE" => return sessions.delete(&request),
+            _ => return Sessions::method_not_allowed(),
+        }
+        if let Some(answer) = self.declared_too_large(&request) {
+            return answer;
+        }
+        let HttpRequest {
+            method,
+            path,
+            headers,
+            body,
+            peer_loopback,
+        } = request;
+        let body = match body_bytes(body, self.options.max_body_bytes) {
+            Ok(body) => body,
+            Err(answer) => return answer,
+        };
+        let admitted = match sessions.post(&headers, &body) {
+            Admit::Answer(answer) => return answer,
+            Admit::Route(admitted) => admitted,
+        };
+        let request = HttpRequest {
+            method,
+            path,
+            headers,
+            body: Body::Bytes(body),
+            peer_loopback,
+        };
+        let mut answer = self.respond_in(request, admitted.session.clone()).await;
+        if let Some(id) = sessions.settle(&admitted, answer.is_success()) {
+            answer.headers.push((headers::MCP_SESSION_ID, id));
+        }
+        answer
+    }
+
+    /// Answer one request with the route alone (no session half), in `session` when the request
+    /// was admitted to one.
+    pub async fn respond_in(&self, request: HttpRequest, session: Option<Arc<Session>>) -> Answer {
+        if request.path != self.options.path {
+            return Answer::not_found();
+        }
+        let negotiated = match self.negotiate(&request.method, &request, session.as_ref()) {
+            Ok(negotiated) => negotiated,
+            Err(answer) => return answer,
+        };
+        let fields = request.headers;
+        let body = match body_bytes(request.body, self.options.max_body_bytes) {
+            Ok(body) => body,
+            Err(answer) => return answer,
+        };
+        let message = match JsonRpcMessage::from_slice(&body) {
+            Ok(message) => message,
+            Err(invalid) => {
+                return match invalid.response() {
+                    Some(response) => Answer::json(400, &response),
+                    None => {
+                        tracing::debug!(error = %invalid, "http: dropped a malformed notification");
+                        Answer::empty(202)
+                    }
+                };
+            }
+        };
+        let mut ctx = RequestContext::new();
+        let request = match message {
+            JsonRpcMessage::Request(request) => request,
+            other => {
+                if let Some(session) = &session {
+                    ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                }
+                self.server.dispatch_with(other, ctx).await;
+                return Answer::empty(202);
+            }
+        };
+        // Classify by shape (the 2026-07-28 transport): modern `_meta`, or a header naming a version outside the
+        // handshake era, takes the modern validation path; a live session stays legacy.
+        let modern = session.is_none()
+            && (negotiated.modern_header || era::has_modern_meta(request.params.as_ref()));
+        if modern {
+            let version = negotiated.header_version;
+            if let Err(error) = self.validate_modern(&fields, version.as_deref(), &request) {
+                return Answer::json(400, &JsonRpcResponse::error(Some(request.id), error));
+            }
+            ctx.era = Era::Modern;
+            ctx.protocol_version.clone_from(&version);
+            ctx.transport_version = version;
+        } else {
+            ctx.protocol_version = Some(negotiated.protocol_version);
+            if let Some(session) = &session {
+                ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                if request.method == "initialize" {
+                    // Pushes not tied to a request (list changes, resource updates, requests of
+                    // tools answered by JSON) go on the session's GET stream.
+                    let push = session.clone();
+                    self.server.attach(
+                        &Arc::from(session.id()),
+                        Arc::new(move |m| push.push(&m.to_json()).is_some()),
+                    );
+                }
+            }
+        }
+        let message = JsonRpcMessage::Request(request);
+        if negotiated.sse {
+            if let Some(session) = session {
+                if let Some(answer) = self.session_stream(&session, message.clone(), ctx.clone()) {
+                    return answer;
+                }
+            }
+            return self.stream(message, ctx).await;
+        }
+        if let Some(session) = &session {
+            // No stream of its own: the request's messages go on the session's stream.
+            let session = session.clone();
+            ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));
+        }
+        match self.server.dispatch_with(message, ctx).await {
+            Some(response) => Answer::json(status_of(modern, &response), &response),
+            None => Answer::empty(202),
+        }
+    }
+
+    /// The head checks of a `POST`, in order: verb `405`, `Content-Type` `415`, version `400`,
+    /// `Accept` `406`, declared length `413`.
+    fn negotiate<H: Fields + ?Sized>(
+        &self,
+        method: &str,
+        fields: &H,
+        session: Option<&Arc<Session>>,
+    ) -> Result<Negotiated, Answer> {
+        if method != "POST" {
+            return Err(Answer::method_not_allowed(
+                ALLOW_POST,
+                "Method not allowed: this endpoint serves POST only",
+            ));
+        }
+        if !fields
+            .field(headers::CONTENT_TYPE)
+            .is_some_and(is_json_media_type)
+        {
+            return Err(Answer::rpc_error(
+                415,
+                ErrorObject::invalid_request("Content-Type must be application/json"),
+            ));
+        }
+        // A version outside the handshake era takes the modern path (2026-07-28 transport), whose
+        // validation answers it; a handshake-era one is checked here (spec basic/transports).
+        let header_version =
+            protocol_version_header(fields).map_err(|e| Answer::rpc_error(400, e))?;
+        let modern_header = header_version
+            .as_deref()
+            .is_some_and(|v| !era::is_legacy_version(v));
+        let legacy_header = if session.is_some() || !modern_header {
+            read_protocol_version(fields).map_err(|e| e.answer())?
+        } else {
+            None
+        };
+        let protocol_version = legacy_header.unwrap_or_else(|| {
+            session.map_or_else(
+                || headers::DEFAULT_HTTP_PROTOCOL_VERSION.to_owned(),
+                |s| s.protocol_version().to_owned(),
+            )
+        });
+        let accept = accept(fields);
+        let sse = match (accept.json, accept.sse && self.options.streaming) {
+            (false, false) => {
+                return Err(Answer::rpc_error(
+                    406,
+                    ErrorObject::invalid_request(
+                        "Accept must admit application/json or text/event-stream",
+                    ),
+                ))
+            }
+            (true, true) => !self.options.prefer_json,
+            (json, _) => !json,
+        };
+        if let Some(answer) = self.declared_too_large(fields) {
+            return Err(answer);
+        }
+        Ok(Negotiated {
+            header_version,
+            modern_header,
+            protocol_version,
+            sse,
+        })
+    }
+
+    fn declared_too_large<H: Fields + ?Sized>(&self, fields: &H) -> Option<Answer> {
+        declared_too_large(fields, self.options.max_body_bytes)
+    }
+
+    /// The modern checks that need headers, in the order of the 2026-07-28 transport: the
+    /// `MCP-Protocol-Version` header (`-32020`), `_meta` (`-32602`), header vs. body version
+    /// (`-32020`), the version (`-32022`), then `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (`-32020`).
+    fn validate_modern(
+        &self,
+        fields: &[(String, Option<String>)],
+        version: Option<&str>,
+        request: &JsonRpcRequest,
+    ) -> Result<(), ErrorObject> {
+        let version =
+            version.ok_or_else(|| era::header_mismatch("missing MCP-Protocol-Version"))?;
+        let meta = era::parse_meta(request.params.as_ref())?;
+        era::check_version(&meta, Some(version))?;
+        let schema = match (request.method.as_str(), era::expected_name(request)) {
+            ("tools/call", Some(name)) => self
+                .server
+                .tools()
+                .get(&name)
+                .map(|t| t.descriptor().input_schema.clone()),
+            _ => None,
+        };
+        let lookup = |name: &str| fields.field(name).map(str::to_owned);
+        era::validate_headers(&lookup, request, schema.as_ref())
+    }
+
+    /// Answer a request as a stream: the handler's notifications as SSE events, then the
+    /// response. When the response comes before any notification, a modern request gets it as
+    /// JSON with its proper status and a handshake-era one as a single SSE event. Dropping the
+    /// stream cancels the dispatch (2026-07-28 transport: closing the stream cancels the
+    /// request).
+    async fn stream(&self, message: JsonRpcMessage, ctx: RequestContext) -> Answer {
+        let modern = ctx.era == Era::Modern;
+        let (tx, mut rx) = mpsc::unbounded::<Out>();
+        let out = tx.clone();
+        let ctx = ctx.with_outbound(Arc::new(move |m| {
+            out.unbounded_send(Out::Message(m.to_json())).is_ok()
+        }));
+        let (mut cancel, cancelled) = oneshot::channel::<()>();
+        let server = self.server.clone();
+        (self.spawn)(Box::pin(async move {
+            let dispatch = std::pin::pin!(server.dispatch_with(message, ctx));
+            match future::select(dispatch, cancel.cancellation()).await {
+                Either::Left((Some(response), _)) => {
+                    let _ = tx.unbounded_send(Out::Final(response));
+                }
+                Either::Left((None, _)) => {}
+                Either::Right(_) => {
+                    tracing::debug!("http: response stream closed; request cancelled");
+                }
+            }
+            // Close for every sender: a tool may keep its context (and so a sender) alive.
+            tx.close_channel();
+        }));
+        let first = match rx.next().await {
+            None => return Answer::empty(202),
+            Some(Out::Final(response)) if modern => {
+                return Answer::json(status_of(true, &response), &response)
+            }
+            Some(first) => first,
+        };
+        let events = futures::stream::unfold(
+            (Some(first), Some(rx), cancelled),
+            |(first, rx, cancelled)| async move {
+                let mut rx = rx?;
+                let next = match first {
+                    Some(out) => out,
+                    None => rx.next().await?,
+                };
+                Some(match next {
+                    Out::Message(json) => (encode_event(None, &json), (None, Some(rx), cancelled)),
+                    Out::Final(response) => (
+                        encode_event(None, &response.to_json()),
+                        (None, None, cancelled),
+                    ),
+                })
+            },
+        );
+        Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
+    }
+
+    /// Answer a request on a session stream: priming, notifications and the response, each with
+    /// an event id, so a dropped connection is resumed by `GET` with `Last-Event-ID`. The
+    /// request keeps running when the client goes. `None` once the session has ended.
+    fn session_stream(
+        &self,
+        session: &Arc<Session>,
+        message: JsonRpcMessage,
+        ctx: RequestContext,
+    ) -> Option<Answer> {
+        let attached = session.open_request_stream()?;
+        let stream = attached.stream;
+        let notify = session.clone();
+        let ctx = ctx.with_outbound(Arc::new(move |m| {
+            notify.send(stream, &m.to_json()).is_some()
+        }));
+        let server = self.server.clone();
+        let task_session = session.clone();
+        (self.spawn)(Box::pin(async move {
+            if let Some(response) = server.dispatch_with(message, ctx).await {
+                task_session.send(stream, &response.to_json());
+            }
+            task_session.finish(stream);
+        }));
+        let events = Attachment::new(session.clone(), stream, attached.token, attached.events);
+        Some(Answer::events(EventStream::new(events)))
+    }
+}
+
+/// What a request's dispatch sends to its event stream.
+enum Out {
+    /// A notification or server→client request, as JSON.
+    Message(String),
+    /// The response; the stream ends after it.
+    Final(JsonRpcResponse),
+}
+
+/// The HTTP status of a dispatch result: `200`, except on the 2026-07-28 wire, where
+/// `-32020`, `-32021`, `-32022` get `400` and `-32601` gets `404`
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
+pub fn status_of(modern: bool, response: &JsonRpcResponse) -> u16 {
+    match (&response.payload, modern) {
+        (Err(e), true)
+            if [
+                era::HEADER_MISMATCH,
+                era::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                era::UNSUPPORTED_PROTOCOL_VERSION,
+            ]
+            .contains(&e.code) =>
+        {
+            400
+        }
+        (Err(e), true) if e.code == ErrorCode::METHOD_NOT_FOUND => 404,
+        _ => 200,
+    }
+}

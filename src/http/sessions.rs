@@ -1,0 +1,270 @@
+//! The session half of the route plan (seed `createMCPSession`, clauses 18 and 19; spec
+//! `basic/transports`, Session Management and Resumability and Redelivery:
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>), over the core's
+//! [`SessionStore`]:
+//!
+//! | request on `{path}` | answer |
+//! |---|---|
+//! | `POST` `initialize` (valid params), no `mcp-session-id` | a session is minted; the route answers, and a successful (`2xx`) answer carries `mcp-session-id` (any other answer forgets the session) |
+//! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` (see [`SessionStore::mint`] for why it refuses rather than evicting) |
+//! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`) |
+//! | `POST` 2026-07-28 traffic (no header, or an id naming no live session) | the route answers, statelessly (that wire has no sessions) |
+//! | any verb with an unknown, ended or expired id | `404`, `-32600` "Session not found" |
+//! | `POST` with a live id | the route answers with the session attached |
+//! | `GET`, `Accept` admits `text/event-stream`, live id | `200 text/event-stream`: the replay after `Last-Event-ID`, then live events; see [`Session::resume`] |
+//! | `GET` whose `Accept` does not admit SSE | `406` |
+//! | `GET` / `DELETE` without the header | `400` |
+//! | `DELETE`, live id | `204`: the session ends, its streams close; the id then answers `404` |
+//! | `GET` / `DELETE` with an unsupported `MCP-Protocol-Version` | `400` |
+//! | other verbs | `405` with `Allow: GET, POST, DELETE` |
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use serde_json::Value;
+
+use crate::era;
+use crate::http::answer::{Answer, EventStream};
+use crate::http::headers;
+use crate::http::negotiate::{accept, read_protocol_version};
+use crate::http::request::Fields;
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
+use crate::protocol::negotiate_initialize;
+use crate::session::{EventReceiver, MintError, Session, SessionStore};
+
+/// The `Allow` of the session-aware path.
+pub const ALLOW_SESSION_METHODS: &str = "GET, POST, DELETE";
+
+/// The session half: decides, for one request, which session it belongs to (or the answer that
+/// refuses it). Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Sessions {
+    store: Arc<SessionStore>,
+}
+
+/// What [`Sessions::post`] decided.
+#[derive(Debug)]
+pub enum Admit {
+    /// Answer this instead of routing the request.
+    Answer(Answer),
+    /// Route the request, in this session (if any); then call [`Sessions::settle`].
+    Route(Admitted),
+}
+
+/// A `POST` the session half let through.
+#[derive(Clone, Debug, Default)]
+pub struct Admitted {
+    /// The session the request runs in (`None`: stateless, e.g. 2026-07-28 traffic, or an
+    /// `initialize` the route will refuse).
+    pub session: Option<Arc<Session>>,
+    /// Whether the session was minted by this request (`initialize`).
+    pub minted: bool,
+}
+
+impl Sessions {
+    /// The session half over `store`.
+    pub fn new(store: Arc<SessionStore>) -> Self {
+        Sessions { store }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<SessionStore> {
+        &self.store
+    }
+
+    /// `405` with `Allow: GET, POST, DELETE`, `-32000`.
+    pub fn method_not_allowed() -> Answer {
+        Answer::method_not_allowed(ALLOW_SESSION_METHODS, "Method not allowed")
+    }
+
+    /// Admit a `POST` whose body was read: find or mint its session (see the module table).
+    pub fn post<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
+        let forward = |session| {
+            Admit::Route(Admitted {
+                session,
+                minted: false,
+            })
+        };
+        if !fields.has_field(headers::MCP_SESSION_ID) {
+            if is_modern(fields, body) {
+                // The 2026-07-28 wire has no sessions: straight to the route.
+                return forward(None);
+            }
+            return match initialize_version(body) {
+                Initialize::Valid(version) => match self.store.mint(version) {
+                    Ok(session) => Admit::Route(Admitted {
+                        session: Some(session),
+                        minted: true,
+                    }),
+                    Err(MintError::AtCapacity) => Admit::Answer(
+                        Answer::rpc_error(
+                            503,
+                            ErrorObject::new(
+                                ErrorCode::SERVER_ERROR,
+                                "Service Unavailable: too many sessions",
+                            ),
+                        )
+                        .with_header(headers::RETRY_AFTER, "60"),
+                    ),
+                    Err(e) => {
+                        tracing::error!(error = %e, "sessions: cannot mint an id");
+                        Admit::Answer(Answer::rpc_error(
+                            500,
+                            ErrorObject::internal("cannot mint a session id"),
+                        ))
+                    }
+                },
+                // The route answers the in-band -32602 (no session for a failed initialize), or
+                // the parse error of a malformed body.
+                Initialize::Invalid | Initialize::Malformed => forward(None),
+                Initialize::Other => Admit::Answer(Answer::session_required()),
+            };
+        }
+        match self.lookup(fields) {
+            Some(session) => forward(Some(session)),
+            // Modern traffic ignores a session id that names no live session.
+            None if is_modern(fields, body) => forward(None),
+            None => Admit::Answer(Answer::session_not_found()),
+        }
+    }
+
+    /// After the route answered an admitted `POST` (`success`: a `2xx` status): the
+    /// `mcp-session-id` the answer carries, if any. A session minted by a request that failed
+    /// is forgotten.
+    pub fn settle(&self, admitted: &Admitted, success: bool) -> Option<String> {
+        let session = admitted.session.as_ref()?;
+        if admitted.minted && !success {
+            self.store.remove(session.id());
+            return None;
+        }
+        Some(session.id().to_owned())
+    }
+
+    /// Answer a `GET`: the session's stream, resumed after `Last-Event-ID` (spec, Resumability
+    /// and Redelivery).
+    pub fn get<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+        if !accept(fields).sse {
+            return Answer::rpc_error(
+                406,
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Not Acceptable: Accept must admit text/event-stream",
+                ),
+            );
+        }
+        let session = match self.require(fields) {
+            Ok(session) => session,
+            Err(answer) => return answer,
+        };
+        let Some(attached) = session.resume(fields.field(headers::LAST_EVENT_ID)) else {
+            return Answer::session_not_found();
+        };
+        let id = session.id().to_owned();
+        let stream = Attachment::new(session, attached.stream, attached.token, attached.events);
+        Answer::events(EventStream::new(stream)).with_header(headers::MCP_SESSION_ID, id)
+    }
+
+    /// Answer a `DELETE`: `204`, the session ends.
+    pub fn delete<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+        match self.require(fields) {
+            Ok(session) => {
+                self.store.remove(session.id());
+                Answer::empty(204)
+            }
+            Err(answer) => answer,
+        }
+    }
+
+    /// The live session a `GET` / `DELETE` names, or the answer: `400` without the header or
+    /// with a bad version header, `404` for an unknown id.
+    fn require<H: Fields + ?Sized>(&self, fields: &H) -> Result<Arc<Session>, Answer> {
+        if let Err(e) = read_protocol_version(fields) {
+            return Err(e.answer());
+        }
+        if !fields.has_field(headers::MCP_SESSION_ID) {
+            return Err(Answer::session_required());
+        }
+        self.lookup(fields).ok_or_else(Answer::session_not_found)
+    }
+
+    fn lookup<H: Fields + ?Sized>(&self, fields: &H) -> Option<Arc<Session>> {
+        self.store.get(fields.field(headers::MCP_SESSION_ID)?)
+    }
+}
+
+/// The events of one session stream for one connection; dropping it (the client went away, or
+/// the stream ended) detaches the connection from the stream, which keeps logging for a resume.
+pub struct Attachment {
+    events: EventReceiver,
+    session: Arc<Session>,
+    stream: u64,
+    token: u64,
+}
+
+impl Attachment {
+    /// The connection `token` on `stream` of `session`, receiving `events`.
+    pub fn new(session: Arc<Session>, stream: u64, token: u64, events: EventReceiver) -> Self {
+        Attachment {
+            events,
+            session,
+            stream,
+            token,
+        }
+    }
+}
+
+impl Stream for Attachment {
+    type Item = String;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<String>> {
+        Pin::new(&mut self.events).poll_next(cx)
+    }
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        self.session.detach(self.stream, self.token);
+    }
+}
+
+/// Whether a `POST` is 2026-07-28 traffic: an `MCP-Protocol-Version` outside the handshake era,
+/// or a request whose body carries modern `_meta`.
+fn is_modern<H: Fields + ?Sized>(fields: &H, body: &[u8]) -> bool {
+    let header = fields.field(headers::MCP_PROTOCOL_VERSION).map(str::trim);
+    if header.is_some_and(|v| !era::is_legacy_version(v)) {
+        return true;
+    }
+    matches!(
+        JsonRpcMessage::from_slice(body),
+        Ok(JsonRpcMessage::Request(r)) if era::has_modern_meta(r.params.as_ref())
+    )
+}
+
+enum Initialize {
+    /// An `initialize` request with a negotiable version.
+    Valid(&'static str),
+    /// An `initialize` request whose params the server will refuse.
+    Invalid,
+    /// A well-formed message that is not an `initialize` request.
+    Other,
+    /// Not a message at all (the route answers its parse error).
+    Malformed,
+}
+
+fn initialize_version(body: &[u8]) -> Initialize {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return Initialize::Malformed;
+    };
+    match JsonRpcMessage::from_value(value) {
+        Ok(JsonRpcMessage::Request(request)) if request.method == "initialize" => {
+            match negotiate_initialize(request.params.as_ref()) {
+                Ok(version) => Initialize::Valid(version),
+                Err(_) => Initialize::Invalid,
+            }
+        }
+        Ok(_) => Initialize::Other,
+        Err(_) => Initialize::Malformed,
+    }
+}

@@ -1,0 +1,498 @@
+//! The route plan pinned without sockets: each row of the decision tables in
+//! [`super::route`] and [`super::sessions`], request in, answer out.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::executor::block_on;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use super::answer::{Answer, AnswerBody};
+use super::headers::*;
+use super::request::{Body, HttpRequest};
+use super::route::{status_of, Head, Route, RouteOptions, Spawn};
+use crate::context::RequestContext;
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification, JsonRpcResponse};
+use crate::session::{SessionOptions, SessionStore};
+use crate::{McpServer, ServerOptions, Tool};
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+const MODERN: &str = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+/// Spawned work runs on a thread of its own (the plan only needs *a* spawner).
+fn spawn() -> Spawn {
+    Arc::new(|future| {
+        std::thread::spawn(move || block_on(future));
+    })
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+/// Dropped when the tool's future is dropped (cancelled).
+struct Flag(Arc<AtomicBool>);
+
+impl Drop for Flag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn server(cancelled: Arc<AtomicBool>) -> McpServer {
+    let server = McpServer::new(ServerOptions::new("plan", "1"));
+    server.tools().add(Tool::new("echo", |a: Text| async move {
+        Ok::<_, String>(a.text)
+    }));
+    server.tools().add(Tool::with_context(
+        "hang",
+        move |_: Text, ctx: RequestContext| {
+            let flag = Flag(cancelled.clone());
+            async move {
+                ctx.notify(JsonRpcNotification::new("notifications/message"));
+                let _flag = flag;
+                futures::future::pending::<()>().await;
+                Ok::<_, String>(String::new())
+            }
+        },
+    ));
+    server
+}
+
+fn route() -> Route {
+    Route::new(server(Arc::default()), RouteOptions::default(), spawn())
+}
+
+fn with_sessions(max_sessions: usize) -> Route {
+    let options = SessionOptions {
+        max_sessions,
+        ..SessionOptions::default()
+    };
+    let store = Arc::new(SessionStore::new(options, Arc::new(|| 0)));
+    route().with_sessions(store)
+}
+
+fn post(body: &str) -> HttpRequest {
+    HttpRequest::new("POST", DEFAULT_MCP_PATH)
+        .header("Content-Type", APPLICATION_JSON)
+        .header("Accept", APPLICATION_JSON)
+        .body(body)
+}
+
+fn answer(route: &Route, request: HttpRequest) -> Answer {
+    block_on(route.respond(request))
+}
+
+fn json_of(answer: &Answer) -> Value {
+    match &answer.body {
+        AnswerBody::Json(text) => serde_json::from_str(text).unwrap(),
+        other => panic!("not JSON: {other:?}"),
+    }
+}
+
+fn code_of(answer: &Answer) -> i64 {
+    json_of(answer)["error"]["code"].as_i64().unwrap()
+}
+
+fn events_of(answer: Answer) -> Vec<String> {
+    match answer.body {
+        AnswerBody::Events(events) => block_on(events.collect()),
+        other => panic!("not an event stream: {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_path_is_404_text() {
+    let a = answer(&route(), HttpRequest::new("POST", "/other"));
+    assert_eq!(a.status, 404);
+    assert_eq!(a.header(CONTENT_TYPE), Some(TEXT_PLAIN));
+    assert!(matches!(a.body, AnswerBody::Text("Not Found")));
+    let head = route().head("GET", "/other", &Vec::new());
+    assert!(matches!(head, Head::Answer(a) if a.status == 404));
+}
+
+#[test]
+fn other_verbs_are_405_with_allow_post() {
+    for verb in ["GET", "DELETE", "PUT"] {
+        let a = answer(&route(), HttpRequest::new(verb, DEFAULT_MCP_PATH));
+        assert_eq!(a.status, 405, "{verb}");
+        assert_eq!(a.header(ALLOW), Some("POST"));
+        assert_eq!(code_of(&a), ErrorCode::SERVER_ERROR.0 as i64);
+    }
+}
+
+#[test]
+fn content_type_must_be_json() {
+    let request = HttpRequest::new("POST", DEFAULT_MCP_PATH).body(PING);
+    let a = answer(&route(), request);
+    assert_eq!((a.status, code_of(&a)), (415, -32600));
+    let request = HttpRequest::new("POST", DEFAULT_MCP_PATH)
+        .header(CONTENT_TYPE, "text/plain")
+        .body(PING);
+    assert_eq!(answer(&route(), request).status, 415);
+}
+
+#[test]
+fn protocol_version_is_checked() {
+    let conflicting = post(PING)
+        .header(MCP_PROTOCOL_VERSION, "2025-06-18")
+        .header(MCP_PROTOCOL_VERSION, "2025-03-26");
+    let a = answer(&route(), conflicting);
+    assert_eq!((a.status, code_of(&a)), (400, -32600));
+    assert!(json_of(&a)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("conflicting"));
+    let mut not_text = post(PING);
+    not_text
+        .headers
+        .push((MCP_PROTOCOL_VERSION.to_owned(), None));
+    assert_eq!(answer(&route(), not_text).status, 400);
+    // An unknown version is not a handshake-era one: the 2026-07-28 validation answers it.
+    let a = answer(
+        &route(),
+        post(PING).header(MCP_PROTOCOL_VERSION, "1999-01-01"),
+    );
+    assert_eq!((a.status, code_of(&a)), (400, -32602));
+    let a = answer(
+        &route(),
+        post(PING).header(MCP_PROTOCOL_VERSION, "2025-06-18"),
+    );
+    assert_eq!(a.status, 200);
+}
+
+#[test]
+fn accept_must_admit_json_or_sse() {
+    let mut request = post(PING);
+    request.headers[1].1 = Some("text/html".into());
+    let a = answer(&route(), request);
+    assert_eq!((a.status, code_of(&a)), (406, -32600));
+    let mut request = post(PING);
+    request.headers[1].1 = None;
+    assert_eq!(
+        answer(&route(), request).status,
+        406,
+        "no text value admits nothing"
+    );
+}
+
+#[test]
+fn the_head_answers_before_the_body() {
+    let r = route();
+    let fields = post(PING).headers;
+    assert!(matches!(
+        r.head("POST", DEFAULT_MCP_PATH, &fields),
+        Head::ReadBody { limit } if limit == DEFAULT_MAX_BODY_BYTES
+    ));
+    let mut big = fields.clone();
+    big.push((CONTENT_LENGTH.to_owned(), Some("4194305".to_owned())));
+    assert!(matches!(
+        r.head("POST", DEFAULT_MCP_PATH, &big),
+        Head::Answer(a) if a.status == 413
+    ));
+    assert!(matches!(
+        r.head("POST", DEFAULT_MCP_PATH, &Vec::new()),
+        Head::Answer(a) if a.status == 415
+    ));
+}
+
+#[test]
+fn body_refusals() {
+    let r = route();
+    let cases = [
+        (Body::TooLarge, 413, -32600),
+        (Body::Unreadable("reset".into()), 400, -32700),
+        (Body::TimedOut(BODY_READ_TIMEOUT), 408, -32600),
+        (
+            Body::Bytes(vec![b' '; DEFAULT_MAX_BODY_BYTES + 1]),
+            413,
+            -32600,
+        ),
+    ];
+    for (body, status, code) in cases {
+        let mut request = post("");
+        request.body = body;
+        let a = answer(&r, request);
+        assert_eq!((a.status, code_of(&a)), (status, code));
+    }
+}
+
+#[test]
+fn malformed_and_invalid_bodies_are_400() {
+    let r = route();
+    for (body, code, id) in [
+        ("{", -32700, Value::Null),
+        ("", -32700, Value::Null),
+        ("[]", -32600, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+            -32602,
+            json!(1),
+        ),
+    ] {
+        let a = answer(&r, post(body));
+        assert_eq!((a.status, code_of(&a)), (400, code), "{body}");
+        assert_eq!(json_of(&a)["id"], id, "{body}");
+    }
+}
+
+#[test]
+fn notifications_and_responses_are_202() {
+    let r = route();
+    for body in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
+    ] {
+        let a = answer(&r, post(body));
+        assert_eq!(a.status, 202);
+        assert!(matches!(a.body, AnswerBody::Empty));
+    }
+}
+
+#[test]
+fn a_request_is_answered_by_json_or_one_sse_event() {
+    let r = route();
+    let a = answer(&r, post(PING));
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header(CONTENT_TYPE), Some(APPLICATION_JSON));
+    assert_eq!(
+        json_of(&a),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
+    let mut request = post(PING);
+    request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
+    let a = answer(&r, request);
+    assert_eq!(a.header(CONTENT_TYPE), Some(TEXT_EVENT_STREAM));
+    assert_eq!(a.header(CACHE_CONTROL), Some(NO_CACHE));
+    assert_eq!(a.header(X_ACCEL_BUFFERING), Some("no"));
+    assert_eq!(
+        events_of(a),
+        ["event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"]
+    );
+    let json_first = Route::new(
+        server(Arc::default()),
+        RouteOptions {
+            prefer_json: true,
+            ..RouteOptions::default()
+        },
+        spawn(),
+    );
+    let mut request = post(PING);
+    request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
+    assert!(matches!(
+        answer(&json_first, request).body,
+        AnswerBody::Json(_)
+    ));
+}
+
+#[test]
+fn dropping_the_event_stream_cancels_the_dispatch() {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let r = Route::new(server(cancelled.clone()), RouteOptions::default(), spawn());
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{"text":""}}}"#;
+    let mut request = post(call);
+    request.headers[1].1 = Some(TEXT_EVENT_STREAM.into());
+    let a = answer(&r, request);
+    let AnswerBody::Events(mut events) = a.body else {
+        panic!("an event stream");
+    };
+    let first = block_on(events.next()).unwrap();
+    assert!(first.contains("notifications/message"), "{first}");
+    assert!(!cancelled.load(Ordering::SeqCst));
+    drop(events);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cancelled.load(Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool was not cancelled"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn modern_requests_validate_headers_and_get_their_status() {
+    let r = route();
+    let modern = |extra: &[(&str, &str)]| {
+        let mut request = post(MODERN).header(MCP_PROTOCOL_VERSION, "2026-07-28");
+        request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
+        for (name, value) in extra {
+            request = request.header(*name, *value);
+        }
+        request
+    };
+    let a = answer(&r, modern(&[]));
+    assert_eq!((a.status, code_of(&a)), (400, -32020));
+    assert_eq!(json_of(&a)["id"], 5);
+    let a = answer(
+        &r,
+        modern(&[(MCP_METHOD, "tools/call"), (MCP_NAME, "echo")]),
+    );
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        a.header(CONTENT_TYPE),
+        Some(APPLICATION_JSON),
+        "no notification: JSON"
+    );
+    assert_eq!(json_of(&a)["result"]["content"][0]["text"], "hi");
+    let unknown = MODERN.replace("tools/call", "nope/nope");
+    let mut request = post(&unknown)
+        .header(MCP_PROTOCOL_VERSION, "2026-07-28")
+        .header(MCP_METHOD, "nope/nope");
+    request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
+    let a = answer(&r, request);
+    assert_eq!((a.status, code_of(&a)), (404, -32601));
+}
+
+#[test]
+fn status_of_maps_the_modern_errors() {
+    let error = |code| JsonRpcResponse::error(None, ErrorObject::new(code, "x"));
+    for (code, status) in [
+        (crate::era::HEADER_MISMATCH, 400),
+        (crate::era::MISSING_REQUIRED_CLIENT_CAPABILITY, 400),
+        (crate::era::UNSUPPORTED_PROTOCOL_VERSION, 400),
+        (ErrorCode::METHOD_NOT_FOUND, 404),
+        (ErrorCode::INTERNAL_ERROR, 200),
+    ] {
+        assert_eq!(status_of(true, &error(code)), status, "{code:?}");
+        assert_eq!(status_of(false, &error(code)), 200);
+    }
+}
+
+fn session_id(answer: &Answer) -> String {
+    answer
+        .header(MCP_SESSION_ID)
+        .expect("a session id")
+        .to_owned()
+}
+
+#[test]
+fn initialize_mints_a_session_and_the_id_is_required_after() {
+    let r = with_sessions(8);
+    let a = answer(&r, post(INIT));
+    assert_eq!(a.status, 200);
+    let id = session_id(&a);
+    assert_eq!(r.sessions().unwrap().len(), 1);
+    let a = answer(&r, post(PING));
+    assert_eq!((a.status, code_of(&a)), (400, -32600));
+    let a = answer(&r, post(PING).header(MCP_SESSION_ID, "nope"));
+    assert_eq!((a.status, code_of(&a)), (404, -32600));
+    let a = answer(&r, post(PING).header(MCP_SESSION_ID, id.clone()));
+    assert_eq!(a.status, 200);
+    assert_eq!(session_id(&a), id);
+    // Malformed JSON is left to the route.
+    assert_eq!(code_of(&answer(&r, post("{"))), -32700);
+    // A session minted by a request the route then refuses (415) is forgotten.
+    let before = r.sessions().unwrap().len();
+    let a = answer(&r, HttpRequest::new("POST", DEFAULT_MCP_PATH).body(INIT));
+    assert_eq!((a.status, a.header(MCP_SESSION_ID)), (415, None));
+    assert_eq!(r.sessions().unwrap().len(), before);
+}
+
+#[test]
+fn the_session_cap_answers_503() {
+    let r = with_sessions(1);
+    assert_eq!(answer(&r, post(INIT)).status, 200);
+    let a = answer(&r, post(INIT));
+    assert_eq!((a.status, code_of(&a)), (503, -32000));
+    assert_eq!(a.header(RETRY_AFTER), Some("60"));
+}
+
+#[test]
+fn modern_traffic_skips_sessions() {
+    let r = with_sessions(8);
+    let request = post(MODERN)
+        .header(MCP_PROTOCOL_VERSION, "2026-07-28")
+        .header(MCP_METHOD, "tools/call")
+        .header(MCP_NAME, "echo")
+        .header(MCP_SESSION_ID, "unknown");
+    let a = answer(&r, request);
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header(MCP_SESSION_ID), None);
+    assert!(r.sessions().unwrap().is_empty());
+}
+
+#[test]
+fn get_resumes_the_session_stream_and_delete_ends_it() {
+    let r = with_sessions(8);
+    let id = session_id(&answer(&r, post(INIT)));
+    let get = || HttpRequest::new("GET", DEFAULT_MCP_PATH).header(ACCEPT, TEXT_EVENT_STREAM);
+    let a = answer(&r, get());
+    assert_eq!((a.status, code_of(&a)), (400, -32600), "no session id");
+    let a = answer(&r, get().header(MCP_SESSION_ID, "nope"));
+    assert_eq!(a.status, 404);
+    let a = answer(
+        &r,
+        HttpRequest::new("GET", DEFAULT_MCP_PATH)
+            .header(ACCEPT, APPLICATION_JSON)
+            .header(MCP_SESSION_ID, id.clone()),
+    );
+    assert_eq!((a.status, code_of(&a)), (406, -32600));
+    let a = answer(
+        &r,
+        get()
+            .header(MCP_SESSION_ID, id.clone())
+            .header(MCP_PROTOCOL_VERSION, "1999-01-01"),
+    );
+    assert_eq!(a.status, 400);
+    assert!(matches!(
+        r.head("GET", DEFAULT_MCP_PATH, &Vec::new()),
+        Head::NoBody
+    ));
+    let a = answer(&r, get().header(MCP_SESSION_ID, id.clone()));
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header(CONTENT_TYPE), Some(TEXT_EVENT_STREAM));
+    assert_eq!(session_id(&a), id);
+    let AnswerBody::Events(mut events) = a.body else {
+        panic!("an event stream");
+    };
+    let priming = block_on(events.next()).unwrap();
+    assert!(
+        priming.starts_with("id: ") && priming.contains("retry: "),
+        "{priming}"
+    );
+    let session = r.sessions().unwrap().get(&id).unwrap();
+    session.push(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    let pushed = block_on(events.next()).unwrap();
+    assert!(pushed.contains("list_changed"), "{pushed}");
+    let delete = || HttpRequest::new("DELETE", DEFAULT_MCP_PATH).header(MCP_SESSION_ID, id.clone());
+    assert_eq!(answer(&r, delete()).status, 204);
+    assert_eq!(
+        block_on(events.next()),
+        None,
+        "the stream ends with the session"
+    );
+    assert_eq!(answer(&r, delete()).status, 404);
+    let a = answer(&r, HttpRequest::new("DELETE", DEFAULT_MCP_PATH));
+    assert_eq!(a.status, 400);
+}
+
+#[test]
+fn session_verbs_are_405_with_allow() {
+    let r = with_sessions(8);
+    let a = answer(&r, HttpRequest::new("PUT", DEFAULT_MCP_PATH));
+    assert_eq!((a.status, code_of(&a)), (405, -32000));
+    assert_eq!(a.header(ALLOW), Some("GET, POST, DELETE"));
+    assert!(matches!(
+        r.head("PATCH", DEFAULT_MCP_PATH, &Vec::new()),
+        Head::Answer(a) if a.status == 405
+    ));
+}
+
+#[test]
+fn a_session_post_streams_with_event_ids() {
+    let r = with_sessions(8);
+    let id = session_id(&answer(&r, post(INIT)));
+    let mut request = post(PING).header(MCP_SESSION_ID, id.clone());
+    request.headers[1].1 = Some(TEXT_EVENT_STREAM.into());
+    let a = answer(&r, request);
+    assert_eq!(session_id(&a), id);
+    assert_eq!(a.header(X_ACCEL_BUFFERING), None);
+    let events = events_of(a);
+    assert_eq!(events.len(), 2, "priming, then the response: {events:?}");
+    assert!(events[1].starts_with("id: ") && events[1].contains("\"result\":{}"));
+}
