@@ -13,4 +13,5 @@
 //!
 //! [`headers`] is the one home of every header name, media type, default and CORS list.
 
+pub mod exchange;
 pub mod headers;
