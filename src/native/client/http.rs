@@ -276,10 +276,7 @@ impl Shared {
         let result = match machine.deadline() {
             Some(limit) => {
                 let run = self.drive(&mut machine, first);
-                match tokio::time::timeout(limit, run).await {
-                    Ok(result) => Some(result),
-                    Err(_) => None,
-                }
+                tokio::time::timeout(limit, run).await.ok()
             }
             None => Some(self.drive(&mut machine, first).await),
         };
