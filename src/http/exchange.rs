@@ -89,6 +89,11 @@ pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 /// How long a host waits for the `DELETE` that ends a session on close: 2 s.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long a host's `send` of `notifications/initialized` waits for the server's `GET` stream
+/// ([`Listen`]) to be answered (or to fail) before it returns: 2 s. Waiting orders the stream
+/// before the client's next request, so a server never mistakes it for a resumption.
+pub const LISTEN_ARM_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// An HTTP method a client sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {

@@ -8,7 +8,9 @@
 //! → `tokio::time::sleep`, the exchange deadline → `tokio::time::timeout` feeding
 //! [`Input::TimedOut`]. Answers to server→client requests go in their own `POST`, on a tokio
 //! task. Once `notifications/initialized` is accepted, a background task drives the
-//! [`Listen`](crate::http::exchange::Listen) machine (the server's `GET` stream); `close` stops it and sends the session's
+//! [`Listen`](crate::http::exchange::Listen) machine (the server's `GET` stream; `send` returns
+//! once it is answered, within [`LISTEN_ARM_TIMEOUT`](crate::http::exchange::LISTEN_ARM_TIMEOUT));
+//! `close` stops it and sends the session's
 //! `DELETE` (bounded by [`CLOSE_TIMEOUT`](crate::http::exchange::CLOSE_TIMEOUT)).
 
 use std::sync::{Arc, Mutex};
@@ -21,6 +23,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use tokio::sync::oneshot;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::http::exchange::{self, Endpoint, Event, Input, Machine, Outgoing, Step};
@@ -212,6 +215,7 @@ impl Shared {
         self: &Arc<Self>,
         machine: &mut M,
         first: Step,
+        mut armed: Option<oneshot::Sender<()>>,
     ) -> Result<(), ClientError> {
         let mut step = first;
         let mut body: Option<Incoming> = None;
@@ -223,7 +227,11 @@ impl Shared {
                 Step::Send(out) => {
                     body = None;
                     let request = to_hyper(&self.uri, out)?;
-                    match self.client.request(request).await {
+                    let response = self.client.request(request).await;
+                    if let Some(armed) = armed.take() {
+                        let _ = armed.send(());
+                    }
+                    match response {
                         Ok(response) => {
                             let (parts, incoming) = response.into_parts();
                             body = Some(incoming);
@@ -275,10 +283,10 @@ impl Shared {
         let first = machine.start();
         let result = match machine.deadline() {
             Some(limit) => {
-                let run = self.drive(&mut machine, first);
+                let run = self.drive(&mut machine, first, None);
                 tokio::time::timeout(limit, run).await.ok()
             }
-            None => Some(self.drive(&mut machine, first).await),
+            None => Some(self.drive(&mut machine, first, None).await),
         };
         let result = match result {
             Some(result) => result,
@@ -300,10 +308,11 @@ impl Shared {
     }
 
     /// The server's `GET` stream, until the machine stops or the transport closes.
-    async fn listen(self: Arc<Self>) {
+    /// `armed` fires once its first `GET` is answered (or failed).
+    async fn listen(self: Arc<Self>, armed: oneshot::Sender<()>) {
         let mut machine = lock(&self.endpoint).listen();
         let first = machine.start();
-        let _ = self.drive(&mut machine, first).await;
+        let _ = self.drive(&mut machine, first, Some(armed)).await;
         while let Some(event) = machine.poll_event() {
             self.act(event);
         }
@@ -325,8 +334,11 @@ impl ClientTransport for HttpTransport {
             self.shared.exchange(message, None).await?;
             if initialized {
                 self.shared.stop_listening();
-                let task = tokio::spawn(self.shared.clone().listen());
+                let (armed, answered) = oneshot::channel();
+                let task = tokio::spawn(self.shared.clone().listen(armed));
                 *lock(&self.shared.listener) = Some(task);
+                // The GET stream is open (or refused) before the client's next request.
+                let _ = tokio::time::timeout(exchange::LISTEN_ARM_TIMEOUT, answered).await;
             }
             Ok(())
         })

@@ -12,12 +12,14 @@
 //! and feeds [`Input::TimedOut`]. Answers to server→client requests go in their own `POST`
 //! (`spawn_local`). Once `notifications/initialized` is accepted, the
 //! [`Listen`](crate::http::exchange::Listen) machine runs the server's `GET` stream in the
-//! background; `close` aborts it and sends the session's `DELETE`.
+//! background (`send` returns once it is answered, within
+//! [`LISTEN_ARM_TIMEOUT`](crate::http::exchange::LISTEN_ARM_TIMEOUT)); `close` aborts it and sends the session's `DELETE`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures::channel::oneshot;
 use futures::future::{select, Either};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -265,6 +267,7 @@ impl Shared {
         first: Step,
         signal: Option<&AbortSignal>,
         live: impl Fn() -> bool,
+        mut armed: Option<oneshot::Sender<()>>,
     ) -> Result<(), ClientError> {
         let mut step = first;
         let mut reader: Option<Reader> = None;
@@ -282,6 +285,9 @@ impl Shared {
                         Err(e) => break Err(transport_error("cannot build the request", &e)),
                     };
                     let response = self.fetch(&request).await;
+                    if let Some(armed) = armed.take() {
+                        let _ = armed.send(());
+                    }
                     if !live() {
                         break Ok(());
                     }
@@ -341,13 +347,13 @@ impl Shared {
         let signal = controller.as_ref().map(AbortController::signal);
         let result = match machine.deadline() {
             Some(limit) => {
-                let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true));
+                let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
                 match select(run, futures_timer::Delay::new(limit)).await {
                     Either::Left((result, _)) => Some(result),
                     Either::Right(_) => None,
                 }
             }
-            None => Some(self.drive(&mut machine, first, None, || true).await),
+            None => Some(self.drive(&mut machine, first, None, || true, None).await),
         };
         let result = match result {
             Some(result) => result,
@@ -374,10 +380,12 @@ impl Shared {
         }
     }
 
-    fn start_listening(self: &Rc<Self>) {
+    /// Start the `GET` stream; the receiver fires once its first `GET` is answered (or failed).
+    fn start_listening(self: &Rc<Self>) -> oneshot::Receiver<()> {
         self.stop_listening();
+        let (armed, answered) = oneshot::channel();
         let Ok(controller) = AbortController::new() else {
-            return;
+            return answered;
         };
         let signal = controller.signal();
         *self.listener.borrow_mut() = Some(controller);
@@ -387,13 +395,16 @@ impl Shared {
             let mut machine = shared.endpoint.borrow().listen();
             let first = machine.start();
             let live = || shared.generation.get() == generation;
-            let _ = shared.drive(&mut machine, first, Some(&signal), live).await;
+            let _ = shared
+                .drive(&mut machine, first, Some(&signal), live, Some(armed))
+                .await;
             if shared.generation.get() == generation {
                 while let Some(event) = machine.poll_event() {
                     shared.act(event);
                 }
             }
         });
+        answered
     }
 }
 
@@ -408,7 +419,10 @@ impl ClientTransport for FetchTransport {
             let initialized = matches!(&message, JsonRpcMessage::Notification(n) if n.method == "notifications/initialized");
             self.shared.exchange(message, None).await?;
             if initialized {
-                self.shared.start_listening();
+                // The GET stream is open (or refused) before the client's next request.
+                let answered = self.shared.start_listening();
+                let bound = futures_timer::Delay::new(exchange::LISTEN_ARM_TIMEOUT);
+                let _ = select(answered, bound).await;
             }
             Ok(())
         })
