@@ -26,7 +26,7 @@ use hyper_util::rt::TokioExecutor;
 use tokio::sync::oneshot;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::http::exchange::{self, Endpoint, Event, Input, Machine, Outgoing, Step};
+use crate::http::exchange::{self, Authorizer, Endpoint, Event, Input, Machine, Outgoing, Step};
 use crate::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
@@ -80,6 +80,7 @@ struct Shared {
     uri: Uri,
     client: HttpClient,
     endpoint: Mutex<Endpoint>,
+    authorizer: Mutex<Option<Arc<dyn Authorizer>>>,
     sink: Mutex<Option<TransportSink>>,
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -153,10 +154,20 @@ impl HttpTransport {
                 uri,
                 client,
                 endpoint: Mutex::new(endpoint),
+                authorizer: Mutex::new(None),
                 sink: Mutex::new(None),
                 listener: Mutex::new(None),
             }),
         })
+    }
+}
+
+impl HttpTransport {
+    /// Consult `authorizer` when the server answers `401` / `403`: its token is sent as
+    /// `Authorization: Bearer <token>` on one retry of the request (the seam an OAuth client
+    /// plugs into; see [`Authorizer`]). Without one, such an answer is read like any status.
+    pub fn set_authorizer(&self, authorizer: Arc<dyn Authorizer>) {
+        *lock(&self.shared.authorizer) = Some(authorizer);
     }
 }
 
@@ -266,8 +277,15 @@ impl Shared {
                     tokio::time::sleep(delay).await;
                     machine.handle(Input::Waited)
                 }
-                // The authorization seam: no authorizer yet, so the answer is read as is.
-                Step::Authorize(_) => machine.handle(Input::Token(None)),
+                // The authorization seam: a 401 / 403 asks the authorizer (if any) for a token.
+                Step::Authorize(challenge) => {
+                    let authorizer = lock(&self.authorizer).clone();
+                    let token = match authorizer {
+                        Some(authorizer) => authorizer.authorize(&challenge).await,
+                        None => None,
+                    };
+                    machine.handle(Input::Token(token.as_deref()))
+                }
                 Step::Done(result) => return result,
             };
         }
