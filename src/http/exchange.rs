@@ -30,11 +30,11 @@
 //! | `401` / `403` | [`Step::Authorize`] with the [`Challenge`] (`WWW-Authenticate` kept); a token retries once with `Authorization: Bearer`, none reads on as below |
 //! | `200`, `application/json` | the body's message(s) are delivered; a request needs its response among them |
 //! | `200`, `text/event-stream` | chunks go through the [`sse::Decoder`](crate::sse::Decoder); each event's data is delivered; done at the response to the request; a stream that ends first is resumed (below) |
-//! | `404` to a request that carried `Mcp-Session-Id` | [`ClientError::SessionExpired`] |
-//! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request | [`ClientError::SessionExpired`] (servers that answer an unknown session with `400`) |
-//! | non-2xx to a 2026-07-28 request | [`ClientError::HttpStatus`] with the body's JSON-RPC error |
-//! | other status | a JSON-RPC response in the body answering the request is delivered; else [`ClientError::Transport`] with the status and the body's message |
-//! | send failure, broken body, deadline | [`ClientError::Transport`] for that request only |
+//! | `404` to a request that carried `Mcp-Session-Id` | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) |
+//! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (servers that answer an unknown session with `400`) |
+//! | non-2xx to a 2026-07-28 request | [`ClientError::HttpStatus`](crate::client::ClientError::HttpStatus) with the body's JSON-RPC error |
+//! | other status | a JSON-RPC response in the body answering the request is delivered; else [`ClientError::Transport`](crate::client::ClientError::Transport) with the status and the body's message |
+//! | send failure, broken body, deadline | [`ClientError::Transport`](crate::client::ClientError::Transport) for that request only |
 //!
 //! SSE resume ([SEP-1699](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)):
 //! a request's stream that ends (or breaks) before its response, after an event id was seen, is
