@@ -492,3 +492,117 @@ async fn the_fetch_transport_listens_on_the_servers_get_stream_and_resumes_it() 
     assert_eq!(notes[0]["method"], "notifications/tools/list_changed");
     ok(c.disconnect()).await;
 }
+
+/// A fetch transport over the in-wasm Worker handler, with `fetch` wrapped by the JS function
+/// body `wrap` (of `(server, state)`, returning `async (request) => Response`), and `extra`
+/// transport options; and a client over it.
+fn wrapped_fetch_client(state: &JsValue, wrap: &str, extra: &str) -> Client {
+    let s = server();
+    let handler = {
+        let s = Server::from_core(s.core().clone());
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
+            .into_js_value()
+    };
+    let fetch = js_with(handler, state, wrap);
+    let transport = create_fetch_transport(js_with(
+        fetch,
+        &JsValue::NULL,
+        &format!("return {{ url: 'http://in-wasm.test/mcp', fetch: server {extra} }};"),
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    create_mcp_client(js_with(
+        JsValue::from(transport),
+        &JsValue::NULL,
+        "return { transport: server, timeout: 10000 };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn the_fetch_transport_resumes_a_dropped_post_stream_with_last_event_id() {
+    // The answer to tools/call is an event stream that ends after a priming event (id ev-1,
+    // retry 5 ms) without the response; the GET carrying Last-Event-ID: ev-1 brings it.
+    // Everything else goes to the wasm handler; the listener's own GET gets 405.
+    let state = js("{ gets: [], id: undefined }");
+    let c = wrapped_fetch_client(
+        &state,
+        r#"return async (request) => {
+          if (request.method === 'GET') {
+            const last = request.headers.get('last-event-id');
+            extra.gets.push({ last, accept: request.headers.get('accept') });
+            if (last === null) return new Response(null, { status: 405 });
+            const answer = `{"jsonrpc":"2.0","id":${extra.id},"result":{"content":[{"type":"text","text":"resumed"}]}}`;
+            return new Response(`id: ev-2\ndata: ${answer}\n\n`, { headers: { 'content-type': 'text/event-stream' } });
+          }
+          const text = await request.clone().text();
+          const message = JSON.parse(text);
+          if (message.method !== 'tools/call') return server(request);
+          extra.id = /"id":\s*([0-9]+)/.exec(text)[1];
+          return new Response('id: ev-1\nretry: 5\ndata: \n\n', { headers: { 'content-type': 'text/event-stream' } });
+        };"#,
+        "",
+    );
+    ok(c.connect()).await;
+    let echo = ok(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
+    assert_eq!(echo.as_string().as_deref(), Some("resumed"));
+    let gets = json(&get(&state, "gets"));
+    let resumed: Vec<_> = gets
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| !g["last"].is_null())
+        .collect();
+    assert_eq!(resumed.len(), 1, "{gets:?}");
+    assert_eq!(resumed[0]["last"], "ev-1");
+    assert_eq!(resumed[0]["accept"], "text/event-stream");
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
+    // tools/call answers with an event stream that never ends; the transport's 50 ms deadline
+    // fails the exchange (well before the client's 10 s) and aborts the fetch.
+    let state = js("{ signals: [] }");
+    let c = wrapped_fetch_client(
+        &state,
+        r#"return async (request) => {
+          if (request.method === 'GET') return new Response(null, { status: 405 });
+          const message = JSON.parse(await request.clone().text());
+          if (message.method !== 'tools/call') return server(request);
+          extra.signals.push(request.signal);
+          const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('id: 1\ndata: \n\n')); } });
+          return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+        };"#,
+        ", timeout: 50",
+    );
+    ok(c.connect()).await;
+    let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
+    assert_eq!(get(&e, "kind").as_string().as_deref(), Some("transport"));
+    let message = get(&e, "message").as_string().unwrap();
+    assert!(
+        message.contains("the HTTP exchange timed out after 50 ms"),
+        "{message}"
+    );
+    let signals = Array::from(&get(&state, "signals"));
+    assert_eq!(signals.length(), 1);
+    assert_eq!(get(&signals.get(0), "aborted").as_bool(), Some(true));
+    // The transport still works for the next request.
+    let pong = ok(c.request("ping".into(), None, None)).await;
+    assert_eq!(json(&pong), serde_json::json!({}));
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+fn the_fetch_transport_timeout_option_is_checked() {
+    let code = |e: JsValue| get(&e, "code").as_f64();
+    for bad in ["'x'", "-1", "Infinity"] {
+        let e = create_fetch_transport(js(&format!("{{ url: 'http://x/mcp', timeout: {bad} }}")))
+            .err()
+            .unwrap();
+        assert_eq!(code(e.clone()), Some(-32602.0), "{bad}");
+        assert_eq!(json(&get(&e, "data"))["path"], "options.timeout", "{bad}");
+    }
+    assert!(create_fetch_transport(js("{ url: 'http://x/mcp', timeout: 0 }")).is_ok());
+}

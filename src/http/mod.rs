@@ -20,8 +20,12 @@
 //! - [`route`]: the decision table ([`Route`]: [`Route::head`], then [`Route::respond`]).
 //! - [`negotiate`]: the readings of `Accept`, `MCP-Protocol-Version` and the body size.
 //! - [`sessions`]: its session half (mint, lookup, `GET` resume, `DELETE`).
+//! - [`exchange`]: the client half: which headers each request carries and how every answer is
+//!   read (JSON, SSE with resume, 202, session expiry, `401` / `403`), driven by the native
+//!   HTTP and the wasm fetch transports.
 
 pub mod answer;
+pub mod exchange;
 pub mod guard;
 pub mod headers;
 pub mod negotiate;

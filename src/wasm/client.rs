@@ -645,6 +645,8 @@ export interface MCPFetchTransportOptions {
   headers?: Record<string, string>;
   /** The `fetch` to use (default `globalThis.fetch`), e.g. `(r) => server.fetch(r)`. */
   fetch?: (request: Request) => Promise<Response>;
+  /** The deadline of each HTTP exchange in ms, resumes included (default: none). */
+  timeout?: number;
 }
 /** Options for `createWebSocketTransport`. */
 export interface MCPWebSocketTransportOptions {

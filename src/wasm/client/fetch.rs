@@ -1,43 +1,36 @@
 //! `createFetchTransport`: the Streamable HTTP client transport over `fetch` (seed clause 15;
-//! spec `basic/transports`), for browsers, Workers and node.
+//! spec [Streamable HTTP](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http)),
+//! for browsers, Workers and node: a thin driver of the core's [`crate::http::exchange`]
+//! machine, which decides every header and reads every answer (its module docs hold the table)
+//! — the same machine the native transport drives, so both resume an interrupted request
+//! stream with `Last-Event-ID` after the server's `retry` and bound each exchange by the
+//! `timeout` option.
 //!
-//! Each message is one `POST` with `Content-Type: application/json` and
-//! `Accept: application/json, text/event-stream`, plus the configured headers:
-//!
-//! | reply | outcome |
-//! |---|---|
-//! | `202` | nothing |
-//! | `200`, `application/json` | the body's message(s) go to the client |
-//! | `200`, `text/event-stream` | the body stream is decoded with the core [`crate::sse::Decoder`] chunk by chunk; each event's data goes to the client; reading stops at the response to the request |
-//! | `404` to a request that carried `mcp-session-id` | `session-expired` |
-//! | other status | a JSON-RPC response in the body answering the request is delivered; else a `transport` error with the status |
-//!
-//! Sessions: the `mcp-session-id` of the `initialize` reply is echoed on every later request;
-//! `MCP-Protocol-Version` carries the negotiated version after `initialize`; `close` ends a
-//! session with `DELETE` (best effort). Answers to server→client requests go in their own `POST`.
-//!
-//! The server's own stream: once `notifications/initialized` is accepted, a background `GET`
-//! (`Accept: text/event-stream`) listens for messages the server sends outside any request (e.g.
-//! `notifications/tools/list_changed`). A `405` means the server offers none (quietly dropped);
-//! when the stream ends it is resumed with `Last-Event-ID` after the server's `retry` (default
-//! 1 000 ms); after 5 reconnections that bring nothing, or any other failure, it stops with an
-//! `error` event. `close` aborts it (`AbortController`).
+//! This file only turns the machine's [`Step`]s into `fetch` calls, body-reader reads and
+//! timers: `Send` → `fetch(new Request(…))`, `Read` → `reader.read()`, `Wait` → a timer, the
+//! exchange deadline → a timer raced against the exchange that aborts it (`AbortController`)
+//! and feeds [`Input::TimedOut`]. Answers to server→client requests go in their own `POST`
+//! (`spawn_local`). Once `notifications/initialized` is accepted, the
+//! [`Listen`](crate::http::exchange::Listen) machine runs the server's `GET` stream in the
+//! background (`send` returns once it is answered, within
+//! [`LISTEN_ARM_TIMEOUT`](crate::http::exchange::LISTEN_ARM_TIMEOUT)); `close` aborts it and sends the session's `DELETE`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures::channel::oneshot;
+use futures::future::{select, Either};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, Request, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, Headers, Request, RequestInit, Response};
 
 use super::Transport;
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
-use crate::sse;
+use crate::http::exchange::{self, Endpoint, Event, Input, Machine, Outgoing, Step};
+use crate::jsonrpc::{ErrorObject, JsonRpcMessage};
 use crate::wasm::{error_message, error_to_js};
 use crate::BoxFuture;
 
@@ -49,21 +42,13 @@ extern "C" {
 }
 
 struct Shared {
-    url: String,
-    headers: Vec<(String, String)>,
     fetch: Option<Function>,
-    session: RefCell<Option<String>>,
-    version: RefCell<Option<String>>,
+    endpoint: RefCell<Endpoint>,
     sink: RefCell<Option<TransportSink>>,
     /// The running `GET` listener's abort handle and generation (a new one stops the old).
     listener: RefCell<Option<AbortController>>,
     generation: Cell<u64>,
 }
-
-/// How long to wait before resuming the server's `GET` stream when it sent no `retry`.
-const DEFAULT_RECONNECT_MS: u64 = 1_000;
-/// How many reconnections in a row that bring no event before the `GET` stream is given up.
-const MAX_IDLE_RECONNECTS: u32 = 5;
 
 /// The fetch transport (a [`ClientTransport`]); cheap to clone.
 #[derive(Clone)]
@@ -80,9 +65,14 @@ fn bad(path: &str, what: &str) -> JsValue {
 
 /// Create a Streamable HTTP transport over `fetch` for `createMCPClient`.
 ///
+/// Options: `url`, `headers` (sent with every request), `fetch` (default `globalThis.fetch`),
+/// `timeout` (ms ≥ 0: the deadline of each HTTP exchange, send to end of answer, resumes
+/// included; default none — the client's own request deadline still applies).
+///
 /// # Errors
 /// Throws an `MCPError` (`-32602`, `data.path`) when `url` is missing or not an `http(s)://`
-/// URL, a header value is not a string, or `fetch` is not a function.
+/// URL, a header value is not a string, `fetch` is not a function or `timeout` is not a number
+/// of ms ≥ 0.
 #[wasm_bindgen(js_name = createFetchTransport)]
 pub fn create_fetch_transport(
     #[wasm_bindgen(unchecked_param_type = "MCPFetchTransportOptions")] options: JsValue,
@@ -118,14 +108,22 @@ pub fn create_fetch_transport(
                 .map_err(|_| bad("options.fetch", "must be a function"))?,
         )
     };
+    let timeout = Reflect::get(&options, &"timeout".into()).unwrap_or(JsValue::UNDEFINED);
+    let timeout = if timeout.is_undefined() || timeout.is_null() {
+        None
+    } else {
+        match timeout.as_f64() {
+            Some(ms) if ms.is_finite() && ms >= 0.0 => {
+                Some(Duration::from_micros((ms * 1e3) as u64))
+            }
+            _ => return Err(bad("options.timeout", "must be a number of ms ≥ 0")),
+        }
+    };
     Ok(Transport::new(
         FetchTransport {
             shared: Rc::new(Shared {
-                url,
-                headers,
                 fetch,
-                session: RefCell::new(None),
-                version: RefCell::new(None),
+                endpoint: RefCell::new(Endpoint::new(url, headers, timeout)),
                 sink: RefCell::new(None),
                 listener: RefCell::new(None),
                 generation: Cell::new(0),
@@ -135,16 +133,67 @@ pub fn create_fetch_transport(
     ))
 }
 
-/// Whether `value` (a message or a batch) holds a response to `id`.
-fn answers(value: &Value, id: &RequestId) -> bool {
-    match value {
-        Value::Array(items) => items.iter().any(|v| answers(v, id)),
-        Value::Object(map) => {
-            !map.contains_key("method")
-                && map.get("id").and_then(RequestId::from_value).as_ref() == Some(id)
-        }
-        _ => false,
+/// A response body's reader (`body.getReader()`) and its `read`.
+struct Reader {
+    reader: JsValue,
+    read: Function,
+}
+
+impl Reader {
+    fn of(response: &Response) -> Result<Option<Reader>, JsValue> {
+        let Some(body) = response.body() else {
+            return Ok(None);
+        };
+        let reader = method(&body, "getReader")?.call0(&body)?;
+        let read = method(&reader, "read")?;
+        Ok(Some(Reader { reader, read }))
     }
+
+    /// The next chunk; `None` at the end.
+    async fn next(&self) -> Result<Option<Vec<u8>>, JsValue> {
+        let chunk = JsFuture::from(Promise::resolve(&self.read.call0(&self.reader)?)).await?;
+        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+            return Ok(None);
+        }
+        Ok(Some(
+            Reflect::get(&chunk, &"value".into())
+                .ok()
+                .and_then(|v| v.dyn_into::<Uint8Array>().ok())
+                .map(|a| a.to_vec())
+                .unwrap_or_default(),
+        ))
+    }
+
+    /// Done with this stream: release it (the server may keep it open).
+    fn cancel(self) {
+        if let Ok(cancel) = method(&self.reader, "cancel") {
+            if let Ok(p) = cancel.call0(&self.reader) {
+                if let Ok(p) = p.dyn_into::<Promise>() {
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let _ = JsFuture::from(p).await;
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn method(target: &JsValue, name: &str) -> Result<Function, JsValue> {
+    Reflect::get(target, &name.into())?.dyn_into::<Function>()
+}
+
+/// The answer's headers as name/value pairs (`Headers` is iterable as `[name, value]`).
+fn header_pairs(headers: &Headers) -> Vec<(String, String)> {
+    let Ok(Some(entries)) = js_sys::try_iter(headers) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pair = js_sys::Array::from(&entry);
+            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
+        })
+        .collect()
 }
 
 fn transport_error(what: &str, e: &JsValue) -> ClientError {
@@ -156,77 +205,50 @@ impl Shared {
         self.sink.borrow().clone()
     }
 
-    fn deliver(self: &Rc<Self>, value: Value) {
-        let Some(sink) = self.sink() else { return };
-        for reply in sink.receive(value) {
-            let shared = self.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                if let Err(e) = shared.exchange(reply).await {
-                    if let Some(sink) = shared.sink() {
-                        sink.error(format!("could not answer the server: {e}"));
-                    }
+    fn report(&self, message: String) {
+        if let Some(sink) = self.sink() {
+            sink.error(message);
+        }
+    }
+
+    /// Act on one event: deliver a message (answering server requests in their own `POST`),
+    /// report a problem, or apply a session change.
+    fn act(self: &Rc<Self>, event: Event) {
+        match event {
+            Event::Message(value) => {
+                let Some(sink) = self.sink() else { return };
+                for reply in sink.receive(value) {
+                    let shared = self.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        if let Err(e) = shared.exchange(reply, None).await {
+                            shared.report(format!("could not answer the server: {e}"));
+                        }
+                    });
                 }
-            });
-        }
-    }
-
-    fn request(
-        &self,
-        method: &str,
-        body: Option<&str>,
-    ) -> Result<(Request, Option<String>), JsValue> {
-        self.request_with(method, body, None, None, &[])
-    }
-
-    fn request_with(
-        &self,
-        method: &str,
-        body: Option<&str>,
-        last_event_id: Option<&str>,
-        signal: Option<&web_sys::AbortSignal>,
-        extra: &[(String, String)],
-    ) -> Result<(Request, Option<String>), JsValue> {
-        let headers = Headers::new()?;
-        if body.is_some() {
-            headers.set("content-type", "application/json")?;
-            headers.set("accept", "application/json, text/event-stream")?;
-        } else if method == "GET" {
-            headers.set("accept", "text/event-stream")?;
-        }
-        if let Some(id) = last_event_id {
-            headers.set("last-event-id", id)?;
-        }
-        for (name, value) in &self.headers {
-            headers.set(name, value)?;
-        }
-        // A 2026-07-28 request carries its own headers (MCP-Protocol-Version, Mcp-Method,
-        // Mcp-Name, Mcp-Param-*) and no session.
-        let session = if extra.is_empty() {
-            self.session.borrow().clone()
-        } else {
-            None
-        };
-        if let Some(session) = &session {
-            headers.set("mcp-session-id", session)?;
-        }
-        if extra.is_empty() {
-            if let Some(version) = &*self.version.borrow() {
-                headers.set("mcp-protocol-version", version)?;
+            }
+            Event::Problem(text) => self.report(text),
+            other => {
+                self.endpoint.borrow_mut().apply(&other);
             }
         }
-        for (name, value) in extra {
+    }
+
+    /// The `Request` of an [`Outgoing`].
+    fn request(&self, out: &Outgoing, signal: Option<&AbortSignal>) -> Result<Request, JsValue> {
+        let headers = Headers::new()?;
+        for (name, value) in &out.headers {
             headers.set(name, value)?;
         }
         let init = RequestInit::new();
-        init.set_method(method);
+        init.set_method(out.method.as_str());
         init.set_headers(&headers);
         if let Some(signal) = signal {
             init.set_signal(Some(signal));
         }
-        if let Some(body) = body {
-            init.set_body(&JsValue::from_str(body));
+        if !out.body.is_empty() {
+            init.set_body(&JsValue::from_str(&String::from_utf8_lossy(&out.body)));
         }
-        Ok((Request::new_with_str_and_init(&self.url, &init)?, session))
+        Request::new_with_str_and_init(&out.url, &init)
     }
 
     async fn fetch(&self, request: &Request) -> Result<Response, JsValue> {
@@ -237,146 +259,118 @@ impl Shared {
         JsFuture::from(promise).await?.dyn_into::<Response>()
     }
 
-    async fn exchange(self: &Rc<Self>, message: JsonRpcMessage) -> Result<(), ClientError> {
-        self.exchange_with(message, &[]).await
+    /// Run a machine from `first` to its [`Step::Done`], acting on its events after each step;
+    /// stops quietly (`Ok`) once `live()` turns false.
+    async fn drive<M: Machine>(
+        self: &Rc<Self>,
+        machine: &mut M,
+        first: Step,
+        signal: Option<&AbortSignal>,
+        live: impl Fn() -> bool,
+        mut armed: Option<oneshot::Sender<()>>,
+    ) -> Result<(), ClientError> {
+        let mut step = first;
+        let mut reader: Option<Reader> = None;
+        let result = loop {
+            while let Some(event) = machine.poll_event() {
+                self.act(event);
+            }
+            step = match step {
+                Step::Send(out) => {
+                    if let Some(reader) = reader.take() {
+                        reader.cancel();
+                    }
+                    let request = match self.request(&out, signal) {
+                        Ok(request) => request,
+                        Err(e) => break Err(transport_error("cannot build the request", &e)),
+                    };
+                    let response = self.fetch(&request).await;
+                    if let Some(armed) = armed.take() {
+                        let _ = armed.send(());
+                    }
+                    if !live() {
+                        break Ok(());
+                    }
+                    match response.and_then(|r| Reader::of(&r).map(|reader| (r, reader))) {
+                        Ok((response, body)) => {
+                            reader = body;
+                            let headers = header_pairs(&response.headers());
+                            machine.handle(Input::Response {
+                                status: response.status(),
+                                headers: &headers,
+                            })
+                        }
+                        Err(e) => machine.handle(Input::Failed(&error_message(&e))),
+                    }
+                }
+                Step::Read => {
+                    let chunk = match &reader {
+                        Some(reader) => reader.next().await,
+                        None => Ok(None),
+                    };
+                    if !live() {
+                        break Ok(());
+                    }
+                    match chunk {
+                        Ok(Some(bytes)) => machine.handle(Input::Chunk(&bytes)),
+                        Ok(None) => machine.handle(Input::End),
+                        Err(e) => machine.handle(Input::Failed(&error_message(&e))),
+                    }
+                }
+                Step::Wait(delay) => {
+                    futures_timer::Delay::new(delay).await;
+                    if !live() {
+                        break Ok(());
+                    }
+                    machine.handle(Input::Waited)
+                }
+                // The authorization seam: no authorizer yet, so the answer is read as is.
+                Step::Authorize(_) => machine.handle(Input::Token(None)),
+                Step::Done(result) => break result,
+            };
+        };
+        if let Some(reader) = reader.take() {
+            reader.cancel();
+        }
+        result
     }
 
-    async fn exchange_with(
+    /// One message's exchange, bounded by the endpoint's deadline (then aborted).
+    async fn exchange(
         self: &Rc<Self>,
         message: JsonRpcMessage,
-        extra: &[(String, String)],
+        modern: Option<Vec<(String, String)>>,
     ) -> Result<(), ClientError> {
-        let (request_id, initialize) = match &message {
-            JsonRpcMessage::Request(r) => (Some(r.id.clone()), r.method == "initialize"),
-            _ => (None, false),
-        };
-        if initialize {
-            // A new handshake starts a new session.
-            self.session.borrow_mut().take();
-            self.version.borrow_mut().take();
-        }
-        let (request, carried) = self
-            .request_with("POST", Some(&message.to_json()), None, None, extra)
-            .map_err(|e| transport_error("cannot build the request", &e))?;
-        let response = self
-            .fetch(&request)
-            .await
-            .map_err(|e| transport_error(&format!("POST {} failed", self.url), &e))?;
-        let status = response.status();
-        let headers = response.headers();
-        if initialize && response.ok() {
-            if let Ok(Some(id)) = headers.get("mcp-session-id") {
-                *self.session.borrow_mut() = Some(id);
-            }
-        }
-        if status == 202 {
-            return Ok(());
-        }
-        if status == 404 {
-            if let Some(session) = carried {
-                self.session.borrow_mut().take();
-                return Err(ClientError::SessionExpired { session });
-            }
-        }
-        let content_type = headers
-            .get("content-type")
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let is_sse = content_type
-            .split(';')
-            .next()
-            .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"));
-        if is_sse && response.ok() {
-            return self.read_stream(&response, request_id).await;
-        }
-        let text = match response.text() {
-            Ok(promise) => JsFuture::from(promise)
-                .await
-                .map_err(|e| transport_error("reading the reply failed", &e))?
-                .as_string()
-                .unwrap_or_default(),
-            Err(e) => return Err(transport_error("reading the reply failed", &e)),
-        };
-        let value = serde_json::from_str::<Value>(&text).ok();
-        let answered = match (&value, &request_id) {
-            (Some(v), Some(id)) => answers(v, id),
-            _ => false,
-        };
-        if response.ok() || answered {
-            match value {
-                Some(value) => {
-                    self.deliver(value);
-                    if !answered && request_id.is_some() {
-                        return Err(ClientError::Transport(format!(
-                            "HTTP {status}: the reply does not answer the request"
-                        )));
-                    }
-                    Ok(())
-                }
-                None if text.is_empty() && request_id.is_none() => Ok(()),
-                None => Err(ClientError::Transport(format!(
-                    "HTTP {status}: the reply is not JSON: {}",
-                    text.chars().take(300).collect::<String>()
-                ))),
-            }
-        } else {
-            let detail = value
-                .as_ref()
-                .and_then(|v| v.pointer("/error/message"))
-                .and_then(Value::as_str)
-                .map_or_else(
-                    || text.trim().chars().take(300).collect::<String>(),
-                    str::to_owned,
-                );
-            Err(ClientError::Transport(if detail.is_empty() {
-                format!("HTTP {status}")
-            } else {
-                format!("HTTP {status}: {detail}")
-            }))
-        }
-    }
-
-    /// Read an SSE body chunk by chunk through the core decoder until the response to
-    /// `request_id` (or the end).
-    async fn read_stream(
-        self: &Rc<Self>,
-        response: &Response,
-        request_id: Option<RequestId>,
-    ) -> Result<(), ClientError> {
-        let mut decoder = sse::Decoder::new();
-        let answered = read_body(response, &mut decoder, |event| {
-            if event.data.is_empty() {
-                return false;
-            }
-            match serde_json::from_str::<Value>(&event.data) {
-                Ok(value) => {
-                    let done = request_id.as_ref().is_some_and(|id| answers(&value, id));
-                    self.deliver(value);
-                    done
-                }
-                Err(e) => {
-                    self.report(format!("skipped an SSE event that is not JSON: {e}"));
-                    false
+        let mut machine = self.endpoint.borrow_mut().exchange(&message, modern);
+        let first = machine.start();
+        let controller = AbortController::new().ok();
+        let signal = controller.as_ref().map(AbortController::signal);
+        let result = match machine.deadline() {
+            Some(limit) => {
+                let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
+                match select(run, futures_timer::Delay::new(limit)).await {
+                    Either::Left((result, _)) => Some(result),
+                    Either::Right(_) => None,
                 }
             }
-        })
-        .await
-        .map_err(|e| transport_error("the SSE stream failed", &e))?;
-        match request_id {
-            Some(id) if !answered => Err(ClientError::Transport(format!(
-                "the SSE stream ended without a response to request {id}"
-            ))),
-            _ => Ok(()),
+            None => Some(self.drive(&mut machine, first, None, || true, None).await),
+        };
+        let result = match result {
+            Some(result) => result,
+            None => {
+                if let Some(controller) = &controller {
+                    controller.abort();
+                }
+                match machine.handle(Input::TimedOut) {
+                    Step::Done(result) => result,
+                    _ => Err(ClientError::Transport("the HTTP exchange timed out".into())),
+                }
+            }
+        };
+        while let Some(event) = machine.poll_event() {
+            self.act(event);
         }
-    }
-}
-
-impl Shared {
-    fn report(&self, message: String) {
-        if let Some(sink) = self.sink() {
-            sink.error(message);
-        }
+        result
     }
 
     fn stop_listening(&self) {
@@ -386,127 +380,32 @@ impl Shared {
         }
     }
 
-    fn start_listening(self: &Rc<Self>) {
+    /// Start the `GET` stream; the receiver fires once its first `GET` is answered (or failed).
+    fn start_listening(self: &Rc<Self>) -> oneshot::Receiver<()> {
         self.stop_listening();
+        let (armed, answered) = oneshot::channel();
         let Ok(controller) = AbortController::new() else {
-            return;
+            return answered;
         };
         let signal = controller.signal();
         *self.listener.borrow_mut() = Some(controller);
         let shared = self.clone();
         let generation = self.generation.get();
-        wasm_bindgen_futures::spawn_local(async move { shared.listen(generation, signal).await });
-    }
-
-    /// The server's `GET` stream, resumed until it fails, goes idle, or a newer listener (or
-    /// `close`) replaces it.
-    async fn listen(self: Rc<Self>, generation: u64, signal: web_sys::AbortSignal) {
-        let live = |shared: &Shared| shared.generation.get() == generation;
-        let mut decoder = sse::Decoder::new();
-        let mut idle = 0;
-        while live(&self) {
-            let Ok((request, _)) =
-                self.request_with("GET", None, decoder.last_event_id(), Some(&signal), &[])
-            else {
-                return;
-            };
-            let response = match self.fetch(&request).await {
-                Ok(response) => response,
-                Err(e) if live(&self) => {
-                    return self.report(format!(
-                        "the server's GET stream failed: {}",
-                        error_message(&e)
-                    ))
+        wasm_bindgen_futures::spawn_local(async move {
+            let mut machine = shared.endpoint.borrow().listen();
+            let first = machine.start();
+            let live = || shared.generation.get() == generation;
+            let _ = shared
+                .drive(&mut machine, first, Some(&signal), live, Some(armed))
+                .await;
+            if shared.generation.get() == generation {
+                while let Some(event) = machine.poll_event() {
+                    shared.act(event);
                 }
-                Err(_) => return,
-            };
-            if !live(&self) || response.status() == 405 {
-                return;
             }
-            if !response.ok() {
-                return self.report(format!(
-                    "the server's GET stream answered HTTP {}",
-                    response.status()
-                ));
-            }
-            let mut got = false;
-            let read = read_body(&response, &mut decoder, |event| {
-                got = true;
-                if event.data.is_empty() {
-                    return false; // a priming event
-                }
-                match serde_json::from_str::<Value>(&event.data) {
-                    Ok(value) => self.deliver(value),
-                    Err(e) => self.report(format!("skipped an SSE event that is not JSON: {e}")),
-                }
-                false
-            })
-            .await;
-            if !live(&self) {
-                return;
-            }
-            if let Err(e) = read {
-                return self.report(format!(
-                    "the server's GET stream failed: {}",
-                    error_message(&e)
-                ));
-            }
-            decoder.finish();
-            idle = if got { 0 } else { idle + 1 };
-            if idle > MAX_IDLE_RECONNECTS {
-                return self.report("the server's GET stream keeps ending empty; stopped".into());
-            }
-            let wait = decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
-            futures_timer::Delay::new(Duration::from_millis(wait)).await;
-        }
+        });
+        answered
     }
-}
-
-/// Read a response body through `decoder`, calling `on_event` for each event until it returns
-/// `true` (then the stream is cancelled) or the body ends. `Ok(true)` when stopped by `on_event`.
-async fn read_body(
-    response: &Response,
-    decoder: &mut sse::Decoder,
-    mut on_event: impl FnMut(sse::Event) -> bool,
-) -> Result<bool, JsValue> {
-    let Some(body) = response.body() else {
-        return Ok(false);
-    };
-    let reader = method(&body, "getReader")?.call0(&body)?;
-    let read = method(&reader, "read")?;
-    let stopped = loop {
-        let chunk = JsFuture::from(Promise::resolve(&read.call0(&reader)?)).await?;
-        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
-            return Ok(false);
-        }
-        let bytes = Reflect::get(&chunk, &"value".into())
-            .ok()
-            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
-            .map(|a| a.to_vec())
-            .unwrap_or_default();
-        let mut stop = false;
-        for event in decoder.push(&bytes) {
-            stop |= on_event(event);
-        }
-        if stop {
-            break true;
-        }
-    };
-    // Done with this stream: release it (the server may keep it open).
-    if let Ok(cancel) = method(&reader, "cancel") {
-        if let Ok(p) = cancel.call0(&reader) {
-            if let Ok(p) = p.dyn_into::<Promise>() {
-                wasm_bindgen_futures::spawn_local(async move {
-                    let _ = JsFuture::from(p).await;
-                });
-            }
-        }
-    }
-    Ok(stopped)
-}
-
-fn method(target: &JsValue, name: &str) -> Result<Function, JsValue> {
-    Reflect::get(target, &name.into())?.dyn_into::<Function>()
 }
 
 impl ClientTransport for FetchTransport {
@@ -518,9 +417,12 @@ impl ClientTransport for FetchTransport {
     fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
             let initialized = matches!(&message, JsonRpcMessage::Notification(n) if n.method == "notifications/initialized");
-            self.shared.exchange(message).await?;
+            self.shared.exchange(message, None).await?;
             if initialized {
-                self.shared.start_listening();
+                // The GET stream is open (or refused) before the client's next request.
+                let answered = self.shared.start_listening();
+                let bound = futures_timer::Delay::new(exchange::LISTEN_ARM_TIMEOUT);
+                let _ = select(answered, bound).await;
             }
             Ok(())
         })
@@ -531,7 +433,7 @@ impl ClientTransport for FetchTransport {
         message: JsonRpcMessage,
         headers: Vec<(String, String)>,
     ) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async move { self.shared.exchange_with(message, &headers).await })
+        Box::pin(async move { self.shared.exchange(message, Some(headers)).await })
     }
 
     fn uses_headers(&self) -> bool {
@@ -542,23 +444,29 @@ impl ClientTransport for FetchTransport {
         Box::pin(async move {
             self.shared.stop_listening();
             self.shared.sink.borrow_mut().take();
-            self.shared.version.borrow_mut().take();
-            if self.shared.session.borrow().is_none() {
+            let Some(delete) = self.shared.endpoint.borrow_mut().close() else {
                 return;
-            }
+            };
             // End the session (best effort; a server without DELETE answers 405).
-            if let Ok((request, _)) = self.shared.request("DELETE", None) {
-                let _ = self.shared.fetch(&request).await;
+            if let Ok(request) = self.shared.request(&delete, None) {
+                let delete = Box::pin(self.shared.fetch(&request));
+                let _ = select(delete, futures_timer::Delay::new(exchange::CLOSE_TIMEOUT)).await;
             }
-            self.shared.session.borrow_mut().take();
         })
     }
 
     fn set_protocol_version(&self, version: &str) {
-        *self.shared.version.borrow_mut() = Some(version.to_owned());
+        self.shared
+            .endpoint
+            .borrow_mut()
+            .set_protocol_version(version);
     }
 
     fn session_id(&self) -> Option<String> {
-        self.shared.session.borrow().clone()
+        self.shared
+            .endpoint
+            .borrow()
+            .session_id()
+            .map(str::to_owned)
     }
 }

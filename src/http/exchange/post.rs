@@ -1,0 +1,433 @@
+//! [`Exchange`]: one JSON-RPC message `POST`ed and its answer read, including the resume of an
+//! interrupted SSE answer and the authorization retry.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{
+    header, is_event_stream, status::answers, status::error_summary, status::status_text,
+    Challenge, Endpoint, Event, Input, Outgoing, Step, DEFAULT_RECONNECT_MS, MAX_REPLY_BYTES,
+    MAX_RESUMES, MAX_RESUME_WAIT_MS,
+};
+use crate::client::ClientError;
+use crate::http::headers::{
+    AUTHORIZATION, CONTENT_TYPE, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, WWW_AUTHENTICATE,
+};
+use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
+use crate::sse;
+
+/// Which body is being read to its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    /// A reply whose JSON may answer the request.
+    Reply,
+    /// The error body of a non-2xx answer to a 2026-07-28 request.
+    ModernError,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Not started: [`Exchange::start`] sends the `POST`.
+    Idle,
+    /// Waiting for the `POST`'s answer.
+    Posting,
+    /// Waiting for [`Input::Token`]; the `401` / `403` answer is kept to read on without one.
+    Authorizing {
+        status: u16,
+        headers: Vec<(String, String)>,
+    },
+    /// Reading a whole body.
+    Body { status: u16, body: Body },
+    /// Reading an event stream.
+    Stream,
+    /// Waiting the `retry` delay before resuming.
+    Waiting,
+    /// Waiting for the resuming `GET`'s answer.
+    Resuming,
+    /// Finished with this result.
+    Done(Result<(), ClientError>),
+}
+
+/// One HTTP exchange of a client: the `POST` of one JSON-RPC message and the reading of its
+/// answer (see the table in [the module docs](super)). Built by [`Endpoint::exchange`]; driven
+/// by [`Exchange::start`] then [`Exchange::handle`] until [`Step::Done`]; drain
+/// [`Exchange::poll_event`] after each call.
+#[derive(Debug)]
+pub struct Exchange {
+    endpoint: Endpoint,
+    request_id: Option<RequestId>,
+    initialize: bool,
+    modern: bool,
+    post: Outgoing,
+    /// The session and version the `POST` carried (a resume carries them too).
+    session: Option<String>,
+    version: Option<String>,
+    token: Option<String>,
+    challenge: Option<Challenge>,
+    phase: Phase,
+    body: Vec<u8>,
+    decoder: sse::Decoder,
+    resumes: u32,
+    waited_ms: u64,
+    last_error: Option<ClientError>,
+    events: VecDeque<Event>,
+}
+
+impl Exchange {
+    pub(super) fn new(
+        endpoint: &Endpoint,
+        message: &JsonRpcMessage,
+        modern: Option<Vec<(String, String)>>,
+    ) -> Self {
+        let (request_id, initialize) = match message {
+            JsonRpcMessage::Request(r) => (Some(r.id.clone()), r.method == "initialize"),
+            _ => (None, false),
+        };
+        let post = endpoint.post_request(message.to_json().into_bytes(), modern.as_deref());
+        let (session, version) = match &modern {
+            Some(extra) => (None, header(extra, MCP_PROTOCOL_VERSION).map(str::to_owned)),
+            None => (endpoint.session.clone(), endpoint.protocol_version.clone()),
+        };
+        let mut endpoint = endpoint.clone();
+        endpoint.session = None;
+        endpoint.protocol_version = None;
+        Exchange {
+            endpoint,
+            request_id,
+            initialize,
+            modern: modern.is_some(),
+            post,
+            session,
+            version,
+            token: None,
+            challenge: None,
+            phase: Phase::Idle,
+            body: Vec::new(),
+            decoder: sse::Decoder::new(),
+            resumes: 0,
+            waited_ms: 0,
+            last_error: None,
+            events: VecDeque::new(),
+        }
+    }
+
+    /// The deadline of the whole exchange (send to end of answer, resumes included), counted
+    /// from [`Exchange::start`]; the host arms a timer and feeds [`Input::TimedOut`] when it
+    /// fires. `None`: unbounded.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.endpoint.timeout
+    }
+
+    /// The id of the request carried, if the message is a request.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.request_id.as_ref()
+    }
+
+    /// The session id the `POST` carried.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The last `401` / `403` challenge seen, kept for the caller (e.g. its `WWW-Authenticate`).
+    pub fn challenge(&self) -> Option<&Challenge> {
+        self.challenge.as_ref()
+    }
+
+    /// The next event to act on, in order.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// The first step: send the `POST`.
+    pub fn start(&mut self) -> Step {
+        match self.phase {
+            Phase::Idle => {
+                self.phase = Phase::Posting;
+                Step::Send(self.post.clone())
+            }
+            _ => self.fail("the exchange was started twice"),
+        }
+    }
+
+    /// Feed what happened; get the next step.
+    pub fn handle(&mut self, input: Input<'_>) -> Step {
+        if let Phase::Done(result) = &self.phase {
+            return Step::Done(result.clone());
+        }
+        if let Input::TimedOut = input {
+            let text = match self.deadline() {
+                Some(limit) => {
+                    format!("the HTTP exchange timed out after {} ms", limit.as_millis())
+                }
+                None => "the HTTP exchange timed out".to_owned(),
+            };
+            return self.finish(Err(ClientError::Transport(text)));
+        }
+        match (std::mem::replace(&mut self.phase, Phase::Idle), input) {
+            (Phase::Posting, Input::Response { status, headers }) => {
+                if matches!(status, 401 | 403) && self.challenge.is_none() {
+                    let challenge = Challenge {
+                        status,
+                        www_authenticate: header(headers, WWW_AUTHENTICATE).map(str::to_owned),
+                    };
+                    self.challenge = Some(challenge.clone());
+                    self.phase = Phase::Authorizing {
+                        status,
+                        headers: headers.to_vec(),
+                    };
+                    return Step::Authorize(challenge);
+                }
+                if matches!(status, 401 | 403) {
+                    self.challenge = Some(Challenge {
+                        status,
+                        www_authenticate: header(headers, WWW_AUTHENTICATE).map(str::to_owned),
+                    });
+                }
+                self.read_answer(status, headers)
+            }
+            (Phase::Posting, Input::Failed(e)) => {
+                let text = format!("POST {} failed: {e}", self.endpoint.url);
+                self.finish(Err(ClientError::Transport(text)))
+            }
+            (Phase::Authorizing { status, headers }, Input::Token(token)) => match token {
+                Some(token) => {
+                    self.token = Some(token.to_owned());
+                    self.post
+                        .headers
+                        .retain(|(n, _)| !n.eq_ignore_ascii_case(AUTHORIZATION));
+                    self.post
+                        .headers
+                        .push((AUTHORIZATION.to_owned(), format!("Bearer {token}")));
+                    self.phase = Phase::Posting;
+                    Step::Send(self.post.clone())
+                }
+                None => self.read_answer(status, &headers),
+            },
+            (Phase::Body { status, body }, Input::Chunk(chunk)) => {
+                if self.body.len() + chunk.len() > MAX_REPLY_BYTES {
+                    self.body.clear();
+                    if body == Body::ModernError {
+                        return self.finish_body(status, body);
+                    }
+                    return self.finish(Err(ClientError::Transport(format!(
+                        "reading the HTTP reply failed: the body is over {MAX_REPLY_BYTES} bytes"
+                    ))));
+                }
+                self.body.extend_from_slice(chunk);
+                self.phase = Phase::Body { status, body };
+                Step::Read
+            }
+            (Phase::Body { status, body }, Input::End) => self.finish_body(status, body),
+            (Phase::Body { status, body }, Input::Failed(e)) => match body {
+                // The error body is best effort: the status alone still tells what failed.
+                Body::ModernError => {
+                    self.body.clear();
+                    self.finish_body(status, body)
+                }
+                Body::Reply => self.finish(Err(ClientError::Transport(format!(
+                    "reading the HTTP reply failed: {e}"
+                )))),
+            },
+            (Phase::Stream, Input::Chunk(chunk)) => self.read_events(chunk),
+            (Phase::Stream, Input::End) => {
+                self.decoder.finish();
+                if self.request_id.is_none() {
+                    return self.finish(Ok(()));
+                }
+                self.last_error = None;
+                self.resume()
+            }
+            (Phase::Stream, Input::Failed(e)) => {
+                let error = ClientError::Transport(format!("the SSE stream failed: {e}"));
+                if self.request_id.is_none() {
+                    return self.finish(Err(error));
+                }
+                self.last_error = Some(error);
+                self.resume()
+            }
+            (Phase::Waiting, Input::Waited) => {
+                let last = self.decoder.last_event_id();
+                let mut get = self.endpoint.stream_request(
+                    self.session.as_deref(),
+                    self.version.as_deref(),
+                    last,
+                );
+                if let Some(token) = &self.token {
+                    get.headers
+                        .retain(|(n, _)| !n.eq_ignore_ascii_case(AUTHORIZATION));
+                    get.headers
+                        .push((AUTHORIZATION.to_owned(), format!("Bearer {token}")));
+                }
+                self.phase = Phase::Resuming;
+                Step::Send(get)
+            }
+            (Phase::Resuming, Input::Response { status, .. }) => {
+                if (200..300).contains(&status) {
+                    self.phase = Phase::Stream;
+                    return Step::Read;
+                }
+                self.last_error = Some(ClientError::Transport(format!(
+                    "resuming with GET answered HTTP {}",
+                    status_text(status)
+                )));
+                self.resume()
+            }
+            (Phase::Resuming, Input::Failed(e)) => {
+                self.last_error = Some(ClientError::Transport(format!(
+                    "resuming with GET failed: {e}"
+                )));
+                self.resume()
+            }
+            (phase, input) => {
+                let text = format!("the host fed {input:?} while the exchange was {phase:?}");
+                self.fail(&text)
+            }
+        }
+    }
+
+    fn fail(&mut self, text: &str) -> Step {
+        self.finish(Err(ClientError::Transport(text.to_owned())))
+    }
+
+    fn finish(&mut self, result: Result<(), ClientError>) -> Step {
+        self.phase = Phase::Done(result.clone());
+        Step::Done(result)
+    }
+
+    /// Read the answer to the `POST` (after any authorization step).
+    fn read_answer(&mut self, status: u16, headers: &[(String, String)]) -> Step {
+        let success = (200..300).contains(&status);
+        if self.initialize && success {
+            if let Some(id) = header(headers, MCP_SESSION_ID) {
+                self.events.push_back(Event::SessionStarted(id.to_owned()));
+            }
+        }
+        if status == 202 {
+            return self.finish(Ok(()));
+        }
+        if self.modern && !success {
+            self.phase = Phase::Body {
+                status,
+                body: Body::ModernError,
+            };
+            return Step::Read;
+        }
+        if status == 404 {
+            if let Some(session) = self.session.clone() {
+                return self.expire(session);
+            }
+        }
+        if success && is_event_stream(header(headers, CONTENT_TYPE)) {
+            self.phase = Phase::Stream;
+            return Step::Read;
+        }
+        self.phase = Phase::Body {
+            status,
+            body: Body::Reply,
+        };
+        Step::Read
+    }
+
+    fn expire(&mut self, session: String) -> Step {
+        self.events
+            .push_back(Event::SessionExpired(session.clone()));
+        self.finish(Err(ClientError::SessionExpired { session }))
+    }
+
+    fn finish_body(&mut self, status: u16, kind: Body) -> Step {
+        let body = std::mem::take(&mut self.body);
+        if kind == Body::ModernError {
+            let error = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("error").cloned())
+                .and_then(|e| serde_json::from_value::<ErrorObject>(e).ok());
+            return self.finish(Err(ClientError::HttpStatus {
+                status,
+                error,
+                detail: error_summary(status, &body),
+            }));
+        }
+        let value = serde_json::from_slice::<Value>(&body).ok();
+        let answered = match (&value, &self.request_id) {
+            (Some(v), Some(id)) => answers(v, id),
+            _ => false,
+        };
+        if status == 400 && !answered {
+            if let Some(session) = self.session.clone() {
+                return self.expire(session);
+            }
+        }
+        let success = (200..300).contains(&status);
+        if !success && !answered {
+            return self.finish(Err(ClientError::Transport(error_summary(status, &body))));
+        }
+        match value {
+            Some(value) => {
+                self.events.push_back(Event::Message(value));
+                if !answered && self.request_id.is_some() {
+                    return self.finish(Err(ClientError::Transport(format!(
+                        "HTTP {}: the reply does not answer the request",
+                        status_text(status)
+                    ))));
+                }
+                self.finish(Ok(()))
+            }
+            None if body.is_empty() && self.request_id.is_none() => self.finish(Ok(())),
+            None => self.finish(Err(ClientError::Transport(format!(
+                "HTTP {}: the reply is not JSON: {}",
+                status_text(status),
+                String::from_utf8_lossy(&body[..body.len().min(300)])
+            )))),
+        }
+    }
+
+    fn read_events(&mut self, chunk: &[u8]) -> Step {
+        for event in self.decoder.push(chunk) {
+            if event.data.is_empty() {
+                continue; // a priming event
+            }
+            match serde_json::from_str::<Value>(&event.data) {
+                Ok(value) => {
+                    let done = self
+                        .request_id
+                        .as_ref()
+                        .is_some_and(|id| answers(&value, id));
+                    self.events.push_back(Event::Message(value));
+                    if done {
+                        return self.finish(Ok(()));
+                    }
+                }
+                Err(e) => self.events.push_back(Event::Problem(format!(
+                    "skipped an SSE event that is not JSON: {e}"
+                ))),
+            }
+        }
+        self.phase = Phase::Stream;
+        Step::Read
+    }
+
+    /// The request's stream ended or broke before its response: wait the server's `retry` and
+    /// resume with `Last-Event-ID`, within the bounds; else fail with the last error.
+    fn resume(&mut self) -> Step {
+        let wait = self.decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
+        let resumable = self.decoder.last_event_id().is_some()
+            && self.resumes < MAX_RESUMES
+            && self.waited_ms.saturating_add(wait) <= MAX_RESUME_WAIT_MS;
+        if !resumable {
+            let error = self.last_error.take().unwrap_or_else(|| {
+                let id = self.request_id.as_ref().map(ToString::to_string);
+                ClientError::Transport(format!(
+                    "the SSE stream ended without a response to request {}",
+                    id.unwrap_or_default()
+                ))
+            });
+            return self.finish(Err(error));
+        }
+        self.resumes += 1;
+        self.waited_ms += wait;
+        self.phase = Phase::Waiting;
+        Step::Wait(Duration::from_millis(wait))
+    }
+}
