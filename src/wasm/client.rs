@@ -280,7 +280,8 @@ fn arguments(args: &JsValue) -> Result<Value, JsValue> {
 
 #[wasm_bindgen(js_class = MCPClient)]
 impl Client {
-    /// Open the transport, run `initialize`, send `notifications/initialized`, fire `connect`
+    /// Open the transport, settle the era (`'auto'`: `server/discover`, else the handshake;
+    /// `'legacy'`: run `initialize` and send `notifications/initialized`), fire `connect`
     /// (seed `connect`; idempotent).
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn connect(&self) -> Promise {
@@ -308,7 +309,8 @@ impl Client {
         self.client.is_connected()
     }
 
-    /// The server's `initialize` result, once connected.
+    /// The server's `initialize` result, once connected in the handshake era (`undefined` in the
+    /// modern era: read [`serverInfo`](Self::server_info) for either).
     #[wasm_bindgen(getter, js_name = initializeResult, unchecked_return_type = "MCPInitializeResult | undefined")]
     pub fn initialize_result(&self) -> JsValue {
         self.client
