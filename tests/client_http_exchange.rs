@@ -7,12 +7,11 @@
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
 
-#[path = "support/client.rs"]
-mod client_support;
+mod support;
 
 use std::sync::{Arc, Mutex};
 
-use client_support::*;
+use support::client::*;
 use orkestrel_mcp::client::{ClientError, McpClient};
 use orkestrel_mcp::http::exchange::{Authorizer, Challenge};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};

@@ -92,7 +92,7 @@ fn client(transport: &JsValue, extra: &str) -> Client {
     let options = js_with(
         transport.clone(),
         &JsValue::NULL,
-        &format!("return {{ transport: server, name: 'wasm-test', version: '9.9.9' {extra} }};"),
+        &format!("return {{ transport: server, era: 'legacy', name: 'wasm-test', version: '9.9.9' {extra} }};"),
     );
     create_mcp_client(options)
         .map_err(|e| format!("{e:?}"))
@@ -321,7 +321,7 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
     let options = js_with(
         JsValue::from(transport),
         &trace,
-        "return { transport: server, trace: extra, timeout: 10000 };",
+        "return { transport: server, era: 'legacy', trace: extra, timeout: 10000 };",
     );
     let c = create_mcp_client(options)
         .map_err(|e| format!("{e:?}"))
@@ -464,7 +464,7 @@ async fn the_fetch_transport_listens_on_the_servers_get_stream_and_resumes_it() 
     let c = create_mcp_client(js_with(
         JsValue::from(transport),
         &JsValue::NULL,
-        "return { transport: server };",
+        "return { transport: server, era: 'legacy' };",
     ))
     .map_err(|e| format!("{e:?}"))
     .unwrap();

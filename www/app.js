@@ -71,8 +71,9 @@ function toJSON(value) {
   return text.replace(/"\\u0000big(\d+)\\u0000"/g, (_, i) => marks[Number(i)]);
 }
 
-/** The remote mode: the wasm MCP client over fetch (http/https) or WebSocket (ws/wss). */
-function remoteConnection(url) {
+/** The remote mode: the wasm MCP client over fetch (http/https) or WebSocket (ws/wss), in
+ * `era` (`'auto'`, `'modern'` or `'legacy'`; the client's own default when undefined). */
+function remoteConnection(url, era) {
   const scheme = new URL(url).protocol;
   let transport;
   if (scheme === 'http:' || scheme === 'https:') transport = createFetchTransport({ url });
@@ -84,6 +85,7 @@ function remoteConnection(url) {
     name: 'orkestrel-mcp www',
     version: '0.1.0',
     timeout: 30000,
+    era,
     trace: (direction, message) => traffic.log(direction === 'send' ? '→' : '←', toJSON(message)),
   });
   client.on('disconnect', (cause) => {
@@ -98,8 +100,15 @@ function remoteConnection(url) {
     label: `${url} (${kind === 'http' ? 'Streamable HTTP' : 'WebSocket'})`,
     async open() {
       await client.connect();
-      const info = client.initializeResult;
-      return { ...info, session: client.sessionId, kind };
+      // Either era: `serverInfo` comes from the initialize result (legacy) or the
+      // server/discover result (2026-07-28, no handshake, no session).
+      return {
+        serverInfo: client.serverInfo ?? { name: '(unnamed server)', version: '?' },
+        protocolVersion: client.protocolVersion,
+        era: client.era,
+        session: client.sessionId,
+        kind,
+      };
     },
     listTools: () => client.tools(),
     callTool: (name, args) => client.callTool(name, args),
@@ -384,13 +393,15 @@ async function connectRemote(event) {
   setStatus(`connecting to ${url}…`);
   $('#connect').disabled = true;
   try {
-    const connection = remoteConnection(url);
+    const connection = remoteConnection(url, $('#era').value || undefined);
     current = connection;
     const info = await connection.open();
     const tools = await connection.listTools();
     if (current !== connection) return;
     const session = info.session ? `, session ${info.session}` : '';
-    $('#remote-info').textContent = `${info.serverInfo.name} ${info.serverInfo.version} over ${info.kind === 'http' ? 'Streamable HTTP' : 'WebSocket'}, protocol ${info.protocolVersion}${session}, ${tools.length} tools`;
+    $('#remote-info').textContent = `${info.serverInfo.name} ${info.serverInfo.version} over ${info.kind === 'http' ? 'Streamable HTTP' : 'WebSocket'}, protocol ${info.protocolVersion} (${info.era} era)${session}, ${tools.length} tools`;
+    document.body.dataset.protocol = info.protocolVersion ?? '';
+    document.body.dataset.era = info.era ?? '';
     renderTools(connection, tools);
     setStatus(`connected to ${url} (${tools.length} tools)`, 'ok');
     $('#disconnect').disabled = false;
@@ -449,9 +460,12 @@ async function main() {
   for (const tab of document.querySelectorAll('.modes button')) {
     tab.addEventListener('click', () => selectMode(tab.dataset.mode));
   }
-  // `?server=<url>` opens the remote mode with that URL (and connects); otherwise the in-page
-  // server starts.
-  const server = new URLSearchParams(location.search).get('server');
+  // `?server=<url>` opens the remote mode with that URL (and connects; `&era=auto|modern|legacy`
+  // picks the era, default auto); otherwise the in-page server starts.
+  const params = new URLSearchParams(location.search);
+  const server = params.get('server');
+  const era = params.get('era');
+  if (era && [...$('#era').options].some((o) => o.value === era)) $('#era').value = era;
   if (server) {
     $('#server-url').value = server;
     selectMode('remote');

@@ -38,10 +38,7 @@ use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::http::route::Route;
-use crate::native::http::{
-    drive, tokio_spawner, HttpOptions, Plan, ResponseBody, MCP_PROTOCOL_VERSION_HEADER,
-    MCP_SESSION_HEADER,
-};
+use crate::native::http::{drive, tokio_spawner, HttpOptions, Plan, ResponseBody};
 use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
 use crate::native::ws::{self, Handshake, WebSocketOptions};
 use crate::server::McpServer;
@@ -228,15 +225,33 @@ where
 }
 
 /// An opt-in CORS layer (tower-http) for browser clients of `origins` (exact origins such as
-/// `https://app.example.com`): allows `GET`, `POST`, `DELETE`, `OPTIONS`; the request headers
-/// `content-type`, `accept`, `authorization`, `mcp-session-id`, `mcp-protocol-version`,
-/// `last-event-id`; exposes `mcp-session-id` and `mcp-protocol-version` to the page. Wrap the
-/// [`Endpoint`] in it (`tower::Layer::layer`), and put the same origins in
+/// `https://app.example.com`), built from the lists in [`crate::http::headers`]: it allows the
+/// methods [`CORS_ALLOW_METHODS`](crate::http::headers::CORS_ALLOW_METHODS) (`GET`, `POST`,
+/// `DELETE`, `OPTIONS`) and the request headers
+/// [`CORS_ALLOW_HEADERS`](crate::http::headers::CORS_ALLOW_HEADERS) (`Content-Type`, `Accept`,
+/// `Authorization`, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+/// `Last-Event-ID`) plus every `Mcp-Param-{Name}` header, and exposes
+/// [`CORS_EXPOSE_HEADERS`](crate::http::headers::CORS_EXPOSE_HEADERS) (`Mcp-Session-Id`,
+/// `MCP-Protocol-Version`, `WWW-Authenticate`) to the page's script — what a browser needs for
+/// both eras of [Streamable HTTP](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports)
+/// and the [2026-07-28 headers](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http).
+///
+/// `Mcp-Param-*` has no fixed names, so a preflight is answered by mirroring its
+/// `Access-Control-Request-Headers` — and only when every header named there passes
+/// [`is_cors_allowed_header`](crate::http::headers::is_cors_allowed_header). A preflight that
+/// asks for any other header (or whose list is not text) gets no `Access-Control-Allow-Origin`,
+/// so the browser refuses the request it was asking about. Other requests are answered as
+/// before: an origin in `origins` gets `Access-Control-Allow-Origin` and the exposed headers.
+///
+/// Wrap the [`Endpoint`] in it (`tower::Layer::layer`), and put the same origins in
 /// [`SecurityOptions::allowed_origins`] so the guard lets them through.
 ///
 /// # Errors
 /// [`InvalidOrigin`] for an origin that does not parse.
 pub fn cors_layer(origins: &[String]) -> Result<CorsLayer, InvalidOrigin> {
+    use crate::http::headers::{is_cors_allowed_header, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS};
+    use tower_http::cors::{AllowHeaders, ExposeHeaders};
+
     let mut values = Vec::with_capacity(origins.len());
     for origin in origins {
         Origin::parse(origin)?;
@@ -244,19 +259,37 @@ pub fn cors_layer(origins: &[String]) -> Result<CorsLayer, InvalidOrigin> {
             .map_err(|_| InvalidOrigin(origin.clone()))?;
         values.push(value);
     }
+    // A preflight's `Access-Control-Request-Headers`: every name it lists must be allowed.
+    let requested_are_allowed = |parts: &hyper::http::request::Parts| {
+        parts
+            .headers
+            .get_all(header::ACCESS_CONTROL_REQUEST_HEADERS)
+            .iter()
+            .all(|value| {
+                value.to_str().is_ok_and(|list| {
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|name| !name.is_empty())
+                        .all(is_cors_allowed_header)
+                })
+            })
+    };
+    let methods = CORS_ALLOW_METHODS
+        .iter()
+        .filter_map(|m| Method::from_bytes(m.as_bytes()).ok())
+        .collect::<Vec<_>>();
+    // The core's names are lowercase tokens: `from_static` accepts them.
+    let exposed = CORS_EXPOSE_HEADERS
+        .iter()
+        .copied()
+        .map(HeaderName::from_static)
+        .collect::<Vec<_>>();
     Ok(CorsLayer::new()
-        .allow_origin(AllowOrigin::list(values))
-        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::ACCEPT,
-            header::AUTHORIZATION,
-            HeaderName::from_static(MCP_SESSION_HEADER),
-            HeaderName::from_static(MCP_PROTOCOL_VERSION_HEADER),
-            HeaderName::from_static("last-event-id"),
-        ])
-        .expose_headers([
-            HeaderName::from_static(MCP_SESSION_HEADER),
-            HeaderName::from_static(MCP_PROTOCOL_VERSION_HEADER),
-        ]))
+        .allow_origin(AllowOrigin::predicate(move |origin, parts| {
+            values.contains(origin)
+                && (parts.method != Method::OPTIONS || requested_are_allowed(parts))
+        }))
+        .allow_methods(methods)
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers(ExposeHeaders::list(exposed)))
 }

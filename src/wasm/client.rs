@@ -238,14 +238,15 @@ impl Client {
         if let Some(version) = string_member(options, "protocolVersion")? {
             client_options = client_options.with_protocol_version(version);
         }
-        // The era (SPEC-2026-07-28 §2.5): `legacy` (the default in JS for now: the page reads
-        // `initializeResult`, and a browser needs the server's CORS to allow the 2026 headers),
-        // `auto` (probe, then fall back to the handshake) or `modern`.
+        // The era (https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning):
+        // `auto` (the default, as the Rust client: probe with `server/discover`, fall back to the
+        // handshake), `modern` (no probe) or `legacy` (the `initialize` handshake only).
         let era = match string_member(options, "era")?.as_deref() {
-            None | Some("legacy") => crate::client::ClientEra::Legacy,
+            None => crate::client::ClientEra::default(),
             Some("auto") => crate::client::ClientEra::Auto,
             Some("modern") => crate::client::ClientEra::Modern,
-            Some(_) => return Err(bad("options.era", "must be 'legacy', 'auto' or 'modern'")),
+            Some("legacy") => crate::client::ClientEra::Legacy,
+            Some(_) => return Err(bad("options.era", "must be 'auto', 'legacy' or 'modern'")),
         };
         client_options = client_options.with_era(era);
         Ok(Client {
@@ -279,7 +280,8 @@ fn arguments(args: &JsValue) -> Result<Value, JsValue> {
 
 #[wasm_bindgen(js_class = MCPClient)]
 impl Client {
-    /// Open the transport, run `initialize`, send `notifications/initialized`, fire `connect`
+    /// Open the transport, settle the era (`'auto'`: `server/discover`, else the handshake;
+    /// `'legacy'`: run `initialize` and send `notifications/initialized`), fire `connect`
     /// (seed `connect`; idempotent).
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn connect(&self) -> Promise {
@@ -307,7 +309,8 @@ impl Client {
         self.client.is_connected()
     }
 
-    /// The server's `initialize` result, once connected.
+    /// The server's `initialize` result, once connected in the handshake era (`undefined` in the
+    /// modern era: read [`serverInfo`](Self::server_info) for either).
     #[wasm_bindgen(getter, js_name = initializeResult, unchecked_return_type = "MCPInitializeResult | undefined")]
     pub fn initialize_result(&self) -> JsValue {
         self.client
@@ -317,7 +320,52 @@ impl Client {
             })
     }
 
-    /// The negotiated protocol version, once connected.
+    /// The era the client settled on, once connected: `'legacy'` (the `initialize` handshake,
+    /// read [`initializeResult`](Self::initialize_result)) or `'modern'` (2026-07-28, read
+    /// [`discoverResult`](Self::discover_result)).
+    #[wasm_bindgen(getter, unchecked_return_type = "'legacy' | 'modern' | undefined")]
+    pub fn era(&self) -> Option<String> {
+        self.client.era().map(|era| {
+            match era {
+                crate::era::Era::Legacy => "legacy",
+                crate::era::Era::Modern => "modern",
+            }
+            .to_owned()
+        })
+    }
+
+    /// The server's `server/discover` result, once connected in the modern era (2026-07-28;
+    /// <https://modelcontextprotocol.io/specification/2026-07-28/server/discover>).
+    #[wasm_bindgen(getter, js_name = discoverResult, unchecked_return_type = "MCPDiscoverResult | undefined")]
+    pub fn discover_result(&self) -> JsValue {
+        self.client
+            .discover_result()
+            .map_or(JsValue::UNDEFINED, |r| to_js(&r))
+    }
+
+    /// The server's identity in either era, once connected: `serverInfo` of the `initialize`
+    /// result, or of the `server/discover` result (its
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`); `undefined` when the server sent none.
+    #[wasm_bindgen(getter, js_name = serverInfo, unchecked_return_type = "MCPServerImplementation | undefined")]
+    pub fn server_info(&self) -> JsValue {
+        let info = match self.client.initialize_result() {
+            Some(init) => serde_json::to_value(init.server_info).ok(),
+            None => self.client.discover_result().and_then(|discover| {
+                discover
+                    .get("serverInfo")
+                    .or_else(|| {
+                        discover
+                            .get("_meta")
+                            .and_then(|meta| meta.get(crate::era::META_SERVER_INFO))
+                    })
+                    .filter(|info| info.is_object())
+                    .cloned()
+            }),
+        };
+        info.map_or(JsValue::UNDEFINED, |info| to_js(&info))
+    }
+
+    /// The negotiated protocol version, once connected (`'2026-07-28'` in the modern era).
     #[wasm_bindgen(getter, js_name = protocolVersion)]
     pub fn protocol_version(&self) -> Option<String> {
         self.client.protocol_version()
@@ -629,13 +677,26 @@ export interface MCPClientOptions {
   version?: string;
   /** The protocol version offered in `initialize` (default `MCP_PROTOCOL_VERSION`). */
   protocolVersion?: string;
-  /** The protocol era: `'legacy'` (default) speaks the `initialize` handshake; `'auto'` probes
-   * with the 2026-07-28 wire (the fetch transport sends its MCP-Protocol-Version, Mcp-Method,
-   * Mcp-Name and Mcp-Param-* headers; a browser needs the server's CORS to allow them) and falls
-   * back; `'modern'` skips the probe. */
-  era?: 'legacy' | 'auto' | 'modern';
+  /** The protocol era. `'auto'` (default, as the Rust client) probes with `server/discover` on
+   * the 2026-07-28 wire and falls back to the `initialize` handshake when the server is older;
+   * `'modern'` skips the probe; `'legacy'` speaks the handshake only. Over HTTP a modern request
+   * carries the MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers: from a page
+   * on another origin the server's CORS must allow them (`orkestrel-mcp serve --cors <origin>`
+   * does), or the browser blocks the probe and `connect` fails; pass `'legacy'` for such a
+   * server. */
+  era?: 'auto' | 'legacy' | 'modern';
   /** Sees every JSON-RPC message sent and received (a traffic log). */
   trace?: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void;
+}
+/** A server's identity (`serverInfo`). */
+export type MCPServerImplementation = MCPInitializeResult['serverInfo'];
+/** The `server/discover` result of a 2026-07-28 server. */
+export interface MCPDiscoverResult {
+  supportedVersions: string[];
+  capabilities: Record<string, unknown>;
+  instructions?: string;
+  _meta?: Record<string, unknown>;
+  [key: string]: unknown;
 }
 /** Options for `createFetchTransport`. */
 export interface MCPFetchTransportOptions {

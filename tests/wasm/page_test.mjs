@@ -4,7 +4,10 @@
 //     tool, results render (text, JSON, image, error), the JSON-RPC traffic shows;
 //   - the remote mode, with the wasm MCP client, against `orkestrel-mcp serve --http 127.0.0.1:0
 //     --cors <page origin>` ($ORKESTREL_MCP_BIN, default target/debug/orkestrel-mcp): connect over
-//     Streamable HTTP and over WebSocket, list tools, fill the echo form, call, assert the DOM.
+//     Streamable HTTP and over WebSocket, list tools, fill the echo form, call, assert the DOM —
+//     with `era: 'legacy'` (the initialize handshake, a session) and with `era: 'auto'` (the
+//     default), which reaches 2026-07-28 through the CORS preflight of its Mcp-Method, Mcp-Name
+//     and MCP-Protocol-Version headers.
 // Saves screenshots to $ARTIFACTS (default target/wasm-artifacts). Prints
 // `page: N passed, M failed`.
 import assert from 'node:assert/strict';
@@ -139,13 +142,26 @@ await check('orkestrel-mcp serve --http starts (CORS for the page origin)', asyn
 });
 
 const errorsBefore = consoleErrors.length;
-async function connectRemote(serverUrl) {
-  await page.goto(`${url}?server=${encodeURIComponent(serverUrl)}`);
+// Every request the page sends to the native server (method, headers, body).
+const sent = [];
+page.on('request', (request) => {
+  if (mcpUrl && request.url() === mcpUrl) {
+    sent.push({ method: request.method(), headers: request.headers(), body: request.postData() });
+  }
+});
+async function connectRemote(serverUrl, era) {
+  const query = `server=${encodeURIComponent(serverUrl)}${era ? `&era=${era}` : ''}`;
+  await page.goto(`${url}?${query}`);
   await page.waitForSelector('body[data-remote]', { timeout: 20000 });
   const state = await page.getAttribute('body', 'data-remote');
   if (state !== 'connected') throw new Error(`not connected: ${await page.textContent('#result')}`);
 }
-async function echoOver(transportName, text) {
+/** `params` without `_meta` (a 2026-07-28 request carries its envelope there). */
+function withoutMeta(params) {
+  const { _meta, ...rest } = params ?? {};
+  return rest;
+}
+async function echoOver(transportName, text, { modern = false } = {}) {
   const tools = await page.$$eval('#tools form', (forms) => forms.map((f) => f.dataset.tool));
   assert.deepEqual(tools, ['echo', 'add', 'fail', 'sleep', 'progress']);
   const input = page.locator('form[data-tool="echo"] input[name="text"]');
@@ -156,14 +172,19 @@ async function echoOver(transportName, text) {
   assert.equal(await page.textContent('[data-result-for="echo"] .block.text pre'), text);
   const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
   const call = entries.find((m) => m.method === 'tools/call');
-  assert.deepEqual(call.params, { name: 'echo', arguments: { text } });
+  if (modern) {
+    assert.deepEqual(withoutMeta(call.params), { name: 'echo', arguments: { text } });
+    assert.equal(call.params._meta['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
+  } else {
+    assert.deepEqual(call.params, { name: 'echo', arguments: { text } });
+  }
   const reply = entries.find((m) => m.id === call.id && m.result);
   assert.deepEqual(reply.result.content, [{ type: 'text', text }]);
   assert.match(await page.textContent('#remote-info'), new RegExp(transportName));
 }
 
 await check('remote over Streamable HTTP: connect, list tools, call echo', async () => {
-  await connectRemote(mcpUrl);
+  await connectRemote(mcpUrl, 'legacy');
   assert.match(await page.textContent('#status'), /connected to .* \(5 tools\)/);
   assert.match(await page.textContent('#remote-info'), /orkestrel-mcp .* session [0-9a-f-]+/);
   await echoOver('Streamable HTTP', 'hello over HTTP');
@@ -187,9 +208,66 @@ await check('remote over HTTP: disconnect', async () => {
   assert.match(await page.textContent('#status'), /disconnected/);
 });
 await check('remote over WebSocket: connect, list tools, call echo', async () => {
-  await connectRemote(mcpUrl.replace(/^http/, 'ws'));
+  await connectRemote(mcpUrl.replace(/^http/, 'ws'), 'legacy');
   await echoOver('WebSocket', 'hello over WebSocket');
   await page.screenshot({ path: path.join(artifacts, 'www-remote-ws.png'), fullPage: true });
+});
+await check("remote over HTTP with era 'legacy': the initialize handshake and a session", async () => {
+  await connectRemote(mcpUrl, 'legacy');
+  assert.equal(await page.getAttribute('body', 'data-era'), 'legacy');
+  assert.notEqual(await page.getAttribute('body', 'data-protocol'), '2026-07-28');
+  assert.match(await page.textContent('#remote-info'), /protocol 2025-\d\d-\d\d \(legacy era\), session [0-9a-f-]+/);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  assert.equal(entries[0].method, 'initialize');
+  assert.ok(!entries.some((m) => m.method === 'server/discover'));
+});
+await check("remote over HTTP with era 'auto' reaches 2026-07-28 (CORS admits its headers)", async () => {
+  sent.length = 0;
+  await connectRemote(mcpUrl, 'auto');
+  assert.equal(await page.getAttribute('body', 'data-protocol'), '2026-07-28');
+  assert.equal(await page.getAttribute('body', 'data-era'), 'modern');
+  // The server info comes from server/discover; no handshake, no session.
+  assert.match(await page.textContent('#remote-info'), /^orkestrel-mcp \S+ over Streamable HTTP, protocol 2026-07-28 \(modern era\), 5 tools$/);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  assert.equal(entries[0].method, 'server/discover');
+  assert.ok(!entries.some((m) => m.method === 'initialize'));
+  await echoOver('Streamable HTTP', 'hello over 2026-07-28', { modern: true });
+  // What Chromium sent after the preflight: the 2026-07-28 headers, no session.
+  const call = sent.find((r) => r.method === 'POST' && JSON.parse(r.body).method === 'tools/call');
+  assert.ok(call, `no tools/call POST among ${sent.map((r) => r.method).join(', ')}`);
+  assert.equal(call.headers['mcp-protocol-version'], '2026-07-28');
+  assert.equal(call.headers['mcp-method'], 'tools/call');
+  assert.equal(call.headers['mcp-name'], 'echo');
+  assert.equal(call.headers['mcp-session-id'], undefined);
+  await page.screenshot({ path: path.join(artifacts, 'www-remote-http-2026.png'), fullPage: true });
+});
+await check("the JS client's era defaults to 'auto' (2026-07-28 against a modern server)", async () => {
+  const seen = await page.evaluate(async (serverUrl) => {
+    const m = await import('/pkg/orkestrel_mcp.js');
+    const client = m.createMCPClient({ transport: m.createFetchTransport({ url: serverUrl }) });
+    await client.connect();
+    const out = {
+      protocolVersion: client.protocolVersion,
+      era: client.era,
+      session: client.sessionId ?? null,
+      serverInfo: client.serverInfo,
+      initialize: client.initializeResult ?? null,
+      discover: Array.isArray(client.discoverResult?.supportedVersions),
+    };
+    await client.disconnect();
+    return out;
+  }, mcpUrl);
+  assert.equal(seen.protocolVersion, '2026-07-28');
+  assert.equal(seen.era, 'modern');
+  assert.equal(seen.session, null);
+  assert.equal(seen.serverInfo.name, 'orkestrel-mcp');
+  assert.equal(seen.initialize, null);
+  assert.equal(seen.discover, true);
+});
+await check("remote over WebSocket with era 'auto' reaches 2026-07-28", async () => {
+  await connectRemote(mcpUrl.replace(/^http/, 'ws'), 'auto');
+  assert.equal(await page.getAttribute('body', 'data-protocol'), '2026-07-28');
+  await echoOver('WebSocket', 'hello over WebSocket, 2026', { modern: true });
 });
 await check('no console errors in the remote mode', async () => {
   assert.deepEqual(consoleErrors.slice(errorsBefore), []);

@@ -17,6 +17,8 @@ import {
   type MCPClientError,
   type MCPError,
   type MCPCustomTransport,
+  type MCPDiscoverResult,
+  type MCPServerImplementation,
   type MCPInitializeResult,
   type MCPTool,
   type MCPToolDescriptor,
@@ -90,6 +92,7 @@ const custom: MCPCustomTransport = {
 const client: MCPClient = createMCPClient({
   transport: kind === 'http' ? http : custom,
   timeout: 5000,
+  era: 'auto',
   name: 'types',
   version: '1.0.0',
   trace: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void [direction, message],
@@ -105,12 +108,17 @@ export async function usesClient(): Promise<unknown> {
   const info: MCPInitializeResult | undefined = client.initializeResult;
   const session: string | undefined = client.sessionId;
   const version: string | undefined = client.protocolVersion;
+  const era: 'legacy' | 'modern' | undefined = client.era;
+  const discover: MCPDiscoverResult | undefined = client.discoverResult;
+  const versions: string[] | undefined = discover?.supportedVersions;
+  const serverInfo: MCPServerImplementation | undefined = client.serverInfo;
+  const serverName: string | undefined = serverInfo?.name;
   const tools: MCPToolDescriptor[] = await client.tools();
   const whole: MCPToolResult = await client.callTool('echo', { text: 'x' }, { timeout: 1000 });
   const value: unknown = await client.call('add', { x: 1, y: 2 });
   const pong: unknown = await client.request('ping');
   await client.disconnect();
-  void [connected, info, session, version, tools, whole, pong, ws];
+  void [connected, info, session, version, era, versions, serverName, tools, whole, pong, ws];
   return value;
 }
 
@@ -118,5 +126,7 @@ export async function usesClient(): Promise<unknown> {
 client.on('message', () => {});
 // @ts-expect-error: a disconnect listener gets a string cause
 client.on('disconnect', (cause: number) => void cause);
+// @ts-expect-error: the era is 'auto', 'legacy' or 'modern'
+createMCPClient({ transport: custom, era: 'stateless' });
 // @ts-expect-error: a transport needs a url
 createFetchTransport({});
