@@ -6,64 +6,17 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::era::{self, Era};
+pub use crate::host::{Notifier, Outbound};
 use crate::jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 use crate::mrtr::Round;
 use crate::peers::Pending;
+pub use crate::protocol::LogLevel;
 use crate::session::Session;
-
-/// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,
-/// its WebSocket). Returns `false` when the channel is gone.
-pub type Notifier = Arc<dyn Fn(JsonRpcNotification) -> bool + Send + Sync>;
-
-/// A sink for any server→client message (notifications and requests) on the request's channel.
-/// Returns `false` when the channel is gone.
-pub type Outbound = Arc<dyn Fn(JsonRpcMessage) -> bool + Send + Sync>;
-
-/// The syslog severities of `logging/setLevel` and `notifications/message`, least severe first
-/// (spec 2025-11-25 `server/utilities/logging`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    /// `debug`
-    Debug,
-    /// `info`
-    Info,
-    /// `notice`
-    Notice,
-    /// `warning`
-    Warning,
-    /// `error`
-    Error,
-    /// `critical`
-    Critical,
-    /// `alert`
-    Alert,
-    /// `emergency`
-    Emergency,
-}
-
-impl LogLevel {
-    /// The level named `name` (`"debug"` … `"emergency"`, as on the wire).
-    pub fn from_name(name: &str) -> Option<LogLevel> {
-        Some(match name {
-            "debug" => LogLevel::Debug,
-            "info" => LogLevel::Info,
-            "notice" => LogLevel::Notice,
-            "warning" => LogLevel::Warning,
-            "error" => LogLevel::Error,
-            "critical" => LogLevel::Critical,
-            "alert" => LogLevel::Alert,
-            "emergency" => LogLevel::Emergency,
-            _ => return None,
-        })
-    }
-}
 
 /// What a handler knows about the request it serves, and its way back to the caller.
 #[derive(Clone, Default)]

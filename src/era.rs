@@ -9,8 +9,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-use crate::context::LogLevel;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
+use crate::protocol::LogLevel;
 use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
 /// The stateless revision.

@@ -62,6 +62,7 @@ pub mod client;
 pub mod context;
 pub mod era;
 pub mod framing;
+pub mod host;
 pub mod http;
 pub mod jsonrpc;
 pub mod media;

@@ -15,15 +15,16 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::context::{LogLevel, Outbound, RequestContext};
+use crate::context::RequestContext;
 use crate::era::{self, Era};
+use crate::host::Outbound;
 use crate::jsonrpc::{
     ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
 };
 use crate::mrtr::{Round, StateSealer, INPUT_REQUIRED, MRTR_METHODS};
 use crate::peers::{Peers, Pending};
 use crate::prompts::PromptRegistry;
-use crate::protocol::{initialize_result, negotiate_initialize, Implementation};
+use crate::protocol::{initialize_result, negotiate_initialize, Implementation, LogLevel};
 use crate::resources::ResourceRegistry;
 use crate::tools::{panic_message, ToolRegistry};
 use crate::BoxFuture;
