@@ -75,10 +75,12 @@ use serde_json::{json, Map, Value};
 
 pub use era::ClientEra;
 pub use error::ClientError;
-pub use features::{Progress, ProgressCallback, Spawn, MAX_LIST_PAGES};
+pub use features::{Progress, ProgressCallback, MAX_LIST_PAGES};
 pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
+
+pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
 
 use crate::jsonrpc::{
     ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
@@ -106,17 +108,9 @@ cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
         /// An event listener (`Send + Sync` on native targets).
         pub type Listener = Arc<dyn Fn(&ClientEvent)>;
-        /// The handler listener panics go to: `(panic message, event name)`.
-        pub type ErrorHandler = Arc<dyn Fn(&str, &str)>;
-        /// An injected timer: a future that resolves after the duration.
-        pub type Sleep = Arc<dyn Fn(Duration) -> BoxFuture<'static, ()>>;
     } else {
         /// An event listener (`Send + Sync` on native targets).
         pub type Listener = Arc<dyn Fn(&ClientEvent) + Send + Sync>;
-        /// The handler listener panics go to: `(panic message, event name)`.
-        pub type ErrorHandler = Arc<dyn Fn(&str, &str) + Send + Sync>;
-        /// An injected timer: a future that resolves after the duration.
-        pub type Sleep = Arc<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send + Sync>;
     }
 }
 
@@ -131,8 +125,13 @@ pub struct ClientOptions {
     pub protocol_version: String,
     /// Where a panicking listener is reported; default: a `tracing` error.
     pub on_error: Option<ErrorHandler>,
-    /// The timer behind deadlines; default `futures_timer::Delay`.
+    /// The timer behind deadlines; default [`host::defaults::sleep`](crate::host::defaults::sleep)
+    /// (`futures_timer::Delay`). `None`: requests have no deadline.
     pub sleep: Option<Sleep>,
+    /// The clock (ms since the Unix epoch) that expires cached 2026-07-28 results; default
+    /// [`host::defaults::clock`](crate::host::defaults::clock) (the system clock on native
+    /// targets, none on wasm). `None`: nothing is cached.
+    pub clock: Option<Clock>,
     /// Which protocol era to speak (default [`ClientEra::Auto`]).
     pub era: ClientEra,
     /// What answers the server's sampling, elicitation and roots requests (and, on the
@@ -140,8 +139,9 @@ pub struct ClientOptions {
     /// declares none and refuses every such request.
     pub handler: Option<Arc<dyn handlers::ClientHandler>>,
     /// Runs the client's background work (handler answers, `notifications/cancelled` for a
-    /// dropped request); default: the current tokio runtime (feature `native`), else a thread
-    /// on native targets, `spawn_local` on `wasm32-unknown-unknown`.
+    /// dropped request); default [`host::defaults::spawner`](crate::host::defaults::spawner):
+    /// the current tokio runtime (feature `native`), else a thread on native targets,
+    /// `spawn_local` on `wasm32-unknown-unknown`. `None`: that work is dropped (and logged).
     pub spawn: Option<Spawn>,
 }
 
@@ -172,10 +172,11 @@ impl ClientOptions {
             timeout: Duration::from_millis(DEFAULT_MCP_REQUEST_TIMEOUT_MS),
             protocol_version: MCP_PROTOCOL_VERSION.to_owned(),
             on_error: None,
-            sleep: None,
+            sleep: crate::host::defaults::sleep(),
+            clock: crate::host::defaults::clock(),
             era: ClientEra::Auto,
             handler: None,
-            spawn: None,
+            spawn: crate::host::defaults::spawner(),
         }
     }
 
@@ -231,6 +232,12 @@ impl ClientOptions {
     /// Inject the timer behind deadlines (e.g. a runtime's sleep, or a test clock).
     pub fn with_sleep(mut self, sleep: Sleep) -> Self {
         self.sleep = Some(sleep);
+        self
+    }
+
+    /// Read time from `clock` (ms since the Unix epoch) to expire cached results.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
         self
     }
 }
@@ -806,10 +813,15 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The injected clock's reading (ms), if the client has a clock.
+    pub(crate) fn now(&self) -> Option<u64> {
+        self.options.clock.as_ref().map(|clock| clock())
+    }
+
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
         match &self.options.sleep {
             Some(sleep) => sleep(duration),
-            None => Box::pin(futures_timer::Delay::new(duration)),
+            None => Box::pin(future::pending()),
         }
     }
 

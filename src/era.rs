@@ -31,12 +31,15 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key: the listen request id on every subscription notification.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// `-32020` HeaderMismatch: a required header is missing, differs from the body, or is malformed.
-pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
-/// `-32021` MissingRequiredClientCapability (`data.requiredCapabilities` is an object).
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
-/// `-32022` UnsupportedProtocolVersion (`data.supported`, `data.requested`).
-pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+/// `-32020` HeaderMismatch: an alias of [`ErrorCode::HEADER_MISMATCH`], its home.
+pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
+/// `-32021` MissingRequiredClientCapability: an alias of
+/// [`ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY`], its home.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode =
+    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
+/// `-32022` UnsupportedProtocolVersion: an alias of [`ErrorCode::UNSUPPORTED_PROTOCOL_VERSION`],
+/// its home.
+pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
 
 /// The methods whose complete results carry `ttlMs` and `cacheScope` (§6.1).
 pub const CACHEABLE_METHODS: &[&str] = &[

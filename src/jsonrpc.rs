@@ -46,6 +46,27 @@ impl ErrorCode {
     /// `-32000`: an implementation-defined server error.
     pub const SERVER_ERROR: ErrorCode = ErrorCode(-32000);
 
+    // MCP's codes, in the implementation-defined server-error range.
+
+    /// `-32001`: the request timed out (the TypeScript SDK's `ErrorCode.RequestTimeout`, which
+    /// the JS client's errors carry).
+    pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32001);
+    /// `-32002`: the handshake era's "Resource not found" (2026-07-28 answers `-32602`; spec
+    /// [`server/resources`](https://modelcontextprotocol.io/specification/2025-11-25/server/resources#error-handling)).
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// `-32020` HeaderMismatch (2026-07-28): a required header is missing, differs from the
+    /// body, or is malformed
+    /// ([Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http)).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// `-32021` MissingRequiredClientCapability (2026-07-28; `data.requiredCapabilities` is an
+    /// object).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// `-32022` UnsupportedProtocolVersion (2026-07-28; `data.supported`, `data.requested`).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// `-32099`: the marker a handler's input request returns while its input is missing; the
+    /// server turns the round into an input-required result. Never sent on the wire.
+    pub(crate) const INPUT_REQUIRED: ErrorCode = ErrorCode(-32099);
+
     /// The code as a plain integer.
     pub const fn as_i32(self) -> i32 {
         self.0

@@ -23,10 +23,6 @@ pub const REQUEST_STATE_TTL_MS: u64 = 10 * 60 * 1000;
 /// The methods that may answer with an input-required result (§4).
 pub const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
-/// The marker error a handler's input request returns while the input is missing; the server
-/// turns the round into an input-required result, whatever the handler then returned.
-pub(crate) const INPUT_REQUIRED: ErrorCode = ErrorCode(-32099);
-
 /// One round of a modern request: the answers the client sent and what the handler asks next.
 #[derive(Debug, Default)]
 pub struct Round {
@@ -72,7 +68,7 @@ impl Round {
             ));
         }
         Err(ErrorObject::new(
-            INPUT_REQUIRED,
+            ErrorCode::INPUT_REQUIRED,
             format!("input required: {key}"),
         ))
     }

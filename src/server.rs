@@ -19,9 +19,10 @@ use crate::context::RequestContext;
 use crate::era::{self, Era};
 use crate::host::Outbound;
 use crate::jsonrpc::{
-    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
+    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,
+    RequestId,
 };
-use crate::mrtr::{Round, StateSealer, INPUT_REQUIRED, MRTR_METHODS};
+use crate::mrtr::{Round, StateSealer, MRTR_METHODS};
 use crate::peers::{Peers, Pending};
 use crate::prompts::PromptRegistry;
 use crate::protocol::{initialize_result, negotiate_initialize, Implementation, LogLevel};
@@ -78,9 +79,6 @@ cfg_if::cfg_if! {
     }
 }
 
-/// The error handler listeners' panics are routed to: `(panic message, event name)`.
-pub type ErrorHandler = Arc<dyn Fn(&str, &str) + Send + Sync>;
-
 /// Options for [`McpServer::new`] (seed `MCPServerOptions`).
 #[derive(Clone)]
 pub struct ServerOptions {
@@ -105,30 +103,13 @@ pub struct ServerOptions {
     pub page_size: Option<usize>,
     /// `ttlMs` on cacheable modern results (default 0: always revalidate).
     pub cache_ttl_ms: u64,
-    /// The clock (ms since the Unix epoch) used to expire `requestState`; the system clock on
-    /// native targets, none (no expiry) on wasm unless given.
+    /// The clock (ms since the Unix epoch) used to expire `requestState`; default
+    /// [`host::defaults::clock`](crate::host::defaults::clock): the system clock on native
+    /// targets, none (no expiry) on wasm.
     pub clock: Option<Clock>,
 }
 
-cfg_if::cfg_if! {
-    if #[cfg(target_family = "wasm")] {
-        /// A clock: milliseconds since the Unix epoch.
-        pub type Clock = Arc<dyn Fn() -> u64>;
-        fn system_clock() -> Option<Clock> {
-            None
-        }
-    } else {
-        /// A clock: milliseconds since the Unix epoch.
-        pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
-        fn system_clock() -> Option<Clock> {
-            Some(Arc::new(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64)
-            }))
-        }
-    }
-}
+pub use crate::host::{Clock, ErrorHandler};
 
 /// One open `subscriptions/listen` stream.
 struct Listener {
@@ -151,7 +132,7 @@ impl ServerOptions {
             logging: false,
             page_size: None,
             cache_ttl_ms: 0,
-            clock: system_clock(),
+            clock: crate::host::defaults::clock(),
         }
     }
 
@@ -190,6 +171,12 @@ impl ServerOptions {
     /// Set the `initialize` instructions.
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Read time from `clock` (ms since the Unix epoch) instead of the default.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
         self
     }
 
@@ -583,11 +570,11 @@ impl McpServer {
                 Ok(result)
             }
             // 2026-07-28 answers "resource not found" with -32602 (changelog m6).
-            Err(e) if e.code == crate::resources::RESOURCE_NOT_FOUND => Err(ErrorObject {
-                code: crate::jsonrpc::ErrorCode::INVALID_PARAMS,
+            Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => Err(ErrorObject {
+                code: ErrorCode::INVALID_PARAMS,
                 ..e
             }),
-            Err(e) if e.code == INPUT_REQUIRED => {
+            Err(e) if e.code == ErrorCode::INPUT_REQUIRED => {
                 Err(ErrorObject::internal("input required outside a round"))
             }
             Err(e) => Err(e),

@@ -91,9 +91,9 @@ struct EraInner {
     discover: Option<Value>,
     /// `x-mcp-header` annotations of the listed tools: tool name → `(header suffix, path)`.
     tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
-    /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry).
-    #[cfg(not(target_family = "wasm"))]
-    cache: HashMap<String, (Value, std::time::Instant)>,
+    /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry in ms
+    /// of the client's clock).
+    cache: HashMap<String, (Value, u64)>,
     /// Open listen streams: listen request id → their notification channel.
     subscriptions: HashMap<i64, futures::channel::mpsc::UnboundedSender<JsonRpcNotification>>,
 }
@@ -119,12 +119,12 @@ impl EraState {
         self.lock().subscriptions.remove(&id);
     }
 
-    /// A fresh cached result for this key.
-    #[cfg(not(target_family = "wasm"))]
-    fn cached(&self, key: &str) -> Option<Value> {
+    /// A fresh cached result for this key at `now` (ms); none without a clock.
+    fn cached(&self, key: &str, now: Option<u64>) -> Option<Value> {
+        let now = now?;
         let mut inner = self.lock();
         match inner.cache.get(key) {
-            Some((value, expiry)) if std::time::Instant::now() < *expiry => Some(value.clone()),
+            Some((value, expiry)) if now < *expiry => Some(value.clone()),
             Some(_) => {
                 inner.cache.remove(key);
                 None
@@ -133,48 +133,36 @@ impl EraState {
         }
     }
 
-    #[cfg(target_family = "wasm")]
-    fn cached(&self, _key: &str) -> Option<Value> {
-        None
-    }
-
-    /// Keep a complete result for its `ttlMs` (a missing or zero TTL keeps nothing).
-    #[cfg(not(target_family = "wasm"))]
-    fn store(&self, key: String, value: &Value) {
+    /// Keep a complete result for its `ttlMs` from `now` (ms; a missing or zero TTL, or no
+    /// clock, keeps nothing).
+    fn store(&self, key: String, value: &Value, now: Option<u64>) {
         let ttl = value.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
-        if ttl == 0 {
+        let Some(now) = now.filter(|_| ttl > 0) else {
             return;
-        }
+        };
         let mut inner = self.lock();
         if inner.cache.len() >= MAX_CACHE_ENTRIES {
             inner.cache.clear();
         }
-        let expiry = std::time::Instant::now() + Duration::from_millis(ttl);
-        inner.cache.insert(key, (value.clone(), expiry));
+        inner
+            .cache
+            .insert(key, (value.clone(), now.saturating_add(ttl)));
     }
-
-    #[cfg(target_family = "wasm")]
-    fn store(&self, _key: String, _value: &Value) {}
 
     /// Drop cached results a change notification makes stale.
     fn invalidate(&self, method: &str) {
-        #[cfg(not(target_family = "wasm"))]
-        {
-            let stale: &[&str] = match method {
-                "notifications/tools/list_changed" => &["tools/list"],
-                "notifications/prompts/list_changed" => &["prompts/list"],
-                "notifications/resources/list_changed" => {
-                    &["resources/list", "resources/templates/list"]
-                }
-                "notifications/resources/updated" => &["resources/read"],
-                _ => return,
-            };
-            self.lock()
-                .cache
-                .retain(|key, _| !stale.iter().any(|m| key.starts_with(&format!("{m} "))));
-        }
-        #[cfg(target_family = "wasm")]
-        let _ = method;
+        let stale: &[&str] = match method {
+            "notifications/tools/list_changed" => &["tools/list"],
+            "notifications/prompts/list_changed" => &["prompts/list"],
+            "notifications/resources/list_changed" => {
+                &["resources/list", "resources/templates/list"]
+            }
+            "notifications/resources/updated" => &["resources/read"],
+            _ => return,
+        };
+        self.lock()
+            .cache
+            .retain(|key, _| !stale.iter().any(|m| key.starts_with(&format!("{m} "))));
     }
 
     /// Hand a notification tagged with a listen id (or a server `notifications/cancelled` for
@@ -481,8 +469,8 @@ pub fn strip_envelope(mut value: Value) -> Value {
     value
 }
 
-/// The methods whose results may be `input_required` (§4).
-pub const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+/// The methods whose results may be `input_required` (its home: [`crate::mrtr::MRTR_METHODS`]).
+pub use crate::mrtr::MRTR_METHODS;
 
 impl McpClient {
     /// The era this client settled on, once connected.
@@ -674,7 +662,10 @@ impl McpClient {
                 serde_json::to_string(&base).unwrap_or_default()
             )
         });
-        if let Some(hit) = cache_key.as_deref().and_then(|k| self.inner.era.cached(k)) {
+        if let Some(hit) = cache_key
+            .as_deref()
+            .and_then(|k| self.inner.era.cached(k, self.inner.now()))
+        {
             return Ok(hit);
         }
         let mut version = version;
@@ -757,7 +748,7 @@ impl McpClient {
                 };
                 // Never cache the result of a retry that carried inputs (§6.1).
                 if let (Some(key), false) = (cache_key, round.retried()) {
-                    self.inner.era.store(key, &value);
+                    self.inner.era.store(key, &value, self.inner.now());
                 }
                 return Ok(value);
             }

@@ -25,6 +25,9 @@ use crate::jsonrpc::{
 };
 use crate::tools::panic_message;
 use crate::BoxFuture;
+// The scripted tests name the spawner type by its old path.
+#[cfg(test)]
+use crate::host::Spawn;
 
 /// The most pages the `*_all` list helpers follow before giving up.
 pub const MAX_LIST_PAGES: usize = 1_000;
@@ -36,13 +39,9 @@ cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
         /// A per-request progress callback (`Send + Sync` on native targets).
         pub type ProgressCallback = Arc<dyn Fn(&Progress)>;
-        /// Runs a background future to completion (e.g. `tokio::spawn`, `spawn_local`).
-        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>)>;
     } else {
         /// A per-request progress callback (`Send + Sync` on native targets).
         pub type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
-        /// Runs a background future to completion (e.g. `tokio::spawn`, `spawn_local`).
-        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>) + Send + Sync>;
     }
 }
 
@@ -84,37 +83,15 @@ pub(super) fn with_progress_token(params: Option<Value>, id: i64) -> Result<Valu
     Ok(Value::Object(params))
 }
 
-/// The default spawner: the current tokio runtime (feature `native`), else a thread on native
-/// targets; `spawn_local` on `wasm32-unknown-unknown`.
-fn default_spawn(task: BoxFuture<'static, ()>) {
-    cfg_if::cfg_if! {
-        if #[cfg(all(target_arch = "wasm32", target_os = "unknown"))] {
-            wasm_bindgen_futures::spawn_local(task);
-        } else if #[cfg(target_family = "wasm")] {
-            drop(task);
-            tracing::error!("mcp client: no spawner on this target; set ClientOptions::with_spawner");
-        } else {
-            #[cfg(feature = "native")]
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(task);
-                return;
-            }
-            let spawned = std::thread::Builder::new()
-                .name("mcp-client-task".into())
-                .spawn(move || futures::executor::block_on(task));
-            if let Err(e) = spawned {
-                tracing::error!(error = %e, "mcp client: could not start a background thread");
-            }
-        }
-    }
-}
-
 impl Inner {
     /// Run `task` in the background on the configured spawner.
     pub(super) fn spawn(&self, task: BoxFuture<'static, ()>) {
         match &self.options.spawn {
             Some(spawn) => spawn(task),
-            None => default_spawn(task),
+            None => {
+                drop(task);
+                tracing::error!("mcp client: no spawner; set ClientOptions::with_spawner");
+            }
         }
     }
 
@@ -133,7 +110,7 @@ impl Inner {
         let nap = move |d: Duration| -> BoxFuture<'static, ()> {
             match &sleep {
                 Some(sleep) => sleep(d),
-                None => Box::pin(futures_timer::Delay::new(d)),
+                None => Box::pin(future::pending()),
             }
         };
         Box::pin(async move {
