@@ -87,15 +87,6 @@ use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
 use crate::protocol::{is_supported_version, InitializeResult, SUPPORTED_PROTOCOL_VERSIONS};
 use engine::{fail_all, ClientSink, Inner, Phase, State};
 
-// The names the unit tests (tests.rs) reach through `use super::*`.
-#[cfg(test)]
-use {
-    crate::jsonrpc::{JsonRpcRequest, JsonRpcResponse, RequestId},
-    crate::protocol::{Content, ToolResult, MCP_PROTOCOL_VERSION},
-    crate::tools::Tool,
-    crate::BoxFuture,
-    std::time::Duration,
-};
 
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
 pub const DEFAULT_MCP_REQUEST_TIMEOUT_MS: u64 = 30_000;
@@ -405,6 +396,16 @@ impl McpClient {
             .map(drop)
     }
 }
+
+// The names the unit tests (tests.rs) reach through `use super::*`.
+#[cfg(test)]
+use {
+    crate::jsonrpc::{JsonRpcRequest, JsonRpcResponse, RequestId},
+    crate::protocol::{Content, ToolResult, MCP_PROTOCOL_VERSION},
+    crate::tools::Tool,
+    crate::BoxFuture,
+    std::time::Duration,
+};
 
 #[cfg(test)]
 mod tests;

@@ -25,9 +25,6 @@ use crate::jsonrpc::{
 };
 use crate::tools::panic_message;
 use crate::BoxFuture;
-// The scripted tests name the spawner type by its old path.
-#[cfg(test)]
-use crate::host::Spawn;
 
 /// The most pages the `*_all` list helpers follow before giving up.
 pub const MAX_LIST_PAGES: usize = 1_000;
@@ -412,6 +409,10 @@ impl McpClient {
         self.notify("notifications/roots/list_changed", None).await
     }
 }
+
+// The scripted tests name the spawner type by its old path.
+#[cfg(test)]
+use crate::host::Spawn;
 
 #[cfg(test)]
 #[path = "features_tests.rs"]
