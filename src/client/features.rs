@@ -410,8 +410,9 @@ impl McpClient {
     }
 }
 
-// The scripted tests name the spawner type by its old path.
+// The scripted tests may name the spawner type by its old path.
 #[cfg(test)]
+#[allow(unused_imports)]
 use crate::host::Spawn;
 
 #[cfg(test)]
