@@ -87,7 +87,6 @@ use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
 use crate::protocol::{is_supported_version, InitializeResult, SUPPORTED_PROTOCOL_VERSIONS};
 use engine::{fail_all, ClientSink, Inner, Phase, State};
 
-
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
 pub const DEFAULT_MCP_REQUEST_TIMEOUT_MS: u64 = 30_000;
 

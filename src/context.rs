@@ -1,7 +1,7 @@
 //! The per-request context a dispatch carries: who asked, with what `_meta`, and the channel back
 //! to the caller for notifications (progress, logs) and server→client requests (sampling,
-//! elicitation, roots, ping). DESIGN "Protocol eras": one place that a transport, a session or a
-//! stateless request fills.
+//! elicitation, roots, ping). One place that a transport, a session or a stateless request fills,
+//! in either protocol era.
 
 use std::fmt;
 use std::sync::Arc;
@@ -221,7 +221,7 @@ impl RequestContext {
     }
 
     /// Ask the client for one input under a handler-chosen `key` (2026-07-28 multi round-trip
-    /// requests, §4): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    /// requests, [MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
     ///
     /// On the modern wire, the client's answer from `inputResponses[key]` is returned when this
     /// is a retry that carries it; otherwise the request is recorded, an error is returned, and

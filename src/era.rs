@@ -2,8 +2,9 @@
 //! header validation, header value encoding, and result decoration (`resultType`, cache hints,
 //! `serverInfo`). No I/O: the HTTP route and the wasm fetch handler pass header values in.
 //!
-//! Sources: `../shared/SPEC-2026-07-28.md` §2 (negotiation, classification, error codes), §3.2–3.3
-//! (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), §6.1 (caching).
+//! Spec pages: [versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning) (negotiation, telling the eras apart, error codes), the
+//! [`_meta` envelope](https://modelcontextprotocol.io/specification/2026-07-28/basic), [Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http) and [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools)
+//! (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), [caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -41,7 +42,7 @@ pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode =
 /// its home.
 pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
 
-/// The methods whose complete results carry `ttlMs` and `cacheScope` (§6.1).
+/// The methods whose complete results carry `ttlMs` and `cacheScope` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching)).
 pub const CACHEABLE_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -86,7 +87,7 @@ pub fn is_legacy_version(version: &str) -> bool {
 }
 
 /// Whether the request carries modern per-request metadata (`_meta` with a protocol version):
-/// the shape, never the method name, decides the era (§2.4).
+/// the shape, never the method name, decides the era ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
 pub fn has_modern_meta(params: Option<&Map<String, Value>>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
@@ -107,7 +108,7 @@ pub struct ModernMeta {
     pub log_level: Option<LogLevel>,
 }
 
-/// Read and check a modern request's `_meta` (§2.2): `protocolVersion` (a string) and
+/// Read and check a modern request's `_meta` ([`_meta`](https://modelcontextprotocol.io/specification/2026-07-28/basic)): `protocolVersion` (a string) and
 /// `clientCapabilities` (an object) are required; `logLevel`, when present, must be a level.
 ///
 /// # Errors
@@ -186,7 +187,7 @@ pub fn header_mismatch(detail: impl std::fmt::Display) -> ErrorObject {
 }
 
 /// Check the body version against the transport's (`MCP-Protocol-Version` on HTTP; `None` on
-/// stdio), then against what we serve (§2.3 steps 3–4).
+/// stdio), then against what we serve ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
 ///
 /// # Errors
 /// `-32020` when they differ; `-32022` when the version is not a modern one we serve (a
@@ -209,7 +210,7 @@ pub fn check_version(meta: &ModernMeta, header: Option<&str>) -> Result<(), Erro
 const SENTINEL_PREFIX: &str = "=?base64?";
 const SENTINEL_SUFFIX: &str = "?=";
 
-/// Encode a header value (§3.3 Value Encoding): plain visible ASCII without leading or trailing
+/// Encode a header value ([`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools), Value Encoding): plain visible ASCII without leading or trailing
 /// whitespace stays as it is; anything else (non-ASCII, controls, tab, edge spaces, or a value
 /// that looks like the sentinel) becomes `=?base64?{base64 of UTF-8}?=`.
 pub fn encode_header_value(value: &str) -> String {
@@ -267,7 +268,7 @@ pub fn expected_name(request: &JsonRpcRequest) -> Option<String> {
 }
 
 /// The `x-mcp-header` annotations of a tool's input schema: `(header suffix, property path)`,
-/// reachable only through `properties` chains (§3.3).
+/// reachable only through `properties` chains ([`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools)).
 pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
     fn walk(schema: &Value, path: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
         let Some(props) = schema.get("properties").and_then(Value::as_object) else {
@@ -306,7 +307,7 @@ pub fn header_text(value: &Value) -> Option<String> {
     }
 }
 
-/// Validate the modern HTTP headers against the body (§2.3 step 5, §3.2–3.3): `Mcp-Method`
+/// Validate the modern HTTP headers against the body ([Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools)): `Mcp-Method`
 /// equals `method` (values are case-sensitive), `Mcp-Name` equals the name or URI, and each
 /// `Mcp-Param-{Name}` of the tool's `x-mcp-header` annotations matches its argument (numerically
 /// for integers); a header is required when the argument is non-null. `header(name)` returns a

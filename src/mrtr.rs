@@ -20,7 +20,7 @@ use crate::jsonrpc::{ErrorCode, ErrorObject};
 /// How long a sealed `requestState` stays valid: 10 minutes, in ms.
 pub const REQUEST_STATE_TTL_MS: u64 = 10 * 60 * 1000;
 
-/// The methods that may answer with an input-required result (§4).
+/// The methods that may answer with an input-required result ([MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)).
 pub const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
 /// One round of a modern request: the answers the client sent and what the handler asks next.

@@ -5,8 +5,9 @@
 //! [`ClientTransport::send_modern`](crate::client::ClientTransport::send_modern); stdio,
 //! WebSocket and the wasm transports ignore them.
 //!
-//! Sources: `../shared/SPEC-2026-07-28.md` §2.2 (the `_meta` envelope), §2.5 (auto mode, probe
-//! and fallback), §3.2–3.3 (headers, `x-mcp-header`), §4 (results).
+//! Spec pages: the [`_meta` envelope](https://modelcontextprotocol.io/specification/2026-07-28/basic), [versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning) (auto mode, probe and
+//! fallback), [Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http) and [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools) (headers), [MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)
+//! (results).
 //!
 //! ```text
 //!  connect ─► Legacy: initialize handshake
@@ -39,7 +40,7 @@ pub const DEFAULT_PROBE_TIMEOUT_MS: u64 = 10_000;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ClientEra {
     /// Probe with `server/discover` (a modern first request); fall back to the `initialize`
-    /// handshake only on the signals of §2.5. The default.
+    /// handshake only on the signals of [versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning). The default.
     #[default]
     Auto,
     /// 2026-07-28 only: no handshake; every request carries its own `_meta`.

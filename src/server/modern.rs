@@ -12,7 +12,7 @@ use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
 use crate::mrtr::{Round, MRTR_METHODS};
 
 impl McpServer {
-    /// Validate a modern request's `_meta` and version, and set up its round (§2.3, §4).
+    /// Validate a modern request's `_meta` and version, and set up its round ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning), [MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)).
     pub(super) fn prepare_modern(
         &self,
         request: &JsonRpcRequest,
@@ -51,7 +51,7 @@ impl McpServer {
     }
 
     /// Run a request in its era: modern requests lose the removed methods, may end in an
-    /// input-required result, and have their results decorated (§1 M8, §4, §6.1).
+    /// input-required result, and have their results decorated ([changelog](https://modelcontextprotocol.io/specification/2026-07-28/changelog), [MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr), [caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching)).
     pub(super) async fn call_era(
         &self,
         request: JsonRpcRequest,
@@ -103,7 +103,7 @@ impl McpServer {
         era::decorate_result(method, result, &info, self.inner.options.cache_ttl_ms);
     }
 
-    /// `server/discover` (§2.1): versions, capabilities, instructions.
+    /// [`server/discover`](https://modelcontextprotocol.io/specification/2026-07-28/server/discover): versions, capabilities, instructions.
     pub(super) fn discover(&self) -> Value {
         let mut result = json!({
             "supportedVersions": era::supported_versions(),

@@ -1,7 +1,7 @@
 //! What the server sends unasked: each scope's push channel ([`McpServer::attach`]), list-change
 //! and resource-update notifications, and the 2026-07-28 `subscriptions/listen` streams they
 //! also reach
-//! ([spec](https://modelcontextprotocol.io/specification/2026-07-28/basic/utilities/subscriptions)).
+//! ([spec](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -122,7 +122,7 @@ impl McpServer {
             )
     }
 
-    /// `subscriptions/listen` (§5): acknowledge with the honoured filter, then stay open until the
+    /// [`subscriptions/listen`](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): acknowledge with the honoured filter, then stay open until the
     /// stream closes (the future is dropped) — notifications flow through `publish`.
     pub(super) async fn listen(
         &self,

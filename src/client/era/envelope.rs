@@ -54,7 +54,7 @@ pub fn with_meta(params: Option<Value>, meta: &Map<String, Value>) -> Result<Val
     Ok(Value::Object(params))
 }
 
-/// The HTTP headers of a modern request (§3.2–3.3): `MCP-Protocol-Version`, `Mcp-Method`,
+/// The HTTP headers of a modern request ([Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http)): `MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name` (`tools/call`, `prompts/get`: the name; `resources/read`: the uri) and one
 /// `Mcp-Param-{Name}` per `x-mcp-header` annotated argument that is present and not null, with
 /// the `=?base64?…?=` encoding where a value needs it.
@@ -92,7 +92,7 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
-/// Check a tool's `x-mcp-header` annotations against §3.3 and return them as
+/// Check a tool's `x-mcp-header` annotations against [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools) and return them as
 /// `(header suffix, property path)`: each is a non-empty RFC 9110 token, unique
 /// case-insensitively, on a `string`, `integer` or `boolean` property reachable only through
 /// `properties` chains.
@@ -175,7 +175,7 @@ pub fn header_annotations(schema: &Value) -> Result<Vec<(String, Vec<String>)>, 
 /// `"input_required"` → `Ok(false)`.
 ///
 /// # Errors
-/// [`ClientError::InvalidResponse`] for any other `resultType` (§4: unknown values are invalid).
+/// [`ClientError::InvalidResponse`] for any other `resultType` ([MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr): unknown values are invalid).
 pub fn is_complete(result: &Value) -> Result<bool, ClientError> {
     match result.get("resultType") {
         None | Some(Value::Null) => Ok(true),

@@ -1,6 +1,6 @@
 //! Picking the era: `connect`'s negotiation (legacy handshake, modern `server/discover`, or the
 //! auto-mode probe with its fallback) and the rules that read a probe's failure
-//! ([spec: version negotiation](https://modelcontextprotocol.io/specification/2026-07-28/basic/lifecycle)).
+//! ([spec: version negotiation](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
 
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ pub fn pick_version(error: &ErrorObject) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// What a probe's failure says about the server's era (§2.5).
+/// What a probe's failure says about the server's era ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProbeVerdict {
     /// A modern server: stay modern (retry with this version when it is `Some`).

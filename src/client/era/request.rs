@@ -54,7 +54,7 @@ impl McpClient {
             }
         };
         let http = self.inner.transport.uses_headers();
-        // Cache key: the method and the params that shape the result (§6.1).
+        // Cache key: the method and the params that shape the result (caching, Cache Key).
         let cache_key = CACHED_METHODS.contains(&method).then(|| {
             format!(
                 "{method} {}",
@@ -145,7 +145,7 @@ impl McpClient {
                 } else {
                     value
                 };
-                // Never cache the result of a retry that carried inputs (§6.1).
+                // Never cache the result of a retry that carried inputs (caching).
                 if let (Some(key), false) = (cache_key, round.retried()) {
                     self.inner.era.store(key, &value, self.inner.now());
                 }

@@ -133,7 +133,7 @@ impl EraState {
 /// The most cached results a client keeps (the cache is emptied when it is full).
 pub const MAX_CACHE_ENTRIES: usize = 256;
 
-/// The methods whose complete results the client caches for their `ttlMs` (§6.1; not
+/// The methods whose complete results the client caches for their `ttlMs` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching); not
 /// `server/discover`, which `connect` re-runs).
 pub const CACHED_METHODS: &[&str] = &[
     "tools/list",
