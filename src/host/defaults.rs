@@ -66,3 +66,20 @@ pub fn spawner() -> Option<Spawn> {
         }
     }
 }
+
+#[cfg(all(test, not(target_family = "wasm")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_defaults_read_the_system_clock_and_run_tasks() {
+        let now = clock().expect("a system clock on native targets")();
+        assert!(now > 1_600_000_000_000, "ms since the epoch, got {now}");
+        let (tx, rx) = futures::channel::oneshot::channel();
+        spawner().expect("a spawner on native targets")(Box::pin(async move {
+            let _ = tx.send(7);
+        }));
+        assert_eq!(futures::executor::block_on(rx), Ok(7));
+        futures::executor::block_on(sleep().expect("a timer")(Duration::from_millis(1)));
+    }
+}

@@ -142,3 +142,31 @@ pub const CACHED_METHODS: &[&str] = &[
     "resources/templates/list",
     "resources/read",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cached_results_expire_on_the_injected_clock_and_need_one() {
+        let state = EraState::default();
+        let result = json!({"tools": [], "ttlMs": 1000});
+        state.store("tools/list {}".into(), &result, Some(5_000));
+        assert_eq!(state.cached("tools/list {}", Some(5_999)), Some(result));
+        assert_eq!(state.cached("tools/list {}", Some(6_000)), None);
+        // Without a clock nothing is kept or served.
+        state.store("prompts/list {}".into(), &json!({"ttlMs": 1000}), None);
+        assert_eq!(state.cached("prompts/list {}", Some(0)), None);
+        state.store("prompts/list {}".into(), &json!({"ttlMs": 1000}), Some(0));
+        assert_eq!(state.cached("prompts/list {}", None), None);
+        // A zero TTL keeps nothing; a change notification drops what it makes stale.
+        state.store("resources/list {}".into(), &json!({"ttlMs": 0}), Some(0));
+        assert_eq!(state.cached("resources/list {}", Some(0)), None);
+        state.store("tools/list {}".into(), &json!({"ttlMs": 1000}), Some(0));
+        state.route(&JsonRpcNotification::new(
+            "notifications/tools/list_changed",
+        ));
+        assert_eq!(state.cached("tools/list {}", Some(1)), None);
+    }
+}
