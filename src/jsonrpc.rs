@@ -1,5 +1,5 @@
 //! JSON-RPC 2.0 messages: ids, requests, notifications, responses, error codes, total guards,
-//! a classifying parser over an already-parsed [`Value`], and response builders.
+//! a classifying parser over an already-parsed [`Value`](serde_json::Value), and response builders.
 //!
 //! Every wire input is classified by hand from a [`serde_json::Value`] so that each bad input maps
 //! to a precise error (seed clauses 2, 3, 7, 8; JSON-RPC 2.0 §4–§5):

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::protocol::{Implementation, MCP_PROTOCOL_VERSION};
 
-/// Options for [`McpClient::new`] (seed `MCPClientOptions`: `name`, `version`, `timeout`).
+/// Options for [`McpClient::new`](super::McpClient::new) (seed `MCPClientOptions`: `name`, `version`, `timeout`).
 #[derive(Clone)]
 pub struct ClientOptions {
     /// The `clientInfo` sent with `initialize`.
@@ -149,7 +149,7 @@ pub struct RequestOptions {
     /// carries `_meta.progressToken`, equal to its id).
     pub on_progress: Option<ProgressCallback>,
     /// When set, each progress notification restarts the deadline, but the request still fails
-    /// with [`ClientError::Timeout`] once this much time has passed in total.
+    /// with [`ClientError::Timeout`](super::ClientError::Timeout) once this much time has passed in total.
     pub max_total_timeout: Option<Duration>,
 }
 

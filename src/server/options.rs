@@ -53,7 +53,7 @@ cfg_if::cfg_if! {
     }
 }
 
-/// Options for [`McpServer::new`] (seed `MCPServerOptions`).
+/// Options for [`McpServer::new`](super::McpServer::new) (seed `MCPServerOptions`).
 #[derive(Clone)]
 pub struct ServerOptions {
     /// The server's identity (`serverInfo`).
