@@ -10,6 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
+use crate::http::headers;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
 use crate::protocol::LogLevel;
 use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
@@ -320,7 +321,7 @@ pub fn validate_headers(
     request: &JsonRpcRequest,
     tool_schema: Option<&Value>,
 ) -> Result<(), ErrorObject> {
-    match header("mcp-method") {
+    match header(headers::MCP_METHOD) {
         None => return Err(header_mismatch("missing Mcp-Method")),
         Some(m) if m.trim() != request.method => {
             return Err(header_mismatch(format!(
@@ -331,7 +332,7 @@ pub fn validate_headers(
         Some(_) => {}
     }
     if let Some(name) = expected_name(request) {
-        match header("mcp-name") {
+        match header(headers::MCP_NAME) {
             None => return Err(header_mismatch("missing Mcp-Name")),
             Some(raw) => {
                 let got = decode_header_value(&raw)?;
@@ -354,7 +355,11 @@ pub fn validate_headers(
         .unwrap_or(Value::Null);
     for (suffix, path) in header_params(schema) {
         let expected = value_at(&args, &path).and_then(header_text);
-        let got = header(&format!("mcp-param-{}", suffix.to_ascii_lowercase()));
+        let got = header(&format!(
+            "{}{}",
+            headers::MCP_PARAM_PREFIX,
+            suffix.to_ascii_lowercase()
+        ));
         match (expected, got) {
             (None, _) => {}
             (Some(_), None) => return Err(header_mismatch(format!("missing Mcp-Param-{suffix}"))),
