@@ -14,8 +14,8 @@ use crate::jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 use crate::mrtr::Round;
-use crate::peers::Pending;
 pub use crate::protocol::LogLevel;
+use crate::server::peers::Pending;
 use crate::session::Session;
 
 /// What a handler knows about the request it serves, and its way back to the caller.

@@ -39,7 +39,7 @@
 //! | MCP protocol types | [`protocol`] (versions, `initialize`, content, log levels), [`tools`], [`resources`], [`prompts`] |
 //! | the 2026-07-28 rules | [`era`] (`_meta`, versions, headers, result decoration), [`mrtr`] (input-required rounds, sealed `requestState`) |
 //! | the HTTP plan | [`http`] (header names, the route plan, the client exchange), [`media`], [`session`] (streams, replay log, store) |
-//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams), [`context`] (one request's context), per-scope state (private `peers`) |
+//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`context`] (one request's context) |
 //! | the client | [`client`] (options, the request engine, tool calls, [`client::era`], features, listen, input-required answers, transports) |
 //! | host seams | [`host`]: `Outbound`, `Clock`, `Sleep`, `Spawn`, `ErrorHandler`; [`host::defaults`] |
 //! | drivers | `native` (feature `native`: stdio, hyper, WebSocket, client transports), `wasm` (`wasm32`: JS bindings, `fetch`) |
@@ -84,7 +84,6 @@ pub mod http;
 pub mod jsonrpc;
 pub mod media;
 pub mod mrtr;
-pub(crate) mod peers;
 pub mod prompts;
 pub mod protocol;
 pub mod resources;

@@ -16,6 +16,7 @@
 mod methods;
 mod modern;
 mod options;
+pub(crate) mod peers;
 mod push;
 
 use std::collections::HashMap;
@@ -35,11 +36,11 @@ use crate::context::RequestContext;
 use crate::era::{self, Era};
 use crate::jsonrpc::{JsonRpcMessage, JsonRpcResponse, RequestId};
 use crate::mrtr::StateSealer;
-use crate::peers::{Peers, Pending};
 use crate::prompts::PromptRegistry;
 use crate::protocol::Implementation;
 use crate::resources::ResourceRegistry;
 use crate::tools::{panic_message, ToolRegistry};
+use peers::{Peers, Pending};
 use push::Listener;
 
 struct Inner {
