@@ -62,6 +62,7 @@ pub mod listen;
 mod memory;
 pub mod mrtr;
 mod options;
+mod primitives;
 mod tools;
 mod transport;
 
@@ -74,10 +75,11 @@ use serde_json::{json, Value};
 
 pub use era::ClientEra;
 pub use error::ClientError;
-pub use features::{Progress, ProgressCallback, MAX_LIST_PAGES};
+pub use features::{Progress, ProgressCallback};
 pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
+pub use primitives::MAX_LIST_PAGES;
 pub use tools::result_value;
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
