@@ -102,3 +102,42 @@ pub fn is_cors_allowed_header(name: &str) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case(MCP_PARAM_PREFIX))
             && name.len() > MCP_PARAM_PREFIX.len()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_lowercase_and_the_cors_lists_cover_the_wire() {
+        let names = [
+            MCP_SESSION_ID,
+            MCP_PROTOCOL_VERSION,
+            MCP_METHOD,
+            MCP_NAME,
+            MCP_PARAM_PREFIX,
+            LAST_EVENT_ID,
+            WWW_AUTHENTICATE,
+            AUTHORIZATION,
+            CONTENT_TYPE,
+            CONTENT_LENGTH,
+            ACCEPT,
+            ALLOW,
+            RETRY_AFTER,
+            CACHE_CONTROL,
+            ORIGIN,
+            HOST,
+            X_ACCEL_BUFFERING,
+        ];
+        for name in names {
+            assert_eq!(name, name.to_ascii_lowercase(), "{name}");
+        }
+        for name in [MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, LAST_EVENT_ID] {
+            assert!(is_cors_allowed_header(&name.to_ascii_uppercase()), "{name}");
+        }
+        assert!(is_cors_allowed_header("Mcp-Param-Region"));
+        assert!(!is_cors_allowed_header("mcp-param-"));
+        assert!(!is_cors_allowed_header("cookie"));
+        assert!(CORS_EXPOSE_HEADERS.contains(&WWW_AUTHENTICATE));
+        assert!(CORS_ALLOW_METHODS.contains(&"OPTIONS"));
+    }
+}
