@@ -1,8 +1,10 @@
 //! `McpServer`: the transport-agnostic dispatch core (seed `MCPServer`, clauses 2–7 and 10).
 //!
 //! `dispatch` runs an already-parsed message; `handle` is the string boundary (parse → classify
-//! → dispatch → serialize). The methods: `initialize`, `ping`, `tools/list`, `tools/call`;
-//! notifications are handled silently; any other request method → `-32601`.
+//! → dispatch → serialize). The method table (`initialize`, `ping`, `server/discover`, tools,
+//! resources, prompts, completion, logging) is in `methods.rs`; notifications are handled
+//! silently; any other request method → `-32601`. The server reads time only from its injected
+//! [`Clock`] ([`ServerOptions::clock`]) and spawns nothing: its futures run on the host's task.
 //!
 //! ```text
 //!  dispatch_with(message, ctx) ─► request listeners ─► modern? (modern.rs: _meta, version, round)
