@@ -99,7 +99,7 @@ pub const DEFAULT_MCP_CLIENT_NAME: &str = "orkestrel-mcp";
 pub const DEFAULT_MCP_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The most `tools/list` pages [`McpClient::list_tools`] follows before giving up.
-pub const MAX_TOOL_PAGES: usize = 1_000;
+pub const MAX_TOOL_PAGES: usize = MAX_LIST_PAGES;
 
 cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
