@@ -53,6 +53,7 @@
 //! # });
 //! ```
 
+mod engine;
 pub mod era;
 mod error;
 mod features;
@@ -60,35 +61,33 @@ pub mod handlers;
 pub mod listen;
 mod memory;
 pub mod mrtr;
+mod options;
+mod primitives;
+mod tools;
 mod transport;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
-use std::time::Duration;
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex, RwLock};
 
-use futures::channel::oneshot;
-use futures::future::{self, Either};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 pub use era::ClientEra;
 pub use error::ClientError;
-pub use features::{Progress, ProgressCallback, Spawn, MAX_LIST_PAGES};
+pub use features::{Progress, ProgressCallback};
 pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
+pub use options::{ClientOptions, RequestOptions};
+pub use primitives::MAX_LIST_PAGES;
+pub use tools::result_value;
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
-use crate::jsonrpc::{
-    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
-};
-use crate::protocol::{
-    is_supported_version, Content, Implementation, InitializeResult, ToolDescriptor, ToolResult,
-    MCP_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
-};
-use crate::tools::{panic_message, Tool};
-use crate::BoxFuture;
+pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
+
+use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
+use crate::protocol::{is_supported_version, InitializeResult, SUPPORTED_PROTOCOL_VERSIONS};
+use engine::{fail_all, ClientSink, Inner, Phase, State};
 
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
 pub const DEFAULT_MCP_REQUEST_TIMEOUT_MS: u64 = 30_000;
@@ -100,198 +99,15 @@ pub const DEFAULT_MCP_CLIENT_NAME: &str = "orkestrel-mcp";
 pub const DEFAULT_MCP_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The most `tools/list` pages [`McpClient::list_tools`] follows before giving up.
-pub const MAX_TOOL_PAGES: usize = 1_000;
+pub const MAX_TOOL_PAGES: usize = MAX_LIST_PAGES;
 
 cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
         /// An event listener (`Send + Sync` on native targets).
         pub type Listener = Arc<dyn Fn(&ClientEvent)>;
-        /// The handler listener panics go to: `(panic message, event name)`.
-        pub type ErrorHandler = Arc<dyn Fn(&str, &str)>;
-        /// An injected timer: a future that resolves after the duration.
-        pub type Sleep = Arc<dyn Fn(Duration) -> BoxFuture<'static, ()>>;
     } else {
         /// An event listener (`Send + Sync` on native targets).
         pub type Listener = Arc<dyn Fn(&ClientEvent) + Send + Sync>;
-        /// The handler listener panics go to: `(panic message, event name)`.
-        pub type ErrorHandler = Arc<dyn Fn(&str, &str) + Send + Sync>;
-        /// An injected timer: a future that resolves after the duration.
-        pub type Sleep = Arc<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send + Sync>;
-    }
-}
-
-/// Options for [`McpClient::new`] (seed `MCPClientOptions`: `name`, `version`, `timeout`).
-#[derive(Clone)]
-pub struct ClientOptions {
-    /// The `clientInfo` sent with `initialize`.
-    pub info: Implementation,
-    /// The per-request deadline (default 30 000 ms).
-    pub timeout: Duration,
-    /// The protocol version offered in `initialize` (default [`MCP_PROTOCOL_VERSION`]).
-    pub protocol_version: String,
-    /// Where a panicking listener is reported; default: a `tracing` error.
-    pub on_error: Option<ErrorHandler>,
-    /// The timer behind deadlines; default `futures_timer::Delay`.
-    pub sleep: Option<Sleep>,
-    /// Which protocol era to speak (default [`ClientEra::Auto`]).
-    pub era: ClientEra,
-    /// What answers the server's sampling, elicitation and roots requests (and, on the
-    /// 2026-07-28 wire, input-required results); its `capabilities()` are declared. `None`
-    /// declares none and refuses every such request.
-    pub handler: Option<Arc<dyn handlers::ClientHandler>>,
-    /// Runs the client's background work (handler answers, `notifications/cancelled` for a
-    /// dropped request); default: the current tokio runtime (feature `native`), else a thread
-    /// on native targets, `spawn_local` on `wasm32-unknown-unknown`.
-    pub spawn: Option<Spawn>,
-}
-
-impl fmt::Debug for ClientOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientOptions")
-            .field("info", &self.info)
-            .field("timeout", &self.timeout)
-            .field("protocol_version", &self.protocol_version)
-            .field("era", &self.era)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for ClientOptions {
-    /// [`DEFAULT_MCP_CLIENT_NAME`], [`DEFAULT_MCP_CLIENT_VERSION`], 30 000 ms,
-    /// [`MCP_PROTOCOL_VERSION`].
-    fn default() -> Self {
-        ClientOptions::new(DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION)
-    }
-}
-
-impl ClientOptions {
-    /// Options with a `clientInfo` name and version and the defaults above.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        ClientOptions {
-            info: Implementation::new(name, version),
-            timeout: Duration::from_millis(DEFAULT_MCP_REQUEST_TIMEOUT_MS),
-            protocol_version: MCP_PROTOCOL_VERSION.to_owned(),
-            on_error: None,
-            sleep: None,
-            era: ClientEra::Auto,
-            handler: None,
-            spawn: None,
-        }
-    }
-
-    /// Choose the protocol era: [`ClientEra::Auto`] (probe, the default),
-    /// [`ClientEra::Modern`] or [`ClientEra::Legacy`].
-    pub fn with_era(mut self, era: ClientEra) -> Self {
-        self.era = era;
-        self
-    }
-
-    /// Answer sampling, elicitation and roots through `handler` (in both eras) and declare its
-    /// capabilities.
-    pub fn with_handler(mut self, handler: impl handlers::ClientHandler) -> Self {
-        self.handler = Some(Arc::new(handler));
-        self
-    }
-
-    /// Run the client's background work on this spawner (e.g. a runtime's `spawn`).
-    pub fn with_spawner(mut self, spawn: Spawn) -> Self {
-        self.spawn = Some(spawn);
-        self
-    }
-
-    /// Set the default per-request deadline.
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Offer another protocol version in `initialize`.
-    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
-        self.protocol_version = version.into();
-        self
-    }
-
-    /// Set the handler listener panics are reported to.
-    #[cfg(not(target_family = "wasm"))]
-    pub fn with_error_handler(
-        mut self,
-        handler: impl Fn(&str, &str) + Send + Sync + 'static,
-    ) -> Self {
-        self.on_error = Some(Arc::new(handler));
-        self
-    }
-
-    /// Set the handler listener panics are reported to.
-    #[cfg(target_family = "wasm")]
-    pub fn with_error_handler(mut self, handler: impl Fn(&str, &str) + 'static) -> Self {
-        self.on_error = Some(Arc::new(handler));
-        self
-    }
-
-    /// Inject the timer behind deadlines (e.g. a runtime's sleep, or a test clock).
-    pub fn with_sleep(mut self, sleep: Sleep) -> Self {
-        self.sleep = Some(sleep);
-        self
-    }
-}
-
-/// Per-request options: a deadline, a progress callback, and whether progress resets the
-/// deadline (under a maximum total).
-#[derive(Clone, Default)]
-pub struct RequestOptions {
-    /// This request's deadline; `None` uses [`ClientOptions::timeout`].
-    pub timeout: Option<Duration>,
-    /// Called for each `notifications/progress` the server sends for this request (the request
-    /// carries `_meta.progressToken`, equal to its id).
-    pub on_progress: Option<ProgressCallback>,
-    /// When set, each progress notification restarts the deadline, but the request still fails
-    /// with [`ClientError::Timeout`] once this much time has passed in total.
-    pub max_total_timeout: Option<Duration>,
-}
-
-impl fmt::Debug for RequestOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestOptions")
-            .field("timeout", &self.timeout)
-            .field("on_progress", &self.on_progress.is_some())
-            .field("max_total_timeout", &self.max_total_timeout)
-            .finish()
-    }
-}
-
-impl RequestOptions {
-    /// Options with this deadline.
-    pub fn with_timeout(timeout: Duration) -> Self {
-        RequestOptions {
-            timeout: Some(timeout),
-            ..RequestOptions::default()
-        }
-    }
-
-    /// Set this request's deadline.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Receive this request's progress notifications.
-    #[cfg(not(target_family = "wasm"))]
-    pub fn on_progress(mut self, callback: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.on_progress = Some(Arc::new(callback));
-        self
-    }
-
-    /// Receive this request's progress notifications.
-    #[cfg(target_family = "wasm")]
-    pub fn on_progress(mut self, callback: impl Fn(&Progress) + 'static) -> Self {
-        self.on_progress = Some(Arc::new(callback));
-        self
-    }
-
-    /// Restart the deadline on each progress notification, failing after `max_total` in all.
-    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
-        self.max_total_timeout = Some(max_total);
-        self
     }
 }
 
@@ -325,42 +141,6 @@ impl ClientEvent {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Phase {
-    Idle,
-    Connecting,
-    Connected,
-    Closed(String),
-}
-
-struct Pending {
-    method: String,
-    tx: oneshot::Sender<Result<Value, ClientError>>,
-    progress: Option<ProgressCallback>,
-    /// Signals progress to a deadline that restarts on progress.
-    ticks: Option<futures::channel::mpsc::UnboundedSender<()>>,
-}
-
-struct State {
-    phase: Phase,
-    /// The transport was started and not closed by us yet.
-    started: bool,
-    pending: HashMap<i64, Pending>,
-    /// Recently timed-out ids, to tell a late reply from an unknown one in the logs.
-    expired: VecDeque<i64>,
-    initialized: Option<InitializeResult>,
-}
-
-struct Inner {
-    transport: Arc<dyn ClientTransport>,
-    options: ClientOptions,
-    next_id: AtomicI64,
-    state: Mutex<State>,
-    lifecycle: futures::lock::Mutex<()>,
-    listeners: RwLock<Vec<Listener>>,
-    era: era::EraState,
-}
-
 /// An MCP client over one transport (seed `createMCPClient`). Cheap to clone (an `Arc`
 /// inside); clones share the connection.
 #[derive(Clone)]
@@ -376,8 +156,6 @@ impl fmt::Debug for McpClient {
             .finish_non_exhaustive()
     }
 }
-
-const EXPIRED_MEMORY: usize = 256;
 
 impl McpClient {
     /// A client over `transport` (not yet connected).
@@ -618,528 +396,19 @@ impl McpClient {
             .await
             .map(drop)
     }
-
-    /// Run `tools/list`, following `nextCursor` pages, and return the descriptors.
-    ///
-    /// # Errors
-    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
-    /// `tools` array, a descriptor does not parse, or pages do not end within
-    /// [`MAX_TOOL_PAGES`].
-    pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let result = self
-                .request("tools/list", params, RequestOptions::default())
-                .await?;
-            let page = result
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| {
-                    ClientError::InvalidResponse(r#"tools/list result has no "tools" array"#.into())
-                })?;
-            for descriptor in page {
-                let descriptor: ToolDescriptor = serde_json::from_value(descriptor.clone())
-                    .map_err(|e| {
-                        ClientError::InvalidResponse(format!("tools/list descriptor: {e}"))
-                    })?;
-                tools.push(descriptor);
-            }
-            match result.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
-                _ => return Ok(tools),
-            }
-        }
-        Err(ClientError::InvalidResponse(format!(
-            "tools/list did not end within {MAX_TOOL_PAGES} pages"
-        )))
-    }
-
-    /// Run `tools/list` and wrap each descriptor as a local [`Tool`] (seed `tools`): the
-    /// descriptor is kept whole (name, schemas, annotations) and running the tool runs
-    /// [`McpClient::call_tool`] on this client, passing the remote result through unchanged (a
-    /// protocol failure becomes an `isError` result). Add them to a
-    /// [`ToolRegistry`](crate::ToolRegistry) to re-serve a remote server's tools.
-    ///
-    /// # Errors
-    /// As [`McpClient::list_tools`].
-    pub async fn tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let descriptors = self.list_tools().await?;
-        Ok(descriptors
-            .into_iter()
-            .map(|descriptor| {
-                let client = self.clone();
-                let name = descriptor.name.clone();
-                Tool::from_json(
-                    descriptor.name.clone(),
-                    descriptor.input_schema.clone(),
-                    move |args, _ctx| {
-                        let client = client.clone();
-                        let name = name.clone();
-                        async move { client.call_tool(&name, Value::Object(args)).await }
-                    },
-                )
-                .with_descriptor(descriptor)
-            })
-            .collect())
-    }
-
-    /// Run `tools/call` and return the whole result (content blocks of every kind,
-    /// `structuredContent`, `isError`) — the lower-level form of [`McpClient::call`].
-    ///
-    /// `arguments` must be a JSON object, or `null` for none.
-    ///
-    /// # Errors
-    /// [`ClientError::InvalidArguments`] for non-object arguments; as [`McpClient::request`];
-    /// [`ClientError::InvalidResponse`] when the result is not a `CallToolResult`. An `isError`
-    /// result is **not** an error here.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, ClientError> {
-        self.call_tool_with(name, arguments, RequestOptions::default())
-            .await
-    }
-
-    /// [`McpClient::call_tool`] with per-request options (a deadline).
-    ///
-    /// # Errors
-    /// As [`McpClient::call_tool`].
-    pub async fn call_tool_with(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: RequestOptions,
-    ) -> Result<ToolResult, ClientError> {
-        let arguments = match arguments {
-            Value::Null => Value::Object(Map::new()),
-            args @ Value::Object(_) => args,
-            other => {
-                return Err(ClientError::InvalidArguments(format!(
-                    "tool arguments must be a JSON object, not {other}"
-                )))
-            }
-        };
-        let params = json!({ "name": name, "arguments": arguments });
-        let value = self.request("tools/call", Some(params), options).await?;
-        serde_json::from_value(value)
-            .map_err(|e| ClientError::InvalidResponse(format!("tools/call result: {e}")))
-    }
-
-    /// Run a remote tool with the seed's value semantics (clause 13): the result's text blocks
-    /// are concatenated; `isError: true` → [`ClientError::Tool`] carrying that text; otherwise
-    /// the text parsed as JSON, or the raw text as a JSON string when it is not JSON; no text →
-    /// the `structuredContent` if any, else `None`.
-    ///
-    /// # Errors
-    /// As [`McpClient::call_tool`], plus [`ClientError::Tool`].
-    pub async fn call(&self, name: &str, arguments: Value) -> Result<Option<Value>, ClientError> {
-        self.call_with(name, arguments, RequestOptions::default())
-            .await
-    }
-
-    /// [`McpClient::call`] with per-request options (a deadline).
-    ///
-    /// # Errors
-    /// As [`McpClient::call`].
-    pub async fn call_with(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: RequestOptions,
-    ) -> Result<Option<Value>, ClientError> {
-        let result = self.call_tool_with(name, arguments, options).await?;
-        result_value(result)
-    }
 }
 
-/// The seed's `call` semantics over a whole result (see [`McpClient::call`]).
-///
-/// # Errors
-/// [`ClientError::Tool`] for an `isError` result.
-pub fn result_value(result: ToolResult) -> Result<Option<Value>, ClientError> {
-    let text: String = result.content.iter().filter_map(Content::as_text).collect();
-    if result.is_error() {
-        return Err(ClientError::Tool {
-            message: text,
-            result,
-        });
-    }
-    if text.is_empty() {
-        return Ok(result.structured_content);
-    }
-    Ok(Some(
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    ))
-}
-
-fn fail_all(pending: HashMap<i64, Pending>, error: &ClientError) {
-    for (_, p) in pending {
-        let _ = p.tx.send(Err(error.clone()));
-    }
-}
-
-/// Removes a request's pending entry when its future ends or is dropped; a request dropped
-/// while still unanswered is cancelled with `notifications/cancelled` (sent in the background).
-struct PendingGuard<'a> {
-    inner: &'a Inner,
-    id: i64,
-}
-
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        let abandoned = {
-            let mut state = self.inner.lock();
-            let connected = state.phase == Phase::Connected;
-            state
-                .pending
-                .remove(&self.id)
-                .filter(|p| connected && p.method != "initialize")
-        };
-        if abandoned.is_some() {
-            self.inner
-                .send_cancelled(self.id, "the caller abandoned the request".into());
-        }
-    }
-}
-
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        match &self.options.sleep {
-            Some(sleep) => sleep(duration),
-            None => Box::pin(futures_timer::Delay::new(duration)),
-        }
-    }
-
-    fn check_open(&self) -> Result<(), ClientError> {
-        match &self.lock().phase {
-            Phase::Connected => Ok(()),
-            Phase::Closed(cause) => Err(ClientError::closed(cause.clone())),
-            Phase::Idle | Phase::Connecting => Err(ClientError::NotConnected),
-        }
-    }
-
-    async fn send_or_close(&self, message: JsonRpcMessage) -> Result<(), ClientError> {
-        self.send_or_close_with(message, None).await
-    }
-
-    async fn send_or_close_with(
-        &self,
-        message: JsonRpcMessage,
-        headers: Option<Vec<(String, String)>>,
-    ) -> Result<(), ClientError> {
-        let result = match headers {
-            Some(headers) => self.transport.send_modern(message, headers).await,
-            None => self.transport.send(message).await,
-        };
-        if let Err(ClientError::TransportClosed { cause }) = &result {
-            self.on_closed(cause.clone());
-        }
-        result
-    }
-
-    async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: &RequestOptions,
-    ) -> Result<Value, ClientError> {
-        self.request_with(method, params, options, None).await
-    }
-
-    /// A request; `headers` (a 2026-07-28 request's HTTP headers) go through
-    /// [`ClientTransport::send_modern`].
-    async fn request_with(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: &RequestOptions,
-        headers: Option<Vec<(String, String)>>,
-    ) -> Result<Value, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.request_id(id, method, params, options, headers).await
-    }
-
-    /// [`Inner::request_with`] under an id taken from `next_id` beforehand.
-    async fn request_id(
-        &self,
-        id: i64,
-        method: &str,
-        params: Option<Value>,
-        options: &RequestOptions,
-        headers: Option<Vec<(String, String)>>,
-    ) -> Result<Value, ClientError> {
-        let timeout = options.timeout.unwrap_or(self.options.timeout);
-        let params = match (&options.on_progress, params) {
-            (Some(_), params) => Some(features::with_progress_token(params, id)?),
-            (None, params) => params,
-        };
-        let (ticks, ticks_rx) = match options.max_total_timeout {
-            Some(_) if options.on_progress.is_some() => {
-                let (tx, rx) = futures::channel::mpsc::unbounded();
-                (Some(tx), Some(rx))
-            }
-            _ => (None, None),
-        };
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut state = self.lock();
-            match (&state.phase, method) {
-                (Phase::Connected, _)
-                | (Phase::Connecting, "initialize")
-                | (Phase::Connecting, "server/discover") => {}
-                (Phase::Closed(cause), _) => return Err(ClientError::closed(cause.clone())),
-                _ => return Err(ClientError::NotConnected),
-            }
-            state.pending.insert(
-                id,
-                Pending {
-                    method: method.to_owned(),
-                    tx,
-                    progress: options.on_progress.clone(),
-                    ticks,
-                },
-            );
-        }
-        let _guard = PendingGuard { inner: self, id };
-        let http_modern = headers.is_some();
-        let mut request = JsonRpcRequest::new(id, method);
-        if let Some(params) = params {
-            request = request.with_params(params);
-        }
-        let abandoned = || Err(ClientError::closed("the request was abandoned"));
-        let exchange = async {
-            // Race the send with the answer: a request/response transport (HTTP) may still be
-            // inside `send` when a disconnect or a close fails the request.
-            // A modern HTTP request is cancelled by dropping its response stream (no
-            // notifications/cancelled).
-            let send =
-                std::pin::pin!(self.send_or_close_with(JsonRpcMessage::Request(request), headers));
-            let mut rx = rx;
-            match future::select(send, &mut rx).await {
-                Either::Left((sent, _)) => {
-                    if let Err(error) = sent {
-                        if let Some(p) = self.lock().pending.remove(&id) {
-                            let _ = p.tx.send(Err(error));
-                        }
-                    }
-                    rx.await.unwrap_or_else(|_| abandoned())
-                }
-                Either::Right((answer, _)) => answer.unwrap_or_else(|_| abandoned()),
-            }
-        };
-        let exchange = std::pin::pin!(exchange);
-        let deadline = self.deadline(timeout, options.max_total_timeout, ticks_rx);
-        match future::select(exchange, deadline).await {
-            Either::Left((result, _)) => result,
-            Either::Right(((), _)) => {
-                {
-                    let mut state = self.lock();
-                    state.pending.remove(&id);
-                    state.expired.push_back(id);
-                    if state.expired.len() > EXPIRED_MEMORY {
-                        state.expired.pop_front();
-                    }
-                }
-                let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-                if method != "initialize" && method != "server/discover" && !http_modern {
-                    self.cancel(id, timeout_ms).await;
-                }
-                Err(ClientError::Timeout {
-                    method: method.to_owned(),
-                    timeout_ms,
-                })
-            }
-        }
-    }
-
-    /// Best-effort `notifications/cancelled` for a timed-out request, bounded in time.
-    async fn cancel(&self, id: i64, timeout_ms: u64) {
-        let notification = JsonRpcNotification::new("notifications/cancelled").with_params(json!({
-            "requestId": id,
-            "reason": format!("timed out after {timeout_ms} ms"),
-        }));
-        let send = self
-            .transport
-            .send(JsonRpcMessage::Notification(notification));
-        let bound = self.sleep(Duration::from_millis(timeout_ms.clamp(1, 2_000)));
-        if let Either::Left((Err(e), _)) = future::select(send, bound).await {
-            tracing::debug!(error = %e, id, "mcp client: could not send notifications/cancelled");
-        }
-    }
-
-    fn on_closed(&self, cause: String) {
-        let (was_connected, pending) = {
-            let mut state = self.lock();
-            let was_open = matches!(state.phase, Phase::Connected | Phase::Connecting);
-            let was_connected = state.phase == Phase::Connected;
-            if was_open {
-                state.phase = Phase::Closed(cause.clone());
-            }
-            (was_connected, std::mem::take(&mut state.pending))
-        };
-        if !pending.is_empty() {
-            tracing::debug!(count = pending.len(), %cause, "mcp client: failing pending requests");
-        }
-        fail_all(pending, &ClientError::closed(cause.clone()));
-        if was_connected {
-            self.emit(&ClientEvent::Disconnect { cause });
-        }
-    }
-
-    fn emit(&self, event: &ClientEvent) {
-        let listeners = self
-            .listeners
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for listener in listeners {
-            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| listener(event))) {
-                let message = panic_message(&*panic);
-                match &self.options.on_error {
-                    Some(handler) => {
-                        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            handler(&message, event.name())
-                        }));
-                    }
-                    None => {
-                        tracing::error!(%message, event = event.name(), "mcp client: a listener panicked")
-                    }
-                }
-            }
-        }
-    }
-
-    fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
-        match value {
-            Value::Array(items) => items
-                .into_iter()
-                .flat_map(|item| self.receive_one(item))
-                .collect(),
-            value => self.receive_one(value).into_iter().collect(),
-        }
-    }
-
-    fn receive_one(&self, value: Value) -> Option<JsonRpcMessage> {
-        let has_method = value.get("method").is_some();
-        match JsonRpcMessage::from_value(value) {
-            Ok(JsonRpcMessage::Response(response)) => {
-                self.resolve(response);
-                None
-            }
-            Ok(JsonRpcMessage::Request(request)) => {
-                let handled = matches!(
-                    request.method.as_str(),
-                    "sampling/createMessage" | "elicitation/create" | "roots/list"
-                );
-                let response = if request.method == "ping" {
-                    JsonRpcResponse::result(request.id, json!({}))
-                } else if let (true, Some(handler)) = (handled, &self.options.handler) {
-                    self.answer_later(handler.as_ref(), request);
-                    return None;
-                } else {
-                    tracing::debug!(method = %request.method, "mcp client: unsupported server request");
-                    JsonRpcResponse::error(
-                        Some(request.id),
-                        ErrorObject::method_not_found(&request.method),
-                    )
-                };
-                Some(JsonRpcMessage::Response(response))
-            }
-            Ok(JsonRpcMessage::Notification(notification)) => {
-                self.era.route(&notification);
-                if notification.method == "notifications/progress" {
-                    self.progress(&notification);
-                }
-                self.emit(&ClientEvent::Notification(notification));
-                None
-            }
-            Err(invalid) if has_method => {
-                tracing::warn!(error = %invalid, "mcp client: invalid server message");
-                self.emit(&ClientEvent::Error(ClientError::InvalidResponse(format!(
-                    "invalid server message: {}",
-                    invalid.error.message
-                ))));
-                invalid.response().map(JsonRpcMessage::Response)
-            }
-            Err(invalid) => {
-                let error = ClientError::InvalidResponse(invalid.error.message.clone());
-                let pending = match &invalid.id {
-                    Some(RequestId::Number(id)) => self.lock().pending.remove(id),
-                    _ => None,
-                };
-                match pending {
-                    Some(p) => {
-                        tracing::warn!(id = ?invalid.id, method = %p.method, error = %invalid, "mcp client: invalid response");
-                        let _ = p.tx.send(Err(error));
-                    }
-                    None => {
-                        tracing::warn!(id = ?invalid.id, error = %invalid, "mcp client: dropped an invalid message");
-                        self.emit(&ClientEvent::Error(error));
-                    }
-                }
-                None
-            }
-        }
-    }
-
-    fn resolve(&self, response: JsonRpcResponse) {
-        let (pending, late) = match &response.id {
-            Some(RequestId::Number(id)) => {
-                let mut state = self.lock();
-                let pending = state.pending.remove(id);
-                let late = pending.is_none() && state.expired.contains(id);
-                (pending, late)
-            }
-            _ => (None, false),
-        };
-        match (pending, response.payload) {
-            (Some(p), payload) => {
-                let _ = p.tx.send(payload.map_err(ClientError::Rpc));
-            }
-            (None, _) if late => {
-                tracing::debug!(id = ?response.id, "mcp client: ignored a reply that came after its deadline");
-            }
-            (None, Err(error)) if response.id.is_none() => {
-                tracing::warn!(%error, "mcp client: error response with a null id");
-                self.emit(&ClientEvent::Error(ClientError::Rpc(error)));
-            }
-            (None, _) => {
-                tracing::warn!(id = ?response.id, "mcp client: dropped a response with an unknown or duplicate id");
-            }
-        }
-    }
-}
-
-/// The sink the client hands its transport; holds the client weakly so a transport's reader
-/// task never keeps a dropped client alive.
-struct ClientSink {
-    inner: Weak<Inner>,
-}
-
-impl SinkHandler for ClientSink {
-    fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
-        match self.inner.upgrade() {
-            Some(inner) => inner.receive(value),
-            None => Vec::new(),
-        }
-    }
-
-    fn error(&self, message: String) {
-        if let Some(inner) = self.inner.upgrade() {
-            tracing::debug!(%message, "mcp client: transport error");
-            inner.emit(&ClientEvent::Error(ClientError::Transport(message)));
-        }
-    }
-
-    fn closed(&self, cause: String) {
-        if let Some(inner) = self.inner.upgrade() {
-            inner.on_closed(cause);
-        }
-    }
-}
+// The names the unit tests (tests.rs) reach through `use super::*` (some may go unused as the
+// tests change).
+#[cfg(test)]
+#[allow(unused_imports)]
+use {
+    crate::jsonrpc::{JsonRpcRequest, JsonRpcResponse, RequestId},
+    crate::protocol::{Content, ToolResult, MCP_PROTOCOL_VERSION},
+    crate::tools::Tool,
+    crate::BoxFuture,
+    std::time::Duration,
+};
 
 #[cfg(test)]
 mod test_support;

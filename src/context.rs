@@ -1,69 +1,22 @@
 //! The per-request context a dispatch carries: who asked, with what `_meta`, and the channel back
 //! to the caller for notifications (progress, logs) and server→client requests (sampling,
-//! elicitation, roots, ping). DESIGN "Protocol eras": one place that a transport, a session or a
-//! stateless request fills.
+//! elicitation, roots, ping). One place that a transport, a session or a stateless request fills,
+//! in either protocol era.
 
 use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::era::{self, Era};
+pub use crate::host::{Notifier, Outbound};
 use crate::jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 use crate::mrtr::Round;
-use crate::peers::Pending;
+pub use crate::protocol::LogLevel;
+use crate::server::peers::Pending;
 use crate::session::Session;
-
-/// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,
-/// its WebSocket). Returns `false` when the channel is gone.
-pub type Notifier = Arc<dyn Fn(JsonRpcNotification) -> bool + Send + Sync>;
-
-/// A sink for any server→client message (notifications and requests) on the request's channel.
-/// Returns `false` when the channel is gone.
-pub type Outbound = Arc<dyn Fn(JsonRpcMessage) -> bool + Send + Sync>;
-
-/// The syslog severities of `logging/setLevel` and `notifications/message`, least severe first
-/// (spec 2025-11-25 `server/utilities/logging`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    /// `debug`
-    Debug,
-    /// `info`
-    Info,
-    /// `notice`
-    Notice,
-    /// `warning`
-    Warning,
-    /// `error`
-    Error,
-    /// `critical`
-    Critical,
-    /// `alert`
-    Alert,
-    /// `emergency`
-    Emergency,
-}
-
-impl LogLevel {
-    /// The level named `name` (`"debug"` … `"emergency"`, as on the wire).
-    pub fn from_name(name: &str) -> Option<LogLevel> {
-        Some(match name {
-            "debug" => LogLevel::Debug,
-            "info" => LogLevel::Info,
-            "notice" => LogLevel::Notice,
-            "warning" => LogLevel::Warning,
-            "error" => LogLevel::Error,
-            "critical" => LogLevel::Critical,
-            "alert" => LogLevel::Alert,
-            "emergency" => LogLevel::Emergency,
-            _ => return None,
-        })
-    }
-}
 
 /// What a handler knows about the request it serves, and its way back to the caller.
 #[derive(Clone, Default)]
@@ -268,7 +221,7 @@ impl RequestContext {
     }
 
     /// Ask the client for one input under a handler-chosen `key` (2026-07-28 multi round-trip
-    /// requests, §4): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    /// requests, [MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)): `method` is `elicitation/create`, `sampling/createMessage` or `roots/list`.
     ///
     /// On the modern wire, the client's answer from `inputResponses[key]` is returned when this
     /// is a retry that carries it; otherwise the request is recorded, an error is returned, and

@@ -2,16 +2,33 @@
 //! header validation, header value encoding, and result decoration (`resultType`, cache hints,
 //! `serverInfo`). No I/O: the HTTP route and the wasm fetch handler pass header values in.
 //!
-//! Sources: `../shared/SPEC-2026-07-28.md` §2 (negotiation, classification, error codes), §3.2–3.3
-//! (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), §6.1 (caching).
+//! | file | what |
+//! |---|---|
+//! | `era.rs` | the constants (versions, `_meta` keys, codes, method lists), telling the eras apart, result decoration |
+//! | `era/meta.rs` | the per-request `_meta` envelope and the version checks |
+//! | `era/mcp_headers.rs` | `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`: value encoding and validation against the body |
+//!
+//! Spec pages: [versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning) (negotiation, telling the eras
+//! apart, error codes), the [`_meta` envelope](https://modelcontextprotocol.io/specification/2026-07-28/basic),
+//! [Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http) and
+//! [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools) (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`),
+//! [caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching).
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
+mod mcp_headers;
+mod meta;
+
 use serde_json::{json, Map, Value};
 
-use crate::context::LogLevel;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
+use crate::jsonrpc::ErrorCode;
 use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
+
+pub use mcp_headers::{
+    decode_header_value, encode_header_value, expected_name, header_params, header_text,
+    validate_headers,
+};
+pub use meta::{
+    check_version, header_mismatch, missing_capability, parse_meta, unsupported_version, ModernMeta,
+};
 
 /// The stateless revision.
 pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
@@ -31,14 +48,17 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key: the listen request id on every subscription notification.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// `-32020` HeaderMismatch: a required header is missing, differs from the body, or is malformed.
-pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
-/// `-32021` MissingRequiredClientCapability (`data.requiredCapabilities` is an object).
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
-/// `-32022` UnsupportedProtocolVersion (`data.supported`, `data.requested`).
-pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+/// `-32020` HeaderMismatch: an alias of [`ErrorCode::HEADER_MISMATCH`], its home.
+pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
+/// `-32021` MissingRequiredClientCapability: an alias of
+/// [`ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY`], its home.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode =
+    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
+/// `-32022` UnsupportedProtocolVersion: an alias of [`ErrorCode::UNSUPPORTED_PROTOCOL_VERSION`],
+/// its home.
+pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
 
-/// The methods whose complete results carry `ttlMs` and `cacheScope` (§6.1).
+/// The methods whose complete results carry `ttlMs` and `cacheScope` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching)).
 pub const CACHEABLE_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -83,290 +103,12 @@ pub fn is_legacy_version(version: &str) -> bool {
 }
 
 /// Whether the request carries modern per-request metadata (`_meta` with a protocol version):
-/// the shape, never the method name, decides the era (§2.4).
+/// the shape, never the method name, decides the era ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
 pub fn has_modern_meta(params: Option<&Map<String, Value>>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
         .is_some_and(|m| m.contains_key(META_PROTOCOL_VERSION))
-}
-
-/// A modern request's validated metadata.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModernMeta {
-    /// `io.modelcontextprotocol/protocolVersion`.
-    pub protocol_version: String,
-    /// `io.modelcontextprotocol/clientCapabilities` (an object).
-    pub client_capabilities: Value,
-    /// `io.modelcontextprotocol/clientInfo`, when sent.
-    pub client_info: Option<Value>,
-    /// `io.modelcontextprotocol/logLevel`, when sent.
-    pub log_level: Option<LogLevel>,
-}
-
-/// Read and check a modern request's `_meta` (§2.2): `protocolVersion` (a string) and
-/// `clientCapabilities` (an object) are required; `logLevel`, when present, must be a level.
-///
-/// # Errors
-/// `-32602` naming what is missing or malformed (HTTP 400).
-pub fn parse_meta(params: Option<&Map<String, Value>>) -> Result<ModernMeta, ErrorObject> {
-    let meta = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object)
-        .ok_or_else(|| {
-            ErrorObject::invalid_params("missing params._meta (required on 2026-07-28 requests)")
-        })?;
-    let protocol_version = match meta.get(META_PROTOCOL_VERSION) {
-        Some(Value::String(v)) => v.clone(),
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
-            )))
-        }
-        None => {
-            return Err(ErrorObject::invalid_params(format!(
-                "missing _meta[\"{META_PROTOCOL_VERSION}\"]"
-            )))
-        }
-    };
-    let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
-        Some(caps @ Value::Object(_)) => caps.clone(),
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object"
-            )))
-        }
-        None => {
-            return Err(ErrorObject::invalid_params(format!(
-                "missing _meta[\"{META_CLIENT_CAPABILITIES}\"]"
-            )))
-        }
-    };
-    let log_level = match meta.get(META_LOG_LEVEL) {
-        None | Some(Value::Null) => None,
-        Some(level) => Some(
-            level
-                .as_str()
-                .and_then(LogLevel::from_name)
-                .ok_or_else(|| ErrorObject::invalid_params(format!("unknown log level {level}")))?,
-        ),
-    };
-    Ok(ModernMeta {
-        protocol_version,
-        client_capabilities,
-        client_info: meta.get(META_CLIENT_INFO).cloned(),
-        log_level,
-    })
-}
-
-/// `-32022` for an unsupported version, with `data.supported` and `data.requested`.
-pub fn unsupported_version(requested: &str) -> ErrorObject {
-    ErrorObject::new(
-        UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version: {requested}"),
-    )
-    .with_data(json!({ "supported": supported_versions(), "requested": requested }))
-}
-
-/// `-32021` naming the capability the request needed, as an object (`{"sampling":{}}`).
-pub fn missing_capability(capability: &str) -> ErrorObject {
-    ErrorObject::new(
-        MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!("the request needs the client capability `{capability}`, which it did not declare"),
-    )
-    .with_data(json!({ "requiredCapabilities": { capability: {} } }))
-}
-
-/// `-32020` with a reason.
-pub fn header_mismatch(detail: impl std::fmt::Display) -> ErrorObject {
-    ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {detail}"))
-}
-
-/// Check the body version against the transport's (`MCP-Protocol-Version` on HTTP; `None` on
-/// stdio), then against what we serve (§2.3 steps 3–4).
-///
-/// # Errors
-/// `-32020` when they differ; `-32022` when the version is not a modern one we serve (a
-/// handshake-era version in `_meta` fits neither era and gets `-32022` too).
-pub fn check_version(meta: &ModernMeta, header: Option<&str>) -> Result<(), ErrorObject> {
-    if let Some(header) = header {
-        if header != meta.protocol_version {
-            return Err(header_mismatch(format!(
-                "MCP-Protocol-Version {header:?} differs from _meta protocolVersion {:?}",
-                meta.protocol_version
-            )));
-        }
-    }
-    if !MODERN_PROTOCOL_VERSIONS.contains(&meta.protocol_version.as_str()) {
-        return Err(unsupported_version(&meta.protocol_version));
-    }
-    Ok(())
-}
-
-const SENTINEL_PREFIX: &str = "=?base64?";
-const SENTINEL_SUFFIX: &str = "?=";
-
-/// Encode a header value (§3.3 Value Encoding): plain visible ASCII without leading or trailing
-/// whitespace stays as it is; anything else (non-ASCII, controls, tab, edge spaces, or a value
-/// that looks like the sentinel) becomes `=?base64?{base64 of UTF-8}?=`.
-pub fn encode_header_value(value: &str) -> String {
-    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && value.trim() == value
-        && !(value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX));
-    if plain {
-        value.to_owned()
-    } else {
-        format!(
-            "{SENTINEL_PREFIX}{}{SENTINEL_SUFFIX}",
-            STANDARD.encode(value.as_bytes())
-        )
-    }
-}
-
-/// Decode a header value: the surrounding whitespace is stripped (RFC 9110 OWS), a full
-/// `=?base64?…?=` sentinel is decoded with strict padded base64 and must be UTF-8; a value with
-/// only the prefix or only the suffix is a literal.
-///
-/// # Errors
-/// `-32020` for bad base64, non-UTF-8 contents, or control characters in a literal value.
-pub fn decode_header_value(raw: &str) -> Result<String, ErrorObject> {
-    let value = raw.trim_matches([' ', '\t']);
-    if let Some(inner) = value
-        .strip_prefix(SENTINEL_PREFIX)
-        .and_then(|v| v.strip_suffix(SENTINEL_SUFFIX))
-    {
-        let bytes = STANDARD
-            .decode(inner)
-            .map_err(|e| header_mismatch(format!("bad base64 in {value:?}: {e}")))?;
-        return String::from_utf8(bytes)
-            .map_err(|_| header_mismatch(format!("{value:?} is not UTF-8")));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(header_mismatch(format!("control characters in {value:?}")));
-    }
-    Ok(value.to_owned())
-}
-
-/// The `Mcp-Name` a request must carry: `params.name` for `tools/call` and `prompts/get`,
-/// `params.uri` for `resources/read`; `None` for other methods.
-pub fn expected_name(request: &JsonRpcRequest) -> Option<String> {
-    let key = match request.method.as_str() {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return None,
-    };
-    request
-        .params
-        .as_ref()?
-        .get(key)?
-        .as_str()
-        .map(str::to_owned)
-}
-
-/// The `x-mcp-header` annotations of a tool's input schema: `(header suffix, property path)`,
-/// reachable only through `properties` chains (§3.3).
-pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
-    fn walk(schema: &Value, path: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
-        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-            return;
-        };
-        for (name, prop) in props {
-            path.push(name.clone());
-            if let Some(header) = prop.get("x-mcp-header").and_then(Value::as_str) {
-                out.push((header.to_owned(), path.clone()));
-            }
-            walk(prop, path, out);
-            path.pop();
-        }
-    }
-    let mut out = Vec::new();
-    walk(schema, &mut Vec::new(), &mut out);
-    out
-}
-
-fn value_at<'a>(args: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(args, |v, key| v.get(key))
-}
-
-/// The header text for an argument value: strings as they are, integers in decimal, booleans as
-/// `true`/`false`; `None` for null, absent or other types.
-pub fn header_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
-        Value::Number(n) => n
-            .as_f64()
-            .filter(|f| f.fract() == 0.0)
-            .map(|f| format!("{}", f as i64)),
-        _ => None,
-    }
-}
-
-/// Validate the modern HTTP headers against the body (§2.3 step 5, §3.2–3.3): `Mcp-Method`
-/// equals `method` (values are case-sensitive), `Mcp-Name` equals the name or URI, and each
-/// `Mcp-Param-{Name}` of the tool's `x-mcp-header` annotations matches its argument (numerically
-/// for integers); a header is required when the argument is non-null. `header(name)` returns a
-/// header's value (names are case-insensitive).
-///
-/// # Errors
-/// `-32020` naming the header.
-pub fn validate_headers(
-    header: &dyn Fn(&str) -> Option<String>,
-    request: &JsonRpcRequest,
-    tool_schema: Option<&Value>,
-) -> Result<(), ErrorObject> {
-    match header("mcp-method") {
-        None => return Err(header_mismatch("missing Mcp-Method")),
-        Some(m) if m.trim() != request.method => {
-            return Err(header_mismatch(format!(
-                "Mcp-Method {m:?} differs from method {:?}",
-                request.method
-            )))
-        }
-        Some(_) => {}
-    }
-    if let Some(name) = expected_name(request) {
-        match header("mcp-name") {
-            None => return Err(header_mismatch("missing Mcp-Name")),
-            Some(raw) => {
-                let got = decode_header_value(&raw)?;
-                if got != name {
-                    return Err(header_mismatch(format!(
-                        "Mcp-Name {got:?} differs from {name:?}"
-                    )));
-                }
-            }
-        }
-    }
-    let (Some(schema), "tools/call") = (tool_schema, request.method.as_str()) else {
-        return Ok(());
-    };
-    let args = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("arguments"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    for (suffix, path) in header_params(schema) {
-        let expected = value_at(&args, &path).and_then(header_text);
-        let got = header(&format!("mcp-param-{}", suffix.to_ascii_lowercase()));
-        match (expected, got) {
-            (None, _) => {}
-            (Some(_), None) => return Err(header_mismatch(format!("missing Mcp-Param-{suffix}"))),
-            (Some(expected), Some(raw)) => {
-                let got = decode_header_value(&raw)?;
-                let same = got == expected
-                    || matches!((got.parse::<f64>(), expected.parse::<f64>()), (Ok(a), Ok(b)) if a == b);
-                if !same {
-                    return Err(header_mismatch(format!(
-                        "Mcp-Param-{suffix} {got:?} differs from {expected:?}"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Decorate a modern result: `resultType` (`complete` unless already set), cache hints on the
@@ -390,6 +132,7 @@ pub fn decorate_result(method: &str, result: &mut Value, server_info: &Value, tt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::JsonRpcRequest;
 
     fn req(v: Value) -> JsonRpcRequest {
         match crate::JsonRpcMessage::from_value(v).unwrap() {

@@ -27,9 +27,26 @@
 //!        └── pending[id] ◄── TransportSink::receive ◄── lines | JSON or SSE (sse::Decoder) | frames
 //! ```
 //!
+//! ## Layout
+//!
+//! The core (everything outside `native/` and `wasm/`) reads no clock and spawns nothing: what
+//! only a host has — a clock, a timer, a spawner, the channel back to a peer — is injected
+//! through [`host`], with per-target defaults in [`host::defaults`]. By concept:
+//!
+//! | concept | modules |
+//! |---|---|
+//! | wire codecs | [`jsonrpc`] (ids, messages, error codes, the classifying parser), [`framing`] (lines), [`sse`] (events) |
+//! | MCP protocol types | [`protocol`] (versions, `initialize`, content, log levels), [`tools`], [`resources`], [`prompts`] |
+//! | the 2026-07-28 rules | [`era`] (`_meta`, versions, headers, result decoration), [`mrtr`] (input-required rounds, sealed `requestState`) |
+//! | the HTTP plan | [`http`] (header names, the route plan, the client exchange), [`media`], [`session`] (streams, replay log, store) |
+//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`context`] (one request's context) |
+//! | the client | [`client`] (options, the request engine, tool calls, [`client::era`], features, listen, input-required answers, transports) |
+//! | host seams | [`host`]: `Outbound`, `Clock`, `Sleep`, `Spawn`, `ErrorHandler`; [`host::defaults`] |
+//! | drivers | `native` (feature `native`: stdio, hyper, WebSocket, client transports), `wasm` (`wasm32`: JS bindings, `fetch`) |
+//!
 //! | feature | what it adds |
 //! |---|---|
-//! | *(none)* | the core: [`jsonrpc`], [`protocol`], [`tools`], [`server`], [`client`], [`framing`], [`sse`], [`session`] — builds for wasm32 |
+//! | *(none)* | the core: every module of the layout above but the drivers — builds for wasm32 |
 //! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), `native::client` (stdio, Streamable HTTP and WebSocket client transports), and the `orkestrel-mcp` binary (`serve`, `tools`, `call`, `bridge`) |
 //! | `tls` | `https://` and `wss://` for the client transports (rustls with `ring`, webpki roots) |
 //!
@@ -63,11 +80,11 @@ pub mod connection;
 pub mod context;
 pub mod era;
 pub mod framing;
+pub mod host;
 pub mod http;
 pub mod jsonrpc;
 pub mod media;
 pub mod mrtr;
-pub(crate) mod peers;
 pub mod prompts;
 pub mod protocol;
 pub mod resources;

@@ -20,12 +20,8 @@ use crate::jsonrpc::{ErrorCode, ErrorObject};
 /// How long a sealed `requestState` stays valid: 10 minutes, in ms.
 pub const REQUEST_STATE_TTL_MS: u64 = 10 * 60 * 1000;
 
-/// The methods that may answer with an input-required result (§4).
+/// The methods that may answer with an input-required result ([MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)).
 pub const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
-
-/// The marker error a handler's input request returns while the input is missing; the server
-/// turns the round into an input-required result, whatever the handler then returned.
-pub(crate) const INPUT_REQUIRED: ErrorCode = ErrorCode(-32099);
 
 /// One round of a modern request: the answers the client sent and what the handler asks next.
 #[derive(Debug, Default)]
@@ -72,7 +68,7 @@ impl Round {
             ));
         }
         Err(ErrorObject::new(
-            INPUT_REQUIRED,
+            ErrorCode::INPUT_REQUIRED,
             format!("input required: {key}"),
         ))
     }

@@ -14,8 +14,9 @@ use crate::context::RequestContext;
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
-/// `-32002`: the legacy "Resource not found" code (2026-07-28 uses `-32602`).
-pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+/// `-32002`: the legacy "Resource not found" code (2026-07-28 uses `-32602`); an alias of
+/// [`ErrorCode::RESOURCE_NOT_FOUND`], its home.
+pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::RESOURCE_NOT_FOUND;
 
 /// A `resources/list` entry (spec `Resource`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -45,7 +45,7 @@ pub enum ClientError {
     Transport(String),
     /// A 2026-07-28 HTTP exchange got a non-2xx status (sent through
     /// [`ClientTransport::send_modern`](crate::client::ClientTransport::send_modern)); the
-    /// JSON-RPC error of its body, when it had one. The auto-mode probe reads the status (§2.5).
+    /// JSON-RPC error of its body, when it had one. The auto-mode probe reads the status ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
     #[error("MCP transport error: HTTP {status}: {detail}")]
     HttpStatus {
         /// The HTTP status code.

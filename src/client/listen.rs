@@ -1,4 +1,4 @@
-//! `subscriptions/listen` on the client (2026-07-28; spec §5): one long-lived request whose
+//! `subscriptions/listen` on the client (2026-07-28; [spec](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)): one long-lived request whose
 //! notifications arrive tagged with its id.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Answering input-required results (multi round-trip requests, SEP-2322; spec §4) on the
+//! Answering input-required results (multi round-trip requests, SEP-2322; [spec](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)) on the
 //! client: every input request goes to the same [`ClientHandler`] the handshake era uses, and
 //! the request is retried — with a new id — carrying the original params plus `inputResponses`
 //! and, only when the server sent one, its `requestState` byte-for-byte.

@@ -23,7 +23,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use futures::channel::mpsc;
 
@@ -35,8 +35,8 @@ mod store;
 pub use log::{Event, EventId, InvalidEventId, ReplayLog};
 pub use store::{mint_session_id, MintError, SessionStore};
 
-/// A clock in milliseconds (any epoch, monotone in practice). Injected so tests can move time.
-pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+/// A clock in milliseconds, injected so tests can move time (its one home is [`crate::host`]).
+pub use crate::host::Clock;
 
 /// The default bound on a session's replay log, in events (seed `DEFAULT_MCP_SESSION_CAPACITY`).
 pub const DEFAULT_LOG_CAPACITY: usize = 1024;
@@ -373,6 +373,7 @@ fn deliver(state: &mut State, stream: u64, text: String) {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
 
     fn clock() -> (Arc<AtomicU64>, Clock) {
         let now = Arc::new(AtomicU64::new(1_000));

@@ -10,8 +10,9 @@ use futures::channel::oneshot;
 use futures::future::AbortHandle;
 use serde_json::Value;
 
-use crate::context::{LogLevel, Outbound};
+use crate::host::Outbound;
 use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
+use crate::protocol::LogLevel;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

@@ -1,0 +1,437 @@
+//! The client's shared state and its request engine: the pending table keyed by request id,
+//! deadlines, cancellation, the sink every inbound message goes through (responses matched by
+//! exact id, server requests answered, notifications routed) and the close that fails them all.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use futures::future::{self, Either};
+use serde_json::{json, Value};
+
+use super::{
+    era, features, ClientError, ClientEvent, ClientOptions, ClientTransport, Listener,
+    ProgressCallback, RequestOptions, SinkHandler,
+};
+use crate::jsonrpc::{
+    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
+};
+use crate::protocol::InitializeResult;
+use crate::tools::panic_message;
+use crate::BoxFuture;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    Idle,
+    Connecting,
+    Connected,
+    Closed(String),
+}
+
+pub(super) struct Pending {
+    pub(super) method: String,
+    pub(super) tx: oneshot::Sender<Result<Value, ClientError>>,
+    pub(super) progress: Option<ProgressCallback>,
+    /// Signals progress to a deadline that restarts on progress.
+    pub(super) ticks: Option<futures::channel::mpsc::UnboundedSender<()>>,
+}
+
+pub(super) struct State {
+    pub(super) phase: Phase,
+    /// The transport was started and not closed by us yet.
+    pub(super) started: bool,
+    pub(super) pending: HashMap<i64, Pending>,
+    /// Recently timed-out ids, to tell a late reply from an unknown one in the logs.
+    pub(super) expired: VecDeque<i64>,
+    pub(super) initialized: Option<InitializeResult>,
+}
+
+pub(super) struct Inner {
+    pub(super) transport: Arc<dyn ClientTransport>,
+    pub(super) options: ClientOptions,
+    pub(super) next_id: AtomicI64,
+    pub(super) state: Mutex<State>,
+    pub(super) lifecycle: futures::lock::Mutex<()>,
+    pub(super) listeners: RwLock<Vec<Listener>>,
+    pub(super) era: era::EraState,
+}
+
+pub(super) const EXPIRED_MEMORY: usize = 256;
+
+pub(super) fn fail_all(pending: HashMap<i64, Pending>, error: &ClientError) {
+    for (_, p) in pending {
+        let _ = p.tx.send(Err(error.clone()));
+    }
+}
+
+/// Removes a request's pending entry when its future ends or is dropped; a request dropped
+/// while still unanswered is cancelled with `notifications/cancelled` (sent in the background).
+pub(super) struct PendingGuard<'a> {
+    inner: &'a Inner,
+    id: i64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        let abandoned = {
+            let mut state = self.inner.lock();
+            let connected = state.phase == Phase::Connected;
+            state
+                .pending
+                .remove(&self.id)
+                .filter(|p| connected && p.method != "initialize")
+        };
+        if abandoned.is_some() {
+            self.inner
+                .send_cancelled(self.id, "the caller abandoned the request".into());
+        }
+    }
+}
+
+impl Inner {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The injected clock's reading (ms), if the client has a clock.
+    pub(crate) fn now(&self) -> Option<u64> {
+        self.options.clock.as_ref().map(|clock| clock())
+    }
+
+    pub(super) fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        match &self.options.sleep {
+            Some(sleep) => sleep(duration),
+            None => Box::pin(future::pending()),
+        }
+    }
+
+    pub(super) fn check_open(&self) -> Result<(), ClientError> {
+        match &self.lock().phase {
+            Phase::Connected => Ok(()),
+            Phase::Closed(cause) => Err(ClientError::closed(cause.clone())),
+            Phase::Idle | Phase::Connecting => Err(ClientError::NotConnected),
+        }
+    }
+
+    pub(super) async fn send_or_close(&self, message: JsonRpcMessage) -> Result<(), ClientError> {
+        self.send_or_close_with(message, None).await
+    }
+
+    pub(super) async fn send_or_close_with(
+        &self,
+        message: JsonRpcMessage,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<(), ClientError> {
+        let result = match headers {
+            Some(headers) => self.transport.send_modern(message, headers).await,
+            None => self.transport.send(message).await,
+        };
+        if let Err(ClientError::TransportClosed { cause }) = &result {
+            self.on_closed(cause.clone());
+        }
+        result
+    }
+
+    pub(super) async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        self.request_with(method, params, options, None).await
+    }
+
+    /// A request; `headers` (a 2026-07-28 request's HTTP headers) go through
+    /// [`ClientTransport::send_modern`].
+    pub(super) async fn request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &RequestOptions,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<Value, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.request_id(id, method, params, options, headers).await
+    }
+
+    /// [`Inner::request_with`] under an id taken from `next_id` beforehand.
+    pub(super) async fn request_id(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<Value>,
+        options: &RequestOptions,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<Value, ClientError> {
+        let timeout = options.timeout.unwrap_or(self.options.timeout);
+        let params = match (&options.on_progress, params) {
+            (Some(_), params) => Some(features::with_progress_token(params, id)?),
+            (None, params) => params,
+        };
+        let (ticks, ticks_rx) = match options.max_total_timeout {
+            Some(_) if options.on_progress.is_some() => {
+                let (tx, rx) = futures::channel::mpsc::unbounded();
+                (Some(tx), Some(rx))
+            }
+            _ => (None, None),
+        };
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut state = self.lock();
+            match (&state.phase, method) {
+                (Phase::Connected, _)
+                | (Phase::Connecting, "initialize")
+                | (Phase::Connecting, "server/discover") => {}
+                (Phase::Closed(cause), _) => return Err(ClientError::closed(cause.clone())),
+                _ => return Err(ClientError::NotConnected),
+            }
+            state.pending.insert(
+                id,
+                Pending {
+                    method: method.to_owned(),
+                    tx,
+                    progress: options.on_progress.clone(),
+                    ticks,
+                },
+            );
+        }
+        let _guard = PendingGuard { inner: self, id };
+        let http_modern = headers.is_some();
+        let mut request = JsonRpcRequest::new(id, method);
+        if let Some(params) = params {
+            request = request.with_params(params);
+        }
+        let abandoned = || Err(ClientError::closed("the request was abandoned"));
+        let exchange = async {
+            // Race the send with the answer: a request/response transport (HTTP) may still be
+            // inside `send` when a disconnect or a close fails the request.
+            // A modern HTTP request is cancelled by dropping its response stream (no
+            // notifications/cancelled).
+            let send =
+                std::pin::pin!(self.send_or_close_with(JsonRpcMessage::Request(request), headers));
+            let mut rx = rx;
+            match future::select(send, &mut rx).await {
+                Either::Left((sent, _)) => {
+                    if let Err(error) = sent {
+                        if let Some(p) = self.lock().pending.remove(&id) {
+                            let _ = p.tx.send(Err(error));
+                        }
+                    }
+                    rx.await.unwrap_or_else(|_| abandoned())
+                }
+                Either::Right((answer, _)) => answer.unwrap_or_else(|_| abandoned()),
+            }
+        };
+        let exchange = std::pin::pin!(exchange);
+        let deadline = self.deadline(timeout, options.max_total_timeout, ticks_rx);
+        match future::select(exchange, deadline).await {
+            Either::Left((result, _)) => result,
+            Either::Right(((), _)) => {
+                {
+                    let mut state = self.lock();
+                    state.pending.remove(&id);
+                    state.expired.push_back(id);
+                    if state.expired.len() > EXPIRED_MEMORY {
+                        state.expired.pop_front();
+                    }
+                }
+                let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                if method != "initialize" && method != "server/discover" && !http_modern {
+                    self.cancel(id, timeout_ms).await;
+                }
+                Err(ClientError::Timeout {
+                    method: method.to_owned(),
+                    timeout_ms,
+                })
+            }
+        }
+    }
+
+    /// Best-effort `notifications/cancelled` for a timed-out request, bounded in time.
+    pub(super) async fn cancel(&self, id: i64, timeout_ms: u64) {
+        let notification = JsonRpcNotification::new("notifications/cancelled").with_params(json!({
+            "requestId": id,
+            "reason": format!("timed out after {timeout_ms} ms"),
+        }));
+        let send = self
+            .transport
+            .send(JsonRpcMessage::Notification(notification));
+        let bound = self.sleep(Duration::from_millis(timeout_ms.clamp(1, 2_000)));
+        if let Either::Left((Err(e), _)) = future::select(send, bound).await {
+            tracing::debug!(error = %e, id, "mcp client: could not send notifications/cancelled");
+        }
+    }
+
+    pub(super) fn on_closed(&self, cause: String) {
+        let (was_connected, pending) = {
+            let mut state = self.lock();
+            let was_open = matches!(state.phase, Phase::Connected | Phase::Connecting);
+            let was_connected = state.phase == Phase::Connected;
+            if was_open {
+                state.phase = Phase::Closed(cause.clone());
+            }
+            (was_connected, std::mem::take(&mut state.pending))
+        };
+        if !pending.is_empty() {
+            tracing::debug!(count = pending.len(), %cause, "mcp client: failing pending requests");
+        }
+        fail_all(pending, &ClientError::closed(cause.clone()));
+        if was_connected {
+            self.emit(&ClientEvent::Disconnect { cause });
+        }
+    }
+
+    pub(super) fn emit(&self, event: &ClientEvent) {
+        let listeners = self
+            .listeners
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for listener in listeners {
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| listener(event))) {
+                let message = panic_message(&*panic);
+                match &self.options.on_error {
+                    Some(handler) => {
+                        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            handler(&message, event.name())
+                        }));
+                    }
+                    None => {
+                        tracing::error!(%message, event = event.name(), "mcp client: a listener panicked")
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
+        match value {
+            Value::Array(items) => items
+                .into_iter()
+                .flat_map(|item| self.receive_one(item))
+                .collect(),
+            value => self.receive_one(value).into_iter().collect(),
+        }
+    }
+
+    pub(super) fn receive_one(&self, value: Value) -> Option<JsonRpcMessage> {
+        let has_method = value.get("method").is_some();
+        match JsonRpcMessage::from_value(value) {
+            Ok(JsonRpcMessage::Response(response)) => {
+                self.resolve(response);
+                None
+            }
+            Ok(JsonRpcMessage::Request(request)) => {
+                let handled = matches!(
+                    request.method.as_str(),
+                    "sampling/createMessage" | "elicitation/create" | "roots/list"
+                );
+                let response = if request.method == "ping" {
+                    JsonRpcResponse::result(request.id, json!({}))
+                } else if let (true, Some(handler)) = (handled, &self.options.handler) {
+                    self.answer_later(handler.as_ref(), request);
+                    return None;
+                } else {
+                    tracing::debug!(method = %request.method, "mcp client: unsupported server request");
+                    JsonRpcResponse::error(
+                        Some(request.id),
+                        ErrorObject::method_not_found(&request.method),
+                    )
+                };
+                Some(JsonRpcMessage::Response(response))
+            }
+            Ok(JsonRpcMessage::Notification(notification)) => {
+                self.era.route(&notification);
+                if notification.method == "notifications/progress" {
+                    self.progress(&notification);
+                }
+                self.emit(&ClientEvent::Notification(notification));
+                None
+            }
+            Err(invalid) if has_method => {
+                tracing::warn!(error = %invalid, "mcp client: invalid server message");
+                self.emit(&ClientEvent::Error(ClientError::InvalidResponse(format!(
+                    "invalid server message: {}",
+                    invalid.error.message
+                ))));
+                invalid.response().map(JsonRpcMessage::Response)
+            }
+            Err(invalid) => {
+                let error = ClientError::InvalidResponse(invalid.error.message.clone());
+                let pending = match &invalid.id {
+                    Some(RequestId::Number(id)) => self.lock().pending.remove(id),
+                    _ => None,
+                };
+                match pending {
+                    Some(p) => {
+                        tracing::warn!(id = ?invalid.id, method = %p.method, error = %invalid, "mcp client: invalid response");
+                        let _ = p.tx.send(Err(error));
+                    }
+                    None => {
+                        tracing::warn!(id = ?invalid.id, error = %invalid, "mcp client: dropped an invalid message");
+                        self.emit(&ClientEvent::Error(error));
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    pub(super) fn resolve(&self, response: JsonRpcResponse) {
+        let (pending, late) = match &response.id {
+            Some(RequestId::Number(id)) => {
+                let mut state = self.lock();
+                let pending = state.pending.remove(id);
+                let late = pending.is_none() && state.expired.contains(id);
+                (pending, late)
+            }
+            _ => (None, false),
+        };
+        match (pending, response.payload) {
+            (Some(p), payload) => {
+                let _ = p.tx.send(payload.map_err(ClientError::Rpc));
+            }
+            (None, _) if late => {
+                tracing::debug!(id = ?response.id, "mcp client: ignored a reply that came after its deadline");
+            }
+            (None, Err(error)) if response.id.is_none() => {
+                tracing::warn!(%error, "mcp client: error response with a null id");
+                self.emit(&ClientEvent::Error(ClientError::Rpc(error)));
+            }
+            (None, _) => {
+                tracing::warn!(id = ?response.id, "mcp client: dropped a response with an unknown or duplicate id");
+            }
+        }
+    }
+}
+
+/// The sink the client hands its transport; holds the client weakly so a transport's reader
+/// task never keeps a dropped client alive.
+pub(super) struct ClientSink {
+    pub(super) inner: Weak<Inner>,
+}
+
+impl SinkHandler for ClientSink {
+    fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
+        match self.inner.upgrade() {
+            Some(inner) => inner.receive(value),
+            None => Vec::new(),
+        }
+    }
+
+    fn error(&self, message: String) {
+        if let Some(inner) = self.inner.upgrade() {
+            tracing::debug!(%message, "mcp client: transport error");
+            inner.emit(&ClientEvent::Error(ClientError::Transport(message)));
+        }
+    }
+
+    fn closed(&self, cause: String) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.on_closed(cause);
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! What a connection remembers about its era: the era and modern version `connect` settled on,
+//! the last `server/discover` result, the tools' `x-mcp-header` annotations, the open listen
+//! streams and the cache of complete results (expired by the client's injected clock).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::Value;
+
+use crate::era::Era;
+use crate::jsonrpc::JsonRpcNotification;
+
+/// The negotiated modern state of one connection.
+#[derive(Default)]
+pub(crate) struct EraState {
+    inner: Mutex<EraInner>,
+}
+
+#[derive(Default)]
+pub(super) struct EraInner {
+    /// The era `connect` settled on (kept across reconnects: the per-transport era cache).
+    pub(super) era: Option<Era>,
+    /// The modern protocol version in use.
+    pub(super) version: Option<String>,
+    /// The last `server/discover` result.
+    pub(super) discover: Option<Value>,
+    /// `x-mcp-header` annotations of the listed tools: tool name → `(header suffix, path)`.
+    pub(super) tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
+    /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry in ms
+    /// of the client's clock).
+    pub(super) cache: HashMap<String, (Value, u64)>,
+    /// Open listen streams: listen request id → their notification channel.
+    pub(super) subscriptions:
+        HashMap<i64, futures::channel::mpsc::UnboundedSender<JsonRpcNotification>>,
+}
+
+impl EraState {
+    pub(super) fn lock(&self) -> MutexGuard<'_, EraInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn era(&self) -> Option<Era> {
+        self.lock().era
+    }
+
+    pub(crate) fn subscribe(
+        &self,
+        id: i64,
+        tx: futures::channel::mpsc::UnboundedSender<JsonRpcNotification>,
+    ) {
+        self.lock().subscriptions.insert(id, tx);
+    }
+
+    pub(crate) fn unsubscribe(&self, id: i64) {
+        self.lock().subscriptions.remove(&id);
+    }
+
+    /// A fresh cached result for this key at `now` (ms); none without a clock.
+    pub(super) fn cached(&self, key: &str, now: Option<u64>) -> Option<Value> {
+        let now = now?;
+        let mut inner = self.lock();
+        match inner.cache.get(key) {
+            Some((value, expiry)) if now < *expiry => Some(value.clone()),
+            Some(_) => {
+                inner.cache.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Keep a complete result for its `ttlMs` from `now` (ms; a missing or zero TTL, or no
+    /// clock, keeps nothing).
+    pub(super) fn store(&self, key: String, value: &Value, now: Option<u64>) {
+        let ttl = value.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+        let Some(now) = now.filter(|_| ttl > 0) else {
+            return;
+        };
+        let mut inner = self.lock();
+        if inner.cache.len() >= MAX_CACHE_ENTRIES {
+            inner.cache.clear();
+        }
+        inner
+            .cache
+            .insert(key, (value.clone(), now.saturating_add(ttl)));
+    }
+
+    /// Drop cached results a change notification makes stale.
+    pub(super) fn invalidate(&self, method: &str) {
+        let stale: &[&str] = match method {
+            "notifications/tools/list_changed" => &["tools/list"],
+            "notifications/prompts/list_changed" => &["prompts/list"],
+            "notifications/resources/list_changed" => {
+                &["resources/list", "resources/templates/list"]
+            }
+            "notifications/resources/updated" => &["resources/read"],
+            _ => return,
+        };
+        self.lock()
+            .cache
+            .retain(|key, _| !stale.iter().any(|m| key.starts_with(&format!("{m} "))));
+    }
+
+    /// Hand a notification tagged with a listen id (or a server `notifications/cancelled` for
+    /// one) to that subscription; change notifications invalidate the cache.
+    pub(crate) fn route(&self, notification: &JsonRpcNotification) {
+        self.invalidate(&notification.method);
+        let params = notification.params.as_ref();
+        let id = if notification.method == "notifications/cancelled" {
+            params.and_then(|p| p.get("requestId"))
+        } else {
+            params
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get(crate::era::META_SUBSCRIPTION_ID))
+        };
+        let Some(id) = id.and_then(Value::as_i64) else {
+            return;
+        };
+        let inner = self.lock();
+        if let Some(tx) = inner.subscriptions.get(&id) {
+            let _ = tx.unbounded_send(notification.clone());
+        }
+    }
+
+    pub(crate) fn modern_version(&self) -> Option<String> {
+        let inner = self.lock();
+        (inner.era == Some(Era::Modern))
+            .then(|| inner.version.clone())
+            .flatten()
+    }
+}
+
+/// The most cached results a client keeps (the cache is emptied when it is full).
+pub const MAX_CACHE_ENTRIES: usize = 256;
+
+/// The methods whose complete results the client caches for their `ttlMs` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching); not
+/// `server/discover`, which `connect` re-runs).
+pub const CACHED_METHODS: &[&str] = &[
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cached_results_expire_on_the_injected_clock_and_need_one() {
+        let state = EraState::default();
+        let result = json!({"tools": [], "ttlMs": 1000});
+        state.store("tools/list {}".into(), &result, Some(5_000));
+        assert_eq!(state.cached("tools/list {}", Some(5_999)), Some(result));
+        assert_eq!(state.cached("tools/list {}", Some(6_000)), None);
+        // Without a clock nothing is kept or served.
+        state.store("prompts/list {}".into(), &json!({"ttlMs": 1000}), None);
+        assert_eq!(state.cached("prompts/list {}", Some(0)), None);
+        state.store("prompts/list {}".into(), &json!({"ttlMs": 1000}), Some(0));
+        assert_eq!(state.cached("prompts/list {}", None), None);
+        // A zero TTL keeps nothing; a change notification drops what it makes stale.
+        state.store("resources/list {}".into(), &json!({"ttlMs": 0}), Some(0));
+        assert_eq!(state.cached("resources/list {}", Some(0)), None);
+        state.store("tools/list {}".into(), &json!({"ttlMs": 1000}), Some(0));
+        state.route(&JsonRpcNotification::new(
+            "notifications/tools/list_changed",
+        ));
+        assert_eq!(state.cached("tools/list {}", Some(1)), None);
+    }
+}

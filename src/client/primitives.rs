@@ -1,0 +1,213 @@
+//! The client surface beyond tools: the resources / prompts / completion / logging / roots calls,
+//! and the helpers that walk every page of a list (stopping on a repeated cursor).
+
+use serde_json::{json, Value};
+
+use super::{ClientError, McpClient, RequestOptions};
+
+/// The most pages the `*_all` list helpers follow before giving up.
+pub const MAX_LIST_PAGES: usize = 1_000;
+
+fn params_with(params: Value, cursor: Option<&str>) -> Option<Value> {
+    match (params, cursor) {
+        (Value::Object(mut map), Some(cursor)) => {
+            map.insert("cursor".into(), json!(cursor));
+            Some(Value::Object(map))
+        }
+        (Value::Object(map), None) if map.is_empty() => None,
+        (params, _) => Some(params),
+    }
+}
+
+impl McpClient {
+    /// Send one page request of a list method (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`) with an optional cursor.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn list_page(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Result<Value, ClientError> {
+        self.request(
+            method,
+            params_with(json!({}), cursor),
+            RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// Walk every page of a list method, collecting the `key` arrays (e.g. `resources/list`,
+    /// `"resources"`). Stops when `nextCursor` is absent or repeats the cursor just sent.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when a page has no `key`
+    /// array or pages do not end within [`MAX_LIST_PAGES`].
+    pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let page = self.list_page(method, cursor.as_deref()).await?;
+            let list = page.get(key).and_then(Value::as_array).ok_or_else(|| {
+                ClientError::InvalidResponse(format!("{method} result has no {key:?} array"))
+            })?;
+            items.extend(list.iter().cloned());
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
+                _ => return Ok(items),
+            }
+        }
+        Err(ClientError::InvalidResponse(format!(
+            "{method} did not end within {MAX_LIST_PAGES} pages"
+        )))
+    }
+
+    /// Every resource (`resources/list`, all pages).
+    ///
+    /// # Errors
+    /// As [`McpClient::list_all`].
+    pub async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("resources/list", "resources").await
+    }
+
+    /// Every resource template (`resources/templates/list`, all pages).
+    ///
+    /// # Errors
+    /// As [`McpClient::list_all`].
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// Every prompt (`prompts/list`, all pages).
+    ///
+    /// # Errors
+    /// As [`McpClient::list_all`].
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_all("prompts/list", "prompts").await
+    }
+
+    /// `resources/read`: the whole ReadResourceResult (`contents`: text or base64 `blob`).
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        self.request(
+            "resources/read",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// `resources/subscribe`: the server then sends `notifications/resources/updated` for `uri`
+    /// (a [`ClientEvent::Notification`](super::ClientEvent::Notification)).
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.request(
+            "resources/subscribe",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `resources/unsubscribe`.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.request(
+            "resources/unsubscribe",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `prompts/get` with string arguments: the whole GetPromptResult (`description`?,
+    /// `messages`).
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArguments`] when `arguments` is not an object or `null`; as
+    /// [`McpClient::request`].
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        let mut params = json!({ "name": name });
+        match arguments {
+            Value::Null => {}
+            args @ Value::Object(_) => params["arguments"] = args,
+            other => {
+                return Err(ClientError::InvalidArguments(format!(
+                    "prompt arguments must be a JSON object, not {other}"
+                )))
+            }
+        }
+        self.request("prompts/get", Some(params), RequestOptions::default())
+            .await
+    }
+
+    /// `completion/complete`: `reference` is `{"type":"ref/prompt","name"}` or
+    /// `{"type":"ref/resource","uri"}`; returns the `completion` object (`values`, `total`?,
+    /// `hasMore`?).
+    ///
+    /// # Errors
+    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
+    /// `completion`.
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument_name: &str,
+        argument_value: &str,
+        context: Option<Value>,
+    ) -> Result<Value, ClientError> {
+        let mut params = json!({
+            "ref": reference,
+            "argument": { "name": argument_name, "value": argument_value },
+        });
+        if let Some(context) = context {
+            params["context"] = context;
+        }
+        let mut result = self
+            .request(
+                "completion/complete",
+                Some(params),
+                RequestOptions::default(),
+            )
+            .await?;
+        result
+            .get_mut("completion")
+            .map(Value::take)
+            .ok_or_else(|| {
+                ClientError::InvalidResponse("completion result has no `completion`".into())
+            })
+    }
+
+    /// `logging/setLevel` (`debug` … `emergency`); the server's `notifications/message` arrive as
+    /// [`ClientEvent::Notification`](super::ClientEvent::Notification)s.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`].
+    pub async fn set_logging_level(&self, level: &str) -> Result<(), ClientError> {
+        self.request(
+            "logging/setLevel",
+            Some(json!({ "level": level })),
+            RequestOptions::default(),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Tell the server the client's roots changed (`notifications/roots/list_changed`).
+    ///
+    /// # Errors
+    /// As [`McpClient::notify`].
+    pub async fn roots_changed(&self) -> Result<(), ClientError> {
+        self.notify("notifications/roots/list_changed", None).await
+    }
+}

@@ -1,0 +1,161 @@
+//! The tool calls: `tools/list` (every page), remote tools wrapped as local [`Tool`]s, and
+//! `tools/call` with the whole result or the seed's value semantics ([`result_value`]).
+
+use serde_json::{json, Map, Value};
+
+use super::{ClientError, McpClient, RequestOptions, MAX_TOOL_PAGES};
+use crate::protocol::{Content, ToolDescriptor, ToolResult};
+use crate::tools::Tool;
+
+impl McpClient {
+    /// Run `tools/list`, following `nextCursor` pages, and return the descriptors.
+    ///
+    /// # Errors
+    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
+    /// `tools` array, a descriptor does not parse, or pages do not end within
+    /// [`MAX_TOOL_PAGES`].
+    pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+            let result = self
+                .request("tools/list", params, RequestOptions::default())
+                .await?;
+            let page = result
+                .get("tools")
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    ClientError::InvalidResponse(r#"tools/list result has no "tools" array"#.into())
+                })?;
+            for descriptor in page {
+                let descriptor: ToolDescriptor = serde_json::from_value(descriptor.clone())
+                    .map_err(|e| {
+                        ClientError::InvalidResponse(format!("tools/list descriptor: {e}"))
+                    })?;
+                tools.push(descriptor);
+            }
+            match result.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+                _ => return Ok(tools),
+            }
+        }
+        Err(ClientError::InvalidResponse(format!(
+            "tools/list did not end within {MAX_TOOL_PAGES} pages"
+        )))
+    }
+
+    /// Run `tools/list` and wrap each descriptor as a local [`Tool`] (seed `tools`): the
+    /// descriptor is kept whole (name, schemas, annotations) and running the tool runs
+    /// [`McpClient::call_tool`] on this client, passing the remote result through unchanged (a
+    /// protocol failure becomes an `isError` result). Add them to a
+    /// [`ToolRegistry`](crate::ToolRegistry) to re-serve a remote server's tools.
+    ///
+    /// # Errors
+    /// As [`McpClient::list_tools`].
+    pub async fn tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let descriptors = self.list_tools().await?;
+        Ok(descriptors
+            .into_iter()
+            .map(|descriptor| {
+                let client = self.clone();
+                let name = descriptor.name.clone();
+                Tool::from_json(
+                    descriptor.name.clone(),
+                    descriptor.input_schema.clone(),
+                    move |args, _ctx| {
+                        let client = client.clone();
+                        let name = name.clone();
+                        async move { client.call_tool(&name, Value::Object(args)).await }
+                    },
+                )
+                .with_descriptor(descriptor)
+            })
+            .collect())
+    }
+
+    /// Run `tools/call` and return the whole result (content blocks of every kind,
+    /// `structuredContent`, `isError`) — the lower-level form of [`McpClient::call`].
+    ///
+    /// `arguments` must be a JSON object, or `null` for none.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArguments`] for non-object arguments; as [`McpClient::request`];
+    /// [`ClientError::InvalidResponse`] when the result is not a `CallToolResult`. An `isError`
+    /// result is **not** an error here.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, ClientError> {
+        self.call_tool_with(name, arguments, RequestOptions::default())
+            .await
+    }
+
+    /// [`McpClient::call_tool`] with per-request options (a deadline).
+    ///
+    /// # Errors
+    /// As [`McpClient::call_tool`].
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: RequestOptions,
+    ) -> Result<ToolResult, ClientError> {
+        let arguments = match arguments {
+            Value::Null => Value::Object(Map::new()),
+            args @ Value::Object(_) => args,
+            other => {
+                return Err(ClientError::InvalidArguments(format!(
+                    "tool arguments must be a JSON object, not {other}"
+                )))
+            }
+        };
+        let params = json!({ "name": name, "arguments": arguments });
+        let value = self.request("tools/call", Some(params), options).await?;
+        serde_json::from_value(value)
+            .map_err(|e| ClientError::InvalidResponse(format!("tools/call result: {e}")))
+    }
+
+    /// Run a remote tool with the seed's value semantics (clause 13): the result's text blocks
+    /// are concatenated; `isError: true` → [`ClientError::Tool`] carrying that text; otherwise
+    /// the text parsed as JSON, or the raw text as a JSON string when it is not JSON; no text →
+    /// the `structuredContent` if any, else `None`.
+    ///
+    /// # Errors
+    /// As [`McpClient::call_tool`], plus [`ClientError::Tool`].
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Option<Value>, ClientError> {
+        self.call_with(name, arguments, RequestOptions::default())
+            .await
+    }
+
+    /// [`McpClient::call`] with per-request options (a deadline).
+    ///
+    /// # Errors
+    /// As [`McpClient::call`].
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: RequestOptions,
+    ) -> Result<Option<Value>, ClientError> {
+        let result = self.call_tool_with(name, arguments, options).await?;
+        result_value(result)
+    }
+}
+
+/// The seed's `call` semantics over a whole result (see [`McpClient::call`]).
+///
+/// # Errors
+/// [`ClientError::Tool`] for an `isError` result.
+pub fn result_value(result: ToolResult) -> Result<Option<Value>, ClientError> {
+    let text: String = result.content.iter().filter_map(Content::as_text).collect();
+    if result.is_error() {
+        return Err(ClientError::Tool {
+            message: text,
+            result,
+        });
+    }
+    if text.is_empty() {
+        return Ok(result.structured_content);
+    }
+    Ok(Some(
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    ))
+}

@@ -1,0 +1,215 @@
+//! The method table: what each request method does (`initialize`, `ping`, `server/discover`,
+//! the tools, resources, prompts, completion and logging methods), with its params read and its
+//! lists paginated (spec
+//! [`server/utilities/pagination`](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/pagination)).
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::McpServer;
+use crate::context::RequestContext;
+use crate::era::Era;
+use crate::jsonrpc::{ErrorObject, JsonRpcRequest};
+use crate::protocol::{initialize_result, negotiate_initialize, LogLevel};
+
+impl McpServer {
+    pub(super) async fn call(
+        &self,
+        request: JsonRpcRequest,
+        ctx: RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        let o = &self.inner.options;
+        let params = request.params;
+        match request.method.as_str() {
+            "initialize" => {
+                let version = negotiate_initialize(params.as_ref())?;
+                if let Some(scope) = &ctx.scope {
+                    let caps = params.as_ref().and_then(|p| p.get("capabilities")).cloned();
+                    self.inner.peers.with(scope, |peer| {
+                        peer.client_capabilities = caps;
+                        peer.protocol_version = Some(version.to_owned());
+                    });
+                }
+                let mut result = initialize_result(&o.info, version);
+                result.capabilities = self.capabilities();
+                result.instructions.clone_from(&o.instructions);
+                Ok(serde_json::to_value(result).expect("initialize results serialize"))
+            }
+            "ping" => Ok(json!({})),
+            "server/discover" => Ok(self.discover()),
+            "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
+            "tools/list" => {
+                let tools = o.tools.list_json();
+                let (tools, next) = page(
+                    tools.iter().cloned().collect(),
+                    params.as_ref(),
+                    o.page_size,
+                )?;
+                Ok(listed_values("tools", tools, next))
+            }
+            "tools/call" => {
+                let (name, arguments) = tool_call_params(params)?;
+                let result = o.tools.execute(&name, arguments, ctx).await?;
+                Ok(serde_json::to_value(result).expect("tool results serialize"))
+            }
+            "resources/list" if !o.resources.is_empty() => {
+                let (items, next) = page(o.resources.list(), params.as_ref(), o.page_size)?;
+                Ok(listed("resources", items, next))
+            }
+            "resources/templates/list" if !o.resources.is_empty() => {
+                let (items, next) = page(o.resources.templates(), params.as_ref(), o.page_size)?;
+                Ok(listed("resourceTemplates", items, next))
+            }
+            "resources/read" if !o.resources.is_empty() => {
+                let uri = string_param(params.as_ref(), "uri")?;
+                let contents = o.resources.read(&uri, ctx).await?;
+                Ok(json!({ "contents": contents }))
+            }
+            "resources/subscribe" | "resources/unsubscribe" if !o.resources.is_empty() => {
+                let uri = string_param(params.as_ref(), "uri")?;
+                let subscribe = request.method == "resources/subscribe";
+                if let Some(scope) = &ctx.scope {
+                    self.inner.peers.with(scope, |peer| {
+                        if subscribe {
+                            peer.subscriptions.insert(uri);
+                        } else {
+                            peer.subscriptions.remove(&uri);
+                        }
+                    });
+                }
+                Ok(json!({}))
+            }
+            "prompts/list" if !o.prompts.is_empty() => {
+                let (items, next) = page(o.prompts.list(), params.as_ref(), o.page_size)?;
+                Ok(listed("prompts", items, next))
+            }
+            "prompts/get" if !o.prompts.is_empty() => {
+                let name = string_param(params.as_ref(), "name")?;
+                let arguments = match params.as_ref().and_then(|p| p.get("arguments")) {
+                    None | Some(Value::Null) => Map::new(),
+                    Some(Value::Object(args)) => args.clone(),
+                    Some(_) => {
+                        return Err(ErrorObject::invalid_params(
+                            r#""arguments" must be an object"#,
+                        ))
+                    }
+                };
+                let result = o.prompts.get(&name, arguments, ctx).await?;
+                Ok(serde_json::to_value(result).expect("prompt results serialize"))
+            }
+            "completion/complete" if o.completer.is_some() => {
+                let params =
+                    params.ok_or_else(|| ErrorObject::invalid_params(r#"missing "params""#))?;
+                if !params.get("ref").is_some_and(Value::is_object)
+                    || !params.get("argument").is_some_and(Value::is_object)
+                {
+                    return Err(ErrorObject::invalid_params(
+                        r#"completion/complete needs "ref" and "argument" objects"#,
+                    ));
+                }
+                let completer = o.completer.as_ref().expect("guarded above");
+                let mut completion = completer(Value::Object(params), ctx).await?;
+                completion.values.truncate(100);
+                Ok(json!({ "completion": completion }))
+            }
+            "logging/setLevel" if o.logging => {
+                let level = params
+                    .as_ref()
+                    .and_then(|p| p.get("level"))
+                    .and_then(Value::as_str)
+                    .and_then(LogLevel::from_name)
+                    .ok_or_else(|| {
+                        ErrorObject::invalid_params(
+                            r#""level" must be a logging level (debug … emergency)"#,
+                        )
+                    })?;
+                if let Some(scope) = &ctx.scope {
+                    self.inner
+                        .peers
+                        .with(scope, |peer| peer.log_level = Some(level));
+                }
+                Ok(json!({}))
+            }
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+}
+
+/// Read `tools/call` params: `name` (a string) and `arguments` (an object; absent → `{}`).
+fn tool_call_params(params: Option<Map<String, Value>>) -> Result<(String, Value), ErrorObject> {
+    let mut params =
+        params.ok_or_else(|| ErrorObject::invalid_params(r#"tools/call needs "params""#))?;
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => return Err(ErrorObject::invalid_params(r#""name" must be a string"#)),
+        None => return Err(ErrorObject::invalid_params(r#"missing "name""#)),
+    };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(args @ Value::Object(_)) => args,
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                r#""arguments" must be an object"#,
+            ))
+        }
+    };
+    Ok((name, arguments))
+}
+
+fn string_param(params: Option<&Map<String, Value>>, key: &str) -> Result<String, ErrorObject> {
+    match params.and_then(|p| p.get(key)) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(ErrorObject::invalid_params(format!(
+            "\"{key}\" must be a string"
+        ))),
+        None => Err(ErrorObject::invalid_params(format!("missing \"{key}\""))),
+    }
+}
+
+/// One page of `items` after `params.cursor` (an opaque offset we issued); the next cursor when
+/// more remain (spec `server/utilities/pagination`).
+fn page<T>(
+    items: Vec<T>,
+    params: Option<&Map<String, Value>>,
+    size: Option<usize>,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => cursor
+            .strip_prefix("o")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor: {cursor}")))?,
+        Some(_) => return Err(ErrorObject::invalid_params(r#""cursor" must be a string"#)),
+    };
+    let Some(size) = size else {
+        return Ok((items.into_iter().skip(start).collect(), None));
+    };
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| format!("o{end}"));
+    Ok((
+        items.into_iter().skip(start).take(end - start).collect(),
+        next,
+    ))
+}
+
+fn listed_values(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
+    let mut out = Map::new();
+    out.insert(key.to_owned(), Value::Array(items));
+    if let Some(next) = next {
+        out.insert("nextCursor".to_owned(), Value::String(next));
+    }
+    Value::Object(out)
+}
+
+fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String>) -> Value {
+    let mut out = Map::new();
+    out.insert(
+        key.to_owned(),
+        serde_json::to_value(items).expect("descriptors serialize"),
+    );
+    if let Some(next) = next {
+        out.insert("nextCursor".to_owned(), Value::String(next));
+    }
+    Value::Object(out)
+}

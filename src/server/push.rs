@@ -1,0 +1,198 @@
+//! What the server sends unasked: each scope's push channel ([`McpServer::attach`]), list-change
+//! and resource-update notifications, and the 2026-07-28 `subscriptions/listen` streams they
+//! also reach
+//! ([spec](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::{Inner, McpServer};
+use crate::context::RequestContext;
+use crate::era;
+use crate::host::Outbound;
+use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcNotification, RequestId};
+
+/// Which list changed, for [`McpServer::notify_list_changed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`
+    Tools,
+    /// `notifications/resources/list_changed`
+    Resources,
+    /// `notifications/prompts/list_changed`
+    Prompts,
+}
+
+/// One open `subscriptions/listen` stream.
+pub(super) struct Listener {
+    id: RequestId,
+    filter: Value,
+    outbound: Outbound,
+}
+
+impl McpServer {
+    /// Give `scope` (a connection or a session) a push channel for messages not tied to a
+    /// request: list changes, resource updates, and server→client requests of tools whose own
+    /// channel cannot carry them.
+    pub fn attach(&self, scope: &Arc<str>, outbound: Outbound) {
+        self.inner
+            .peers
+            .with(scope, |peer| peer.outbound = Some(outbound));
+    }
+
+    /// Remove `scope`'s push channel (its stream closed), keeping its other state.
+    pub fn detach(&self, scope: &Arc<str>) {
+        self.inner.peers.with(scope, |peer| peer.outbound = None);
+    }
+
+    /// Forget `scope` (its connection or session ended): its state goes, its server→client
+    /// requests fail and its requests in flight are cancelled.
+    pub fn end_scope(&self, scope: &str) {
+        self.inner.peers.remove(scope);
+        self.inner.pending.fail_scope(scope);
+    }
+
+    /// Send `notifications/{tools,resources,prompts}/list_changed` to every attached scope;
+    /// returns how many received it. Call after changing a registry.
+    pub fn notify_list_changed(&self, kind: ListKind) -> usize {
+        let method = match kind {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+        };
+        let message = JsonRpcMessage::Notification(JsonRpcNotification::new(method));
+        let key = match kind {
+            ListKind::Tools => "toolsListChanged",
+            ListKind::Resources => "resourcesListChanged",
+            ListKind::Prompts => "promptsListChanged",
+        };
+        self.inner.peers.broadcast(&message, |_| true)
+            + self.publish(method, json!({}), |filter| {
+                filter.get(key) == Some(&json!(true))
+            })
+    }
+
+    /// Send a notification to every listen stream whose filter passes, tagged with its
+    /// subscription id; returns how many received it.
+    fn publish(&self, method: &str, params: Value, filter: impl Fn(&Value) -> bool) -> usize {
+        let targets: Vec<(RequestId, Outbound)> = {
+            let subs = self
+                .inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            subs.values()
+                .filter(|l| filter(&l.filter))
+                .map(|l| (l.id.clone(), l.outbound.clone()))
+                .collect()
+        };
+        targets
+            .into_iter()
+            .filter(|(id, outbound)| {
+                let mut params = params.clone();
+                params["_meta"] = json!({ era::META_SUBSCRIPTION_ID: id });
+                outbound(JsonRpcMessage::Notification(
+                    JsonRpcNotification::new(method).with_params(params),
+                ))
+            })
+            .count()
+    }
+
+    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it; returns
+    /// how many received it.
+    pub fn notify_resource_updated(&self, uri: &str) -> usize {
+        let message = JsonRpcMessage::Notification(
+            JsonRpcNotification::new("notifications/resources/updated")
+                .with_params(json!({ "uri": uri })),
+        );
+        self.inner
+            .peers
+            .broadcast(&message, |p| p.subscriptions.contains(uri))
+            + self.publish(
+                "notifications/resources/updated",
+                json!({ "uri": uri }),
+                |filter| {
+                    filter
+                        .get("resourceSubscriptions")
+                        .and_then(Value::as_array)
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                },
+            )
+    }
+
+    /// [`subscriptions/listen`](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): acknowledge with the honoured filter, then stay open until the
+    /// stream closes (the future is dropped) — notifications flow through `publish`.
+    pub(super) async fn listen(
+        &self,
+        params: Option<Map<String, Value>>,
+        ctx: RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        let id = ctx.id.clone().expect("requests have ids");
+        let outbound = ctx.outbound().ok_or_else(|| {
+            ErrorObject::invalid_request(
+                "subscriptions/listen needs a streaming response (SSE, stdio or WebSocket)",
+            )
+        })?;
+        let asked = params
+            .as_ref()
+            .and_then(|p| p.get("notifications"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let caps = self.capabilities();
+        let mut honoured = Map::new();
+        for (key, cap) in [
+            ("toolsListChanged", "tools"),
+            ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"),
+        ] {
+            if asked.get(key) == Some(&json!(true)) && caps.get(cap).is_some() {
+                honoured.insert(key.into(), json!(true));
+            }
+        }
+        if let Some(uris) = asked.get("resourceSubscriptions").filter(|u| u.is_array()) {
+            if caps["resources"]["subscribe"] == json!(true) {
+                honoured.insert("resourceSubscriptions".into(), uris.clone());
+            }
+        }
+        let ack = JsonRpcNotification::new("notifications/subscriptions/acknowledged").with_params(
+            json!({ "_meta": { era::META_SUBSCRIPTION_ID: id }, "notifications": honoured }),
+        );
+        let token = self.inner.next_subscription.fetch_add(1, Ordering::Relaxed);
+        {
+            // Register and acknowledge under the lock, so no notification can slip in before the
+            // acknowledgement, and none is lost between the two.
+            let mut subscriptions = self
+                .inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if !outbound(JsonRpcMessage::Notification(ack)) {
+                return Err(ErrorObject::internal("the stream closed"));
+            }
+            subscriptions.insert(
+                token,
+                Listener {
+                    id,
+                    filter: Value::Object(honoured),
+                    outbound,
+                },
+            );
+        }
+        struct Unsubscribe<'a>(&'a Inner, u64);
+        impl Drop for Unsubscribe<'_> {
+            fn drop(&mut self) {
+                self.0
+                    .subscriptions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&self.1);
+            }
+        }
+        let _guard = Unsubscribe(&self.inner, token);
+        futures::future::pending::<()>().await;
+        unreachable!("a listen stream ends when its future is dropped")
+    }
+}
