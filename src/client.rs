@@ -406,7 +406,6 @@ use {
     crate::jsonrpc::{JsonRpcRequest, JsonRpcResponse, RequestId},
     crate::protocol::{Content, ToolResult, MCP_PROTOCOL_VERSION},
     crate::tools::Tool,
-    crate::BoxFuture,
     std::time::Duration,
 };
 

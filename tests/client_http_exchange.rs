@@ -11,11 +11,11 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
-use support::client::*;
 use orkestrel_mcp::client::{ClientError, McpClient};
 use orkestrel_mcp::http::exchange::{Authorizer, Challenge};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::BoxFuture;
+use support::client::*;
 use tokio::time::timeout;
 
 const CHALLENGE: &str =

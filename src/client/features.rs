@@ -203,11 +203,6 @@ impl Inner {
     }
 }
 
-// The scripted tests may name the spawner type by its old path.
-#[cfg(test)]
-#[allow(unused_imports)]
-use crate::host::Spawn;
-
 #[cfg(test)]
 #[path = "features_tests.rs"]
 mod tests;

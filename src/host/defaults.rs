@@ -21,13 +21,19 @@ pub fn clock() -> Option<Clock> {
         if #[cfg(target_family = "wasm")] {
             None
         } else {
-            Some(Arc::new(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64)
-            }))
+            Some(system_clock())
         }
     }
+}
+
+/// The system clock in ms since the Unix epoch (native targets; `0` before the epoch).
+#[cfg(not(target_family = "wasm"))]
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    })
 }
 
 /// A timer that needs no runtime: `futures_timer::Delay` (a helper thread on native targets,

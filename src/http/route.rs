@@ -52,17 +52,10 @@ use crate::media::is_json_media_type;
 use crate::server::McpServer;
 use crate::session::{Session, SessionStore};
 use crate::sse::encode_event;
-use crate::BoxFuture;
 
-cfg_if::cfg_if! {
-    if #[cfg(target_family = "wasm")] {
-        /// Runs a background future to completion (`spawn_local` on wasm).
-        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>)>;
-    } else {
-        /// Runs a background future to completion (`tokio::spawn` on native).
-        pub type Spawn = Arc<dyn Fn(BoxFuture<'static, ()>) + Send + Sync>;
-    }
-}
+/// Runs a background future to completion: `tokio::spawn` on native, `spawn_local` on wasm (the
+/// one spawner type of the crate, [`crate::host::Spawn`]).
+pub use crate::host::Spawn;
 
 /// The `Allow` of the stateless path.
 pub const ALLOW_POST: &str = "POST";

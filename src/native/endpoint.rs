@@ -98,11 +98,7 @@ impl EndpointOptions {
 
 /// The system clock in ms since the Unix epoch.
 pub fn system_clock() -> Clock {
-    Arc::new(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
-    })
+    crate::host::defaults::system_clock()
 }
 
 /// The endpoint service (a `tower::Service`, cheap to clone).
