@@ -1,6 +1,6 @@
 //! The 2026-07-28 leg of the conformance client: what our client does for each non-auth client
-//! scenario of `@modelcontextprotocol/conformance` 0.2.0-alpha (`--requirements 2026-07-28`;
-//! `../shared/SPEC-2026-07-28.md` §7.4).
+//! scenario of `@modelcontextprotocol/conformance` 0.2.0-alpha (`--requirements 2026-07-28`; the
+//! revision: <https://modelcontextprotocol.io/specification/2026-07-28>).
 //!
 //! Entry point: [`run_modern`]`(scenario, url)`. The conformance client example includes this
 //! file (`#[path = "conformance_client_modern.rs"] mod modern;`) and calls it when

@@ -606,3 +606,46 @@ fn the_fetch_transport_timeout_option_is_checked() {
     }
     assert!(create_fetch_transport(js("{ url: 'http://x/mcp', timeout: 0 }")).is_ok());
 }
+
+#[wasm_bindgen_test]
+async fn auto_falls_back_to_the_handshake_when_discover_is_refused_as_an_older_server_does() {
+    // The answers older Streamable HTTP servers give a `server/discover` they do not know (the TS
+    // SDK's 400 with a null-id error, an empty 400, a 405, a 404 with text); every other request
+    // goes to the wasm handler, which then speaks the handshake.
+    for (status, body) in [
+        (
+            400,
+            r#"'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Server not initialized"}}'"#,
+        ),
+        (400, "null"),
+        (405, "null"),
+        (404, "'Not Found'"),
+    ] {
+        let state = js("{ probes: 0 }");
+        let c = wrapped_fetch_client(
+            &state,
+            &format!(
+                r#"return async (request) => {{
+                  const text = await request.clone().text();
+                  if (request.method === 'POST' && JSON.parse(text).method === 'server/discover') {{
+                    extra.probes += 1;
+                    return new Response({body}, {{ status: {status} }});
+                  }}
+                  return server(request);
+                }};"#
+            ),
+            "",
+        );
+        ok(c.connect()).await;
+        assert_eq!(get(&state, "probes").as_f64(), Some(1.0), "{status} {body}");
+        assert_eq!(c.era().as_deref(), Some("legacy"), "{status} {body}");
+        assert_eq!(
+            json(&c.initialize_result())["serverInfo"]["version"],
+            "2.0.0",
+            "{status} {body}"
+        );
+        let echo = ok(c.call("echo".into(), js("{ text: 'after fallback' }"), None)).await;
+        assert_eq!(echo.as_string().as_deref(), Some("after fallback"));
+        ok(c.disconnect()).await;
+    }
+}
