@@ -6,14 +6,14 @@
 //! HTTP with sessions and resumable streams, WebSocket) sit behind the `native` feature.
 //!
 //! ```text
-//!           bytes in                                                 bytes out
-//!  stdio ─┐ (lines)                                                        ┌─ stdio
-//!  HTTP  ─┼──► framing ──► jsonrpc::JsonRpcMessage ──► McpServer ──► tools ─┼─ HTTP (JSON | SSE)
-//!  WS    ─┘  (LineDecoder)   (total classification)    (dispatch)  (registry)└─ WS
-//!                                                          │
-//!                        session::Session ◄── RequestContext (notify, progress, log, push)
-//!                        (streams, replay log)──► SSE events with ids, resumable by GET
-//!            transports (native::)             core (no I/O)
+//!  drivers (native::, wasm::)                 core (no I/O)
+//!  stdio lines ─┐                                                                     ┌─ stdio
+//!  WS frames   ─┴► connection::Connection ──► jsonrpc ──► McpServer ──► tools ───────┼─ WS
+//!                  (in-flight set, attach)   (classify)   (dispatch)   (registry)     │
+//!  HTTP request ─► http::Route::head ─► body ─► http::Route::respond ─► http::Answer ─┴─ HTTP response
+//!  (hyper | fetch)  (404/405/415/406/413)       │ (JSON | empty | SSE events)           (hyper | fetch)
+//!                                  http::sessions ─► session::Session (streams, replay log,
+//!                                                    resumable by GET + Last-Event-ID)
 //! ```
 //!
 //! The client is the mirror (seed clauses 13–15, 17, 20): [`McpClient`] tags each request with
@@ -22,9 +22,11 @@
 //! resolves — or fails on its deadline, or with the transport's close.
 //!
 //! ```text
-//!  McpClient::call ─► JsonRpcRequest{id} ─► ClientTransport::send ─► stdio child | HTTP POST | WS
-//!        ▲                                                                        │
-//!        └── pending[id] ◄── TransportSink::receive ◄── lines | JSON or SSE (sse::Decoder) | frames
+//!  McpClient::call ─► JsonRpcRequest{id} ─► ClientTransport::send ─► stdio child | WS | HTTP
+//!        ▲                                                                            │
+//!        │     HTTP: http::exchange::Exchange ─► Step::Send(Outgoing) ─► host sends ──┘
+//!        │           (headers, resume, deadline)  ◄── Input::{Response, Chunk, End} ◄── host reads
+//!        └── pending[id] ◄── TransportSink::receive ◄── lines | exchange Event::Message | frames
 //! ```
 //!
 //! ## Layout
@@ -39,7 +41,7 @@
 //! | MCP protocol types | [`protocol`] (versions, `initialize`, content, log levels), [`tools`], [`resources`], [`prompts`] |
 //! | the 2026-07-28 rules | [`era`] (`_meta`, versions, headers, result decoration), [`mrtr`] (input-required rounds, sealed `requestState`) |
 //! | the HTTP plan | [`http`] (header names, the route plan, the client exchange), [`media`], [`session`] (streams, replay log, store) |
-//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`context`] (one request's context) |
+//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`context`] (one request's context), [`connection`] (one stdio or WebSocket connection's rules) |
 //! | the client | [`client`] (options, the request engine, tool calls, [`client::era`], features, listen, input-required answers, transports) |
 //! | host seams | [`host`]: `Outbound`, `Clock`, `Sleep`, `Spawn`, `ErrorHandler`; [`host::defaults`] |
 //! | drivers | `native` (feature `native`: stdio, hyper, WebSocket, client transports), `wasm` (`wasm32`: JS bindings, `fetch`) |
