@@ -24,8 +24,8 @@ use std::time::Duration;
 use orkestrel_mcp::client::{
     apply_elicitation_defaults, ClientError, ClientHandler, ClientOptions, McpClient,
 };
-use orkestrel_mcp::jsonrpc::ErrorObject;
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::BoxFuture;
 use serde_json::{json, Value};
 

@@ -9,11 +9,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use orkestrel_mcp::context::LogLevel;
 use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http;
-use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-use orkestrel_mcp::resources::{Resource, ResourceContents, ResourceTemplate};
+use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+use orkestrel_mcp::primitives::resources::{Resource, ResourceContents, ResourceTemplate};
+use orkestrel_mcp::server::context::LogLevel;
 use orkestrel_mcp::server::{Completion, ListKind};
 use orkestrel_mcp::{
     Content, ErrorObject, McpServer, RequestContext, ServerOptions, Tool, ToolResult,

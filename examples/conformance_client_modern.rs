@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use orkestrel_mcp::client::handlers::ClientHandler;
 use orkestrel_mcp::client::{ClientEra, ClientOptions, McpClient, RequestOptions};
-use orkestrel_mcp::jsonrpc::ErrorObject;
 use orkestrel_mcp::native::client::{transport_for, Target};
+use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::BoxFuture;
 use serde_json::{json, Map, Value};
 

@@ -85,8 +85,8 @@ pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
 pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
 
-use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
 use crate::protocol::{is_supported_version, InitializeResult, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
 use engine::{fail_all, ClientSink, Inner, Phase, State};
 
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
@@ -403,9 +403,9 @@ impl McpClient {
 #[cfg(test)]
 #[allow(unused_imports)]
 use {
-    crate::jsonrpc::{JsonRpcRequest, JsonRpcResponse, RequestId},
+    crate::primitives::tools::Tool,
     crate::protocol::{Content, ToolResult, MCP_PROTOCOL_VERSION},
-    crate::tools::Tool,
+    crate::wire::jsonrpc::{JsonRpcRequest, JsonRpcResponse, RequestId},
     std::time::Duration,
 };
 

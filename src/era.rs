@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `era.rs` | the constants (versions, `_meta` keys, codes, method lists), telling the eras apart, result decoration |
 //! | `era/meta.rs` | the per-request `_meta` envelope and the version checks |
+//! | `era/mrtr.rs` | [`mrtr`]: multi round-trip requests (input-required rounds, the sealed `requestState`) |
 //! | `era/mcp_headers.rs` | `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`: value encoding and validation against the body |
 //!
 //! Spec pages: [versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning) (negotiation, telling the eras
@@ -16,11 +17,12 @@
 
 mod mcp_headers;
 mod meta;
+pub mod mrtr;
 
 use serde_json::{json, Map, Value};
 
-use crate::jsonrpc::ErrorCode;
 use crate::protocol::SUPPORTED_PROTOCOL_VERSIONS;
+use crate::wire::jsonrpc::ErrorCode;
 
 pub use mcp_headers::{
     decode_header_value, encode_header_value, expected_name, header_params, header_text,
@@ -132,7 +134,7 @@ pub fn decorate_result(method: &str, result: &mut Value, server_info: &Value, tt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::JsonRpcRequest;
+    use crate::wire::jsonrpc::JsonRpcRequest;
 
     fn req(v: Value) -> JsonRpcRequest {
         match crate::JsonRpcMessage::from_value(v).unwrap() {

@@ -22,7 +22,7 @@ pub mod defaults;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
 use crate::BoxFuture;
 
 /// A sink for server→client notifications tied to one request (its SSE stream, its stdio pipe,

@@ -8,11 +8,11 @@
 //! ```text
 //!  drivers (native::, wasm::)                 core (no I/O)
 //!  stdio lines ─┐                                                                     ┌─ stdio
-//!  WS frames   ─┴► connection::Connection ──► jsonrpc ──► McpServer ──► tools ───────┼─ WS
-//!                  (in-flight set, attach)   (classify)   (dispatch)   (registry)     │
+//!  WS frames   ─┴► server::connection ─► wire::jsonrpc ─► McpServer ─► primitives ────┼─ WS
+//!                  (in-flight set, attach)   (classify)      (dispatch)  (registries) │
 //!  HTTP request ─► http::Route::head ─► body ─► http::Route::respond ─► http::Answer ─┴─ HTTP response
 //!  (hyper | fetch)  (404/405/415/406/413)       │ (JSON | empty | SSE events)           (hyper | fetch)
-//!                                  http::sessions ─► session::Session (streams, replay log,
+//!                                  http::sessions ─► http::session::Session (streams, replay log,
 //!                                                    resumable by GET + Last-Event-ID)
 //! ```
 //!
@@ -37,14 +37,18 @@
 //!
 //! | concept | modules |
 //! |---|---|
-//! | wire codecs | [`jsonrpc`] (ids, messages, error codes, the classifying parser), [`framing`] (lines), [`sse`] (events) |
-//! | MCP protocol types | [`protocol`] (versions, `initialize`, content, log levels), [`tools`], [`resources`], [`prompts`] |
-//! | the 2026-07-28 rules | [`era`] (`_meta`, versions, headers, result decoration), [`mrtr`] (input-required rounds, sealed `requestState`) |
-//! | the HTTP plan | [`http`] (header names, the route plan, the client exchange), [`media`], [`session`] (streams, replay log, store) |
-//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`context`] (one request's context), [`connection`] (one stdio or WebSocket connection's rules) |
+//! | wire codecs | [`wire`]: [`wire::jsonrpc`] (ids, messages, error codes, the classifying parser), [`wire::framing`] (lines), [`wire::sse`] (events) |
+//! | MCP protocol types | [`protocol`] (versions, `initialize`, content, log levels) |
+//! | server primitives | [`primitives`]: [`primitives::tools`], [`primitives::resources`], [`primitives::prompts`] (the registries) |
+//! | the 2026-07-28 rules | [`era`] (`_meta`, versions, headers, result decoration), [`era::mrtr`] (input-required rounds, sealed `requestState`) |
+//! | the HTTP plan | [`http`] (header names, the route plan, the client exchange), [`http::media`], [`http::session`] (streams, replay log, store) |
+//! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`server::context`] (one request's context), [`server::connection`] (one stdio or WebSocket connection's rules) |
 //! | the client | [`client`] (options, the request engine, tool calls, [`client::era`], features, listen, input-required answers, transports) |
 //! | host seams | [`host`]: `Outbound`, `Clock`, `Sleep`, `Spawn`, `ErrorHandler`; [`host::defaults`] |
 //! | drivers | `native` (feature `native`: stdio, hyper, WebSocket, client transports), `wasm` (`wasm32`: JS bindings, `fetch`) |
+//!
+//! The shorter paths of earlier releases (`jsonrpc`, `framing`, `sse`, `mrtr`, `media`,
+//! `session`, `tools`, `resources`, `prompts`, `context`, `connection`) stay as re-exports.
 //!
 //! | feature | what it adds |
 //! |---|---|
@@ -78,22 +82,25 @@
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
 pub mod client;
-pub mod connection;
-pub mod context;
 pub mod era;
-pub mod framing;
 pub mod host;
 pub mod http;
-pub mod jsonrpc;
-pub mod media;
-pub mod mrtr;
-pub mod prompts;
+pub mod primitives;
 pub mod protocol;
-pub mod resources;
 pub mod server;
-pub mod session;
-pub mod sse;
-pub mod tools;
+pub mod wire;
+
+// The shorter paths of earlier releases, kept for callers: each names a module of the layout.
+#[doc(no_inline)]
+pub use era::mrtr;
+#[doc(no_inline)]
+pub use http::{media, session};
+#[doc(no_inline)]
+pub use primitives::{prompts, resources, tools};
+#[doc(no_inline)]
+pub use server::{connection, context};
+#[doc(no_inline)]
+pub use wire::{framing, jsonrpc, sse};
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::jsonrpc::ErrorObject;
+use crate::wire::jsonrpc::ErrorObject;
 
 /// The protocol revision negotiated by default: `2025-06-18`, as in the seed
 /// (`MCP_PROTOCOL_VERSION`).

@@ -14,7 +14,13 @@
 //!         └─ a response ─► the pending server→client request with that id
 //!  push.rs: attach / notify_* / subscriptions/listen ─► each scope's Outbound
 //! ```
+//!
+//! [`context`] is one request's context (who asked, `_meta`, the channel back); [`connection`]
+//! holds the rules of one stdio or WebSocket connection (attach on `initialize`, the in-flight
+//! set, shutdown) that the stream drivers run.
 
+pub mod connection;
+pub mod context;
 mod methods;
 mod modern;
 mod options;
@@ -34,14 +40,14 @@ pub use crate::host::{Clock, ErrorHandler};
 pub use options::{Completer, Completion, RequestListener, ServerOptions};
 pub use push::ListKind;
 
-use crate::context::RequestContext;
+use crate::era::mrtr::StateSealer;
 use crate::era::{self, Era};
-use crate::jsonrpc::{JsonRpcMessage, JsonRpcResponse, RequestId};
-use crate::mrtr::StateSealer;
-use crate::prompts::PromptRegistry;
+use crate::primitives::prompts::PromptRegistry;
+use crate::primitives::resources::ResourceRegistry;
+use crate::primitives::tools::{panic_message, ToolRegistry};
 use crate::protocol::Implementation;
-use crate::resources::ResourceRegistry;
-use crate::tools::{panic_message, ToolRegistry};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse, RequestId};
 use peers::{Peers, Pending};
 use push::Listener;
 

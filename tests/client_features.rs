@@ -16,12 +16,12 @@ use orkestrel_mcp::client::{
     apply_elicitation_defaults, ClientError, ClientEvent, ClientHandler, McpClient, Progress,
     RequestOptions,
 };
-use orkestrel_mcp::jsonrpc::ErrorObject;
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::endpoint::EndpointOptions;
-use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-use orkestrel_mcp::resources::Resource;
+use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+use orkestrel_mcp::primitives::resources::Resource;
 use orkestrel_mcp::server::Completion;
+use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::{BoxFuture, Content, McpServer, RequestContext, ServerOptions, Tool};
 use serde_json::{json, Value};
 use support::client::*;

@@ -429,7 +429,7 @@ async fn mrtr_expired_request_state_is_rejected() {
     );
     let state = first["requestState"].as_str().unwrap().to_owned();
     now.fetch_add(
-        orkestrel_mcp::mrtr::REQUEST_STATE_TTL_MS + 1,
+        orkestrel_mcp::era::mrtr::REQUEST_STATE_TTL_MS + 1,
         std::sync::atomic::Ordering::SeqCst,
     );
     let reply = call(

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::executor::block_on;
-use orkestrel_mcp::jsonrpc::JsonRpcMessage;
+use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp::{McpServer, RequestId, ServerOptions, Tool};
 use serde::Deserialize;
 use serde_json::{json, Value};

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use orkestrel_mcp::http::session::SessionOptions;
 use orkestrel_mcp::native::endpoint::EndpointOptions;
-use orkestrel_mcp::session::SessionOptions;
 use orkestrel_mcp::{JsonRpcNotification, McpServer, RequestContext, ServerOptions, Tool};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -460,7 +460,7 @@ async fn tools_send_progress_and_logs_on_the_post_stream() {
             for i in 1..=a.steps {
                 ctx.progress(f64::from(i), Some(f64::from(a.steps)), None);
                 ctx.log(
-                    orkestrel_mcp::context::LogLevel::Info,
+                    orkestrel_mcp::server::context::LogLevel::Info,
                     Some("count"),
                     json!(i),
                 );

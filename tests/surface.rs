@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::executor::block_on;
-use orkestrel_mcp::context::{LogLevel, Outbound};
-use orkestrel_mcp::jsonrpc::JsonRpcMessage;
-use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-use orkestrel_mcp::resources::{Resource, ResourceContents, ResourceTemplate};
+use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+use orkestrel_mcp::primitives::resources::{Resource, ResourceContents, ResourceTemplate};
+use orkestrel_mcp::server::context::{LogLevel, Outbound};
 use orkestrel_mcp::server::{Completion, ListKind};
+use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp::{Content, McpServer, RequestContext, ServerOptions, Tool};
 use serde_json::{json, Map, Value};
 use support::DEADLINE;

@@ -2,9 +2,9 @@
 //! tool through `handle`, SSE framing, media types.
 #![cfg(target_family = "wasm")]
 
-use orkestrel_mcp::jsonrpc::{ErrorCode, JsonRpcMessage};
-use orkestrel_mcp::media::{is_json_media_type, Accept};
-use orkestrel_mcp::sse::encode_event;
+use orkestrel_mcp::http::media::{is_json_media_type, Accept};
+use orkestrel_mcp::wire::jsonrpc::{ErrorCode, JsonRpcMessage};
+use orkestrel_mcp::wire::sse::encode_event;
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde::Deserialize;
 use wasm_bindgen_test::wasm_bindgen_test;

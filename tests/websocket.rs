@@ -103,7 +103,7 @@ async fn requests_in_flight_are_answered_by_id() {
             let g = g.clone();
             async move {
                 ctx.log(
-                    orkestrel_mcp::context::LogLevel::Info,
+                    orkestrel_mcp::server::context::LogLevel::Info,
                     None,
                     json!("waiting"),
                 );

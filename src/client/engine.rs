@@ -16,11 +16,11 @@ use super::{
     era, features, ClientError, ClientEvent, ClientOptions, ClientTransport, Listener,
     ProgressCallback, RequestOptions, SinkHandler,
 };
-use crate::jsonrpc::{
+use crate::primitives::tools::panic_message;
+use crate::protocol::InitializeResult;
+use crate::wire::jsonrpc::{
     ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
 };
-use crate::protocol::InitializeResult;
-use crate::tools::panic_message;
 use crate::BoxFuture;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use crate::client::ClientError;
     use crate::era::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-    use crate::jsonrpc::{ErrorCode, ErrorObject};
+    use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
     use serde_json::{json, Value};
 
     #[test]

@@ -12,7 +12,7 @@ use crate::client::handlers::ClientHandler;
 use crate::client::test_support::{Log, Reply, Scripted};
 use crate::client::{ClientEra, ClientError, ClientOptions, McpClient};
 use crate::era::{Era, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
-use crate::jsonrpc::ErrorObject;
+use crate::wire::jsonrpc::ErrorObject;
 use crate::BoxFuture;
 
 struct Answers;

@@ -1,7 +1,7 @@
 //! The client's error type.
 
-use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::protocol::ToolResult;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
 /// Why a client operation failed.
 ///

@@ -20,10 +20,10 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Map, Value};
 
 use super::{handlers, ClientError, ClientHandler, Inner};
-use crate::jsonrpc::{
+use crate::primitives::tools::panic_message;
+use crate::wire::jsonrpc::{
     ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
 };
-use crate::tools::panic_message;
 use crate::BoxFuture;
 
 /// How long a background `notifications/cancelled` may take to send.

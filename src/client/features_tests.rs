@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::super::{ClientHandler, ClientOptions, McpClient, Progress, RequestOptions};
 use crate::client::test_support::{Scripted, Tasks, Timers};
 use crate::client::{apply_elicitation_defaults, ClientError};
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
 use crate::BoxFuture;
 
 struct Harness {
@@ -89,7 +89,7 @@ impl Harness {
         self.script.deliver(value)
     }
 
-    fn last_request(&self) -> crate::jsonrpc::JsonRpcRequest {
+    fn last_request(&self) -> crate::wire::jsonrpc::JsonRpcRequest {
         self.sent()
             .into_iter()
             .rev()
@@ -178,7 +178,7 @@ fn server_requests_are_answered_asynchronously_through_the_handler() {
     let (id, result) = response(&sent[2]);
     assert_eq!(id, Some(RequestId::Number(8)));
     let error = result.unwrap_err();
-    assert_eq!(error.code, crate::jsonrpc::ErrorCode::INTERNAL_ERROR);
+    assert_eq!(error.code, crate::wire::jsonrpc::ErrorCode::INTERNAL_ERROR);
     assert!(error.message.contains("roots exploded"), "{error:?}");
     // ping is still answered at once; an unknown method is refused at once.
     let ping = h.deliver(json!({"jsonrpc":"2.0","id":9,"method":"ping"}));
@@ -186,7 +186,7 @@ fn server_requests_are_answered_asynchronously_through_the_handler() {
     let other = h.deliver(json!({"jsonrpc":"2.0","id":10,"method":"tasks/get"}));
     assert_eq!(
         response(&other[0]).1.unwrap_err().code,
-        crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND
+        crate::wire::jsonrpc::ErrorCode::METHOD_NOT_FOUND
     );
 }
 
@@ -202,7 +202,7 @@ fn without_a_handler_server_requests_are_refused_at_once() {
         h.deliver(json!({"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}));
     assert_eq!(
         response(&answer[0]).1.unwrap_err().code,
-        crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND
+        crate::wire::jsonrpc::ErrorCode::METHOD_NOT_FOUND
     );
     assert_eq!(h.tasks.run(), 0);
 }
@@ -430,7 +430,7 @@ fn one<T>(
     h: &Harness,
     call: impl std::future::Future<Output = Result<T, ClientError>>,
     result: Value,
-) -> (crate::jsonrpc::JsonRpcRequest, Result<T, ClientError>) {
+) -> (crate::wire::jsonrpc::JsonRpcRequest, Result<T, ClientError>) {
     h.take_sent();
     block_on(async {
         let mut call = std::pin::pin!(call);

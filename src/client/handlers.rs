@@ -9,7 +9,7 @@
 
 use serde_json::{json, Value};
 
-use crate::jsonrpc::ErrorObject;
+use crate::wire::jsonrpc::ErrorObject;
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// Answers a server's sampling, elicitation and roots requests. Every method has a default that

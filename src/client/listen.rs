@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 
 use crate::client::era::{request_headers, with_meta};
 use crate::client::{ClientError, McpClient};
-use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
 use crate::BoxFuture;
 
 /// How long an open listen request may stay open: 24 hours (the server ends it, or you cancel).

@@ -4,8 +4,8 @@
 use std::sync::Mutex;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::jsonrpc::JsonRpcMessage;
 use crate::server::McpServer;
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
 /// A [`ClientTransport`] that dispatches each message on an [`McpServer`] in the caller's task

@@ -124,7 +124,7 @@ impl Rounds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::ErrorObject;
+    use crate::wire::jsonrpc::ErrorObject;
     use crate::BoxFuture;
     use serde_json::json;
 
@@ -184,7 +184,10 @@ mod tests {
                 )
                 .await
                 .unwrap_err();
-            assert_eq!(e.code(), Some(crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND));
+            assert_eq!(
+                e.code(),
+                Some(crate::wire::jsonrpc::ErrorCode::METHOD_NOT_FOUND)
+            );
         });
     }
 }

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use crate::client::{ClientError, ClientTransport, Sleep, Spawn, TransportSink};
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcRequest};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcRequest};
 use crate::BoxFuture;
 
 /// What a script answers to one request.

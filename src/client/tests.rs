@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 
 use super::test_support::{manual_sleep, yield_now, Scripted, Stuck};
 use super::*;
-use crate::jsonrpc::ErrorCode;
 use crate::server::{McpServer, ServerOptions};
+use crate::wire::jsonrpc::ErrorCode;
 use crate::ToolRegistry;
 
 /// The test's side of a [`Scripted`] transport: it reads what the client sent, in order, and

@@ -4,8 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{ClientError, McpClient, RequestOptions, MAX_TOOL_PAGES};
+use crate::primitives::tools::Tool;
 use crate::protocol::{Content, ToolDescriptor, ToolResult};
-use crate::tools::Tool;
 
 impl McpClient {
     /// Run `tools/list`, following `nextCursor` pages, and return the descriptors.

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::client::error::ClientError;
-use crate::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// A bidirectional JSON-RPC carrier to one remote server (seed `ClientTransportInterface`).

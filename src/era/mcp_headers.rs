@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::header_mismatch;
 use crate::http::headers;
-use crate::jsonrpc::{ErrorObject, JsonRpcRequest};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
 
 const SENTINEL_PREFIX: &str = "=?base64?";
 const SENTINEL_SUFFIX: &str = "?=";

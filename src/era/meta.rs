@@ -8,8 +8,8 @@ use super::{
     META_LOG_LEVEL, META_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY,
     MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::jsonrpc::ErrorObject;
 use crate::protocol::LogLevel;
+use crate::wire::jsonrpc::ErrorObject;
 
 /// A modern request's validated metadata.
 #[derive(Clone, Debug, PartialEq)]

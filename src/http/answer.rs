@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 
 use crate::http::headers;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcResponse};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcResponse};
 
 cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
@@ -25,14 +25,14 @@ cfg_if::cfg_if! {
 }
 
 /// The events of a `text/event-stream` answer, each ready-encoded SSE text
-/// ([`crate::sse::encode_event`]); ends when the stream is over. Dropping it is the client going
+/// ([`crate::wire::sse::encode_event`]); ends when the stream is over. Dropping it is the client going
 /// away: a stateless request's dispatch is then cancelled (the 2026-07-28 transport: closing
 /// the stream cancels the request,
 /// <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>),
 /// a session stream is detached (the request keeps running; its events stay in the replay log
 /// for a `GET` with `Last-Event-ID`).
 ///
-/// Keep-alive comments are the host's, on its timer: write [`crate::sse::KEEP_ALIVE`] when no
+/// Keep-alive comments are the host's, on its timer: write [`crate::wire::sse::KEEP_ALIVE`] when no
 /// event came for a while.
 pub struct EventStream(Events);
 

@@ -29,7 +29,7 @@
 //! | `202` | `Ok` (a notification or response was accepted) |
 //! | `401` / `403` | [`Step::Authorize`] with the [`Challenge`] (`WWW-Authenticate` kept); a token retries once with `Authorization: Bearer`, none reads on as below |
 //! | `200`, `application/json` | the body's message(s) are delivered; a request needs its response among them |
-//! | `200`, `text/event-stream` | chunks go through the [`sse::Decoder`](crate::sse::Decoder); each event's data is delivered; done at the response to the request; a stream that ends first is resumed (below) |
+//! | `200`, `text/event-stream` | chunks go through the [`sse::Decoder`](crate::wire::sse::Decoder); each event's data is delivered; done at the response to the request; a stream that ends first is resumed (below) |
 //! | `404` to a request that carried `Mcp-Session-Id` | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) |
 //! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (servers that answer an unknown session with `400`) |
 //! | non-2xx to a 2026-07-28 request | [`ClientError::HttpStatus`](crate::client::ClientError::HttpStatus) with the body's JSON-RPC error |

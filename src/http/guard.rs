@@ -23,7 +23,7 @@ use std::net::IpAddr;
 use crate::http::answer::Answer;
 use crate::http::headers;
 use crate::http::request::Fields;
-use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
 /// An origin: scheme, lowercase host (IPv6 without brackets), port (the scheme's default when
 /// absent).

@@ -16,6 +16,8 @@
 //! - [`headers`]: the one home of every header name, media type, default and CORS list.
 //! - [`request`]: [`HttpRequest`] (method, path, header fields, body) and the [`Fields`] view.
 //! - [`answer`]: [`Answer`] (status, headers, body: JSON, nothing, text, or an [`EventStream`]).
+//! - [`media`]: the `Accept` and `Content-Type` readings over plain header strings.
+//! - [`session`]: one session's state — its streams, replay log and the session store.
 //! - [`guard`]: the `Origin` / `Host` policy ([`Guard`]).
 //! - [`route`]: the decision table ([`Route`]: [`Route::head`], then [`Route::respond`]).
 //! - [`negotiate`]: the readings of `Accept`, `MCP-Protocol-Version` and the body size.
@@ -28,9 +30,11 @@ pub mod answer;
 pub mod exchange;
 pub mod guard;
 pub mod headers;
+pub mod media;
 pub mod negotiate;
 pub mod request;
 pub mod route;
+pub mod session;
 pub mod sessions;
 
 pub use answer::{Answer, AnswerBody, EventStream};

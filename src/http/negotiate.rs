@@ -5,10 +5,10 @@
 
 use crate::http::answer::Answer;
 use crate::http::headers;
+use crate::http::media::Accept;
 use crate::http::request::{Body, Fields};
-use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::media::Accept;
 use crate::protocol::is_supported_version;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
 /// `413` at once when `Content-Length` already says the body is over `limit` bytes (no waiting
 /// for a body the route would refuse).
@@ -42,7 +42,7 @@ pub fn body_bytes(body: Body, limit: usize) -> Result<Vec<u8>, Answer> {
     }
 }
 
-/// What the `Accept` fields admit ([`crate::media::Accept`]); fields present but none of them
+/// What the `Accept` fields admit ([`crate::http::media::Accept`]); fields present but none of them
 /// text admit nothing, like an unknown range.
 pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
     let values = fields.field_values(headers::ACCEPT);

@@ -38,20 +38,22 @@ use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
 use futures::StreamExt;
 
-use crate::context::RequestContext;
 use crate::era::{self, Era};
 use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
+use crate::http::media::is_json_media_type;
 use crate::http::negotiate::{
     accept, body_bytes, declared_too_large, protocol_version_header, read_protocol_version,
 };
 use crate::http::request::{Body, Fields, HttpRequest};
+use crate::http::session::{Session, SessionStore};
 use crate::http::sessions::{Admit, Attachment, Sessions};
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse};
-use crate::media::is_json_media_type;
+use crate::server::context::RequestContext;
 use crate::server::McpServer;
-use crate::session::{Session, SessionStore};
-use crate::sse::encode_event;
+use crate::wire::jsonrpc::{
+    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse,
+};
+use crate::wire::sse::encode_event;
 
 /// Runs a background future to completion: `tokio::spawn` on native, `spawn_local` on wasm (the
 /// one spawner type of the crate, [`crate::host::Spawn`]).

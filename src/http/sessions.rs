@@ -30,9 +30,9 @@ use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
 use crate::http::negotiate::{accept, read_protocol_version};
 use crate::http::request::Fields;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
+use crate::http::session::{EventReceiver, MintError, Session, SessionStore};
 use crate::protocol::negotiate_initialize;
-use crate::session::{EventReceiver, MintError, Session, SessionStore};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 
 /// The `Allow` of the session-aware path.
 pub const ALLOW_SESSION_METHODS: &str = "GET, POST, DELETE";

@@ -13,9 +13,9 @@ use super::answer::{Answer, AnswerBody};
 use super::headers::*;
 use super::request::{Body, HttpRequest};
 use super::route::{status_of, Head, Route, RouteOptions, Spawn};
-use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification, JsonRpcResponse};
-use crate::session::{SessionOptions, SessionStore};
+use crate::http::session::{SessionOptions, SessionStore};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification, JsonRpcResponse};
 use crate::{McpServer, ServerOptions, Tool};
 
 const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;

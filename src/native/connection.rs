@@ -10,10 +10,10 @@
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::connection::{AtEnd, Connection, ConnectionOptions, Received};
-use crate::context::Outbound;
-use crate::jsonrpc::JsonRpcResponse;
+use crate::server::connection::{AtEnd, Connection, ConnectionOptions, Received};
+use crate::server::context::Outbound;
 use crate::server::McpServer;
+use crate::wire::jsonrpc::JsonRpcResponse;
 
 /// Messages waiting for the writer at most: answers then wait for room, a pushed message
 /// (notification, server→client request) is refused (`Outbound` returns `false`).

@@ -38,11 +38,11 @@ use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::http::route::Route;
+use crate::http::session::{Clock, SessionOptions, SessionStore};
 use crate::native::http::{drive, tokio_spawner, HttpOptions, Plan, ResponseBody};
 use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
 use crate::native::ws::{self, Handshake, WebSocketOptions};
 use crate::server::McpServer;
-use crate::session::{Clock, SessionOptions, SessionStore};
 
 /// Options for [`Endpoint::new`].
 #[derive(Clone)]

@@ -30,9 +30,9 @@ use crate::http::answer::{Answer, AnswerBody};
 use crate::http::negotiate;
 use crate::http::request::{Body, Fields, HttpRequest};
 use crate::http::route::{Head, Route, RouteOptions, Spawn};
+use crate::http::session::Session;
 use crate::native::stream::sse_body;
 use crate::server::McpServer;
-use crate::session::Session;
 
 pub use crate::http::headers::{
     BODY_READ_TIMEOUT, DEFAULT_HTTP_PROTOCOL_VERSION, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY_BYTES,
@@ -365,7 +365,9 @@ impl Accept {
 
 /// Whether a `Content-Type` is `application/json` (any case, any parameters such as charset).
 pub fn is_json_media_type(value: &HeaderValue) -> bool {
-    value.to_str().is_ok_and(crate::media::is_json_media_type)
+    value
+        .to_str()
+        .is_ok_and(crate::http::media::is_json_media_type)
 }
 
 /// Whether the request's `Accept` admits `text/event-stream` (seed `acceptsEventStream`).

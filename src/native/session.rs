@@ -3,7 +3,7 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>): a `tower` layer
 //! in front of the session-agnostic [`Routes`](crate::native::http::Routes) that makes its path
 //! stateful. A thin driver of the core's session half ([`crate::http::sessions`], where the
-//! table is): a `POST` the core admits goes to the inner service with its [`Session`](crate::session::Session) as a
+//! table is): a `POST` the core admits goes to the inner service with its [`Session`](crate::http::session::Session) as a
 //! request extension (`Arc<Session>`), its answer then carrying `mcp-session-id`; other paths go
 //! to the inner service unchanged.
 
@@ -19,9 +19,9 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use crate::http::answer::Answer;
 use crate::http::negotiate::{body_bytes, declared_too_large};
+use crate::http::session::SessionStore;
 use crate::http::sessions::{Admit, Sessions};
 use crate::native::http::{empty, read_body, response, HttpOptions, ResponseBody};
-use crate::session::SessionStore;
 
 /// The layer: wraps an inner service that takes `Request<Full<Bytes>>` (the buffered body).
 #[derive(Clone, Debug)]

@@ -3,7 +3,7 @@
 //!
 //! Bytes are read up to `\n` and only then decoded; a trailing `\r` and a leading BOM are
 //! stripped and blank lines skipped. Each line then goes to the connection body shared with
-//! WebSocket ([`crate::connection`], driven by `native::connection`) under the stdio rules:
+//! WebSocket ([`crate::server::connection`], driven by `native::connection`) under the stdio rules:
 //! requests are dispatched concurrently, so a slow tool does not hold up a `ping` sent after it,
 //! and at most `max_in_flight` run (reading pauses at the cap); replies are written by one writer
 //! task, one whole line each, in completion order. A non-JSON line, a response object or a broken
@@ -15,10 +15,10 @@ use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-use crate::connection::{ConnectionOptions, DEFAULT_MAX_IN_FLIGHT};
-use crate::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
+use crate::server::connection::{ConnectionOptions, DEFAULT_MAX_IN_FLIGHT};
 use crate::server::McpServer;
+use crate::wire::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 
 /// Options for [`serve_with`].
 #[derive(Clone, Debug)]

@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 
 use crate::http::EventStream;
-use crate::sse::KEEP_ALIVE;
+use crate::wire::sse::KEEP_ALIVE;
 
 /// The response body type of the native routes.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;

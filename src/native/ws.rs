@@ -11,7 +11,7 @@
 //! | otherwise | `101`, echoing the subprotocol `mcp` when the client offered it |
 //!
 //! Then [`run`] pumps the connection: every text frame is one JSON-RPC message, handed to the
-//! connection body shared with stdio ([`crate::connection`], driven by `native::connection`) under
+//! connection body shared with stdio ([`crate::server::connection`], driven by `native::connection`) under
 //! the WebSocket rules: requests are dispatched concurrently (several in flight, each answered by
 //! id, in completion order); notifications and responses get no reply; an invalid message gets
 //! its JSON-RPC error (text that is not JSON: `-32700` with id `null`; a broken notification:
@@ -46,9 +46,9 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::connection::ConnectionOptions;
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
+use crate::server::connection::ConnectionOptions;
 use crate::server::McpServer;
 
 /// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
@@ -78,7 +78,7 @@ pub struct WebSocketOptions {
 }
 
 /// The default of [`WebSocketOptions::max_in_flight`] (the connection body's default).
-pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::connection::DEFAULT_MAX_IN_FLIGHT;
+pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::server::connection::DEFAULT_MAX_IN_FLIGHT;
 
 impl Default for WebSocketOptions {
     fn default() -> Self {

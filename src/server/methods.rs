@@ -7,10 +7,10 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::McpServer;
-use crate::context::RequestContext;
 use crate::era::Era;
-use crate::jsonrpc::{ErrorObject, JsonRpcRequest};
 use crate::protocol::{initialize_result, negotiate_initialize, LogLevel};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
 
 impl McpServer {
     pub(super) async fn call(

@@ -6,10 +6,10 @@
 use serde_json::{json, Map, Value};
 
 use super::McpServer;
-use crate::context::RequestContext;
+use crate::era::mrtr::{Round, MRTR_METHODS};
 use crate::era::{self, Era};
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
-use crate::mrtr::{Round, MRTR_METHODS};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
 
 impl McpServer {
     /// Validate a modern request's `_meta` and version, and set up its round ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning), [MRTR](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)).

@@ -7,12 +7,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Clock, ErrorHandler};
-use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorObject, RequestId};
-use crate::prompts::PromptRegistry;
+use crate::primitives::prompts::PromptRegistry;
+use crate::primitives::resources::ResourceRegistry;
+use crate::primitives::tools::ToolRegistry;
 use crate::protocol::Implementation;
-use crate::resources::ResourceRegistry;
-use crate::tools::ToolRegistry;
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorObject, RequestId};
 use crate::BoxFuture;
 
 /// A `completion/complete` answer (spec `CompleteResult.completion`).

@@ -11,8 +11,8 @@ use futures::future::AbortHandle;
 use serde_json::Value;
 
 use crate::host::Outbound;
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
 use crate::protocol::LogLevel;
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

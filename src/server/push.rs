@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::{Inner, McpServer};
-use crate::context::RequestContext;
 use crate::era;
 use crate::host::Outbound;
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcNotification, RequestId};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcNotification, RequestId};
 
 /// Which list changed, for [`McpServer::notify_list_changed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

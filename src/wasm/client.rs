@@ -31,7 +31,7 @@ use crate::client::{
     SinkHandler, TransportSink, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
     MAX_TOOL_PAGES,
 };
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::BoxFuture;
 
 /// A client transport for JS (made by `createFetchTransport`, `createWebSocketTransport`): pass

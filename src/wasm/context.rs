@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, to_js};
-use crate::context::{LogLevel, RequestContext};
+use crate::server::context::{LogLevel, RequestContext};
 
 /// What a JS tool knows about the call it serves (the core [`RequestContext`]).
 #[wasm_bindgen(js_name = MCPToolContext)]

@@ -10,8 +10,8 @@ use wasm_bindgen::JsCast;
 use super::convert::{from_js, to_js};
 use super::server::{response_to_js, tool_from_js, value_to_result};
 use super::{error_message, error_to_js};
-use crate::jsonrpc::{self, ErrorObject, JsonRpcMessage, RequestId};
 use crate::protocol::{self, Implementation};
+use crate::wire::jsonrpc::{self, ErrorObject, JsonRpcMessage, RequestId};
 
 fn json_of(value: &JsValue) -> Option<Value> {
     from_js(value).ok()
@@ -201,14 +201,14 @@ pub fn mcp_constants() -> Object {
         "JSONRPC_INVALID_PARAMS": jsonrpc::JSONRPC_INVALID_PARAMS,
         "JSONRPC_INTERNAL_ERROR": jsonrpc::JSONRPC_INTERNAL_ERROR,
         "JSONRPC_SERVER_ERROR": jsonrpc::JSONRPC_SERVER_ERROR,
-        "DEFAULT_MCP_PATH": crate::media::DEFAULT_MCP_PATH,
+        "DEFAULT_MCP_PATH": crate::http::media::DEFAULT_MCP_PATH,
         "MCP_SESSION_HEADER": "mcp-session-id",
         "MCP_PROTOCOL_VERSION_HEADER": "mcp-protocol-version",
         "MCP_WEBSOCKET_SUBPROTOCOL": "mcp",
         "DEFAULT_MCP_CLIENT_NAME": "orkestrel-mcp",
         "DEFAULT_MCP_CLIENT_VERSION": env!("CARGO_PKG_VERSION"),
         "DEFAULT_MCP_REQUEST_TIMEOUT": 30_000,
-        "DEFAULT_MAX_BODY_BYTES": crate::media::DEFAULT_MAX_BODY_BYTES,
+        "DEFAULT_MAX_BODY_BYTES": crate::http::media::DEFAULT_MAX_BODY_BYTES,
     });
     Object::freeze(&to_js(&value).unchecked_into())
 }

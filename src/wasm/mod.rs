@@ -25,7 +25,7 @@ pub mod server;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
-use crate::jsonrpc::ErrorObject;
+use crate::wire::jsonrpc::ErrorObject;
 
 pub use client::fetch::create_fetch_transport;
 pub use client::websocket::create_websocket_transport;

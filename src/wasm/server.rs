@@ -11,12 +11,12 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use super::context::ToolContext;
 use super::convert::{from_js, to_js};
 use super::{error_message, error_to_js};
-use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse};
-use crate::media::DEFAULT_MCP_PATH;
+use crate::http::media::DEFAULT_MCP_PATH;
+use crate::primitives::tools::Tool;
 use crate::protocol::{default_input_schema, Content, ToolResult};
+use crate::server::context::RequestContext;
 use crate::server::{McpServer, ServerOptions};
-use crate::tools::Tool;
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse};
 
 /// An MCP server in JS (seed `MCPServer`): `dispatch`, `handle` and a Worker-style `fetch`.
 #[wasm_bindgen(js_name = MCPServer)]

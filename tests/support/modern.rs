@@ -10,8 +10,8 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use orkestrel_mcp::native::endpoint::EndpointOptions;
-use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-use orkestrel_mcp::resources::{Resource, ResourceContents, ResourceTemplate};
+use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+use orkestrel_mcp::primitives::resources::{Resource, ResourceContents, ResourceTemplate};
 use orkestrel_mcp::{Content, ErrorObject, McpServer, RequestContext, ServerOptions, Tool};
 use serde_json::{json, Map, Value};
 use tokio::net::TcpStream;
@@ -205,7 +205,7 @@ pub fn fixture() -> (McpServer, UnboundedReceiver<&'static str>) {
         "log_levels",
         no_args(),
         |_: Args, ctx: RequestContext| async move {
-            use orkestrel_mcp::context::LogLevel::*;
+            use orkestrel_mcp::server::context::LogLevel::*;
             for level in [Debug, Info, Warning, Error] {
                 ctx.log(level, Some("test"), json!(format!("{level:?}")));
                 tokio::task::yield_now().await;

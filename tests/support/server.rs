@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::{Request, Response};
+use orkestrel_mcp::http::session::Clock;
 use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http::serve;
-use orkestrel_mcp::session::Clock;
 use orkestrel_mcp::{McpServer, ServerOptions};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

@@ -97,7 +97,7 @@ pub fn register(tools: &ToolRegistry) {
                     let message = format!("step {step} of {steps}");
                     ctx.progress(f64::from(step), Some(f64::from(steps)), Some(&message));
                     ctx.log(
-                        orkestrel_mcp::context::LogLevel::Info,
+                        orkestrel_mcp::server::context::LogLevel::Info,
                         Some("progress"),
                         Value::String(message),
                     );
@@ -127,7 +127,7 @@ trait IntoResult {
 
 impl<T: Serialize> IntoResult for Structured<T> {
     fn into_result(self) -> ToolResult {
-        orkestrel_mcp::tools::IntoToolResult::into_tool_result(self)
+        orkestrel_mcp::primitives::tools::IntoToolResult::into_tool_result(self)
     }
 }
 
@@ -137,8 +137,8 @@ pub const ABOUT_TEXT: &str = "orkestrel-mcp: a Rust MCP server and client.";
 /// Register the built-in resource (`orkestrel://about`, text) and prompt (`greet`, with a
 /// required `name` argument: one user message "Please greet <name>.").
 pub fn register_extras(server: &orkestrel_mcp::McpServer) {
-    use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-    use orkestrel_mcp::resources::Resource;
+    use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+    use orkestrel_mcp::primitives::resources::Resource;
     server.resources().add(
         Resource::text("orkestrel://about", "about", "text/plain", ABOUT_TEXT)
             .with_description("What this server is."),

@@ -206,5 +206,5 @@ pub fn strip_envelope(mut value: Value) -> Value {
     value
 }
 
-/// The methods whose results may be `input_required` (its home: [`crate::mrtr::MRTR_METHODS`]).
-pub use crate::mrtr::MRTR_METHODS;
+/// The methods whose results may be `input_required` (its home: [`crate::era::mrtr::MRTR_METHODS`]).
+pub use crate::era::mrtr::MRTR_METHODS;

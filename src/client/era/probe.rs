@@ -12,7 +12,7 @@ use crate::era::{
     Era, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, MODERN_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
 /// Whether a JSON-RPC error code is one only a 2026-07-28 server sends (`-32020`, `-32021`,
 /// `-32022`): proof of a modern peer.

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use crate::era::Era;
-use crate::jsonrpc::JsonRpcNotification;
+use crate::wire::jsonrpc::JsonRpcNotification;
 
 /// The negotiated modern state of one connection.
 #[derive(Default)]

@@ -8,7 +8,7 @@ use crate::http::headers::{
     ACCEPT, ACCEPT_JSON_AND_SSE, APPLICATION_JSON, CONTENT_TYPE, LAST_EVENT_ID,
     MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM,
 };
-use crate::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::JsonRpcMessage;
 
 /// One Streamable HTTP endpoint as a client sees it: the URL, the caller's headers, the
 /// session id and protocol version learnt so far, and the exchange deadline. It builds the

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{
     status::status_text, Endpoint, Event, Input, Step, DEFAULT_RECONNECT_MS, MAX_IDLE_RECONNECTS,
 };
-use crate::sse;
+use crate::wire::sse;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

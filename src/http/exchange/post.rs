@@ -15,8 +15,8 @@ use crate::client::ClientError;
 use crate::http::headers::{
     AUTHORIZATION, CONTENT_TYPE, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, WWW_AUTHENTICATE,
 };
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
-use crate::sse;
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
+use crate::wire::sse;
 
 /// Which body is being read to its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::jsonrpc::RequestId;
+use crate::wire::jsonrpc::RequestId;
 
 /// The status as `"<code> <reason>"`, e.g. `"404 Not Found"` (the reason phrases of RFC 9110 and
 /// its registry, as hyper prints a status; `"<unknown status code>"` for others).

@@ -7,7 +7,7 @@ mod post;
 use super::*;
 use crate::client::ClientError;
 use crate::http::headers::MCP_SESSION_ID;
-use crate::jsonrpc::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest};
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest};
 
 fn endpoint() -> Endpoint {
     Endpoint::new(

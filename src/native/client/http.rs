@@ -27,7 +27,7 @@ use tokio::sync::oneshot;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::http::exchange::{self, Authorizer, Endpoint, Event, Input, Machine, Outgoing, Step};
-use crate::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
 pub use crate::http::exchange::{

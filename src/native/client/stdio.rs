@@ -24,8 +24,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::framing::{Frame, LineDecoder};
-use crate::jsonrpc::JsonRpcMessage;
+use crate::wire::framing::{Frame, LineDecoder};
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
 /// How many stderr lines are remembered by default.

@@ -20,8 +20,8 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::jsonrpc::JsonRpcMessage;
 use crate::native::ws::MCP_WEBSOCKET_SUBPROTOCOL;
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
 /// Options for [`WsTransport::new`] (seed `WebSocketClientTransportOptions`).

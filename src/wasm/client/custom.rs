@@ -9,9 +9,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::jsonrpc::JsonRpcMessage;
 use crate::wasm::convert::{from_js, to_js};
 use crate::wasm::error_message;
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
 /// A [`ClientTransport`] over a JS object with `send` (and optionally `start`, `close`).

@@ -30,8 +30,8 @@ use web_sys::{AbortController, AbortSignal, Headers, Request, RequestInit, Respo
 use super::Transport;
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::http::exchange::{self, Endpoint, Event, Input, Machine, Outgoing, Step};
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage};
 use crate::wasm::{error_message, error_to_js};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage};
 use crate::BoxFuture;
 
 #[wasm_bindgen]

@@ -21,8 +21,8 @@ use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
 use super::Transport;
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::jsonrpc::{ErrorObject, JsonRpcMessage};
 use crate::wasm::{error_message, error_to_js};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage};
 use crate::BoxFuture;
 
 /// The subprotocol MCP over WebSocket uses.

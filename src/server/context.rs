@@ -8,15 +8,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::era::mrtr::Round;
 use crate::era::{self, Era};
 pub use crate::host::{Notifier, Outbound};
-use crate::jsonrpc::{
-    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
-};
-use crate::mrtr::Round;
+use crate::http::session::Session;
 pub use crate::protocol::LogLevel;
 use crate::server::peers::Pending;
-use crate::session::Session;
+use crate::wire::jsonrpc::{
+    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
+};
 
 /// What a handler knows about the request it serves, and its way back to the caller.
 #[derive(Clone, Default)]

@@ -27,7 +27,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use futures::channel::mpsc;
 
-use crate::sse;
+use crate::wire::sse;
 
 mod log;
 mod store;

@@ -10,8 +10,8 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::context::RequestContext;
-use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// `-32002`: the legacy "Resource not found" code (2026-07-28 uses `-32602`); an alias of

@@ -19,7 +19,7 @@ impl Accept {
     /// Read the values of every `Accept` header of a request (none → everything is acceptable).
     ///
     /// ```
-    /// use orkestrel_mcp::media::Accept;
+    /// use orkestrel_mcp::http::media::Accept;
     /// assert_eq!(Accept::parse(["application/json;q=0, */*"]), Accept { json: false, sse: true });
     /// assert_eq!(Accept::parse(Vec::<&str>::new()), Accept { json: true, sse: true });
     /// ```

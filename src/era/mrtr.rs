@@ -15,7 +15,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
 
-use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
 /// How long a sealed `requestState` stays valid: 10 minutes, in ms.
 pub const REQUEST_STATE_TTL_MS: u64 = 10 * 60 * 1000;

@@ -8,9 +8,9 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::context::RequestContext;
-use crate::jsonrpc::ErrorObject;
 use crate::protocol::Content;
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::ErrorObject;
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// An argument a prompt accepts (spec `PromptArgument`).

@@ -31,9 +31,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::context::RequestContext;
-use crate::jsonrpc::ErrorObject;
 use crate::protocol::{ToolDescriptor, ToolResult};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::ErrorObject;
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// What a tool handler may return on success.

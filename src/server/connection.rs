@@ -44,9 +44,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::context::{Outbound, RequestContext};
-use crate::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::server::context::{Outbound, RequestContext};
 use crate::server::McpServer;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
 use crate::BoxFuture;
 
 /// The default of [`ConnectionOptions::max_in_flight`]: 256 requests.
@@ -353,8 +353,8 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
+    use crate::primitives::tools::Tool;
     use crate::server::ServerOptions;
-    use crate::tools::Tool;
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Empty {}

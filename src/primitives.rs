@@ -1,0 +1,11 @@
+//! The server primitives (spec `server`:
+//! <https://modelcontextprotocol.io/specification/2025-11-25/server>): the registries a server
+//! lists and runs.
+//!
+//! - [`tools`]: tools registered as closures over typed arguments (`tools/list`, `tools/call`).
+//! - [`resources`]: resources by URI, URI templates, contents and subscriptions.
+//! - [`prompts`]: prompt templates with string arguments.
+
+pub mod prompts;
+pub mod resources;
+pub mod tools;
