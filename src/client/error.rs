@@ -85,6 +85,19 @@ pub enum ClientError {
     /// A request was made before `connect` or after `disconnect`.
     #[error("the MCP client is not connected")]
     NotConnected,
+    /// The request needs a capability that was not declared — by the server (its `initialize`
+    /// result or `server/discover`), or by this client for a notification it would send (spec
+    /// `basic/lifecycle`, Capability Negotiation: both sides respect what was negotiated);
+    /// nothing was sent.
+    #[error("{method} needs the `{capability}` capability, which the {side} did not declare")]
+    NotDeclared {
+        /// The method or notification that was not sent.
+        method: String,
+        /// The capability path, e.g. `resources.subscribe`.
+        capability: String,
+        /// Who did not declare it: `"server"` or `"client"`.
+        side: &'static str,
+    },
 }
 
 impl ClientError {

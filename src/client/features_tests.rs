@@ -71,7 +71,9 @@ impl Harness {
             let mut connect = std::pin::pin!(h.client.connect());
             assert!(poll!(&mut connect).is_pending());
             h.deliver(json!({"jsonrpc":"2.0","id":1,"result":{
-                "protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}));
+                "protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"},
+                "capabilities":{"tools":{},"resources":{"subscribe":true},"prompts":{},
+                    "completions":{},"logging":{}}}}));
             connect.await.unwrap();
         });
         h
@@ -496,6 +498,38 @@ fn resource_prompt_completion_and_logging_calls_send_the_spec_shapes() {
         ("logging/setLevel", json!({"level":"debug"}))
     );
     out.unwrap();
+    // Nothing the server did not declare is sent; nothing the client did not declare either.
+    let h2 = Harness::connected(None);
+    h2.client
+        .inner
+        .lock()
+        .initialized
+        .as_mut()
+        .unwrap()
+        .capabilities = json!({"tools":{}});
+    h2.take_sent();
+    for (outcome, capability) in [
+        (
+            block_on(h2.client.subscribe_resource("test://x")),
+            "resources.subscribe",
+        ),
+        (block_on(h2.client.set_logging_level("debug")), "logging"),
+        (
+            block_on(
+                h2.client
+                    .complete(json!({"type":"ref/prompt","name":"p"}), "a", "", None),
+            )
+            .map(drop),
+            "completions",
+        ),
+        (block_on(h2.client.roots_changed()), "roots.listChanged"),
+    ] {
+        assert!(
+            matches!(&outcome, Err(ClientError::NotDeclared { capability: c, .. }) if c == capability),
+            "{outcome:?}"
+        );
+    }
+    assert!(h2.take_sent().is_empty(), "nothing was sent");
     let (r, out) = one(
         &h,
         h.client.list_resource_templates(),

@@ -20,6 +20,35 @@ fn params_with(params: Value, cursor: Option<&str>) -> Option<Value> {
 }
 
 impl McpClient {
+    /// The server's declared capabilities, once connected: the `initialize` result's
+    /// `capabilities` (handshake era) or `server/discover`'s (2026-07-28).
+    pub fn server_capabilities(&self) -> Option<Value> {
+        if let Some(init) = self.initialize_result() {
+            return Some(init.capabilities);
+        }
+        self.discover_result()
+            .and_then(|d| d.get("capabilities").cloned())
+    }
+
+    /// `Ok` when the server declared `capability` (a `.`-separated path whose last member is
+    /// present and not `false`), before a request that needs it.
+    fn server_declares(&self, method: &str, capability: &str) -> Result<(), ClientError> {
+        let declared = self.server_capabilities().is_some_and(|caps| {
+            let pointer = format!("/{}", capability.replace('.', "/"));
+            caps.pointer(&pointer)
+                .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
+        });
+        if declared || !self.is_connected() {
+            // Not connected: the request itself reports it.
+            return Ok(());
+        }
+        Err(ClientError::NotDeclared {
+            method: method.to_owned(),
+            capability: capability.to_owned(),
+            side: "server",
+        })
+    }
+
     /// Send one page request of a list method (`tools/list`, `resources/list`,
     /// `resources/templates/list`, `prompts/list`) with an optional cursor.
     ///
@@ -106,8 +135,10 @@ impl McpClient {
     /// (a [`ClientEvent::Notification`](super::ClientEvent::Notification)).
     ///
     /// # Errors
-    /// As [`McpClient::request`].
+    /// [`ClientError::NotDeclared`] when the server did not declare `resources.subscribe`; as
+    /// [`McpClient::request`].
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.server_declares("resources/subscribe", "resources.subscribe")?;
         self.request(
             "resources/subscribe",
             Some(json!({ "uri": uri })),
@@ -120,8 +151,10 @@ impl McpClient {
     /// `resources/unsubscribe`.
     ///
     /// # Errors
-    /// As [`McpClient::request`].
+    /// [`ClientError::NotDeclared`] when the server did not declare `resources.subscribe`; as
+    /// [`McpClient::request`].
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.server_declares("resources/unsubscribe", "resources.subscribe")?;
         self.request(
             "resources/unsubscribe",
             Some(json!({ "uri": uri })),
@@ -157,7 +190,8 @@ impl McpClient {
     /// `hasMore`?).
     ///
     /// # Errors
-    /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
+    /// [`ClientError::NotDeclared`] when the server did not declare `completions`; as
+    /// [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
     /// `completion`.
     pub async fn complete(
         &self,
@@ -166,6 +200,7 @@ impl McpClient {
         argument_value: &str,
         context: Option<Value>,
     ) -> Result<Value, ClientError> {
+        self.server_declares("completion/complete", "completions")?;
         let mut params = json!({
             "ref": reference,
             "argument": { "name": argument_name, "value": argument_value },
@@ -192,8 +227,10 @@ impl McpClient {
     /// [`ClientEvent::Notification`](super::ClientEvent::Notification)s.
     ///
     /// # Errors
-    /// As [`McpClient::request`].
+    /// [`ClientError::NotDeclared`] when the server did not declare `logging`; as
+    /// [`McpClient::request`].
     pub async fn set_logging_level(&self, level: &str) -> Result<(), ClientError> {
+        self.server_declares("logging/setLevel", "logging")?;
         self.request(
             "logging/setLevel",
             Some(json!({ "level": level })),
@@ -206,8 +243,19 @@ impl McpClient {
     /// Tell the server the client's roots changed (`notifications/roots/list_changed`).
     ///
     /// # Errors
-    /// As [`McpClient::notify`].
+    /// [`ClientError::NotDeclared`] when this client's handler did not declare
+    /// `roots.listChanged`; as [`McpClient::notify`].
     pub async fn roots_changed(&self) -> Result<(), ClientError> {
+        let declared = self.inner.options.handler.as_ref().is_some_and(|h| {
+            h.capabilities().pointer("/roots/listChanged") == Some(&Value::Bool(true))
+        });
+        if !declared {
+            return Err(ClientError::NotDeclared {
+                method: "notifications/roots/list_changed".into(),
+                capability: "roots.listChanged".into(),
+                side: "client",
+            });
+        }
         self.notify("notifications/roots/list_changed", None).await
     }
 }

@@ -631,6 +631,11 @@ pub fn client_error_to_js(error: &ClientError) -> JsValue {
             Some(serde_json::json!({ "version": version })),
         ),
         ClientError::InvalidArguments(_) => ("invalid-arguments", ErrorCode::INVALID_PARAMS, None),
+        ClientError::NotDeclared { capability, .. } => (
+            "not-declared",
+            ErrorCode::INVALID_REQUEST,
+            Some(serde_json::json!({ "capability": capability })),
+        ),
         _ => ("not-connected", ErrorCode::SERVER_ERROR, None),
     };
     let mut object = ErrorObject::new(code, error.to_string());
