@@ -28,7 +28,7 @@ use tokio::net::TcpListener;
 
 use crate::http::answer::{Answer, AnswerBody};
 use crate::http::negotiate;
-use crate::http::request::{Body, Fields, HttpRequest};
+use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
 use crate::http::route::{Head, Route, RouteOptions, Spawn};
 use crate::http::session::Session;
 use crate::native::stream::sse_body;
@@ -156,22 +156,12 @@ where
         Plan::RouteOnly => parts.extensions.get::<Arc<Session>>().cloned(),
         Plan::Whole => None,
     };
-    let (method, path) = (parts.method.as_str(), parts.uri.path());
-    let head = match plan {
-        Plan::Whole => route.head(method, path, &parts.headers),
-        Plan::RouteOnly => route.head_in(method, path, &parts.headers, session.as_ref()),
-    };
-    let body = match head {
+    let mut request = describe(&parts);
+    let head = route.head_of(&request, session.as_ref());
+    request.body = match head {
         Head::Answer(answer) => return response(answer, keep_alive),
         Head::ReadBody { limit } => read_body(body, limit).await,
         Head::NoBody => Body::default(),
-    };
-    let request = HttpRequest {
-        method: method.to_owned(),
-        path: path.to_owned(),
-        headers: fields(&parts.headers),
-        body,
-        peer_loopback: None,
     };
     let answer = match plan {
         Plan::Whole => route.respond(request).await,
@@ -184,6 +174,36 @@ impl Fields for HeaderMap {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
         self.get_all(name).iter().map(|v| v.to_str().ok()).collect()
     }
+
+    fn field_names(&self) -> Vec<String> {
+        self.keys().map(|name| name.as_str().to_owned()).collect()
+    }
+}
+
+/// A hyper request head as the core's plain request (no body yet): method, path, header
+/// fields, HTTP version and the target's authority (absolute-form, HTTP/2 `:authority`).
+pub(crate) fn describe(parts: &hyper::http::request::Parts) -> HttpRequest {
+    HttpRequest {
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        headers: fields(&parts.headers),
+        body: Body::default(),
+        peer_loopback: None,
+        version: version_of(parts.version),
+        authority: parts.uri.authority().map(|a| a.as_str().to_owned()),
+    }
+}
+
+/// A hyper version as the core's.
+pub(crate) fn version_of(version: hyper::Version) -> Option<HttpVersion> {
+    Some(match version {
+        hyper::Version::HTTP_09 => HttpVersion::Http09,
+        hyper::Version::HTTP_10 => HttpVersion::Http10,
+        hyper::Version::HTTP_11 => HttpVersion::Http11,
+        hyper::Version::HTTP_2 => HttpVersion::Http2,
+        hyper::Version::HTTP_3 => HttpVersion::Http3,
+        _ => return None,
+    })
 }
 
 /// A header map as the core's `(name, value)` pairs.
