@@ -86,13 +86,15 @@ pub fn conflicting_fields<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
                 match seen {
                     None => seen = Some(part),
                     Some(first) if first.is_some() && first == part => {}
-                    Some(_) => return Some(Answer::rpc_error(
-                        400,
-                        ErrorObject::invalid_request(format!(
+                    Some(_) => {
+                        return Some(Answer::rpc_error(
+                            400,
+                            ErrorObject::invalid_request(format!(
                             "Bad Request: conflicting {} headers (repeated with different values)",
                             display_name(&name)
                         )),
-                    )),
+                        ))
+                    }
                 }
             }
         }
