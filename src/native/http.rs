@@ -31,6 +31,7 @@ use crate::http::negotiate;
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
 use crate::http::route::{Head, Route, RouteOptions, Spawn};
 use crate::http::session::Session;
+use crate::native::admission::Admission;
 use crate::native::stream::sse_body;
 use crate::server::McpServer;
 
@@ -39,6 +40,7 @@ pub use crate::http::headers::{
     DEFAULT_MCP_PATH, HEADER_READ_TIMEOUT,
 };
 pub use crate::http::negotiate::{read_protocol_version, BadProtocolVersion};
+pub use crate::native::admission::ServeOptions;
 pub use crate::native::stream::ResponseBody;
 
 /// The session header name (seed `MCP_SESSION_HEADER`).
@@ -284,6 +286,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// and wait for open connections to finish (graceful shutdown), at most [`SHUTDOWN_GRACE`].
 /// Long-lived streams (SSE `GET`, WebSocket) only end when told: let `shutdown` call
 /// [`Endpoint::shutdown`](crate::native::endpoint::Endpoint::shutdown) before it resolves.
+/// Connections are admitted and closed by the defaults of [`ServeOptions`] ([`serve_with`]).
 ///
 /// # Errors
 /// Only when accepting fails in a way that is not per-connection (logged and retried otherwise).
@@ -305,6 +308,35 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    serve_with(listener, service, shutdown, ServeOptions::default()).await
+}
+
+/// [`serve`] with `options`: at most [`ServeOptions::max_connections`] open connections (a new
+/// one beyond them gets `503` at once), each closed by lingering (see
+/// [`crate::native::admission`]).
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_with<S, B>(
+    listener: TcpListener,
+    service: S,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> io::Result<()>
+where
+    S: tower_service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let admission = Admission::new(options);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -322,6 +354,9 @@ where
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        let Some(stream) = admission.admit(stream) else {
+            continue;
+        };
         let service = service.clone();
         let service = hyper::service::service_fn(move |request| {
             let mut service = service.clone();
