@@ -114,8 +114,10 @@ pub struct HttpRequest {
     /// Informational: the `Origin` / `Host` policy ([`crate::http::guard`]) is keyed on where the
     /// server is bound, not on the peer.
     pub peer_loopback: Option<bool>,
-    /// The HTTP version (`None` when the host cannot tell, as a Worker's `fetch` cannot). An
-    /// `HTTP/1.1` request without `Host` gets `400` ([`crate::http::negotiate::host_required`]).
+    /// The HTTP version as read from the wire (`None` when the host cannot tell: a Worker's
+    /// `fetch` cannot, and the native hosts describe it only for requests their own `serve`
+    /// read from a connection, not for requests built in process). An `HTTP/1.1` request
+    /// without `Host` gets `400` ([`crate::http::negotiate::host_required`]).
     pub version: Option<HttpVersion>,
     /// The authority of the request target when it has one: an absolute-form target
     /// (`POST http://host:port/mcp HTTP/1.1`, RFC 9112 §3.2.2) or HTTP/2's `:authority`. The

@@ -41,7 +41,7 @@ use crate::http::negotiate::host_required;
 use crate::http::route::Route;
 use crate::http::session::{Clock, SessionOptions, SessionStore};
 use crate::native::http::{
-    drive, response, tokio_spawner, version_of, HttpOptions, Plan, ResponseBody,
+    drive, response, tokio_spawner, wire_version, HttpOptions, Plan, ResponseBody,
 };
 use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
 use crate::native::ws::{self, Handshake, WebSocketOptions};
@@ -207,7 +207,7 @@ impl Endpoint {
     /// without `Host` → `400` (the core's [`host_required`]), then the `Origin` / `Host` guard
     /// over the target's authority and the header fields → `403`.
     fn refuse_head<B>(&self, request: &Request<B>) -> Option<Response<ResponseBody>> {
-        let version = version_of(request.version());
+        let version = wire_version(request.extensions(), request.version());
         if let Some(answer) = host_required(version, request.headers()) {
             return Some(response(answer, None));
         }

@@ -191,9 +191,26 @@ pub(crate) fn describe(parts: &hyper::http::request::Parts) -> HttpRequest {
         headers: fields(&parts.headers),
         body: Body::default(),
         peer_loopback: None,
-        version: version_of(parts.version),
+        version: wire_version(&parts.extensions, parts.version),
         authority: parts.uri.authority().map(|a| a.as_str().to_owned()),
     }
+}
+
+/// Marks a request [`serve_with`] read from a connection: only then is its HTTP version the
+/// wire's. A request built in process (a test, a `tower::ServiceExt::oneshot`) carries hyper's
+/// default `HTTP/1.1` and rarely a `Host`, so it is described with no version.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FromConnection;
+
+/// The version of a request as the core should judge it: the wire's for a request
+/// [`serve_with`] received ([`FromConnection`]), `None` otherwise.
+pub(crate) fn wire_version(
+    extensions: &hyper::http::Extensions,
+    version: hyper::Version,
+) -> Option<HttpVersion> {
+    extensions
+        .get::<FromConnection>()
+        .and_then(|_| version_of(version))
 }
 
 /// A hyper version as the core's.
@@ -358,7 +375,8 @@ where
             continue;
         };
         let service = service.clone();
-        let service = hyper::service::service_fn(move |request| {
+        let service = hyper::service::service_fn(move |mut request: Request<_>| {
+            request.extensions_mut().insert(FromConnection);
             let mut service = service.clone();
             async move {
                 futures::future::poll_fn(|cx| service.poll_ready(cx)).await?;

@@ -94,7 +94,7 @@ where
                 .forward(Request::from_parts(parts, Full::new(Bytes::new())))
                 .await;
         }
-        let version = crate::native::http::version_of(request.version());
+        let version = crate::native::http::wire_version(request.extensions(), request.version());
         if let Some(answer) = crate::http::negotiate::host_required(version, request.headers()) {
             return response(answer, None);
         }
