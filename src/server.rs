@@ -17,10 +17,12 @@
 //!
 //! [`context`] is one request's context (who asked, `_meta`, the channel back); [`connection`]
 //! holds the rules of one stdio or WebSocket connection (attach on `initialize`, the in-flight
-//! set, shutdown) that the stream drivers run.
+//! set, shutdown) that the stream drivers run; [`liveness`] the ping / dead-peer rule of a
+//! WebSocket connection.
 
 pub mod connection;
 pub mod context;
+pub mod liveness;
 mod methods;
 mod modern;
 mod options;

@@ -37,9 +37,12 @@ use hyper::{Method, Request, Response};
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::http::negotiate::host_required;
 use crate::http::route::Route;
 use crate::http::session::{Clock, SessionOptions, SessionStore};
-use crate::native::http::{drive, tokio_spawner, HttpOptions, Plan, ResponseBody};
+use crate::native::http::{
+    drive, response, tokio_spawner, wire_version, HttpOptions, Plan, ResponseBody,
+};
 use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
 use crate::native::ws::{self, Handshake, WebSocketOptions};
 use crate::server::McpServer;
@@ -178,9 +181,8 @@ impl Endpoint {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Err(refusal) = self.guard.check(request.headers()) {
-            tracing::debug!(?refusal, "http: refused");
-            return forbidden(&refusal);
+        if let Some(refused) = self.refuse_head(&request) {
+            return refused;
         }
         if let Some(options) = &self.websocket {
             match ws::handshake(&request, options) {
@@ -197,6 +199,26 @@ impl Endpoint {
             }
         }
         drive(&self.route, self.keep_alive, request, Plan::Whole).await
+    }
+}
+
+impl Endpoint {
+    /// The checks every request (the WebSocket upgrade too) passes first: an `HTTP/1.1` request
+    /// without `Host` → `400` (the core's [`host_required`]), then the `Origin` / `Host` guard
+    /// over the target's authority and the header fields → `403`.
+    fn refuse_head<B>(&self, request: &Request<B>) -> Option<Response<ResponseBody>> {
+        let version = wire_version(request.extensions(), request.version());
+        if let Some(answer) = host_required(version, request.headers()) {
+            return Some(response(answer, None));
+        }
+        let authority = request.uri().authority().map(|a| a.as_str());
+        match self.guard.check_request(authority, request.headers()) {
+            Ok(()) => None,
+            Err(refusal) => {
+                tracing::debug!(?refusal, "http: refused");
+                Some(forbidden(&refusal))
+            }
+        }
     }
 }
 

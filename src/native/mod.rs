@@ -6,10 +6,12 @@
 //! - [`session`]: the session layer in front of it, with resumable `GET` streams (clauses 18, 19).
 //! - [`ws`]: the WebSocket server on the same port and path (clause 16).
 //! - [`security`]: `Origin` / `Host` validation.
+//! - [`admission`]: the cap on open connections and the lingering close of the HTTP server.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
+pub mod admission;
 pub mod client;
 pub(crate) mod connection;
 pub mod endpoint;

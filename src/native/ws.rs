@@ -28,6 +28,7 @@
 //! | a message over the size limit (default 4 MiB) | close `1009` (message too big) |
 //! | a protocol violation | close `1002` |
 //! | nothing: the TCP peer vanished | the connection task ends, its in-flight requests are dropped |
+//! | nothing for [`WebSocketOptions::ping_interval`] (default 30 s) | a ping; nothing again for one more interval (no pong, no message): the peer is dead, the server sends close `1001` "ping timeout" (without waiting for a reply) and ends the connection, its in-flight requests dropped ([`crate::server::liveness`]) |
 //! | a request while `max_in_flight` (default 256) are running | at once `-32000` "too many requests in flight" with its id |
 //!
 //! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply.
@@ -49,6 +50,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 use crate::server::connection::ConnectionOptions;
+use crate::server::liveness::{Beat, Liveness};
 use crate::server::McpServer;
 
 /// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
@@ -75,7 +77,14 @@ pub struct WebSocketOptions {
     /// The most requests in flight on one connection (default 256); a request beyond it is
     /// answered at once with `-32000` "too many requests in flight" (nothing runs).
     pub max_in_flight: usize,
+    /// Ping the peer after this long without a frame from it, and end the connection when one
+    /// more interval passes without one (default [`DEFAULT_PING_INTERVAL`], 30 s; `None`: never
+    /// ping, a silent peer stays until TCP notices).
+    pub ping_interval: Option<Duration>,
 }
+
+/// The default of [`WebSocketOptions::ping_interval`]: 30 s.
+pub const DEFAULT_PING_INTERVAL: Duration = crate::server::liveness::DEFAULT_PING_INTERVAL;
 
 /// The default of [`WebSocketOptions::max_in_flight`] (the connection body's default).
 pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::server::connection::DEFAULT_MAX_IN_FLIGHT;
@@ -87,6 +96,7 @@ impl Default for WebSocketOptions {
             subprotocol: MCP_WEBSOCKET_SUBPROTOCOL.to_owned(),
             max_message_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            ping_interval: Some(DEFAULT_PING_INTERVAL),
         }
     }
 }
@@ -178,12 +188,13 @@ pub fn upgrade<B>(
         .max_message_size(Some(options.max_message_bytes))
         .max_frame_size(Some(options.max_message_bytes));
     let max_in_flight = options.max_in_flight;
+    let ping_interval = options.ping_interval;
     tokio::spawn(async move {
         match on_upgrade.await {
             Ok(upgraded) => {
                 let io = hyper_util::rt::TokioIo::new(upgraded);
                 let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-                run(server, ws, shutdown, max_in_flight).await;
+                run_pinging(server, ws, shutdown, max_in_flight, ping_interval).await;
             }
             Err(e) => tracing::debug!(error = %e, "ws: upgrade failed"),
         }
@@ -211,16 +222,32 @@ fn close_frame(code: CloseCode, reason: &str) -> Message {
 }
 
 /// Pump one established connection until it ends (see the module tables), with at most
-/// `max_in_flight` requests running at once. In-flight requests are dropped (cancelled) when it
-/// ends.
+/// `max_in_flight` requests running at once and no pings ([`run_pinging`] pings). In-flight
+/// requests are dropped (cancelled) when it ends.
 pub async fn run<S>(
     server: McpServer,
-    mut ws: WebSocketStream<S>,
-    mut shutdown: watch::Receiver<bool>,
+    ws: WebSocketStream<S>,
+    shutdown: watch::Receiver<bool>,
     max_in_flight: usize,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    run_pinging(server, ws, shutdown, max_in_flight, None).await;
+}
+
+/// [`run`], pinging the peer after `ping_interval` of silence and ending the connection when it
+/// stays silent one more interval (see [`WebSocketOptions::ping_interval`]).
+pub async fn run_pinging<S>(
+    server: McpServer,
+    mut ws: WebSocketStream<S>,
+    mut shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
+    ping_interval: Option<Duration>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let opened = tokio::time::Instant::now();
+    let mut liveness = ping_interval.map(|interval| Liveness::new(interval, Duration::ZERO));
     let (out_tx, mut out_rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
     let rules = ConnectionOptions::websocket(max_in_flight);
     let mut conn = Driver::new(server, "ws", rules, out_tx);
@@ -228,8 +255,12 @@ pub async fn run<S>(
     loop {
         let deadline =
             closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
+        let beat_at = liveness.map_or(deadline, |l| opened + l.due());
         tokio::select! {
             incoming = ws.next() => {
+                if let (Some(Ok(_)), Some(l)) = (&incoming, liveness.as_mut()) {
+                    l.heard(opened.elapsed());
+                }
                 let close = match incoming {
                     None => break,
                     Some(Ok(Message::Text(text))) => {
@@ -284,8 +315,40 @@ pub async fn run<S>(
                 }
             }
             () = tokio::time::sleep_until(deadline), if closing.is_some() => break,
+            () = tokio::time::sleep_until(beat_at), if closing.is_none() && liveness.is_some() => {
+                if !ping(&mut ws, liveness.as_mut(), opened.elapsed()).await {
+                    break;
+                }
+            }
         }
     }
     conn.end().await;
     tracing::debug!("ws: connection closed");
+}
+
+/// Follow the liveness rule at `now`: send a ping when due; `false` when the connection is to
+/// end (the peer is dead — it gets close `1001` "ping timeout" if the socket takes it within a
+/// short bound — or a write failed).
+async fn ping<S>(
+    ws: &mut WebSocketStream<S>,
+    liveness: Option<&mut Liveness>,
+    now: Duration,
+) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let Some(liveness) = liveness else {
+        return true;
+    };
+    match liveness.beat(now) {
+        Beat::Wait(_) => true,
+        Beat::Ping => ws.send(Message::Ping(Vec::new().into())).await.is_ok(),
+        Beat::Dead => {
+            tracing::debug!("ws: no answer to a ping; the peer is gone");
+            let bound = liveness.interval().min(CLOSE_GRACE);
+            let close = ws.send(close_frame(CloseCode::Away, "ping timeout"));
+            let _ = tokio::time::timeout(bound, close).await;
+            false
+        }
+    }
 }

@@ -67,6 +67,10 @@ struct ServeArgs {
     /// loopback bind.
     #[arg(long, value_name = "HOST", requires = "http")]
     allow_host: Vec<String>,
+    /// HTTP: open connections at most (HTTP, SSE and WebSocket alike); a new one beyond them
+    /// gets 503 at once, the open ones go on.
+    #[arg(long, value_name = "N", requires = "http", default_value_t = http::ServeOptions::default().max_connections, value_parser = clap::value_parser!(usize))]
+    max_connections: usize,
 }
 
 /// Run the command line; the exit code says whether it succeeded.
@@ -168,12 +172,16 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                 shutdown_signal().await;
                 stop.shutdown();
             };
+            let serving = http::ServeOptions {
+                max_connections: args.max_connections.max(1),
+                ..http::ServeOptions::default()
+            };
             if args.cors.is_empty() {
-                http::serve(listener, endpoint, shutdown).await
+                http::serve_with(listener, endpoint, shutdown, serving).await
             } else {
                 let cors = cors_layer(&args.cors).map_err(|e| e.to_string())?;
                 let service = tower_layer::Layer::layer(&cors, endpoint);
-                http::serve(listener, service, shutdown).await
+                http::serve_with(listener, service, shutdown, serving).await
             }
             .map_err(|e| e.to_string())?;
             tracing::info!("shut down");
