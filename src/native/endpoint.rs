@@ -10,19 +10,20 @@
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
-//! use orkestrel_mcp::native::http::serve;
+//! use orkestrel_mcp::native::shutdown::{serve_gracefully, DEFAULT_DRAIN};
 //! use orkestrel_mcp::{McpServer, ServerOptions};
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 //! let options = EndpointOptions::for_bind(listener.local_addr()?);
 //! let endpoint = Endpoint::new(McpServer::new(ServerOptions::new("docs", "1.0.0")), options)
 //!     .expect("valid options");
-//! let stop = endpoint.clone();
-//! serve(listener, endpoint, async move {
+//! let service = endpoint.clone();
+//! // On Ctrl-C: stop accepting, let calls in flight finish (at most the drain), then close
+//! // WebSockets with 1001 and end SSE streams.
+//! let signal = async {
 //!     let _ = tokio::signal::ctrl_c().await;
-//!     stop.shutdown();
-//! })
-//! .await
+//! };
+//! serve_gracefully(listener, endpoint, service, signal, DEFAULT_DRAIN).await
 //! # }
 //! ```
 
@@ -164,11 +165,23 @@ impl Endpoint {
     /// End long-lived connections for a server shutdown: every SSE connection gets a `retry`
     /// field and ends (sessions stay, so clients can resume elsewhere or later), every WebSocket
     /// gets close `1001`.
+    ///
+    /// A WebSocket first drains (its calls in flight get their answers, at most
+    /// [`WebSocketOptions::drain`]); every open `subscriptions/listen` stream is answered and
+    /// ends ([`McpServer::end_subscriptions`]). [`serve_gracefully`](crate::native::shutdown::serve_gracefully)
+    /// calls this when its signal fires and waits for all of it.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
+        self.server.end_subscriptions(None);
         if let Some(store) = &self.store {
             store.disconnect_all();
         }
+    }
+
+    /// Resolves once no WebSocket connection of this endpoint is open (each holds the shutdown
+    /// signal until its task ends).
+    pub async fn websockets_closed(&self) {
+        self.shutdown.closed().await;
     }
 
     /// Answer one request.

@@ -285,6 +285,33 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    serve_with_grace(listener, service, shutdown, SHUTDOWN_GRACE).await
+}
+
+/// [`serve`] waiting at most `grace` (instead of [`SHUTDOWN_GRACE`]) for open connections after
+/// `shutdown` resolved.
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_with_grace<S, B>(
+    listener: TcpListener,
+    service: S,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) -> io::Result<()>
+where
+    S: tower_service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -335,7 +362,7 @@ where
     let _ = stop_tx.send(true);
     // An upper bound, not a wait: connections still open after it are aborted.
     let drained = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, drained).await.is_err() {
+    if tokio::time::timeout(grace, drained).await.is_err() {
         tracing::warn!("http: connections still open after the shutdown grace period");
     }
     Ok(())

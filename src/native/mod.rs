@@ -7,6 +7,7 @@
 //! - [`ws`]: the WebSocket server on the same port and path (clause 16).
 //! - [`security`]: `Origin` / `Host` validation.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
+//! - [`shutdown`]: serving an endpoint until a signal, then a bounded graceful drain.
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
@@ -16,6 +17,7 @@ pub mod endpoint;
 pub mod http;
 pub mod security;
 pub mod session;
+pub mod shutdown;
 pub mod stdio;
 mod stream;
 pub mod ws;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use orkestrel_mcp::native::endpoint::{cors_layer, Endpoint, EndpointOptions};
+use orkestrel_mcp::native::shutdown::serve_gracefully;
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
 use tracing_subscriber::EnvFilter;
@@ -67,6 +68,10 @@ struct ServeArgs {
     /// loopback bind.
     #[arg(long, value_name = "HOST", requires = "http")]
     allow_host: Vec<String>,
+    /// HTTP: on SIGTERM or Ctrl-C, how long calls in flight get to finish (seconds) before
+    /// WebSockets close with 1001 and SSE streams end.
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
+    drain: u64,
 }
 
 /// Run the command line; the exit code says whether it succeeded.
@@ -133,6 +138,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             if args.stateless {
                 options.sessions = None;
             }
+            let drain = std::time::Duration::from_secs(args.drain);
+            if let Some(websocket) = &mut options.websocket {
+                websocket.drain = drain;
+            }
             if args.no_websocket {
                 options.websocket = None;
             }
@@ -163,17 +172,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                     "; WebSocket ws://… on the same path"
                 },
             );
-            let stop = endpoint.clone();
-            let shutdown = async move {
-                shutdown_signal().await;
-                stop.shutdown();
-            };
             if args.cors.is_empty() {
-                http::serve(listener, endpoint, shutdown).await
+                let service = endpoint.clone();
+                serve_gracefully(listener, endpoint, service, shutdown_signal(), drain).await
             } else {
                 let cors = cors_layer(&args.cors).map_err(|e| e.to_string())?;
-                let service = tower_layer::Layer::layer(&cors, endpoint);
-                http::serve(listener, service, shutdown).await
+                let service = tower_layer::Layer::layer(&cors, endpoint.clone());
+                serve_gracefully(listener, endpoint, service, shutdown_signal(), drain).await
             }
             .map_err(|e| e.to_string())?;
             tracing::info!("shut down");
