@@ -162,17 +162,24 @@ impl Endpoint {
         self.store.as_ref()
     }
 
-    /// End long-lived connections for a server shutdown: every SSE connection gets a `retry`
-    /// field and ends (sessions stay, so clients can resume elsewhere or later), every WebSocket
-    /// gets close `1001`.
-    ///
-    /// A WebSocket first drains (its calls in flight get their answers, at most
-    /// [`WebSocketOptions::drain`]); every open `subscriptions/listen` stream is answered and
-    /// ends ([`McpServer::end_subscriptions`]). [`serve_gracefully`](crate::native::shutdown::serve_gracefully)
-    /// calls this when its signal fires and waits for all of it.
+    /// Begin a server shutdown: every SSE connection with no request in flight (the `GET`
+    /// streams) gets a `retry` field and ends (sessions stay, so clients can resume elsewhere or
+    /// later), a request's SSE stream ends with its answer, every open `subscriptions/listen`
+    /// stream is answered and ends ([`McpServer::end_subscriptions`]), and every WebSocket
+    /// drains (its calls in flight get their answers, at most [`WebSocketOptions::drain`]) then
+    /// gets close `1001`. [`Endpoint::end_streams`] ends what is still open after the drain.
+    /// [`serve_gracefully`](crate::native::shutdown::serve_gracefully) calls both.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
         self.server.end_subscriptions(None);
+        if let Some(store) = &self.store {
+            store.disconnect_idle();
+        }
+    }
+
+    /// End every SSE connection still open with a `retry` field (the drain is over; sessions
+    /// stay, so clients can resume elsewhere or later).
+    pub fn end_streams(&self) {
         if let Some(store) = &self.store {
             store.disconnect_all();
         }

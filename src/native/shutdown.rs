@@ -8,8 +8,10 @@
 //!                                                     answered (≤ WebSocketOptions::drain), then close 1001
 //! ```
 //!
-//! Every wait is bounded: after `drain` the HTTP connections still open are dropped, and after
-//! `drain` + [`CLOSE_GRACE`] the WebSocket tasks still running are left to the runtime's end.
+//! Every wait is bounded: after `drain` the SSE streams still open end with a `retry` field
+//! ([`Endpoint::end_streams`]); after `drain` + [`CLOSE_GRACE`] the HTTP connections still open
+//! are dropped, and after as long again the WebSocket tasks still running are left to the
+//! runtime's end.
 //! The [MCP lifecycle](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#shutdown)
 //! leaves a server's shutdown to the transport; this is ours.
 
@@ -32,9 +34,9 @@ pub const DEFAULT_DRAIN: Duration = crate::native::ws::DEFAULT_DRAIN;
 
 /// Serve `service` on `listener` — `endpoint` itself, or `endpoint` wrapped in layers (e.g.
 /// [`cors_layer`](crate::native::endpoint::cors_layer)) — until `signal` resolves, then shut
-/// down gracefully (see the module diagram): stop accepting, call [`Endpoint::shutdown`], wait
-/// for HTTP connections at most `drain`, then for WebSocket connections at most `drain` +
-/// [`CLOSE_GRACE`]. The WebSocket drain itself is
+/// down gracefully (see the module diagram): stop accepting, call [`Endpoint::shutdown`], after
+/// `drain` call [`Endpoint::end_streams`], wait for HTTP connections at most `drain` +
+/// [`CLOSE_GRACE`], then for WebSocket connections at most as long again. The WebSocket drain itself is
 /// [`WebSocketOptions::drain`](crate::native::ws::WebSocketOptions::drain) of the endpoint's
 /// options; give both the same value.
 ///
@@ -58,12 +60,25 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let stop = endpoint.clone();
+    let (began, begun) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {
         signal.await;
         tracing::info!(?drain, "shutting down: draining calls in flight");
         stop.shutdown();
+        let _ = began.send(());
     };
-    serve_with_grace(listener, service, shutdown, drain).await?;
+    // After the drain, the SSE streams still open end with a `retry` (their calls go on being
+    // unanswered: the client may resume elsewhere), so the HTTP connections can close.
+    let late = endpoint.clone();
+    let ender = tokio::spawn(async move {
+        if begun.await.is_ok() {
+            tokio::time::sleep(drain).await;
+            late.end_streams();
+        }
+    });
+    let served = serve_with_grace(listener, service, shutdown, drain + CLOSE_GRACE).await;
+    ender.abort();
+    served?;
     if tokio::time::timeout(drain + CLOSE_GRACE, endpoint.websockets_closed())
         .await
         .is_err()
