@@ -355,8 +355,13 @@ impl McpClient {
             if answering > 0 {
                 let idle = self.inner.answering.idle();
                 let bound = self.inner.sleep(features::ANSWER_DRAIN);
-                if let futures::future::Either::Right(_) = futures::future::select(idle, bound).await {
-                    tracing::warn!(answering, "mcp client: closing with server requests still unanswered");
+                if let futures::future::Either::Right(_) =
+                    futures::future::select(idle, bound).await
+                {
+                    tracing::warn!(
+                        answering,
+                        "mcp client: closing with server requests still unanswered"
+                    );
                 }
             }
             self.inner.transport.close().await;

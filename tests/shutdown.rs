@@ -17,9 +17,8 @@ use support::{new_session, SseStream, DEADLINE, POST};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 
-type Ws = tokio_tungstenite::WebSocketStream<
-    tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
->;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A `progress` call of 3 steps, 300 ms apart, reporting progress under token `p`.
 fn slow_call(id: u64) -> String {
@@ -152,9 +151,11 @@ async fn sigterm_answers_the_calls_in_flight_then_closes_websockets_with_1001_an
 #[tokio::test]
 async fn stdio_exits_at_eof_with_an_open_listen_stream_which_is_answered() {
     let mut c = ChildServer::spawn(&["serve", "--stdio"]);
-    c.send(json!({ "jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
-        "params": { "_meta": meta(), "notifications": { "toolsListChanged": true } } }))
-        .await;
+    c.send(
+        json!({ "jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
+        "params": { "_meta": meta(), "notifications": { "toolsListChanged": true } } }),
+    )
+    .await;
     let ack = c.read_json().await;
     assert_eq!(
         ack["method"], "notifications/subscriptions/acknowledged",
@@ -170,4 +171,85 @@ async fn stdio_exits_at_eof_with_an_open_listen_stream_which_is_answered() {
         .expect("exits on stdin EOF even with a listen open")
         .unwrap();
     assert!(status.success(), "{status}");
+}
+
+/// `sh -c` script: write "`$$` `$!`" (the shell, which then becomes the server, and a
+/// grandchild `sleep`) to `file`, then exec the real server.
+fn wrapper(file: &std::path::Path) -> String {
+    format!(
+        "sleep 1000 & echo $$ $! > {}; exec {} serve --stdio",
+        file.display(),
+        support::server::BIN
+    )
+}
+
+fn pid_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("orkestrel-{name}-{}.pids", std::process::id()))
+}
+
+/// The two pids the wrapper wrote (polled: the shell writes it as it starts).
+async fn read_pids(file: &std::path::Path) -> Vec<i32> {
+    let mut pids = Vec::new();
+    support::eventually(DEADLINE, "the wrapper wrote its pids", || {
+        pids = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        pids.len() == 2
+    })
+    .await;
+    let _ = std::fs::remove_file(file);
+    pids
+}
+
+/// A process is gone: no `/proc/<pid>`, or only its zombie (dead, waiting to be reaped).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+#[tokio::test]
+async fn closing_the_stdio_client_ends_the_childs_whole_process_group() {
+    let file = pid_file("client");
+    let (client, _transport) = support::client::sh_client(&wrapper(&file), DEADLINE);
+    client
+        .connect()
+        .await
+        .expect("connects through the wrapper");
+    let pids = read_pids(&file).await;
+    assert!(pids.iter().all(|&p| !gone(p)), "both run: {pids:?}");
+    client.disconnect().await;
+    support::eventually(DEADLINE, "the server and its grandchild are gone", || {
+        pids.iter().all(|&p| gone(p))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_bridge_killed_with_sigterm_ends_its_servers_process_group() {
+    let file = pid_file("bridge");
+    let script = wrapper(&file);
+    let (_url, mut bridge) = spawn_listening(
+        &["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", &script],
+        "info",
+    )
+    .await;
+    let pids = read_pids(&file).await;
+    assert!(pids.iter().all(|&p| !gone(p)), "both run: {pids:?}");
+    kill(Pid::from_raw(bridge.id().unwrap() as i32), Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(DEADLINE, bridge.wait())
+        .await
+        .expect("the bridge exits within the deadline")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    support::eventually(DEADLINE, "the server and its grandchild are gone", || {
+        pids.iter().all(|&p| gone(p))
+    })
+    .await;
 }

@@ -50,8 +50,11 @@ pub async fn serve_gracefully<S, B>(
     drain: Duration,
 ) -> io::Result<()>
 where
-    S: tower_service::Service<Request<hyper::body::Incoming>, Response = Response<B>, Error = Infallible>
-        + Clone
+    S: tower_service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+        > + Clone
         + Send
         + 'static,
     S::Future: Send + 'static,

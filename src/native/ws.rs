@@ -260,14 +260,19 @@ pub async fn run_draining<S>(
                         break;
                     }
                 }
-                if ws.send(close_frame(CloseCode::Away, "server shutting down")).await.is_err() {
+                if ws
+                    .send(close_frame(CloseCode::Away, "server shutting down"))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
                 conn.close();
                 closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
             }
         }
-        let drained = draining.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
+        let drained =
+            draining.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
         let deadline =
             closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
         tokio::select! {

@@ -325,8 +325,12 @@ impl Connection {
         let slot = match &message {
             JsonRpcMessage::Request(request) => {
                 if self.draining {
-                    let away = ErrorObject::new(ErrorCode::SERVER_ERROR, "the server is shutting down");
-                    return Received::Answer(JsonRpcResponse::error(Some(request.id.clone()), away));
+                    let away =
+                        ErrorObject::new(ErrorCode::SERVER_ERROR, "the server is shutting down");
+                    return Received::Answer(JsonRpcResponse::error(
+                        Some(request.id.clone()),
+                        away,
+                    ));
                 }
                 if self.options.at_limit == AtLimit::Refuse && self.in_flight() >= self.limit() {
                     let busy =

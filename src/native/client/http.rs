@@ -374,7 +374,10 @@ impl ClientTransport for HttpTransport {
             // Answers already on their way go out before the session ends (bounded).
             let mut replies = std::mem::take(&mut *lock(&self.shared.replies));
             let written = async { while replies.join_next().await.is_some() {} };
-            if tokio::time::timeout(exchange::CLOSE_TIMEOUT, written).await.is_err() {
+            if tokio::time::timeout(exchange::CLOSE_TIMEOUT, written)
+                .await
+                .is_err()
+            {
                 tracing::debug!("http client: answers to the server still unsent at close");
             }
             lock(&self.shared.sink).take();
