@@ -29,8 +29,10 @@
 //! A request counts against the limit from `receive` until the host drops its [`Call`], which it
 //! does once the answer is handed to its writer: a peer that stops reading stops being read.
 //!
-//! Shutdown: at EOF a stdio host drains ([`AtEnd::Drain`]) and then exits with success; a
-//! WebSocket host sends close `1001` (going away) when the server shuts down, calls
+//! Shutdown: at EOF a stdio host ends its listen streams ([`Connection::end_streams`]), drains
+//! ([`AtEnd::Drain`]) and then exits with success; when the server shuts down a WebSocket host
+//! calls [`Connection::drain`] (new requests refused, answers still taken), sends close `1001`
+//! (going away) once the calls in flight are answered or its bound passed, calls
 //! [`Connection::close`], and at the close cancels what runs ([`AtEnd::Cancel`]).
 //!
 //! The connection's scope holds its log level, capabilities, subscriptions and cancellations;
