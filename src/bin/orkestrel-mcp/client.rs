@@ -280,6 +280,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let tools = server.tools().len();
     let endpoint =
         Endpoint::new(server, EndpointOptions::for_bind(local)).map_err(|e| e.to_string())?;
+    let signal = super::shutdown_signal();
     tracing::info!(tools, "bridging {command}");
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path)",
@@ -288,7 +289,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let stop_endpoint = endpoint.clone();
     let stop = async move {
         tokio::select! {
-            () = super::shutdown_signal() => {}
+            () = signal => {}
             () = gone.notified() => {}
         }
         stop_endpoint.shutdown();

@@ -158,6 +158,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                 options.security.allowed_hosts = Some(args.allow_host.clone());
             }
             let endpoint = Endpoint::new(server, options).map_err(|e| e.to_string())?;
+            let signal = shutdown_signal();
             tracing::info!(
                 "serving MCP at http://{local}{} (Streamable HTTP{}{})",
                 http::DEFAULT_MCP_PATH,
@@ -174,45 +175,57 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             );
             if args.cors.is_empty() {
                 let service = endpoint.clone();
-                serve_gracefully(listener, endpoint, service, shutdown_signal(), drain).await
+                serve_gracefully(listener, endpoint, service, signal, drain).await
             } else {
                 let cors = cors_layer(&args.cors).map_err(|e| e.to_string())?;
                 let service = tower_layer::Layer::layer(&cors, endpoint.clone());
-                serve_gracefully(listener, endpoint, service, shutdown_signal(), drain).await
+                serve_gracefully(listener, endpoint, service, signal, drain).await
             }
             .map_err(|e| e.to_string())?;
             tracing::info!("shut down");
             Ok(())
         }
         None => {
+            let signal = shutdown_signal();
             tracing::info!("serving MCP over stdio");
             tokio::select! {
                 result = stdio::serve_stdio(server) => result.map_err(|e| format!("stdio: {e}")),
-                () = shutdown_signal() => Ok(()),
+                () = signal => Ok(()),
             }
         }
     }
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called (not
+/// when first polled), so call it before announcing that the server is up: a signal sent right
+/// after the announcement is then never lost.
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let wait = {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate()).ok();
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        async move {
+            let one = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = one(term) => {}
+                () = one(interrupt) => {}
             }
-            Err(_) => std::future::pending::<()>().await,
         }
     };
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    let wait = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    async move {
+        wait.await;
+        tracing::info!("shutdown requested");
     }
-    tracing::info!("shutdown requested");
 }
