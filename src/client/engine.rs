@@ -57,6 +57,8 @@ pub(super) struct Inner {
     pub(super) lifecycle: futures::lock::Mutex<()>,
     pub(super) listeners: RwLock<Vec<Listener>>,
     pub(super) era: era::EraState,
+    /// Server→client requests accepted and not yet answered (a disconnect waits for them).
+    pub(super) answering: Arc<features::Answering>,
 }
 
 pub(super) const EXPIRED_MEMORY: usize = 256;

@@ -52,6 +52,9 @@ pub struct ServeOptions {
     /// How many bytes a closing connection reads and discards at most (default
     /// [`DEFAULT_LINGER_BYTES`]).
     pub linger_bytes: u64,
+    /// After the shutdown signal, how long open connections get to finish before they are
+    /// aborted (default [`SHUTDOWN_GRACE`](crate::native::http::SHUTDOWN_GRACE)).
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ServeOptions {
@@ -60,6 +63,7 @@ impl Default for ServeOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             linger: DEFAULT_LINGER,
             linger_bytes: DEFAULT_LINGER_BYTES,
+            shutdown_grace: crate::native::http::SHUTDOWN_GRACE,
         }
     }
 }

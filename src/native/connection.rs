@@ -87,6 +87,17 @@ impl Driver {
         }
     }
 
+    /// The server is shutting down: refuse new requests, end listen streams, keep taking the
+    /// answers calls in flight may wait on ([`Connection::drain`]).
+    pub(crate) fn drain(&mut self) {
+        self.conn.drain();
+    }
+
+    /// Requests dispatched and not yet answered.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.conn.in_flight()
+    }
+
     /// Take no more messages (a close was sent).
     pub(crate) fn close(&mut self) {
         self.conn.close();
@@ -96,7 +107,11 @@ impl Driver {
     /// connection's scope.
     pub(crate) async fn end(mut self) {
         match self.conn.at_end() {
-            AtEnd::Drain => while self.tasks.join_next().await.is_some() {},
+            AtEnd::Drain => {
+                // A listen stream never ends by itself: end it (answered) so the drain ends.
+                self.conn.end_streams();
+                while self.tasks.join_next().await.is_some() {}
+            }
             AtEnd::Cancel => self.tasks.abort_all(),
         }
         // Dropping the connection ends its scope.

@@ -10,19 +10,20 @@
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
-//! use orkestrel_mcp::native::http::serve;
+//! use orkestrel_mcp::native::shutdown::{serve_gracefully, DEFAULT_DRAIN};
 //! use orkestrel_mcp::{McpServer, ServerOptions};
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 //! let options = EndpointOptions::for_bind(listener.local_addr()?);
 //! let endpoint = Endpoint::new(McpServer::new(ServerOptions::new("docs", "1.0.0")), options)
 //!     .expect("valid options");
-//! let stop = endpoint.clone();
-//! serve(listener, endpoint, async move {
+//! let service = endpoint.clone();
+//! // On Ctrl-C: stop accepting, let calls in flight finish (at most the drain), then close
+//! // WebSockets with 1001 and end SSE streams.
+//! let signal = async {
 //!     let _ = tokio::signal::ctrl_c().await;
-//!     stop.shutdown();
-//! })
-//! .await
+//! };
+//! serve_gracefully(listener, endpoint, service, signal, DEFAULT_DRAIN).await
 //! # }
 //! ```
 
@@ -164,14 +165,33 @@ impl Endpoint {
         self.store.as_ref()
     }
 
-    /// End long-lived connections for a server shutdown: every SSE connection gets a `retry`
-    /// field and ends (sessions stay, so clients can resume elsewhere or later), every WebSocket
-    /// gets close `1001`.
+    /// Begin a server shutdown: every SSE connection with no request in flight (the `GET`
+    /// streams) gets a `retry` field and ends (sessions stay, so clients can resume elsewhere or
+    /// later), a request's SSE stream ends with its answer, every open `subscriptions/listen`
+    /// stream is answered and ends ([`McpServer::end_subscriptions`]), and every WebSocket
+    /// drains (its calls in flight get their answers, at most [`WebSocketOptions::drain`]) then
+    /// gets close `1001`. [`Endpoint::end_streams`] ends what is still open after the drain.
+    /// [`serve_gracefully`](crate::native::shutdown::serve_gracefully) calls both.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
+        self.server.end_subscriptions(None);
+        if let Some(store) = &self.store {
+            store.disconnect_idle();
+        }
+    }
+
+    /// End every SSE connection still open with a `retry` field (the drain is over; sessions
+    /// stay, so clients can resume elsewhere or later).
+    pub fn end_streams(&self) {
         if let Some(store) = &self.store {
             store.disconnect_all();
         }
+    }
+
+    /// Resolves once no WebSocket connection of this endpoint is open (each holds the shutdown
+    /// signal until its task ends).
+    pub async fn websockets_closed(&self) {
+        self.shutdown.closed().await;
     }
 
     /// Answer one request.

@@ -330,7 +330,8 @@ where
 
 /// [`serve`] with `options`: at most [`ServeOptions::max_connections`] open connections (a new
 /// one beyond them gets `503` at once), each closed by lingering (see
-/// [`crate::native::admission`]).
+/// [`crate::native::admission`]), and at most [`ServeOptions::shutdown_grace`] of waiting for
+/// open connections after `shutdown` resolved.
 ///
 /// # Errors
 /// As [`serve`].
@@ -353,6 +354,7 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let grace = options.shutdown_grace;
     let admission = Admission::new(options);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
@@ -408,7 +410,7 @@ where
     let _ = stop_tx.send(true);
     // An upper bound, not a wait: connections still open after it are aborted.
     let drained = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, drained).await.is_err() {
+    if tokio::time::timeout(grace, drained).await.is_err() {
         tracing::warn!("http: connections still open after the shutdown grace period");
     }
     Ok(())

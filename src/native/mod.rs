@@ -8,6 +8,7 @@
 //! - [`security`]: `Origin` / `Host` validation.
 //! - [`admission`]: the cap on open connections and the lingering close of the HTTP server.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
+//! - [`shutdown`]: serving an endpoint until a signal, then a bounded graceful drain.
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
@@ -18,6 +19,7 @@ pub mod endpoint;
 pub mod http;
 pub mod security;
 pub mod session;
+pub mod shutdown;
 pub mod stdio;
 mod stream;
 pub mod ws;

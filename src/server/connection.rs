@@ -29,8 +29,10 @@
 //! A request counts against the limit from `receive` until the host drops its [`Call`], which it
 //! does once the answer is handed to its writer: a peer that stops reading stops being read.
 //!
-//! Shutdown: at EOF a stdio host drains ([`AtEnd::Drain`]) and then exits with success; a
-//! WebSocket host sends close `1001` (going away) when the server shuts down, calls
+//! Shutdown: at EOF a stdio host ends its listen streams ([`Connection::end_streams`]), drains
+//! ([`AtEnd::Drain`]) and then exits with success; when the server shuts down a WebSocket host
+//! calls [`Connection::drain`] (new requests refused, answers still taken), sends close `1001`
+//! (going away) once the calls in flight are answered or its bound passed, calls
 //! [`Connection::close`], and at the close cancels what runs ([`AtEnd::Cancel`]).
 //!
 //! The connection's scope holds its log level, capabilities, subscriptions and cancellations;
@@ -198,6 +200,7 @@ pub struct Connection {
     options: ConnectionOptions,
     in_flight: Arc<AtomicUsize>,
     closing: bool,
+    draining: bool,
 }
 
 impl fmt::Debug for Connection {
@@ -229,6 +232,7 @@ impl Connection {
             options,
             in_flight: Arc::new(AtomicUsize::new(0)),
             closing: false,
+            draining: false,
         }
     }
 
@@ -263,6 +267,23 @@ impl Connection {
     /// [`Connection::receive`] is [`Received::Nothing`].
     pub fn close(&mut self) {
         self.closing = true;
+    }
+
+    /// End the connection's `subscriptions/listen` streams gracefully (each is answered with
+    /// its result): the input ended or the server is shutting down, and a listen never ends on
+    /// its own ([`McpServer::end_subscriptions`]).
+    pub fn end_streams(&self) {
+        self.server.end_subscriptions(Some(&self.scope));
+    }
+
+    /// The server is shutting down: from now on a request is answered at once with `-32000`
+    /// "the server is shutting down" (nothing runs), while responses (answers to the server's
+    /// own requests, which calls in flight may wait on) and notifications are still taken; the
+    /// connection's listen streams end ([`Connection::end_streams`]). The host closes once the
+    /// calls in flight are answered or its drain bound passed.
+    pub fn drain(&mut self) {
+        self.draining = true;
+        self.end_streams();
     }
 
     /// `true` once [`Connection::close`] was called.
@@ -305,6 +326,14 @@ impl Connection {
         };
         let slot = match &message {
             JsonRpcMessage::Request(request) => {
+                if self.draining {
+                    let away =
+                        ErrorObject::new(ErrorCode::SERVER_ERROR, "the server is shutting down");
+                    return Received::Answer(JsonRpcResponse::error(
+                        Some(request.id.clone()),
+                        away,
+                    ));
+                }
                 if self.options.at_limit == AtLimit::Refuse && self.in_flight() >= self.limit() {
                     let busy =
                         ErrorObject::new(ErrorCode::SERVER_ERROR, "too many requests in flight");

@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(l.beat(27 * S), Beat::Wait(S));
         assert_eq!(l.beat(28 * S), Beat::Ping);
         l.heard(29 * S); // the pong
-        // A late clock reading never moves "heard" back.
+                         // A late clock reading never moves "heard" back.
         l.heard(3 * S);
         assert_eq!(l.due(), 39 * S);
         assert_eq!(

@@ -280,20 +280,23 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let tools = server.tools().len();
     let endpoint =
         Endpoint::new(server, EndpointOptions::for_bind(local)).map_err(|e| e.to_string())?;
+    let signal = super::shutdown_signal();
     tracing::info!(tools, "bridging {command}");
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path)",
         http::DEFAULT_MCP_PATH
     );
-    let stop_endpoint = endpoint.clone();
     let stop = async move {
         tokio::select! {
-            () = super::shutdown_signal() => {}
+            () = signal => {}
             () = gone.notified() => {}
         }
-        stop_endpoint.shutdown();
     };
-    let served = http::serve(listener, endpoint, stop).await;
+    let service = endpoint.clone();
+    let drain = orkestrel_mcp::native::shutdown::DEFAULT_DRAIN;
+    let served =
+        orkestrel_mcp::native::shutdown::serve_gracefully(listener, endpoint, service, stop, drain)
+            .await;
     client.disconnect().await;
     served.map_err(|e| e.to_string())?;
     let why = cause.lock().unwrap_or_else(|e| e.into_inner()).take();

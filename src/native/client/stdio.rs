@@ -9,8 +9,13 @@
 //!   lines skipped, and a line that is not JSON is reported as a client `error` event and skipped.
 //! - The child's exit (stdout EOF) closes the transport: every pending request fails at once
 //!   with the exit status and the stderr tail.
-//! - `close`: close stdin, wait up to [`StdioClientOptions::grace`], then SIGTERM, wait again,
-//!   then SIGKILL. A supervisor task always awaits the child, so no zombie is left.
+//! - The child runs in a process group of its own (Unix), so whatever it starts (a shell's
+//!   children, a wrapper's server) is ended with it and no grandchild is orphaned.
+//! - `close`: close stdin, wait up to [`StdioClientOptions::grace`], then SIGTERM the child's
+//!   process group, wait again, then SIGKILL it. Once the child has exited, members of its group
+//!   still alive get the same: SIGTERM, [`StdioClientOptions::grace`], SIGKILL. Dropped without
+//!   `close`, the transport does the group part in the background (on the tokio runtime, when
+//!   one is running). A supervisor task always awaits the child, so no zombie is left.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -48,7 +53,8 @@ pub struct StdioClientOptions {
     pub stderr_lines: usize,
     /// Whether the child's stderr is copied to ours (default `true`).
     pub forward_stderr: bool,
-    /// How long `close` waits after closing stdin and after SIGTERM (default 2 000 ms).
+    /// How long `close` waits after closing stdin and after SIGTERM (default 2 000 ms), and
+    /// how long what is left of the child's process group gets between SIGTERM and SIGKILL.
     pub grace: Duration,
 }
 
@@ -143,6 +149,9 @@ impl StdioTransport {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group (id = its pid): signals reach everything it starts.
+        #[cfg(unix)]
+        command.process_group(0);
         if let Some(env) = &o.env {
             command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
         }
@@ -198,6 +207,7 @@ impl StdioTransport {
                 }
             }
         }
+        end_group(running.pid, grace).await;
         running.reader.abort();
     }
 }
@@ -218,13 +228,14 @@ fn signal(pid: Option<u32>, exit: &watch::Receiver<Option<ExitStatus>>, which: S
     }
     #[cfg(unix)]
     {
-        use nix::sys::signal::{kill, Signal as S};
+        use nix::sys::signal::{killpg, Signal as S};
         let Ok(raw) = i32::try_from(pid) else { return };
         let sig = match which {
             Signal::Term => S::SIGTERM,
             Signal::Kill => S::SIGKILL,
         };
-        if let Err(e) = kill(nix::unistd::Pid::from_raw(raw), sig) {
+        // The child leads its own group (see `spawn`): signal all of it.
+        if let Err(e) = killpg(nix::unistd::Pid::from_raw(raw), sig) {
             tracing::debug!(pid, error = %e, "stdio client: kill failed");
         }
     }
@@ -236,6 +247,39 @@ fn signal(pid: Option<u32>, exit: &watch::Receiver<Option<ExitStatus>>, which: S
             "stdio client: signals are not supported on this platform"
         );
     }
+}
+
+/// How often [`end_group`] looks whether the group is gone.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// After the child exited: end what is left of its process group (its own children) —
+/// SIGTERM, up to `grace` for them to go, then SIGKILL.
+async fn end_group(pid: Option<u32>, grace: Duration) {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{killpg, Signal as S};
+        let Some(raw) = pid.and_then(|p| i32::try_from(p).ok()) else {
+            return;
+        };
+        let group = nix::unistd::Pid::from_raw(raw);
+        // Signal "none" only asks whether any member is left.
+        let alive = || killpg(group, None).is_ok();
+        if !alive() {
+            return;
+        }
+        tracing::debug!(pid = raw, "stdio client: ending the child's process group");
+        let _ = killpg(group, S::SIGTERM);
+        let gone = async {
+            while alive() {
+                tokio::time::sleep(GROUP_POLL).await;
+            }
+        };
+        if tokio::time::timeout(grace, gone).await.is_err() {
+            let _ = killpg(group, S::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (pid, grace);
 }
 
 /// Wait until the child has exited, up to `limit`; `true` when it has.
@@ -359,12 +403,18 @@ async fn on_frame(frame: Frame, sink: &TransportSink, stdin: &Stdin) {
 }
 
 impl Drop for StdioTransport {
-    /// Dropped without `close`: ask a still-running child to stop (SIGTERM); the supervisor task
-    /// still reaps it.
+    /// Dropped without `close`: ask a still-running child and its process group to stop
+    /// (SIGTERM; SIGKILL for what is left after the grace period); the supervisor task still
+    /// reaps the child.
     fn drop(&mut self) {
         if let Some(running) = self.running.get_mut().take() {
             signal(running.pid, &running.exit, Signal::Term);
             running.reader.abort();
+            // The rest of the group: SIGTERM, the grace period, SIGKILL (in the background).
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let (pid, grace) = (running.pid, self.options.grace);
+                runtime.spawn(end_group(pid, grace));
+            }
         }
     }
 }
