@@ -81,6 +81,7 @@ pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
 pub use primitives::MAX_LIST_PAGES;
 pub use tools::result_value;
+pub(crate) use transport::{unreadable, Unreadable};
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
 pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};

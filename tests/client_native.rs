@@ -774,3 +774,31 @@ async fn ws_a_server_close_fails_pending_requests() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn a_reply_beyond_the_parsers_limits_fails_its_call_instead_of_hanging() {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let init = init_result(&json!("__ID__")).replace("\"__ID__\"", "$id");
+    let take_id = r#"id=$(printf %s "$l" | sed 's/.*"id":\([0-9]*\).*/\1/')"#;
+    let script = format!(
+        "read l; {take_id}; printf '%s\\n' '{init}' | sed \"s/\\$id/$id/\"; \
+         read l; read l; {take_id}; \
+         printf '{{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{{\"a\":{deep}}}}}\\n' \"$id\"; \
+         exec sleep 60"
+    );
+    let (client, _t) = sh_client(&script, HANG_GUARD);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("echo", json!({})).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            !matches!(err, ClientError::Timeout { .. })
+                && text.contains("could not be read")
+                && text.contains("nest deeper than 127"),
+            "{text}"
+        );
+        client.disconnect().await;
+    })
+    .await
+    .expect("the call ends without waiting for its timeout");
+}

@@ -338,3 +338,38 @@ async fn a_declared_oversized_body_is_refused_before_it_is_sent() {
     let text = String::from_utf8_lossy(&reply[..n]);
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
 }
+
+#[tokio::test]
+async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
+    let addr = start(HttpOptions::default()).await;
+    let modern = format!(r#""_meta":{}"#, support::json::meta());
+    for (extra, version) in [("", "2025-11-25"), (modern.as_str(), support::json::V)] {
+        for (text, id, code) in support::json::beyond_limits(extra) {
+            let r = request(
+                addr,
+                Method::POST,
+                "/mcp",
+                &[
+                    ("content-type", JSON),
+                    ("accept", BOTH),
+                    ("mcp-protocol-version", version),
+                    ("mcp-method", "tools/list"),
+                ],
+                text.clone(),
+            )
+            .await;
+            let body = if r.header("content-type") == Some("text/event-stream") {
+                support::http::parse_events(&r.body)
+                    .into_iter()
+                    .find(|e| !e.data.is_empty())
+                    .expect("one event")
+                    .data
+            } else {
+                r.body.clone()
+            };
+            support::json::check_limit_answer(&body, &id, code);
+            let expected = if code == 0 { 200 } else { 400 };
+            assert_eq!(r.status, expected, "{version}: {body}");
+        }
+    }
+}

@@ -23,6 +23,8 @@ pub struct InvalidMessage {
     pub reply: bool,
     /// The text is not JSON at all (see [`InvalidMessage::is_not_json`]).
     not_json: bool,
+    /// Shaped like a response (see [`InvalidMessage::is_response`]).
+    response: bool,
 }
 
 impl InvalidMessage {
@@ -32,7 +34,14 @@ impl InvalidMessage {
             error,
             reply: true,
             not_json: false,
+            response: false,
         }
+    }
+
+    /// `true` when the message was shaped like a response (an `id` member and no `method`): a
+    /// client fails the pending request with that id instead of answering.
+    pub fn is_response(&self) -> bool {
+        self.response
     }
 
     /// `true` when the text is not JSON at all (not UTF-8, or outside the RFC 8259 grammar): a
@@ -113,6 +122,7 @@ impl JsonRpcMessage {
                     error,
                     reply: false,
                     not_json: false,
+                    response: false,
                 };
                 check_version(&map).map_err(bad)?;
                 let method = match map.remove("method") {
@@ -179,29 +189,33 @@ impl JsonRpcMessage {
                 ErrorObject::invalid_request(r#"neither "method" nor "id""#),
             ));
         }
+        let as_response = |invalid: InvalidMessage| InvalidMessage {
+            response: true,
+            ..invalid
+        };
         let result = map.remove("result");
         let error = map.remove("error");
         let payload = match (result, error) {
             (Some(result), None) => Ok(result),
             (None, Some(error)) => Err(ErrorObject::from_value(error).ok_or_else(|| {
-                InvalidMessage::new(
+                as_response(InvalidMessage::new(
                     id.clone(),
                     ErrorObject::invalid_request(
                         r#"bad error object: needs an integer "code" and a string "message""#,
                     ),
-                )
+                ))
             })?),
             (Some(_), Some(_)) => {
-                return Err(InvalidMessage::new(
+                return Err(as_response(InvalidMessage::new(
                     id,
                     ErrorObject::invalid_request(r#"a response has both "result" and "error""#),
-                ))
+                )))
             }
             (None, None) => {
-                return Err(InvalidMessage::new(
+                return Err(as_response(InvalidMessage::new(
                     id,
                     ErrorObject::invalid_request(r#"a response needs "result" or "error""#),
-                ))
+                )))
             }
         };
         Ok(JsonRpcMessage::Response(JsonRpcResponse { id, payload }))
@@ -309,9 +323,13 @@ fn beyond_limits(
             ..InvalidMessage::new(None, ErrorObject::invalid_request(detail))
         });
     }
-    Err(match outline.id.and_then(read_id) {
+    let invalid = match outline.id.and_then(read_id) {
         Some(id) => InvalidMessage::new(Some(id), ErrorObject::invalid_request(detail)),
         None => InvalidMessage::new(None, ErrorObject::parse_error(detail)),
+    };
+    Err(InvalidMessage {
+        response: outline.object && !outline.has_method && outline.id.is_some(),
+        ..invalid
     })
 }
 
