@@ -7,6 +7,7 @@
 //! - [`ws`]: the WebSocket server on the same port and path (clause 16).
 //! - [`security`]: `Origin` / `Host` validation.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
+//! - [`terminal`]: a peer's text made safe to write to a terminal (control characters escaped).
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
@@ -18,4 +19,5 @@ pub mod security;
 pub mod session;
 pub mod stdio;
 mod stream;
+pub mod terminal;
 pub mod ws;
