@@ -373,3 +373,21 @@ async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() 
         }
     }
 }
+
+#[tokio::test]
+async fn request_heads_over_the_bound_are_431() {
+    let addr = start(HttpOptions::default()).await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let big = format!("X-Big: {}", "a".repeat(http::MAX_HEAD_BYTES));
+    let (status, _) = support::http::raw_post(addr, &[big.as_str()], ping).await;
+    assert_eq!(status, 431);
+    let many: Vec<String> = (0..=http::MAX_HEADERS)
+        .map(|i| format!("X-H{i}: v"))
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let (status, _) = support::http::raw_post(addr, &many, ping).await;
+    assert_eq!(status, 431);
+    // Under the bounds the same request is served.
+    let (status, body) = support::http::raw_post(addr, &["X-Small: a"], ping).await;
+    assert_eq!((status, body.contains(r#""id":1"#)), (200, true), "{body}");
+}
