@@ -200,7 +200,11 @@ mod tests {
             let meta = json!({ "_meta": { crate::era::META_SUBSCRIPTION_ID: 7 }, "n": i });
             state.route(&JsonRpcNotification::new("notifications/message").with_params(meta));
         }
-        assert_eq!(state.lock().subscriptions[&7].1, 100, "the overflow is counted");
+        assert_eq!(
+            state.lock().subscriptions[&7].1,
+            100,
+            "the overflow is counted"
+        );
         let mut queued = Vec::new();
         while let Ok(n) = rx.try_recv() {
             queued.push(n.params.unwrap()["n"].as_u64().unwrap());
