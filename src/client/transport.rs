@@ -146,7 +146,11 @@ impl TransportSink {
                 }
                 Unreadable::Skip(problem) => {
                     let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-                    self.error(format!("skipped a message ({e}; {problem}): {shown}"));
+                    if problem.is_empty() {
+                        self.error(format!("skipped a message that is not JSON ({e}): {shown}"));
+                    } else {
+                        self.error(format!("skipped a message ({problem}): {shown}"));
+                    }
                     Vec::new()
                 }
             },
@@ -172,7 +176,8 @@ pub(crate) enum Unreadable {
     Response(Value),
     /// A request from the server with a readable id: answer it with this error.
     Request(crate::wire::jsonrpc::JsonRpcResponse, String),
-    /// Not JSON, a notification, or no readable id: report and skip.
+    /// Not JSON (an empty text), or a notification or no readable id (what was wrong): report
+    /// and skip.
     Skip(String),
 }
 
@@ -204,6 +209,7 @@ pub(crate) fn unreadable(text: &[u8]) -> Unreadable {
                 invalid.error.message
             ),
         ),
+        _ if invalid.is_not_json() => Unreadable::Skip(String::new()),
         _ => Unreadable::Skip(invalid.error.message.clone()),
     }
 }
