@@ -117,7 +117,7 @@ impl Listen {
                                 crate::client::Unreadable::Response(value) => Event::Message(value),
                                 crate::client::Unreadable::Request(_, problem)
                                 | crate::client::Unreadable::Skip(problem) => {
-                                    Event::Problem(format!("skipped an SSE event that is not JSON or exceeds a parser limit: {e} ({problem})"))
+                                    Event::Problem(format!("skipped an SSE event that is not JSON or exceeds a parser limit: {e}{}", if problem.is_empty() { String::new() } else { format!(" ({problem})") }))
                                 }
                             },
                         });

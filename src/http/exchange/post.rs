@@ -413,7 +413,7 @@ impl Exchange {
                     }
                     Unreadable::Request(_, problem) | Unreadable::Skip(problem) => {
                         self.events.push_back(Event::Problem(format!(
-                            "skipped an SSE event that is not JSON or exceeds a parser limit: {e} ({problem})"
+                            "skipped an SSE event that is not JSON or exceeds a parser limit: {e}{}", if problem.is_empty() { String::new() } else { format!(" ({problem})") }
                         )))
                     }
                 },
