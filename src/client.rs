@@ -81,6 +81,7 @@ pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
 pub use primitives::MAX_LIST_PAGES;
 pub use tools::result_value;
+pub(crate) use transport::{unreadable, Unreadable};
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
 pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
@@ -91,6 +92,12 @@ use engine::{fail_all, ClientSink, Inner, Phase, State};
 
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
 pub const DEFAULT_MCP_REQUEST_TIMEOUT_MS: u64 = 30_000;
+
+/// The most requests one client keeps waiting for an answer by default: 4 096. One more is
+/// refused at once with [`ClientError::TooManyPending`] (nothing is sent), so a server that
+/// stops answering cannot make the client's memory grow without bound
+/// ([`ClientOptions::max_pending`]).
+pub const DEFAULT_MAX_PENDING_REQUESTS: usize = 4096;
 
 /// The default `clientInfo.name` (seed `DEFAULT_MCP_CLIENT_NAME`).
 pub const DEFAULT_MCP_CLIENT_NAME: &str = "orkestrel-mcp";

@@ -548,3 +548,56 @@ async fn our_http_client_reports_a_413_as_a_typed_error() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
+    let addr = start(HttpOptions::default()).await;
+    let modern = format!(r#""_meta":{}"#, support::json::meta());
+    for (extra, version) in [("", "2025-11-25"), (modern.as_str(), support::json::V)] {
+        for (text, id, code) in support::json::beyond_limits(extra) {
+            let r = request(
+                addr,
+                Method::POST,
+                "/mcp",
+                &[
+                    ("content-type", JSON),
+                    ("accept", BOTH),
+                    ("mcp-protocol-version", version),
+                    ("mcp-method", "tools/list"),
+                ],
+                text.clone(),
+            )
+            .await;
+            let body = if r.header("content-type") == Some("text/event-stream") {
+                support::http::parse_events(&r.body)
+                    .into_iter()
+                    .find(|e| !e.data.is_empty())
+                    .expect("one event")
+                    .data
+            } else {
+                r.body.clone()
+            };
+            support::json::check_limit_answer(&body, &id, code);
+            let expected = if code == 0 { 200 } else { 400 };
+            assert_eq!(r.status, expected, "{version}: {body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn request_heads_over_the_bound_are_431() {
+    let addr = start(HttpOptions::default()).await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let big = format!("X-Big: {}", "a".repeat(http::MAX_HEAD_BYTES));
+    let (status, _) = support::http::raw_post(addr, &[big.as_str()], ping).await;
+    assert_eq!(status, 431);
+    let many: Vec<String> = (0..=http::MAX_HEADERS)
+        .map(|i| format!("X-H{i}: v"))
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let (status, _) = support::http::raw_post(addr, &many, ping).await;
+    assert_eq!(status, 431);
+    // Under the bounds the same request is served.
+    let (status, body) = support::http::raw_post(addr, &["X-Small: a"], ping).await;
+    assert_eq!((status, body.contains(r#""id":1"#)), (200, true), "{body}");
+}

@@ -498,3 +498,23 @@ async fn pings_are_off_when_the_interval_is_none() {
         Some(orkestrel_mcp::native::ws::DEFAULT_PING_INTERVAL)
     );
 }
+
+#[tokio::test]
+async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let modern = format!(r#""_meta":{}"#, support::json::meta());
+    for extra in ["", modern.as_str()] {
+        for (text, id, code) in support::json::beyond_limits(extra) {
+            ws.send(Message::text(text)).await.unwrap();
+            let answer = loop {
+                match next(&mut ws).await {
+                    Some(Message::Text(t)) => break t.to_string(),
+                    Some(Message::Ping(_) | Message::Pong(_)) => continue,
+                    other => panic!("expected a text frame, got {other:?}"),
+                }
+            };
+            support::json::check_limit_answer(&answer, &id, code);
+        }
+    }
+}

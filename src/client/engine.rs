@@ -190,6 +190,11 @@ impl Inner {
                 (Phase::Closed(cause), _) => return Err(ClientError::closed(cause.clone())),
                 _ => return Err(ClientError::NotConnected),
             }
+            let limit = self.options.max_pending.max(1);
+            if state.pending.len() >= limit {
+                tracing::warn!(limit, %method, "mcp client: too many requests pending; refused one");
+                return Err(ClientError::TooManyPending { limit });
+            }
             state.pending.insert(
                 id,
                 Pending {

@@ -85,6 +85,13 @@ pub enum ClientError {
     /// A request was made before `connect` or after `disconnect`.
     #[error("the MCP client is not connected")]
     NotConnected,
+    /// The request was not sent: `limit` requests are already waiting for an answer
+    /// ([`ClientOptions::max_pending`](super::ClientOptions::max_pending)).
+    #[error("{limit} requests are already waiting for the server's answer; this one was not sent")]
+    TooManyPending {
+        /// The bound that was reached.
+        limit: usize,
+    },
 }
 
 impl ClientError {

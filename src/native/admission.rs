@@ -39,6 +39,9 @@ pub const REFUSAL_LINGER: Duration = Duration::from_secs(1);
 pub const MAX_REFUSING: usize = 64;
 const REFUSAL_LINGER_BYTES: u64 = 64 * 1024;
 
+/// The default of [`ServeOptions::shutdown_grace`]: 10 s.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// How [`serve_with`](crate::native::http::serve_with) admits and closes connections (see the
 /// module table).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +56,7 @@ pub struct ServeOptions {
     /// [`DEFAULT_LINGER_BYTES`]).
     pub linger_bytes: u64,
     /// After the shutdown signal, how long open connections get to finish before they are
-    /// aborted (default [`SHUTDOWN_GRACE`](crate::native::http::SHUTDOWN_GRACE)).
+    /// aborted (default [`DEFAULT_SHUTDOWN_GRACE`]).
     pub shutdown_grace: Duration,
 }
 
@@ -63,7 +66,7 @@ impl Default for ServeOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             linger: DEFAULT_LINGER,
             linger_bytes: DEFAULT_LINGER_BYTES,
-            shutdown_grace: crate::native::http::SHUTDOWN_GRACE,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }

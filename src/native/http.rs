@@ -295,8 +295,20 @@ where
     }
 }
 
-/// How long [`serve`] waits for open connections after `shutdown` resolved: 10 s.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long [`serve`] waits for open connections after `shutdown` resolved: 10 s (the default of
+/// [`ServeOptions::shutdown_grace`]).
+pub const SHUTDOWN_GRACE: Duration = crate::native::admission::DEFAULT_SHUTDOWN_GRACE;
+
+/// The bound on a request's head (request line and headers) the native server reads
+/// (hyper's `max_header_size`), and on the read buffer of the native HTTP client, which bounds a
+/// response's head (hyper's `max_buf_size`): 64 KiB. A longer request head is refused with
+/// `431 Request Header Fields Too Large` before any route runs; a longer response head fails the
+/// client request with a transport error.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The most header fields in one request head (server) or response head (client): 100, hyper's
+/// default, set explicitly. More are refused like an over-long head (`431` on the server).
+pub const MAX_HEADERS: usize = 100;
 
 /// Serve `service` (e.g. [`Routes`] or [`crate::native::endpoint::Endpoint`]) on `listener`
 /// with HTTP/1.1 (upgrades enabled, for WebSocket) until `shutdown` resolves, then stop accepting
@@ -390,6 +402,8 @@ where
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
+            .max_header_size(MAX_HEAD_BYTES)
+            .max_headers(MAX_HEADERS)
             .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
             .with_upgrades();
         let mut stop = stop_rx.clone();

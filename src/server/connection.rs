@@ -304,10 +304,7 @@ impl Connection {
         }
         let message = match JsonRpcMessage::from_slice(bytes) {
             Ok(message) => message,
-            Err(invalid)
-                if invalid.error.code == ErrorCode::PARSE_ERROR
-                    && self.options.not_json == NotJson::Skip =>
-            {
+            Err(invalid) if invalid.is_not_json() && self.options.not_json == NotJson::Skip => {
                 tracing::warn!(scope = %self.scope, error = %invalid, "skipped text that is not JSON");
                 return Received::Nothing;
             }

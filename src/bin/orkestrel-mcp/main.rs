@@ -107,7 +107,11 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("orkestrel-mcp: {e}");
+            // Errors carry a peer's text (tool errors, server messages): never raw controls.
+            eprintln!(
+                "orkestrel-mcp: {}",
+                orkestrel_mcp::native::terminal::escape_controls(&e)
+            );
             ExitCode::FAILURE
         }
     }

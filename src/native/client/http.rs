@@ -150,7 +150,11 @@ impl HttpTransport {
             HeaderValue::from_str(value)
                 .map_err(|e| bad(format!("bad value for header {name}: {e}")))?;
         }
-        let client = Client::builder(TokioExecutor::new()).build(connector());
+        // Bounded response heads (see `native::http::MAX_HEAD_BYTES`).
+        let client = Client::builder(TokioExecutor::new())
+            .http1_max_buf_size(crate::native::http::MAX_HEAD_BYTES)
+            .http1_max_headers(crate::native::http::MAX_HEADERS)
+            .build(connector());
         let endpoint = Endpoint::new(options.url, options.headers, options.timeout);
         Ok(HttpTransport {
             shared: Arc::new(Shared {

@@ -3,8 +3,11 @@
 //! its stdin/stdout.
 //!
 //! - `env`: when given, it **replaces** the parent's environment (spawn semantics).
-//! - stderr stays visible (copied to ours verbatim) and its last lines are remembered for error
-//!   messages ([`StdioTransport::stderr_tail`]).
+//! - stderr stays visible (copied to ours verbatim, or with control characters escaped under
+//!   [`StdioClientOptions::escape_stderr`]) and its last lines are remembered for error
+//!   messages ([`StdioTransport::stderr_tail`]). Memory stays bounded whatever the child writes:
+//!   a line longer than [`StdioClientOptions::max_stderr_line_bytes`] is still copied, in pieces,
+//!   but remembered cut (marked `… (cut at N bytes)`), with a warning in the log.
 //! - stdout is framed by the core [`LineDecoder`]: CRLF and a leading BOM are stripped, blank
 //!   lines skipped, and a line that is not JSON is reported as a client `error` event and skipped.
 //! - The child's exit (stdout EOF) closes the transport: every pending request fails at once
@@ -35,6 +38,9 @@ use crate::BoxFuture;
 
 /// How many stderr lines are remembered by default.
 pub const DEFAULT_STDERR_LINES: usize = 20;
+/// The longest stderr line kept whole by default: 8 KiB (longer lines are copied in pieces and
+/// remembered cut).
+pub const DEFAULT_MAX_STDERR_LINE_BYTES: usize = 8 * 1024;
 /// How long `close` waits after each step (stdin closed, SIGTERM) by default: 2 000 ms.
 pub const DEFAULT_CLOSE_GRACE_MS: u64 = 2_000;
 
@@ -53,6 +59,13 @@ pub struct StdioClientOptions {
     pub stderr_lines: usize,
     /// Whether the child's stderr is copied to ours (default `true`).
     pub forward_stderr: bool,
+    /// Whether control characters in the copied stderr are escaped (`\u{1b}`, see
+    /// [`escape_controls`](crate::native::terminal::escape_controls)) instead of copied raw
+    /// (default `false`; the `orkestrel-mcp` CLI sets it).
+    pub escape_stderr: bool,
+    /// The longest stderr line kept whole, in bytes (default
+    /// [`DEFAULT_MAX_STDERR_LINE_BYTES`]; at least 1): the bound on what a child's stderr costs.
+    pub max_stderr_line_bytes: usize,
     /// How long `close` waits after closing stdin and after SIGTERM (default 2 000 ms), and
     /// how long what is left of the child's process group gets between SIGTERM and SIGKILL.
     pub grace: Duration,
@@ -68,6 +81,8 @@ impl StdioClientOptions {
             cwd: None,
             stderr_lines: DEFAULT_STDERR_LINES,
             forward_stderr: true,
+            escape_stderr: false,
+            max_stderr_line_bytes: DEFAULT_MAX_STDERR_LINE_BYTES,
             grace: Duration::from_millis(DEFAULT_CLOSE_GRACE_MS),
         }
     }
@@ -169,8 +184,12 @@ impl StdioTransport {
         let stderr_task = tokio::spawn(copy_stderr(
             stderr,
             self.tail.clone(),
-            o.stderr_lines,
-            o.forward_stderr,
+            StderrCopy {
+                keep: o.stderr_lines,
+                forward: o.forward_stderr,
+                escape: o.escape_stderr,
+                max_line: o.max_stderr_line_bytes.max(1),
+            },
         ));
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(async move {
@@ -308,34 +327,90 @@ fn describe_exit(status: Option<ExitStatus>, tail: &Mutex<VecDeque<String>>) -> 
     cause
 }
 
+struct StderrCopy {
+    keep: usize,
+    forward: bool,
+    escape: bool,
+    max_line: usize,
+}
+
+/// Copy the child's stderr a line at a time (at most `max_line` bytes held), remembering the
+/// last `keep` lines.
 async fn copy_stderr(
     stderr: Option<tokio::process::ChildStderr>,
     tail: Arc<Mutex<VecDeque<String>>>,
-    keep: usize,
-    forward: bool,
+    how: StderrCopy,
 ) {
     let Some(stderr) = stderr else { return };
     let mut reader = BufReader::new(stderr);
     let mut out = tokio::io::stderr();
     let mut line = Vec::new();
+    // The current line passed `max_line`: its rest is copied, not remembered.
+    let mut cut = false;
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if forward {
-            let _ = out.write_all(&line).await;
-            let _ = out.flush().await;
-        }
-        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
-        if !text.is_empty() && keep > 0 {
-            let mut tail = lock(&tail);
-            if tail.len() == keep {
-                tail.pop_front();
+        let (take, ends) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => {
+                let room = how.max_line - line.len();
+                let window = &buf[..buf.len().min(room)];
+                let (take, ends) = match window.iter().position(|&b| b == b'\n') {
+                    Some(i) => (i + 1, true),
+                    None => (window.len(), false),
+                };
+                line.extend_from_slice(&window[..take]);
+                (take, ends)
             }
-            tail.push_back(text);
+        };
+        reader.consume(take);
+        if !ends && line.len() < how.max_line {
+            continue;
         }
+        emit(&mut out, &tail, &how, &line, cut, ends).await;
+        cut = !ends;
+        line.clear();
+    }
+    if !line.is_empty() {
+        emit(&mut out, &tail, &how, &line, cut, true).await;
+    }
+}
+
+/// Copy one line (or a `max_line` piece of a longer one) and remember it unless it continues a
+/// line already remembered cut.
+async fn emit(
+    out: &mut tokio::io::Stderr,
+    tail: &Mutex<VecDeque<String>>,
+    how: &StderrCopy,
+    line: &[u8],
+    continues: bool,
+    ends: bool,
+) {
+    if how.forward {
+        let _ = if how.escape {
+            let text = String::from_utf8_lossy(line);
+            out.write_all(crate::native::terminal::escape_controls(&text).as_bytes())
+                .await
+        } else {
+            out.write_all(line).await
+        };
+        let _ = out.flush().await;
+    }
+    if continues || how.keep == 0 {
+        return;
+    }
+    let mut text = String::from_utf8_lossy(line).trim_end().to_owned();
+    if !ends {
+        tracing::warn!(
+            max_bytes = how.max_line,
+            "stdio client: the child wrote a stderr line longer than the bound; it is remembered cut"
+        );
+        text.push_str(&format!(" … (cut at {} bytes)", how.max_line));
+    }
+    if !text.is_empty() {
+        let mut tail = lock(tail);
+        if tail.len() == how.keep {
+            tail.pop_front();
+        }
+        tail.push_back(text);
     }
 }
 
