@@ -25,6 +25,8 @@ use serde_json::Value;
 /// One dispatched call: its frame, whether it is a request, and its outcome once finished.
 struct Dispatched {
     frame: Vec<u8>,
+    /// Its readable request id, if any.
+    id: Option<Value>,
     request: bool,
     outcome: Rc<RefCell<Option<Option<String>>>>,
 }
@@ -68,13 +70,13 @@ fn request_id(frame: &[u8]) -> Option<Value> {
     value.get("id").filter(|id| readable_id(id)).cloned()
 }
 
-fn reuses_a_running_id(frame: &[u8], dispatched: &[Dispatched]) -> bool {
-    let Some(id) = request_id(frame) else {
+fn reuses_a_running_id(id: Option<&Value>, dispatched: &[Dispatched]) -> bool {
+    let Some(id) = id else {
         return false;
     };
-    dispatched.iter().any(|d| {
-        d.request && d.outcome.borrow().is_none() && request_id(&d.frame).as_ref() == Some(&id)
-    })
+    dispatched
+        .iter()
+        .any(|d| d.request && d.outcome.borrow().is_none() && d.id.as_ref() == Some(id))
 }
 
 /// The ids named by the `notifications/cancelled` among `frames`.
@@ -114,7 +116,8 @@ fuzz_target!(|data: &[u8]| {
 
     for frame in &frames {
         let expected = expect(frame);
-        if !duplicates_allowed() && reuses_a_running_id(frame, &dispatched) {
+        let id = request_id(frame);
+        if !duplicates_allowed() && reuses_a_running_id(id.as_ref(), &dispatched) {
             continue;
         }
         match conn.receive(frame) {
@@ -131,6 +134,7 @@ fuzz_target!(|data: &[u8]| {
                 let outcome: Rc<RefCell<Option<Option<String>>>> = Rc::default();
                 dispatched.push(Dispatched {
                     frame: frame.clone(),
+                    id,
                     request: call.is_request(),
                     outcome: outcome.clone(),
                 });

@@ -27,7 +27,12 @@ fuzz_target!(|data: &[u8]| {
     let mut n = 0usize;
     while !rest.is_empty() {
         // Vary the cut: 1, step, 2, step+1, ...
-        let cut = (if n % 2 == 0 { 1 + n / 2 } else { step + n / 2 }).min(rest.len());
+        let cut = (if n.is_multiple_of(2) {
+            1 + n / 2
+        } else {
+            step + n / 2
+        })
+        .min(rest.len());
         let (chunk, tail) = rest.split_at(cut);
         pieces.extend(d.push(chunk));
         rest = tail;
