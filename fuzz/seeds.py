@@ -113,4 +113,90 @@ framing = [b"\xff\x05" + b for b in (
     "\n".join(legacy).encode("utf-8"),
 )] + [b"\x04\x01123456\n78\nok\nabcdefgh\nxy"]
 write("framing", framing)
+# WebSocket: byte 0 the limit - 1; then frames (a length byte, the text), 250 run, 251 close.
+def ws_frames(frames, ops=b""):
+    out = bytearray()
+    for f in frames:
+        data = f.encode("utf-8")[:249]
+        out.append(len(data))
+        out += data
+        out.append(250)
+    return bytes(out) + ops
+ws = []
+for limit in (b"\x00", b"\x01", b"\x07"):
+    for lines in sessions:
+        ws.append(limit + ws_frames(lines))
+ws.append(b"\x00" + ws_frames(["not json", "[]", legacy[0], legacy[2]], b"\xfb" + ws_frames(["{}"])))
+ws.append(b"\x01" + ws_frames([legacy[0], modern[15], modern[15], modern[-1]]))
+write("websocket", ws)
+
+# HTTP route: byte 0 the flags (bit 0 sessions, 1 no SSE, 2 prefer JSON, 3 a 64-byte body
+# limit); then requests separated by NUL: "METHOD PATH", header lines, a blank line, the body.
+def http(method, headers, body=b"", path="/mcp"):
+    head = "\n".join([f"{method} {path}"] + [f"{n}: {v}" for n, v in headers])
+    return head.encode("utf-8") + b"\n\n" + (body.encode("utf-8") if isinstance(body, str) else body)
+JSON_SSE = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+MODERN_H = JSON_SSE + [("mcp-protocol-version", V)]
+def modern_headers(msg):
+    m = json.loads(msg)
+    h = MODERN_H + [("mcp-method", m["method"])]
+    name = m.get("params", {}).get("name") or m.get("params", {}).get("uri")
+    if name:
+        h.append(("mcp-name", name))
+    return h
+routes = []
+for flags in (b"\x00", b"\x04", b"\x02"):
+    for msg in legacy:
+        routes.append(flags + http("POST", JSON_SSE + [("mcp-protocol-version", "2025-11-25")], msg))
+    for msg in modern:
+        if "method" in json.loads(msg):
+            routes.append(flags + http("POST", modern_headers(msg), msg))
+for body in ("", "not json", "[]", '{"jsonrpc":"2.0","id":1,"method":"ping"}' + " " * 80):
+    routes.append(b"\x08" + http("POST", JSON_SSE, body))
+routes.append(b"\x00" + http("GET", [("accept", "text/event-stream")]))
+routes.append(b"\x00" + http("POST", [("content-type", "text/plain")], legacy[0]))
+routes.append(b"\x00" + http("POST", JSON_SSE, legacy[0], path="/other"))
+sid = [("mcp-session-id", "$SID"), ("mcp-protocol-version", "2025-11-25")]
+routes.append(b"\x01" + b"\0".join([
+    http("POST", JSON_SSE, legacy[0]),
+    http("POST", JSON_SSE + sid, legacy[1]),
+    http("POST", JSON_SSE + sid, legacy[2]),
+    http("POST", JSON_SSE + sid, legacy[3]),
+]))
+routes.append(b"\x05" + b"\0".join([
+    http("POST", JSON_SSE, legacy[0]),
+    http("GET", [("accept", "text/event-stream")] + sid),
+    http("POST", JSON_SSE + sid, rpc(9, "tools/list", meta=None)),
+    http("DELETE", sid),
+]))
+write("http_route", routes)
+
+# Client exchange: byte 0 the flags (bits 0-2 the message, 4 a session, 5 modern headers, 7 a
+# GET stream); then one op per step (see fuzz_targets/exchange.rs).
+def response(status_index, ctype, extra=0):
+    return bytes([status_index, ctype | extra])
+def chunk(data):
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    out = bytearray()
+    while data:
+        part, data = data[:255], data[255:]
+        out += bytes([0x02, len(part)]) + part
+    return bytes(out)
+END = b"\x00"
+json_reply = lambda id: json.dumps({"jsonrpc": "2.0", "id": id, "result": {}})
+sse_reply = lambda id: "id: 1\nretry: 10\ndata: " + json_reply(id) + "\n\n"
+exch = []
+for flags, id in ((0, 1), (1, "init"), (4, 7), (5, 2), (0x10, 1), (0x20, 1)):
+    exch.append(bytes([flags]) + response(0, 0) + chunk(json_reply(id)) + END)
+    exch.append(bytes([flags]) + response(0, 1) + chunk(sse_reply(id)) + END)
+    exch.append(bytes([flags]) + response(0, 1) + chunk("id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n") + END
+                + b"\x03" + response(0, 1) + chunk(sse_reply(id)) + END)
+exch.append(bytes([2]) + response(1, 0x10))
+exch.append(bytes([0]) + response(4, 0x40) + b"\x14" + response(0, 0) + chunk(json_reply(1)) + END)
+exch.append(bytes([0x10]) + response(6, 0) + chunk('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}') + END)
+exch.append(bytes([0]) + b"\x0f")
+exch.append(bytes([0]) + b"\x86")
+exch.append(bytes([0x90]) + response(0, 1) + chunk("id: 5\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n") + END + b"\x03")
+exch.append(bytes([0x80]) + response(7, 0))
+write("exchange", exch)
 print("seeds:", {t: len(os.listdir(os.path.join(OUT, t))) for t in sorted(os.listdir(OUT))})

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (cargo fuzz, libFuzzer, nightly): builds the targets of fuzz/ and runs
-# each for FUZZ_SECONDS (default 10: about a minute in all), one at a time, from the seed corpora
+# each for FUZZ_SECONDS (default 7: about a minute in all), one at a time, from the seed corpora
 # of fuzz/seeds/ (written from the tests by fuzz/seeds.py) plus what earlier runs found
 # (fuzz/corpus/, not committed). A crash, a hang (-timeout), a leak or running out of memory
 # (-rss_limit_mb) fails the target, with the path of the input that did it.
@@ -15,8 +15,8 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR=never
 
-SECONDS_EACH="${FUZZ_SECONDS:-10}"
-TARGETS="${FUZZ_TARGETS:-handle jsonrpc sse framing connection}"
+SECONDS_EACH="${FUZZ_SECONDS:-7}"
+TARGETS="${FUZZ_TARGETS:-handle jsonrpc sse framing connection websocket http_route exchange}"
 
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   echo "fuzz: no nightly toolchain (rustup toolchain install nightly); skipped"

@@ -4,21 +4,22 @@
 //! with its id, and either answered, still running (a `subscriptions/listen`, a tool waiting for
 //! the client) or cancelled by a `notifications/cancelled` naming it; notifications and
 //! responses get no answer; every answer and every pushed message is well-formed JSON; nothing
-//! is answered once the connection is dropped; no panic. (One known finding is kept out, see
-//! `duplicates_allowed`.)
+//! is answered once the connection is dropped; no panic. A request reusing the id of one still
+//! running is refused with `-32600` and its id; under the stdio rules input pauses at the
+//! limit only while a request in flight can finish without the client.
 #![no_main]
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
 use libfuzzer_sys::fuzz_target;
-use orkestrel_mcp::connection::{Connection, ConnectionOptions, Received};
-use orkestrel_mcp::context::Outbound;
-use orkestrel_mcp::framing::{Frame, LineDecoder};
-use orkestrel_mcp::jsonrpc::JsonRpcMessage;
+use orkestrel_mcp::server::connection::{Connection, ConnectionOptions, Received};
+use orkestrel_mcp::server::context::Outbound;
+use orkestrel_mcp::wire::framing::{Frame, LineDecoder};
+use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp_fuzz::{check, expect, readable_id, server, Expect};
 use serde_json::Value;
 
@@ -53,15 +54,6 @@ fn frames(body: &[u8], websocket: bool, cut: usize) -> Vec<Vec<u8>> {
             Frame::TooLong(_) => None,
         })
         .collect()
-}
-
-/// Known finding (see tests/fuzz_findings.rs): a request reusing the id of a request still
-/// running on the connection takes over its cancellation entry, so `notifications/cancelled`
-/// and the end of the connection miss one of the two. Such frames are not fed unless
-/// `FUZZ_DUPLICATE_IDS=1`, so the fuzzer looks for other things.
-fn duplicates_allowed() -> bool {
-    static ALLOWED: OnceLock<bool> = OnceLock::new();
-    *ALLOWED.get_or_init(|| std::env::var_os("FUZZ_DUPLICATE_IDS").is_some_and(|v| v == "1"))
 }
 
 fn request_id(frame: &[u8]) -> Option<Value> {
@@ -117,10 +109,11 @@ fuzz_target!(|data: &[u8]| {
     for frame in &frames {
         let expected = expect(frame);
         let id = request_id(frame);
-        if !duplicates_allowed() && reuses_a_running_id(id.as_ref(), &dispatched) {
-            continue;
-        }
-        match conn.receive(frame) {
+        let duplicate = reuses_a_running_id(id.as_ref(), &dispatched);
+        let received = conn.receive(frame);
+        // Refused at once (at the limit) or by its call (-32600), holding no place.
+        let duplicate = duplicate && matches!(received, Received::Dispatch(_));
+        match received {
             Received::Nothing => {
                 let skipped = matches!(expected, Expect::Reply { parse: true, .. }) && !websocket;
                 assert!(
@@ -134,7 +127,7 @@ fuzz_target!(|data: &[u8]| {
                 let outcome: Rc<RefCell<Option<Option<String>>>> = Rc::default();
                 dispatched.push(Dispatched {
                     frame: frame.clone(),
-                    id,
+                    id: id.clone(),
                     request: call.is_request(),
                     outcome: outcome.clone(),
                 });
@@ -148,6 +141,17 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         pool.run_until_stalled();
+        if duplicate {
+            let last = dispatched.last().expect("a request is dispatched");
+            let answer = last.outcome.borrow().clone().flatten();
+            let answer: Value = serde_json::from_str(answer.as_deref().unwrap_or("null")).unwrap();
+            assert_eq!(
+                (&answer["id"], &answer["error"]["code"]),
+                (id.as_ref().unwrap(), &Value::from(-32600)),
+                "a request reusing a running id was not refused\n  frame: {}",
+                String::from_utf8_lossy(frame)
+            );
+        }
         // Under `AtLimit::Pause` a host stops reading here until a call finishes; the calls
         // taken anyway still run (`Connection::receive`), which lets the fuzzer go on.
     }

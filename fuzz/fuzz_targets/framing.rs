@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use orkestrel_mcp::framing::{extract_lines, Frame, LineDecoder};
+use orkestrel_mcp::wire::framing::{extract_lines, Frame, LineDecoder};
 
 /// The frames of `input` by the definition, for lines of at most `max` bytes.
 fn reference(input: &[u8], max: usize) -> Vec<Frame> {

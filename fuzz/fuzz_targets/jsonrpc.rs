@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use orkestrel_mcp::jsonrpc::JsonRpcMessage;
+use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp_fuzz::{check, expect, has_float, Expect};
 use serde_json::Value;
 

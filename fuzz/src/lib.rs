@@ -2,9 +2,9 @@
 //! the JSON-RPC oracle (what answer a message deserves, read from the raw JSON with no help from
 //! the library) that the targets check the library's answers against.
 
-use orkestrel_mcp::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
 use orkestrel_mcp::protocol::Content;
-use orkestrel_mcp::resources::Resource;
+use orkestrel_mcp::primitives::resources::Resource;
 use orkestrel_mcp::server::Completion;
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde_json::{json, Map, Value};
@@ -58,7 +58,7 @@ pub fn server() -> McpServer {
         |_args: Map<String, Value>, ctx: orkestrel_mcp::RequestContext| async move {
             ctx.progress(0.5, Some(1.0), Some("half"));
             ctx.log(
-                orkestrel_mcp::context::LogLevel::Info,
+                orkestrel_mcp::server::context::LogLevel::Info,
                 Some("fuzz"),
                 json!("working"),
             );
@@ -221,8 +221,8 @@ pub fn check(input: &[u8], expected: &Expect, answer: Option<&str>) {
     }
 }
 
-/// A well-formed JSON-RPC response object.
-fn check_reply(input: &[u8], reply: &Value, text: &str) {
+/// A well-formed JSON-RPC response object (panics otherwise).
+pub fn check_reply(input: &[u8], reply: &Value, text: &str) {
     let ok = match reply {
         Value::Object(map) => {
             map.contains_key("id") && valid_response(map) && {
@@ -251,4 +251,38 @@ pub fn has_float(value: &Value) -> bool {
         Value::Object(map) => map.values().any(has_float),
         _ => false,
     }
+}
+
+/// The HTTP requests an input describes: requests separated by a NUL byte, each
+/// `METHOD PATH\n` then `name: value` lines, a blank line, and the body (the rest). A header
+/// line without `:` is a field whose value is not text (`None`); the value `$SID` stands for the
+/// session id the last answer assigned (the target substitutes it). At most 4 requests.
+pub fn http_requests(data: &[u8]) -> Vec<orkestrel_mcp::http::HttpRequest> {
+    data.split(|&b| b == 0)
+        .take(4)
+        .map(|part| {
+            let (head, body) = match find(part, b"\n\n") {
+                Some(i) => (&part[..i], &part[i + 2..]),
+                None => (part, &b""[..]),
+            };
+            let head = String::from_utf8_lossy(head);
+            let mut lines = head.split('\n');
+            let first = lines.next().unwrap_or_default();
+            let (method, path) = first.split_once(' ').unwrap_or((first, "/mcp"));
+            let mut request = orkestrel_mcp::http::HttpRequest::new(method, path).body(body);
+            for line in lines {
+                match line.split_once(':') {
+                    Some((name, value)) => request
+                        .headers
+                        .push((name.to_owned(), Some(value.trim_start().to_owned()))),
+                    None => request.headers.push((line.to_owned(), None)),
+                }
+            }
+            request
+        })
+        .collect()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
