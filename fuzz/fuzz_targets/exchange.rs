@@ -64,7 +64,12 @@ fn headers(b: &mut Bytes, flags: u8) -> Vec<(String, String)> {
 }
 
 /// The next input, read from `b`, for a machine that asked for `step`; `None` when `b` is empty.
-fn next_input(b: &mut Bytes, step: &Step, chunk: &mut Vec<u8>, head: &mut Vec<(String, String)>) -> Option<Kind> {
+fn next_input(
+    b: &mut Bytes,
+    step: &Step,
+    chunk: &mut Vec<u8>,
+    head: &mut Vec<(String, String)>,
+) -> Option<Kind> {
     let op = b.byte()?;
     // The high bit: any kind, whatever the step asked for.
     let kind = if op & 0x80 != 0 {
@@ -79,11 +84,17 @@ fn next_input(b: &mut Bytes, step: &Step, chunk: &mut Vec<u8>, head: &mut Vec<(S
                 }
             }
             Step::Read => match op & 0x0f {
-                0 => 2,      // End
-                1 => 5,      // Failed
-                _ => 1,      // Chunk
+                0 => 2, // End
+                1 => 5, // Failed
+                _ => 1, // Chunk
             },
-            Step::Wait(_) => if op & 0x0f == 0x0f { 6 } else { 3 },
+            Step::Wait(_) => {
+                if op & 0x0f == 0x0f {
+                    6
+                } else {
+                    3
+                }
+            }
             Step::Authorize(_) => 4,
             Step::Done(_) => 2,
         }
@@ -140,10 +151,14 @@ fn fallback(step: &Step) -> Kind {
 fn message(selector: u8) -> JsonRpcMessage {
     let value = match selector % 6 {
         0 => json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
-        1 => json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}),
+        1 => {
+            json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})
+        }
         2 => json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
         3 => json!({"jsonrpc":"2.0","id":"s-1","result":{}}),
-        4 => json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}),
+        4 => {
+            json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}})
+        }
         _ => json!({"jsonrpc":"2.0","id":2,"method":"ping"}),
     };
     JsonRpcMessage::from_value(value).expect("a valid message")
@@ -164,11 +179,17 @@ fn drive(machine: &mut dyn Machine, first: Step, b: &mut Bytes, request: Option<
         }
         if let Step::Done(result) = &step {
             if let (Ok(()), Some(_)) = (result, request) {
-                assert!(answered, "the exchange of a request ended Ok with no answer");
+                assert!(
+                    answered,
+                    "the exchange of a request ended Ok with no answer"
+                );
             }
             // Done stays done.
             for input in [Input::End, Input::Waited, Input::TimedOut] {
-                assert!(matches!(machine.handle(input), Step::Done(_)), "Done did not stay done");
+                assert!(
+                    matches!(machine.handle(input), Step::Done(_)),
+                    "Done did not stay done"
+                );
             }
             return;
         }
@@ -188,7 +209,10 @@ fn drive(machine: &mut dyn Machine, first: Step, b: &mut Bytes, request: Option<
             }
         };
         let input = match kind {
-            Kind::Response(status) => Input::Response { status, headers: &head },
+            Kind::Response(status) => Input::Response {
+                status,
+                headers: &head,
+            },
             Kind::Chunk => Input::Chunk(&chunk),
             Kind::End => Input::End,
             Kind::Waited => Input::Waited,

@@ -166,8 +166,9 @@ fuzz_target!(|data: &[u8]| {
                     .into_iter()
                     .filter(|event| !event.data.is_empty())
                     .map(|event| {
-                        let value: Value = serde_json::from_str(&event.data)
-                            .unwrap_or_else(|e| panic!("an event is not JSON ({e}): {}", event.data));
+                        let value: Value = serde_json::from_str(&event.data).unwrap_or_else(|e| {
+                            panic!("an event is not JSON ({e}): {}", event.data)
+                        });
                         assert!(
                             JsonRpcMessage::from_value(value.clone()).is_ok(),
                             "an event is not JSON-RPC: {}",

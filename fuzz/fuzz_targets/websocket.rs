@@ -90,7 +90,10 @@ fuzz_target!(|data: &[u8]| {
         let at_limit = conn.in_flight() >= limit;
         let received = conn.receive(frame);
         if closed {
-            assert!(matches!(received, Received::Nothing), "a frame after the close was taken");
+            assert!(
+                matches!(received, Received::Nothing),
+                "a frame after the close was taken"
+            );
             continue;
         }
         match received {

@@ -3,8 +3,8 @@
 //! the library) that the targets check the library's answers against.
 
 use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-use orkestrel_mcp::protocol::Content;
 use orkestrel_mcp::primitives::resources::Resource;
+use orkestrel_mcp::protocol::Content;
 use orkestrel_mcp::server::Completion;
 use orkestrel_mcp::{McpServer, ServerOptions, Tool};
 use serde_json::{json, Map, Value};

@@ -354,6 +354,15 @@ fn number(x: f64) -> Value {
     }
 }
 
+/// Forgets a server→client request's slot in [`Pending`] when dropped.
+struct Forget<'a>(&'a Pending, RequestId);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(&self.1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,14 +413,5 @@ mod tests {
         };
         let err = futures::executor::block_on(ctx.create_message(json!({}))).unwrap_err();
         assert!(err.message.contains("sampling"));
-    }
-}
-
-/// Forgets a server→client request's slot in [`Pending`] when dropped.
-struct Forget<'a>(&'a Pending, RequestId);
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        self.0.forget(&self.1);
     }
 }
