@@ -53,12 +53,17 @@ impl Driver {
     }
 
     /// Wait until the next message may be taken: finished calls are reaped and, while the rules
-    /// pause input at the in-flight limit, this waits for a call to complete.
+    /// pause input at the in-flight limit, this waits until the connection is readable again (a
+    /// call completed, or every call in flight now waits for the client).
     pub(crate) async fn ready(&mut self) {
-        while self.tasks.try_join_next().is_some() {}
-        while !self.conn.accepts_input() && !self.conn.is_closing() {
-            if self.tasks.join_next().await.is_none() {
-                break;
+        loop {
+            while self.tasks.try_join_next().is_some() {}
+            if self.conn.accepts_input() || self.conn.is_closing() {
+                return;
+            }
+            tokio::select! {
+                joined = self.tasks.join_next() => if joined.is_none() { return },
+                () = self.conn.readable() => {}
             }
         }
     }

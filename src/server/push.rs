@@ -51,6 +51,11 @@ impl McpServer {
         self.inner.peers.with(scope, |peer| peer.outbound = None);
     }
 
+    /// Server→client requests sent to `scope` still waiting for its response.
+    pub(crate) fn waiting_on(&self, scope: &str) -> usize {
+        self.inner.pending.waiting_on(scope)
+    }
+
     /// Forget `scope` (its connection or session ended): its state goes, its server→client
     /// requests fail and its requests in flight are cancelled.
     pub fn end_scope(&self, scope: &str) {

@@ -21,18 +21,46 @@
 use std::fmt::Write;
 
 /// Encode one SSE event: optional `id`, `event: message`, and the data split into `data:` lines
-/// (a `\n` in `data` becomes a second `data:` line, as the format requires), then a blank line.
+/// at every line end SSE knows (`\r\n`, `\r` and `\n`: each starts a second `data:` line, as
+/// the format requires, so no byte of `data` can start a field of its own), then a blank line.
+///
+/// SSE cannot carry a `\r` inside data: the decoder gives each line end back as `\n`. An `id`
+/// holding a line end cannot be sent at all and is left out (the library's ids never do).
 pub fn encode_event(id: Option<&str>, data: &str) -> String {
     let mut out = String::with_capacity(data.len() + 32);
-    if let Some(id) = id {
+    if let Some(id) = id.filter(|id| one_line(id)) {
         let _ = writeln!(out, "id: {id}");
     }
     out.push_str("event: message\n");
-    for line in data.split('\n') {
-        let _ = writeln!(out, "data: {}", line.trim_end_matches('\r'));
+    for line in lines(data) {
+        let _ = writeln!(out, "data: {line}");
     }
     out.push('\n');
     out
+}
+
+/// `true` when `value` holds no line end (so it fits one field line).
+fn one_line(value: &str) -> bool {
+    !value.contains(['\r', '\n'])
+}
+
+/// The lines of `text` split at `\r\n`, `\r` and `\n` (an empty text is one empty line).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.find(['\r', '\n']) {
+            Some(i) => {
+                let skip = if text[i..].starts_with("\r\n") { 2 } else { 1 };
+                rest = Some(&text[i + skip..]);
+                Some(&text[..i])
+            }
+            None => {
+                rest = None;
+                Some(text)
+            }
+        }
+    })
 }
 
 /// A priming event (spec 2025-11-25 `basic/transports`: "an event ID and an empty `data`
@@ -288,6 +316,23 @@ pub fn decode_all(body: &[u8]) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_line_end_in_data_starts_a_data_line_so_no_field_is_injected() {
+        let text = encode_event(Some("1"), "x\rid: 9\revent: e\r\ny\nz");
+        assert_eq!(
+            text,
+            "id: 1\nevent: message\ndata: x\ndata: id: 9\ndata: event: e\ndata: y\ndata: z\n\n"
+        );
+        let events = decode_all(text.as_bytes());
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].id.as_deref(), Some("1"));
+        assert_eq!(events[0].event, "message");
+        assert_eq!(events[0].data, "x\nid: 9\nevent: e\ny\nz");
+        // An id holding a line end cannot be a field: it is left out.
+        let text = encode_event(Some("1\rretry: 1"), "d");
+        assert_eq!(text, "event: message\ndata: d\n\n");
+    }
 
     fn data(events: &[Event]) -> Vec<&str> {
         events.iter().map(|e| e.data.as_str()).collect()

@@ -305,6 +305,12 @@ impl Exchange {
             }
         }
         if status == 202 {
+            // Accepted: right for a notification or a response, but a request's answer must
+            // carry its response (JSON or an event stream); waiting on would only time out.
+            if let Some(id) = &self.request_id {
+                let text = format!("HTTP 202 Accepted carries no response to request {id}");
+                return self.fail(&text);
+            }
             return self.finish(Ok(()));
         }
         if self.modern && !success {
