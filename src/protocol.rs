@@ -6,6 +6,8 @@ use serde_json::{json, Map, Value};
 
 use crate::wire::jsonrpc::ErrorObject;
 
+pub(crate) mod params;
+
 /// The protocol revision negotiated by default: `2025-06-18`, as in the seed
 /// (`MCP_PROTOCOL_VERSION`).
 pub const MCP_PROTOCOL_VERSION: &str = "2025-06-18";

@@ -203,6 +203,7 @@ impl McpServer {
                 ctx.method.clone_from(&request.method);
                 ctx.meta = meta_of(request.params.as_ref());
                 ctx.pending = Some(self.inner.pending.clone());
+                ctx.logging_undeclared = !self.inner.options.logging;
                 if ctx.era == Era::Modern || era::has_modern_meta(request.params.as_ref()) {
                     ctx.era = Era::Modern;
                     if let Err(error) = self.prepare_modern(&request, &mut ctx) {

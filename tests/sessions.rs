@@ -453,7 +453,7 @@ struct Steps {
 
 #[tokio::test]
 async fn tools_send_progress_and_logs_on_the_post_stream() {
-    let server = McpServer::new(ServerOptions::new("t", "0"));
+    let server = McpServer::new(ServerOptions::new("t", "0").with_logging());
     server.tools().add(Tool::with_context(
         "count",
         |a: Steps, ctx: RequestContext| async move {

@@ -114,7 +114,7 @@ fn capabilities_advertise_only_what_the_server_has() {
     let init = rpc(
         &full,
         "initialize",
-        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+        json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}),
     );
     assert_eq!(
         init["result"]["capabilities"],
@@ -351,7 +351,7 @@ async fn server_to_client_requests_round_trip_and_fail_when_the_scope_ends() {
     call(
         &s,
         ctx.clone(),
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"0"}}}"#,
     );
     let server = s.clone();
     let c2 = ctx.clone();
@@ -392,7 +392,7 @@ async fn server_to_client_requests_round_trip_and_fail_when_the_scope_ends() {
     call(
         &s,
         ctx2.clone(),
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
     );
     let refused = call(
         &s,
@@ -526,4 +526,137 @@ fn progress_notifications_follow_the_progress_token() {
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps"}}"#,
     );
     assert!(seen.lock().unwrap().is_empty(), "no token, no progress");
+}
+
+#[test]
+fn params_off_the_schema_are_refused_naming_the_member_never_echoing_the_value() {
+    let s = full_server(None);
+    let secret = "x".repeat(5000);
+    for (method, params, member) in [
+        (
+            "tools/call",
+            json!({"name": "echo", "arguments": [secret]}),
+            r#""arguments" must be an object"#,
+        ),
+        (
+            "tools/call",
+            json!({"name": {"a": secret}}),
+            r#""name" must be a string"#,
+        ),
+        (
+            "resources/read",
+            json!({"uri": 5}),
+            r#""uri" must be a string"#,
+        ),
+        (
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"who": 1}}),
+            r#""arguments.who" must be a string"#,
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "a"}}),
+            r#"missing "argument.value""#,
+        ),
+        (
+            "logging/setLevel",
+            json!({"level": secret}),
+            r#""level" must be one of"#,
+        ),
+        (
+            "tools/list",
+            json!({"_meta": {"progressToken": {"k": secret}}}),
+            r#""_meta.progressToken" must be a string or an integer"#,
+        ),
+        (
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+            r#"missing "clientInfo""#,
+        ),
+        (
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}),
+            r#"missing "clientInfo.version""#,
+        ),
+    ] {
+        let reply = rpc(&s, method, params);
+        assert_eq!(reply["error"]["code"], -32602, "{method}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains(member), "{method}: {message}");
+        assert!(
+            !reply.to_string().contains("xxxxxxxx"),
+            "{method}: the value is echoed"
+        );
+    }
+    // A method the server does not serve stays -32601, whatever its params.
+    let bare = McpServer::new(ServerOptions::new("bare", "1"));
+    assert_eq!(
+        rpc(&bare, "resources/read", json!({"uri": 5}))["error"]["code"],
+        -32601
+    );
+}
+
+#[test]
+fn a_server_sends_no_log_or_list_change_it_did_not_declare() {
+    // No `logging` capability: a tool's logs go nowhere; progress (asked for) still does.
+    let s = McpServer::new(ServerOptions::new("quiet", "1"));
+    s.tools().add(Tool::with_context(
+        "talk",
+        |_: Map<String, Value>, ctx: RequestContext| async move {
+            let logged = ctx.log(LogLevel::Error, None, json!("nobody hears this"));
+            let progressed = ctx.progress(1.0, None, None);
+            Ok::<_, String>(format!("{logged} {progressed}"))
+        },
+    ));
+    let (outbound, seen) = capture();
+    let scope: Arc<str> = Arc::from("peer-1");
+    s.attach(&scope, outbound.clone());
+    let ctx = || {
+        RequestContext::new()
+            .with_outbound(outbound.clone())
+            .with_scope(scope.clone())
+    };
+    let init = call(
+        &s,
+        ctx(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        init["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}})
+    );
+    let reply = call(
+        &s,
+        ctx(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"talk","_meta":{"progressToken":"p"}}}"#,
+    )
+    .unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "false true");
+    // Resources and prompts were not declared to this peer: their list changes are not sent to
+    // it, even after the registries fill (the next peer's initialize declares them).
+    s.resources()
+        .add(Resource::text("mem://z", "z", "text/plain", "Z"));
+    s.prompts().add(Prompt::new("p", |_, _| async move {
+        Ok(GetPromptResult {
+            description: None,
+            messages: vec![],
+        })
+    }));
+    assert_eq!(s.notify_list_changed(ListKind::Resources), 0);
+    assert_eq!(s.notify_list_changed(ListKind::Prompts), 0);
+    assert_eq!(s.notify_list_changed(ListKind::Tools), 1);
+    let methods: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| m["method"].clone())
+        .collect();
+    assert_eq!(
+        methods,
+        vec![
+            json!("notifications/progress"),
+            json!("notifications/tools/list_changed")
+        ]
+    );
 }

@@ -254,7 +254,7 @@ fn input_required_rounds_echo_state_with_new_ids_and_stay_bounded() {
         ("server/discover", _) => discover(),
         ("tools/call", Some("rounds")) if n <= 2 => {
             Reply::Result(json!({"resultType":"input_required",
-            "inputRequests":{"who":{"method":"elicitation/create","params":{"message":"?"}}},
+            "inputRequests":{"who":{"method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object"}}}},
             "requestState": format!("state {n} ✓")}))
         }
         ("tools/call", Some("rounds")) => {

@@ -57,12 +57,27 @@ fn refuse(method: &'static str) -> BoxFuture<'static, Result<Value, ErrorObject>
 }
 
 /// Route one server request (`method`, `params`) to `handler`: sampling, elicitation, roots, or
-/// `-32601` for anything else (`ping` is answered by the client itself).
+/// `-32601` for anything else (`ping` is answered by the client itself). For a method whose
+/// capability the handler declares, params that break the spec's schema are answered `-32602`
+/// naming the member, before the handler runs.
 pub fn answer(
     handler: &dyn ClientHandler,
     method: &str,
     params: Value,
 ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+    // A request the handler serves (its capability declared) is checked against the schema
+    // first; any other keeps its -32601 whatever its params.
+    let capability = match method {
+        "sampling/createMessage" => "sampling",
+        "elicitation/create" => "elicitation",
+        "roots/list" => "roots",
+        _ => "",
+    };
+    if !capability.is_empty() && handler.capabilities().get(capability).is_some() {
+        if let Err(error) = crate::protocol::params::check_server_request(method, &params) {
+            return Box::pin(async move { Err(error) });
+        }
+    }
     match method {
         "sampling/createMessage" => handler.create_message(params),
         "elicitation/create" => handler.elicit(params),
@@ -138,5 +153,33 @@ mod tests {
         }
         assert_eq!(run(&NoHandler, "roots/list").unwrap_err().code.0, -32601);
         assert_eq!(NoHandler.capabilities(), json!({}));
+    }
+
+    #[test]
+    fn a_declared_request_with_params_off_the_schema_is_refused_before_the_handler() {
+        struct Elicits;
+        impl ClientHandler for Elicits {
+            fn capabilities(&self) -> Value {
+                json!({"elicitation": {}})
+            }
+            fn elicit(&self, _: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+                Box::pin(async { Ok(json!({"action": "decline"})) })
+            }
+        }
+        let run = |params: Value| {
+            futures::executor::block_on(answer(&Elicits, "elicitation/create", params))
+        };
+        let refused = run(json!({"message": 7, "requestedSchema": {}})).unwrap_err();
+        assert_eq!(refused.code.0, -32602);
+        assert!(
+            refused.message.contains(r#""message" must be a string"#),
+            "{}",
+            refused.message
+        );
+        assert_eq!(run(json!({"message": "m"})).unwrap_err().code.0, -32602);
+        assert_eq!(
+            run(json!({"message": "m", "requestedSchema": {"type": "object"}})).unwrap(),
+            json!({"action": "decline"})
+        );
     }
 }

@@ -148,7 +148,7 @@ mod tests {
             r.apply(&mut p);
             assert!(p.is_empty(), "nothing on the first attempt");
             let irr = json!({"resultType":"input_required","requestState":" s\u{1}é ","inputRequests":{
-                "a":{"method":"elicitation/create","params":{"message":"m"}},
+                "a":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}},
                 "b":{"method":"roots/list"}}});
             r.answer(Some(Arc::new(Echo)), &irr).await.unwrap();
             r.apply(&mut p);

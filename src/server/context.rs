@@ -44,6 +44,10 @@ pub struct RequestContext {
     outbound: Option<Outbound>,
     pub(crate) pending: Option<Arc<Pending>>,
     pub(crate) round: Option<Arc<Round>>,
+    /// Set by the server when it does not declare the `logging` capability: then
+    /// [`RequestContext::log`] sends nothing (spec `server/utilities/logging`: servers that emit
+    /// log messages declare it).
+    pub(crate) logging_undeclared: bool,
     /// The protocol version the request is served under: the `MCP-Protocol-Version` header, else
     /// the session's negotiated version, else `2025-03-26` over HTTP with no session (spec
     /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
@@ -158,10 +162,12 @@ impl RequestContext {
 
     /// Send `notifications/message` at `level` (with an optional logger name) when the level is at
     /// or above the one the client asked for. Handshake era: all levels until `logging/setLevel`;
-    /// modern wire: nothing unless the request's `_meta` carried a logLevel. `false` when filtered
-    /// out or the channel is gone.
+    /// modern wire: nothing unless the request's `_meta` carried a logLevel. Nothing, on any
+    /// wire, from a server that does not declare `logging` ([`crate::ServerOptions::with_logging`]).
+    /// `false` when filtered out or the channel is gone.
     pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
-        if self.log_level.is_some_and(|min| level < min)
+        if self.logging_undeclared
+            || self.log_level.is_some_and(|min| level < min)
             || (self.era == Era::Modern && self.log_level.is_none())
         {
             return false;

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::McpServer;
 use crate::era::Era;
-use crate::protocol::{initialize_result, negotiate_initialize, LogLevel};
+use crate::protocol::{initialize_result, negotiate_initialize, params, LogLevel};
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
 
@@ -20,25 +20,32 @@ impl McpServer {
     ) -> Result<Value, ErrorObject> {
         let o = &self.inner.options;
         let params = request.params;
+        // Each served method's params are checked against the spec's schema first (a method
+        // this server does not serve stays -32601, whatever its params).
+        let checked = || params::check_request(&request.method, params.as_ref());
         match request.method.as_str() {
             "initialize" => {
+                checked()?;
                 let version = negotiate_initialize(params.as_ref())?;
+                let declared = self.capabilities();
                 if let Some(scope) = &ctx.scope {
                     let caps = params.as_ref().and_then(|p| p.get("capabilities")).cloned();
                     self.inner.peers.with(scope, |peer| {
                         peer.client_capabilities = caps;
+                        peer.server_capabilities = Some(declared.clone());
                         peer.protocol_version = Some(version.to_owned());
                     });
                 }
                 let mut result = initialize_result(&o.info, version);
-                result.capabilities = self.capabilities();
+                result.capabilities = declared;
                 result.instructions.clone_from(&o.instructions);
                 Ok(serde_json::to_value(result).expect("initialize results serialize"))
             }
-            "ping" => Ok(json!({})),
-            "server/discover" => Ok(self.discover()),
+            "ping" => checked().map(|()| json!({})),
+            "server/discover" => checked().map(|()| self.discover()),
             "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
             "tools/list" => {
+                checked()?;
                 let tools = o.tools.list_json();
                 let (tools, next) = page(
                     tools.iter().cloned().collect(),
@@ -48,24 +55,29 @@ impl McpServer {
                 Ok(listed_values("tools", tools, next))
             }
             "tools/call" => {
+                checked()?;
                 let (name, arguments) = tool_call_params(params)?;
                 let result = o.tools.execute(&name, arguments, ctx).await?;
                 Ok(serde_json::to_value(result).expect("tool results serialize"))
             }
             "resources/list" if !o.resources.is_empty() => {
+                checked()?;
                 let (items, next) = page(o.resources.list(), params.as_ref(), o.page_size)?;
                 Ok(listed("resources", items, next))
             }
             "resources/templates/list" if !o.resources.is_empty() => {
+                checked()?;
                 let (items, next) = page(o.resources.templates(), params.as_ref(), o.page_size)?;
                 Ok(listed("resourceTemplates", items, next))
             }
             "resources/read" if !o.resources.is_empty() => {
+                checked()?;
                 let uri = string_param(params.as_ref(), "uri")?;
                 let contents = o.resources.read(&uri, ctx).await?;
                 Ok(json!({ "contents": contents }))
             }
             "resources/subscribe" | "resources/unsubscribe" if !o.resources.is_empty() => {
+                checked()?;
                 let uri = string_param(params.as_ref(), "uri")?;
                 let subscribe = request.method == "resources/subscribe";
                 if let Some(scope) = &ctx.scope {
@@ -80,10 +92,12 @@ impl McpServer {
                 Ok(json!({}))
             }
             "prompts/list" if !o.prompts.is_empty() => {
+                checked()?;
                 let (items, next) = page(o.prompts.list(), params.as_ref(), o.page_size)?;
                 Ok(listed("prompts", items, next))
             }
             "prompts/get" if !o.prompts.is_empty() => {
+                checked()?;
                 let name = string_param(params.as_ref(), "name")?;
                 let arguments = match params.as_ref().and_then(|p| p.get("arguments")) {
                     None | Some(Value::Null) => Map::new(),
@@ -98,6 +112,7 @@ impl McpServer {
                 Ok(serde_json::to_value(result).expect("prompt results serialize"))
             }
             "completion/complete" if o.completer.is_some() => {
+                checked()?;
                 let params =
                     params.ok_or_else(|| ErrorObject::invalid_params(r#"missing "params""#))?;
                 if !params.get("ref").is_some_and(Value::is_object)
@@ -113,6 +128,7 @@ impl McpServer {
                 Ok(json!({ "completion": completion }))
             }
             "logging/setLevel" if o.logging => {
+                checked()?;
                 let level = params
                     .as_ref()
                     .and_then(|p| p.get("level"))

@@ -89,6 +89,8 @@ impl Pending {
 pub(crate) struct Peer {
     pub log_level: Option<LogLevel>,
     pub client_capabilities: Option<Value>,
+    /// The capabilities our `initialize` result declared to this peer.
+    pub server_capabilities: Option<Value>,
     pub protocol_version: Option<String>,
     pub subscriptions: HashSet<String>,
     pub outbound: Option<Outbound>,

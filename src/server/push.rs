@@ -87,8 +87,19 @@ impl McpServer {
     }
 
     /// Send `notifications/{tools,resources,prompts}/list_changed` to every attached scope;
-    /// returns how many received it. Call after changing a registry.
+    /// returns how many received it. Call after changing a registry. A peer hears only of a
+    /// list its `initialize` result declared (`listChanged`); a listen stream only of a list
+    /// declared now (resources and prompts are declared while their registry is not empty).
     pub fn notify_list_changed(&self, kind: ListKind) -> usize {
+        // Only a list the server declared with `listChanged` is announced: to a handshake-era
+        // peer, as declared in its `initialize` result; to a listen stream, as declared now.
+        let pointer = match kind {
+            ListKind::Tools => "/tools/listChanged",
+            ListKind::Resources => "/resources/listChanged",
+            ListKind::Prompts => "/prompts/listChanged",
+        };
+        let declares = |caps: &Value| caps.pointer(pointer) == Some(&json!(true));
+        let now = declares(&self.capabilities());
         let method = match kind {
             ListKind::Tools => "notifications/tools/list_changed",
             ListKind::Resources => "notifications/resources/list_changed",
@@ -100,10 +111,17 @@ impl McpServer {
             ListKind::Resources => "resourcesListChanged",
             ListKind::Prompts => "promptsListChanged",
         };
-        self.inner.peers.broadcast(&message, |_| true)
-            + self.publish(method, json!({}), |filter| {
+        let to_peers = self.inner.peers.broadcast(&message, |p| {
+            p.server_capabilities.as_ref().map_or(now, declares)
+        });
+        let to_listeners = if now {
+            self.publish(method, json!({}), |filter| {
                 filter.get(key) == Some(&json!(true))
             })
+        } else {
+            0
+        };
+        to_peers + to_listeners
     }
 
     /// Send a notification to every listen stream whose filter passes, tagged with its

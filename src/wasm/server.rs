@@ -176,7 +176,9 @@ impl Server {
             .ok_or_else(|| bad("options.version", "is required"))?;
         let path = string_member(options, "path", "options")?
             .unwrap_or_else(|| DEFAULT_MCP_PATH.to_owned());
-        let mut server_options = ServerOptions::new(name, version);
+        // Declares `logging`: a tool's `ctx.log` reaches the client (spec
+        // `server/utilities/logging`: a server that sends log messages declares it).
+        let mut server_options = ServerOptions::new(name, version).with_logging();
         if let Some(instructions) = string_member(options, "instructions", "options")? {
             server_options = server_options.with_instructions(instructions);
         }

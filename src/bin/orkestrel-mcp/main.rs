@@ -128,7 +128,9 @@ fn example_server() -> McpServer {
     let tools = Arc::new(ToolRegistry::new());
     builtin::register(&tools);
     let server = McpServer::new(
-        ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION")).with_tools(tools),
+        ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
+            .with_tools(tools)
+            .with_logging(),
     );
     builtin::register_extras(&server);
     server
