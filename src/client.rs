@@ -75,12 +75,13 @@ use serde_json::{json, Value};
 
 pub use era::ClientEra;
 pub use error::ClientError;
-pub use features::{Progress, ProgressCallback};
+pub use features::{Progress, ProgressCallback, ANSWER_DRAIN};
 pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
 pub use primitives::MAX_LIST_PAGES;
 pub use tools::result_value;
+pub(crate) use transport::{unreadable, Unreadable};
 pub use transport::{ClientTransport, SinkHandler, TransportSink};
 
 pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
@@ -91,6 +92,12 @@ use engine::{fail_all, ClientSink, Inner, Phase, State};
 
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
 pub const DEFAULT_MCP_REQUEST_TIMEOUT_MS: u64 = 30_000;
+
+/// The most requests one client keeps waiting for an answer by default: 4 096. One more is
+/// refused at once with [`ClientError::TooManyPending`] (nothing is sent), so a server that
+/// stops answering cannot make the client's memory grow without bound
+/// ([`ClientOptions::max_pending`]).
+pub const DEFAULT_MAX_PENDING_REQUESTS: usize = 4096;
 
 /// The default `clientInfo.name` (seed `DEFAULT_MCP_CLIENT_NAME`).
 pub const DEFAULT_MCP_CLIENT_NAME: &str = "orkestrel-mcp";
@@ -179,6 +186,7 @@ impl McpClient {
                 }),
                 lifecycle: futures::lock::Mutex::new(()),
                 listeners: RwLock::new(Vec::new()),
+                answering: Arc::default(),
                 era: era::EraState::default(),
             }),
         }
@@ -330,9 +338,11 @@ impl McpClient {
         self.inner.transport.close().await;
     }
 
-    /// Fail every pending request, close the transport and fire [`ClientEvent::Disconnect`]
-    /// (seed clause 13). Idempotent: a second call, or a call after the transport closed on its
-    /// own, fires nothing (but still releases the transport).
+    /// Fail every pending request, finish answering the server→client requests already accepted
+    /// (their handlers run on and their answers are written, at most [`ANSWER_DRAIN`]), close the
+    /// transport and fire [`ClientEvent::Disconnect`] (seed clause 13). Idempotent: a second
+    /// call, or a call after the transport closed on its own, fires nothing (but still releases
+    /// the transport).
     pub async fn disconnect(&self) {
         let _lifecycle = self.inner.lifecycle.lock().await;
         let cause = "the client disconnected".to_owned();
@@ -347,6 +357,20 @@ impl McpClient {
         };
         fail_all(pending, &ClientError::closed(cause.clone()));
         if started {
+            // Finish answering what the server asked and we accepted, then close (bounded).
+            let answering = self.inner.answering.count();
+            if answering > 0 {
+                let idle = self.inner.answering.idle();
+                let bound = self.inner.sleep(features::ANSWER_DRAIN);
+                if let futures::future::Either::Right(_) =
+                    futures::future::select(idle, bound).await
+                {
+                    tracing::warn!(
+                        answering,
+                        "mcp client: closing with server requests still unanswered"
+                    );
+                }
+            }
             self.inner.transport.close().await;
         }
         if was_open {

@@ -17,10 +17,12 @@
 //!
 //! [`context`] is one request's context (who asked, `_meta`, the channel back); [`connection`]
 //! holds the rules of one stdio or WebSocket connection (attach on `initialize`, the in-flight
-//! set, shutdown) that the stream drivers run.
+//! set, shutdown) that the stream drivers run; [`liveness`] the ping / dead-peer rule of a
+//! WebSocket connection.
 
 pub mod connection;
 pub mod context;
+pub mod liveness;
 mod methods;
 mod modern;
 mod options;
@@ -47,7 +49,7 @@ use crate::primitives::resources::ResourceRegistry;
 use crate::primitives::tools::{panic_message, ToolRegistry};
 use crate::protocol::Implementation;
 use crate::server::context::RequestContext;
-use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse, RequestId};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse, RequestId};
 use peers::{Peers, Pending};
 use push::Listener;
 
@@ -227,7 +229,17 @@ impl McpServer {
                     });
                 }
                 let (handle, registration) = AbortHandle::new_pair();
-                self.inner.peers.start(scope.clone(), id.clone(), handle);
+                if !self.inner.peers.start(scope.clone(), id.clone(), handle) {
+                    // Two requests with one id in flight could not be told apart by a
+                    // cancellation or an answer: the later one is refused, with its id.
+                    tracing::debug!(%id, "a request reuses the id of a request in flight");
+                    return Some(JsonRpcResponse::error(
+                        Some(id),
+                        ErrorObject::invalid_request(
+                            "the request id is already in use by a request in flight",
+                        ),
+                    ));
+                }
                 let outcome = Abortable::new(self.call_era(request, ctx), registration).await;
                 self.inner.peers.finish(&scope, &id);
                 match outcome {
@@ -258,7 +270,11 @@ impl McpServer {
             }
             JsonRpcMessage::Response(response) => {
                 let resolved = match &response.id {
-                    Some(id) => self.inner.pending.resolve(id, response.payload.clone()),
+                    Some(id) => {
+                        self.inner
+                            .pending
+                            .resolve(&ctx.scope, id, response.payload.clone())
+                    }
                     None => false,
                 };
                 if !resolved {

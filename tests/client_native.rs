@@ -774,3 +774,119 @@ async fn ws_a_server_close_fails_pending_requests() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn a_reply_beyond_the_parsers_limits_fails_its_call_instead_of_hanging() {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let init = init_result(&json!("__ID__")).replace("\"__ID__\"", "$id");
+    let take_id = r#"id=$(printf %s "$l" | sed 's/.*"id":\([0-9]*\).*/\1/')"#;
+    let script = format!(
+        "read l; {take_id}; printf '%s\\n' '{init}' | sed \"s/\\$id/$id/\"; \
+         read l; read l; {take_id}; \
+         printf '{{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{{\"a\":{deep}}}}}\\n' \"$id\"; \
+         exec sleep 60"
+    );
+    let (client, _t) = sh_client(&script, HANG_GUARD);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("echo", json!({})).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            !matches!(err, ClientError::Timeout { .. })
+                && text.contains("could not be read")
+                && text.contains("nest deeper than 127"),
+            "{text}"
+        );
+        client.disconnect().await;
+    })
+    .await
+    .expect("the call ends without waiting for its timeout");
+}
+
+/// The bytes a terminal acts on: C0 controls but `\n` and `\t`, DEL, C1 controls (in UTF-8).
+fn raw_controls(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    text.char_indices()
+        .filter(|&(_, c)| c.is_control() && c != '\n' && c != '\t')
+        .map(|(i, c)| format!("{c:?} at {i}"))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_cli_never_writes_a_peers_control_characters_raw() {
+    let run = |args: Vec<String>| async move {
+        timeout(
+            HANG_GUARD,
+            tokio::process::Command::new(BIN).args(&args).output(),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+    };
+    let hostile = "\u{1b}[31mred\u{1b}]0;title\u{7}\u{9b}2J\u{7f}\r";
+    let args = json!({ "text": hostile }).to_string();
+    // Tool text printed by `call`: JSON with every control escaped, the same value.
+    let out = run([
+        "call", "echo", "--args", &args, "--", BIN, "serve", "--stdio",
+    ]
+    .map(String::from)
+    .to_vec())
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        raw_controls(&out.stdout).is_empty(),
+        "{:?}",
+        raw_controls(&out.stdout)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed, json!(hostile));
+    // A peer's error message, its log lines (a junk stdout line) and its stderr.
+    let fail = json!({ "message": hostile }).to_string();
+    let script = format!(
+        "printf '\\033[31mchild stderr\\007\\n' >&2; printf '\\033[2Jjunk\\n'; exec {BIN} serve --stdio"
+    );
+    let out = run(["call", "fail", "--args", &fail, "--", "sh", "-c", &script]
+        .map(String::from)
+        .to_vec())
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(raw_controls(&out.stdout).is_empty());
+    assert!(
+        raw_controls(&out.stderr).is_empty(),
+        "{:?}",
+        raw_controls(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(r"\u{1b}[31mred") && err.contains(r"\u{1b}[31mchild stderr\u{7}"),
+        "the controls are shown, escaped: {err}"
+    );
+}
+
+#[tokio::test]
+async fn a_stderr_line_without_end_is_remembered_cut() {
+    let mut stdio = StdioClientOptions::new("sh")
+        .with_args([
+            "-c",
+            "head -c 300000 /dev/zero | tr '\\0' x >&2; echo >&2; echo after >&2; exit 3",
+        ])
+        .quiet();
+    stdio.max_stderr_line_bytes = 1024;
+    let transport = Arc::new(StdioTransport::new(stdio));
+    let client = McpClient::with_transport(transport.clone(), options());
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("exit status: 3"), "{err}");
+    let tail = transport.stderr_tail();
+    assert_eq!(
+        tail.len(),
+        2,
+        "one cut line, then the next: {:?}",
+        tail.iter().map(String::len).collect::<Vec<_>>()
+    );
+    assert!(tail[0].starts_with(&"x".repeat(1024)) && tail[0].ends_with("… (cut at 1024 bytes)"));
+    assert!(tail[0].len() < 1100);
+    assert_eq!(tail[1], "after");
+}

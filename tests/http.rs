@@ -338,3 +338,266 @@ async fn a_declared_oversized_body_is_refused_before_it_is_sent() {
     let text = String::from_utf8_lossy(&reply[..n]);
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
 }
+
+/// An endpoint (stateless, with an `echo` tool) admitting connections by `serving`, and with
+/// this body limit.
+async fn start_admitting(
+    max_body_bytes: usize,
+    serving: orkestrel_mcp::native::http::ServeOptions,
+) -> support::server::TestServer {
+    use orkestrel_mcp::native::endpoint::EndpointOptions;
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct Text {
+        text: String,
+    }
+    let server = McpServer::new(ServerOptions::new("http-test", "1.0.0"));
+    server.tools().add(Tool::new("echo", |a: Text| async move {
+        Ok::<_, String>(a.text)
+    }));
+    let mut options = EndpointOptions {
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    options.http.max_body_bytes = max_body_bytes;
+    support::server::start_with(server, options, serving).await
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+/// A ping on an open keep-alive connection; its status.
+async fn ping_on(
+    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    addr: SocketAddr,
+) -> u16 {
+    let request = hyper::Request::post("/mcp")
+        .header("host", addr.to_string())
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from_static(
+            PING.as_bytes(),
+        )))
+        .unwrap();
+    let response = tokio::time::timeout(support::DEADLINE, sender.send_request(request))
+        .await
+        .expect("an answer within the deadline")
+        .expect("an answer");
+    support::http::finish(response).await.status
+}
+
+async fn keep_alive(
+    addr: SocketAddr,
+) -> hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>> {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    sender
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_get_503_at_once_and_the_open_ones_go_on() {
+    let serving = orkestrel_mcp::native::http::ServeOptions {
+        max_connections: 2,
+        ..Default::default()
+    };
+    let srv = start_admitting(1024, serving).await;
+    let mut a = keep_alive(srv.addr).await;
+    let mut b = keep_alive(srv.addr).await;
+    assert_eq!(ping_on(&mut a, srv.addr).await, 200);
+    assert_eq!(ping_on(&mut b, srv.addr).await, 200);
+    // A third connection is answered at once and closed; its request is never served.
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{PING}",
+        srv.addr,
+        PING.len()
+    );
+    let (status, body) = support::http::raw(srv.addr, request.as_bytes()).await;
+    assert_eq!(status, 503, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (error["id"].clone(), error["error"]["code"].clone()),
+        (serde_json::Value::Null, json!(-32000))
+    );
+    // The open connections keep working.
+    assert_eq!(ping_on(&mut a, srv.addr).await, 200);
+    assert_eq!(ping_on(&mut b, srv.addr).await, 200);
+    // Once one closes, its place is free again.
+    drop(b);
+    support::eventually_async(support::DEADLINE, "a place frees up", || async {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{PING}",
+            srv.addr,
+            PING.len()
+        );
+        support::http::raw(srv.addr, request.as_bytes()).await.0 == 200
+    })
+    .await;
+    assert_eq!(ping_on(&mut a, srv.addr).await, 200);
+}
+
+/// Write a whole oversized request (head and `body_bytes` of body) before reading anything, as
+/// a simple client does, then read the reply to the end.
+async fn write_all_then_read(addr: SocketAddr, head: String, body: Vec<u8>) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let write = async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(&body).await
+    };
+    tokio::time::timeout(support::DEADLINE, write)
+        .await
+        .expect("written within the deadline")
+        .expect("the whole body is taken: no broken pipe, no reset");
+    let mut out = Vec::new();
+    tokio::time::timeout(support::DEADLINE, stream.read_to_end(&mut out))
+        .await
+        .expect("the reply within the deadline")
+        .expect("the reply is read: no reset");
+    support::http::split_reply(&out)
+}
+
+/// 12 MiB: more than loopback's socket buffers hold, so without a lingering close the server
+/// would close on unread data and the client's write would fail.
+const BIG: usize = 12 * 1024 * 1024;
+
+#[tokio::test]
+async fn a_client_still_writing_an_oversized_body_reads_the_413() {
+    let srv = start_admitting(1024, Default::default()).await;
+    // Declared: refused at the head, while the body is still coming.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {BIG}\r\n\r\n",
+        srv.addr
+    );
+    let (status, body) = write_all_then_read(srv.addr, head, vec![b' '; BIG]).await;
+    assert_eq!(status, 413, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], -32600);
+    // Chunked: refused once the read passes the limit.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        srv.addr
+    );
+    let chunk = 64 * 1024;
+    let mut body = Vec::with_capacity(BIG + 4096);
+    for _ in 0..BIG / chunk {
+        body.extend_from_slice(format!("{chunk:x}\r\n").as_bytes());
+        body.extend(std::iter::repeat_n(b' ', chunk));
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"0\r\n\r\n");
+    let (status, body) = write_all_then_read(srv.addr, head, body).await;
+    assert_eq!(status, 413, "{body}");
+}
+
+#[tokio::test]
+async fn our_http_client_reports_a_413_as_a_typed_error() {
+    use orkestrel_mcp::client::{ClientEra, ClientError};
+    let srv = start_admitting(4096, Default::default()).await;
+    let big = "x".repeat(1024 * 1024);
+    // 2026-07-28: the body's JSON-RPC error (the exchange reads the 413's body), typed.
+    let client = support::client::http_client_to(
+        &srv.url(),
+        support::client::era_options(ClientEra::Modern),
+    );
+    tokio::time::timeout(support::DEADLINE, client.connect())
+        .await
+        .unwrap()
+        .unwrap();
+    let small = client.call("echo", json!({"text": "hi"}));
+    tokio::time::timeout(support::DEADLINE, small)
+        .await
+        .unwrap()
+        .unwrap();
+    let err = tokio::time::timeout(support::DEADLINE, client.call("echo", json!({"text": big})))
+        .await
+        .unwrap()
+        .unwrap_err();
+    match &err {
+        ClientError::HttpStatus {
+            status: 413,
+            error: Some(e),
+            ..
+        } => assert_eq!(e.code.0, -32600, "{err}"),
+        ClientError::Rpc(e) => {
+            assert_eq!(e.code.0, -32600, "{err}");
+            assert!(e.message.contains("body over 4096 bytes"), "{err}");
+        }
+        other => panic!("expected the 413's error, got {other:?}"),
+    }
+    // Handshake era: a transport error carrying the status; the client stays usable.
+    let client = support::client::http_client_to(&srv.url(), support::client::options());
+    tokio::time::timeout(support::DEADLINE, client.connect())
+        .await
+        .unwrap()
+        .unwrap();
+    let err = tokio::time::timeout(support::DEADLINE, client.call("echo", json!({"text": big})))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Transport(m) if m.contains("413")),
+        "{err:?}"
+    );
+    let small = client.call("echo", json!({"text": "hi"}));
+    tokio::time::timeout(support::DEADLINE, small)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
+    let addr = start(HttpOptions::default()).await;
+    let modern = format!(r#""_meta":{}"#, support::json::meta());
+    for (extra, version) in [("", "2025-11-25"), (modern.as_str(), support::json::V)] {
+        for (text, id, code) in support::json::beyond_limits(extra) {
+            let r = request(
+                addr,
+                Method::POST,
+                "/mcp",
+                &[
+                    ("content-type", JSON),
+                    ("accept", BOTH),
+                    ("mcp-protocol-version", version),
+                    ("mcp-method", "tools/list"),
+                ],
+                text.clone(),
+            )
+            .await;
+            let body = if r.header("content-type") == Some("text/event-stream") {
+                support::http::parse_events(&r.body)
+                    .into_iter()
+                    .find(|e| !e.data.is_empty())
+                    .expect("one event")
+                    .data
+            } else {
+                r.body.clone()
+            };
+            support::json::check_limit_answer(&body, &id, code);
+            let expected = if code == 0 { 200 } else { 400 };
+            assert_eq!(r.status, expected, "{version}: {body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn request_heads_over_the_bound_are_431() {
+    let addr = start(HttpOptions::default()).await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let big = format!("X-Big: {}", "a".repeat(http::MAX_HEAD_BYTES));
+    let (status, _) = support::http::raw_post(addr, &[big.as_str()], ping).await;
+    assert_eq!(status, 431);
+    let many: Vec<String> = (0..=http::MAX_HEADERS)
+        .map(|i| format!("X-H{i}: v"))
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let (status, _) = support::http::raw_post(addr, &many, ping).await;
+    assert_eq!(status, 431);
+    // Under the bounds the same request is served.
+    let (status, body) = support::http::raw_post(addr, &["X-Small: a"], ping).await;
+    assert_eq!((status, body.contains(r#""id":1"#)), (200, true), "{body}");
+}

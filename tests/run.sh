@@ -62,6 +62,8 @@ suite() { # LABEL SCRIPT ARGS...
   [ "$FAILED" -eq 0 ] || fail "$label"
 }
 
+suite "fuzz: coverage-guided, about a minute in all (tests/fuzz.sh; skipped without nightly)" tests/fuzz.sh
+
 if [ -z "${SKIP_INTEROP:-}" ]; then
   cargo build --features native --bin orkestrel-mcp --example conformance-server --example conformance-client --example client-tour
   BIN=target/debug/orkestrel-mcp

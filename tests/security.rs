@@ -374,3 +374,132 @@ async fn the_version_a_request_is_served_under() {
         "no session: 2025-03-26"
     );
 }
+
+/// A raw request to `target` with these header lines and a ping body.
+fn raw_ping(request_line: &str, header_lines: &[&str]) -> Vec<u8> {
+    let mut head = format!(
+        "{request_line}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        PING.len()
+    );
+    for line in header_lines {
+        head.push_str(line);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    head.push_str(PING);
+    head.into_bytes()
+}
+
+#[tokio::test]
+async fn host_is_required_on_http_1_1_and_checked_on_http_1_0() {
+    use support::http::raw;
+    let stateless = EndpointOptions {
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), stateless).await;
+    let host = format!("Host: {}", srv.addr);
+    // HTTP/1.1 without Host: 400 (RFC 9112 §3.2), the body a JSON-RPC error naming it.
+    let (status, body) = raw(srv.addr, &raw_ping("POST /mcp HTTP/1.1", &[])).await;
+    assert_eq!(status, 400, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], -32600);
+    assert!(error["error"]["message"].as_str().unwrap().contains("Host"));
+    // The WebSocket upgrade too.
+    let upgrade = b"GET /mcp HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+    let mut stream = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stream, upgrade)
+        .await
+        .unwrap();
+    let mut reply = vec![0u8; 1024];
+    let n = tokio::time::timeout(
+        DEADLINE,
+        tokio::io::AsyncReadExt::read(&mut stream, &mut reply),
+    )
+    .await
+    .expect("an answer within the deadline")
+    .unwrap();
+    let text = String::from_utf8_lossy(&reply[..n]);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    // HTTP/1.0 may omit Host, but the loopback bind's Host guard still applies: 403.
+    let (status, body) = raw(srv.addr, &raw_ping("POST /mcp HTTP/1.0", &[])).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("Forbidden: Host not allowed"), "{body}");
+    let (status, _) = raw(
+        srv.addr,
+        &raw_ping("POST /mcp HTTP/1.0", &["Host: evil.example"]),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, body) = raw(srv.addr, &raw_ping("POST /mcp HTTP/1.0", &[&host])).await;
+    assert_eq!(status, 200, "{body}");
+    // An absolute-form target names the host the request is for: checked as well as Host.
+    let line = "POST http://evil.example/mcp HTTP/1.1";
+    assert_eq!(raw(srv.addr, &raw_ping(line, &[&host])).await.0, 403);
+    let line = format!("POST http://{}/mcp HTTP/1.1", srv.addr);
+    assert_eq!(raw(srv.addr, &raw_ping(&line, &[&host])).await.0, 200);
+    // Bound elsewhere with no Host list, HTTP/1.0 without Host is served; HTTP/1.1 is still 400.
+    let open = EndpointOptions {
+        security: SecurityOptions::default(),
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), open).await;
+    assert_eq!(
+        raw(srv.addr, &raw_ping("POST /mcp HTTP/1.0", &[])).await.0,
+        200
+    );
+    assert_eq!(
+        raw(srv.addr, &raw_ping("POST /mcp HTTP/1.1", &[])).await.0,
+        400
+    );
+}
+
+#[tokio::test]
+async fn mcp_headers_repeated_with_different_values_are_400_naming_the_header() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let id = new_session(srv.addr, "2025-11-25").await;
+    let cases = [
+        ("mcp-session-id", id.as_str(), "other", "Mcp-Session-Id"),
+        (
+            "mcp-protocol-version",
+            "2025-11-25",
+            "2025-06-18",
+            "MCP-Protocol-Version",
+        ),
+        ("mcp-method", "ping", "tools/list", "Mcp-Method"),
+        ("mcp-name", "a", "b", "Mcp-Name"),
+    ];
+    for (name, first, second, shown) in cases {
+        let mut headers = vec![(name, first), (name, second)];
+        if name != "mcp-session-id" {
+            headers.push(("mcp-session-id", id.as_str()));
+        }
+        let reply = post(srv.addr, &headers, PING).await;
+        assert_eq!(reply.status, 400, "{name}: {}", reply.body);
+        let error = reply.json();
+        assert_eq!(error["id"], serde_json::Value::Null);
+        assert_eq!(error["error"]["code"], -32600);
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("conflicting {shown} headers")),
+            "{message}"
+        );
+    }
+    // GET and DELETE of the session too; the session is still there afterwards.
+    let sse = ("accept", "text/event-stream");
+    let two = [
+        sse,
+        ("mcp-session-id", id.as_str()),
+        ("mcp-session-id", "other"),
+    ];
+    assert_eq!(send(srv.addr, "GET", &two, "").await.status, 400);
+    assert_eq!(send(srv.addr, "DELETE", &two, "").await.status, 400);
+    // The same value twice is one value.
+    let same = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-session-id", id.as_str()),
+    ];
+    let reply = post(srv.addr, &same, PING).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}

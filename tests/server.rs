@@ -367,3 +367,44 @@ fn tools_added_and_removed_at_runtime_are_live() {
     let list = handle(&s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).unwrap();
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 1);
 }
+
+/// `McpServer::handle` (the in-process string boundary, also behind the wasm `handle`): valid
+/// JSON beyond the parser's limits gets one answer with its id, in both eras; long ids are exact.
+#[test]
+fn handle_answers_valid_json_beyond_parser_limits_in_both_eras() {
+    let server = McpServer::new(ServerOptions::new("limits", "1"));
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let modern = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"}}"#;
+    let long = "-".to_owned() + &"9".repeat(45);
+    for extra in ["", modern] {
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{{"a":{deep}{extra}}}}}"#
+        );
+        let answer = block_on(server.handle(&text)).expect("one answer");
+        assert!(
+            answer.contains(r#""id":5,"#) && answer.contains("-32600"),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("nest deeper than 127 levels at line 1 column"),
+            "{answer}"
+        );
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":{long},"method":"tools/list","params":{{"s":"\udc00"{extra}}}}}"#
+        );
+        let answer = block_on(server.handle(&text)).expect("one answer");
+        assert!(answer.contains(&format!(r#""id":{long},"#)), "{answer}");
+        assert!(
+            answer.contains(r"lone UTF-16 surrogate escape \\udc00"),
+            "{answer}"
+        );
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":{long},"method":"tools/list","params":{{"cursor":null{extra}}}}}"#
+        );
+        let answer = block_on(server.handle(&text)).expect("one answer");
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{long},"#)),
+            "{answer}"
+        );
+    }
+}

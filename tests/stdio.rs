@@ -155,3 +155,20 @@ async fn an_unterminated_last_line_is_still_served_at_eof() {
         json!({"jsonrpc":"2.0","id":5,"result":{}})
     );
 }
+
+#[tokio::test]
+async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
+    let mut s = spawn();
+    let modern = format!(r#""_meta":{}"#, support::json::meta());
+    for extra in ["", modern.as_str()] {
+        for (text, id, code) in support::json::beyond_limits(extra) {
+            s.write(format!("{text}\n").as_bytes()).await;
+            let line = s.read_line().await.expect("one answer line");
+            support::json::check_limit_answer(&line, &id, code);
+        }
+    }
+    // A notification beyond a limit is not answered: the next line answers the ping after it.
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    s.write(format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{{\"a\":{deep}}}}}\n{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}}\n").as_bytes()).await;
+    assert_eq!(s.read_json().await["id"], 9);
+}

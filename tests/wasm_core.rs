@@ -41,6 +41,8 @@ async fn ids_stay_exact_on_wasm() {
         "-9223372036854775808",
         "9223372036854775807",
         "\"007\"",
+        "18446744073709551616",
+        "-1234567890123456789012345678901234567890",
     ] {
         let reply = server()
             .handle(&format!(
@@ -94,4 +96,24 @@ fn classification_and_sse_framing() {
         }
     );
     assert!(is_json_media_type("application/json; charset=utf-8"));
+}
+
+#[wasm_bindgen_test]
+async fn valid_json_beyond_parser_limits_is_answered_on_wasm() {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let text = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"ping","params":{{"a":{deep}}}}}"#);
+    let reply = server().handle(&text).await.expect("one answer");
+    assert!(
+        reply.starts_with(r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32600"#),
+        "{reply}"
+    );
+    assert!(reply.contains("nest deeper than 127 levels"), "{reply}");
+    let reply = server()
+        .handle(r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#)
+        .await
+        .expect("one answer");
+    assert!(
+        reply.contains(r#""id":null"#) && reply.contains("lone UTF-16 surrogate"),
+        "{reply}"
+    );
 }

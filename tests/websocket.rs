@@ -365,3 +365,156 @@ async fn requests_beyond_the_in_flight_cap_are_refused() {
         json!({"jsonrpc":"2.0","id":3,"result":{}})
     );
 }
+
+/// A server with a `hold` tool that never finishes: `started` fires when a call begins,
+/// `dropped` when its future is dropped (the call cancelled, the connection gone).
+fn holding_server() -> (McpServer, oneshot::Receiver<()>, oneshot::Receiver<()>) {
+    let (started_tx, started_rx) = oneshot::channel::<()>();
+    let (dropped_tx, dropped_rx) = oneshot::channel::<()>();
+    let slots = Arc::new(std::sync::Mutex::new((Some(started_tx), Some(dropped_tx))));
+    struct OnDrop(Option<oneshot::Sender<()>>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            if let Some(tx) = self.0.take() {
+                let _ = tx.send(());
+            }
+        }
+    }
+    let server = server();
+    server.tools().add(Tool::new("hold", move |_: Empty| {
+        let slots = slots.clone();
+        async move {
+            let (started, dropped) = {
+                let mut s = slots.lock().unwrap();
+                (s.0.take(), s.1.take())
+            };
+            let _guard = OnDrop(dropped);
+            if let Some(tx) = started {
+                let _ = tx.send(());
+            }
+            std::future::pending::<()>().await;
+            Ok::<_, String>("never")
+        }
+    }));
+    (server, started_rx, dropped_rx)
+}
+
+async fn start_pinging(server: McpServer, interval: std::time::Duration) -> TestServer {
+    let options = EndpointOptions {
+        websocket: Some(WebSocketOptions {
+            ping_interval: Some(interval),
+            ..WebSocketOptions::default()
+        }),
+        ..EndpointOptions::default()
+    };
+    start(server, options).await
+}
+
+const HOLD: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","arguments":{}}}"#;
+
+#[tokio::test]
+async fn an_idle_peer_that_answers_pings_stays_connected() {
+    let (server, started, mut dropped) = holding_server();
+    // Long enough for this (shared, loaded) machine to read a ping and send its pong in time.
+    let srv = start_pinging(server, std::time::Duration::from_millis(500)).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    ws.send(Message::text(HOLD)).await.unwrap();
+    tokio::time::timeout(DEADLINE, started)
+        .await
+        .unwrap()
+        .unwrap();
+    // Reading lets tungstenite answer each ping with a pong. Pings come only after an interval
+    // of silence, and a peer silent for a second interval would be closed instead: a second
+    // ping is an interval the pong kept the connection through.
+    let mut pings = 0;
+    while pings < 2 {
+        match next(&mut ws).await {
+            Some(Message::Ping(_)) => pings += 1,
+            other => panic!("expected a ping, got {other:?}"),
+        }
+    }
+    assert!(
+        matches!(dropped.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
+        "the call in flight still runs"
+    );
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({"jsonrpc":"2.0","id":2,"result":{}})
+    );
+}
+
+#[tokio::test]
+async fn a_peer_that_answers_no_ping_is_closed_and_its_calls_dropped() {
+    let (server, started, dropped) = holding_server();
+    let srv = start_pinging(server, std::time::Duration::from_millis(40)).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    ws.send(Message::text(HOLD)).await.unwrap();
+    tokio::time::timeout(DEADLINE, started)
+        .await
+        .unwrap()
+        .unwrap();
+    // Not reading: tungstenite answers no ping, as a peer that vanished without a FIN.
+    tokio::time::timeout(DEADLINE, dropped)
+        .await
+        .expect("the server ends a connection whose peer answers no ping")
+        .unwrap();
+    // What the socket holds: the pings, then the close "ping timeout" (1001), then its end.
+    loop {
+        match tokio::time::timeout(DEADLINE, ws.next()).await.unwrap() {
+            Some(Ok(Message::Ping(_))) => continue,
+            Some(Ok(Message::Close(Some(frame)))) => {
+                assert_eq!(
+                    (frame.code, frame.reason.as_str()),
+                    (CloseCode::Away, "ping timeout")
+                );
+                break;
+            }
+            other => panic!("expected pings then a close, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn pings_are_off_when_the_interval_is_none() {
+    let options = EndpointOptions {
+        websocket: Some(WebSocketOptions {
+            ping_interval: None,
+            ..WebSocketOptions::default()
+        }),
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), options).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(next_json(&mut ws).await["id"], 1);
+    assert_eq!(
+        WebSocketOptions::default().ping_interval,
+        Some(orkestrel_mcp::native::ws::DEFAULT_PING_INTERVAL)
+    );
+}
+
+#[tokio::test]
+async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let modern = format!(r#""_meta":{}"#, support::json::meta());
+    for extra in ["", modern.as_str()] {
+        for (text, id, code) in support::json::beyond_limits(extra) {
+            ws.send(Message::text(text)).await.unwrap();
+            let answer = loop {
+                match next(&mut ws).await {
+                    Some(Message::Text(t)) => break t.to_string(),
+                    Some(Message::Ping(_) | Message::Pong(_)) => continue,
+                    other => panic!("expected a text frame, got {other:?}"),
+                }
+            };
+            support::json::check_limit_answer(&answer, &id, code);
+        }
+    }
+}

@@ -57,6 +57,8 @@ pub(super) struct Inner {
     pub(super) lifecycle: futures::lock::Mutex<()>,
     pub(super) listeners: RwLock<Vec<Listener>>,
     pub(super) era: era::EraState,
+    /// Server→client requests accepted and not yet answered (a disconnect waits for them).
+    pub(super) answering: Arc<features::Answering>,
 }
 
 pub(super) const EXPIRED_MEMORY: usize = 256;
@@ -187,6 +189,11 @@ impl Inner {
                 | (Phase::Connecting, "server/discover") => {}
                 (Phase::Closed(cause), _) => return Err(ClientError::closed(cause.clone())),
                 _ => return Err(ClientError::NotConnected),
+            }
+            let limit = self.options.max_pending.max(1);
+            if state.pending.len() >= limit {
+                tracing::warn!(limit, %method, "mcp client: too many requests pending; refused one");
+                return Err(ClientError::TooManyPending { limit });
             }
             state.pending.insert(
                 id,

@@ -98,6 +98,13 @@ pub enum ClientError {
         /// Who did not declare it: `"server"` or `"client"`.
         side: &'static str,
     },
+    /// The request was not sent: `limit` requests are already waiting for an answer
+    /// ([`ClientOptions::max_pending`](super::ClientOptions::max_pending)).
+    #[error("{limit} requests are already waiting for the server's answer; this one was not sent")]
+    TooManyPending {
+        /// The bound that was reached.
+        limit: usize,
+    },
 }
 
 impl ClientError {

@@ -163,13 +163,18 @@ impl Inner {
     }
 
     /// Answer a server request through the handler, in the background.
+    ///
+    /// The request counts as [accepted](Answering) from now until its answer was handed to the
+    /// transport, so a [`disconnect`](super::McpClient::disconnect) waits for it.
     pub(super) fn answer_later(&self, handler: &dyn ClientHandler, request: JsonRpcRequest) {
         let params = request.params.map(Value::Object).unwrap_or(Value::Null);
         let answer = AssertUnwindSafe(handlers::answer(handler, &request.method, params));
         let transport = self.transport.clone();
         let id = request.id;
         let method = request.method;
+        let accepted = self.answering.begin();
         self.spawn(Box::pin(async move {
+            let _accepted = accepted;
             let response = match answer.catch_unwind().await {
                 Ok(Ok(result)) => JsonRpcResponse::result(id, result),
                 Ok(Err(error)) => JsonRpcResponse::error(Some(id), error),
@@ -200,6 +205,64 @@ impl Inner {
                 tracing::debug!(error = %e, id, "mcp client: could not send notifications/cancelled");
             }
         }));
+    }
+}
+
+/// How long [`McpClient::disconnect`](super::McpClient::disconnect) waits for the answers to
+/// server→client requests it already accepted (a handler still running, or its answer being
+/// written) before it closes the transport: 5 s. After it the transport closes anyway and
+/// those answers are lost (logged).
+pub const ANSWER_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The server→client requests a client accepted and has not answered yet.
+#[derive(Default)]
+pub(super) struct Answering {
+    state: std::sync::Mutex<(usize, Vec<futures::channel::oneshot::Sender<()>>)>,
+}
+
+/// One accepted request: its place is given back when dropped (answer written, or task dropped).
+pub(super) struct Accepted(std::sync::Arc<Answering>);
+
+impl Drop for Accepted {
+    fn drop(&mut self) {
+        let waiters = {
+            let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.0 -= 1;
+            if state.0 == 0 {
+                std::mem::take(&mut state.1)
+            } else {
+                Vec::new()
+            }
+        };
+        for waiter in waiters {
+            let _ = waiter.send(());
+        }
+    }
+}
+
+impl Answering {
+    /// Count one more accepted request.
+    pub(super) fn begin(self: &std::sync::Arc<Self>) -> Accepted {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+        Accepted(self.clone())
+    }
+
+    /// How many are being answered.
+    pub(super) fn count(&self) -> usize {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// Resolves once none is being answered.
+    pub(super) fn idle(&self) -> BoxFuture<'static, ()> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.0 == 0 {
+            return Box::pin(futures::future::ready(()));
+        }
+        let (tx, rx) = futures::channel::oneshot::channel();
+        state.1.push(tx);
+        Box::pin(async move {
+            let _ = rx.await;
+        })
     }
 }
 

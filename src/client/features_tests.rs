@@ -554,3 +554,63 @@ fn elicitation_defaults_fill_only_missing_fields() {
     apply_elicitation_defaults(&json!({"requestedSchema":"bad"}), &mut content);
     assert_eq!(content, json!({}));
 }
+
+/// Elicitations wait for the test to release them.
+struct Gated(Mutex<Option<futures::channel::oneshot::Receiver<()>>>);
+
+impl ClientHandler for Gated {
+    fn capabilities(&self) -> Value {
+        json!({"elicitation":{"form":{}}})
+    }
+    fn elicit(&self, _params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let gate = self.0.lock().unwrap().take();
+        Box::pin(async move {
+            if let Some(gate) = gate {
+                let _ = gate.await;
+            }
+            Ok(json!({"action":"accept","content":{}}))
+        })
+    }
+}
+
+fn elicitation(id: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"elicitation/create","params":{
+        "message":"m","requestedSchema":{"type":"object","properties":{}}}})
+}
+
+#[test]
+fn a_server_request_accepted_before_disconnect_is_answered_before_the_transport_closes() {
+    let (release, gate) = futures::channel::oneshot::channel();
+    let h = Harness::connected(Some(Arc::new(Gated(Mutex::new(Some(gate))))));
+    h.take_sent();
+    assert!(h.deliver(elicitation("e1")).is_empty());
+    let mut disconnect = Box::pin(h.client.disconnect());
+    assert!(
+        block_on(async { poll!(&mut disconnect) }).is_pending(),
+        "disconnect waits for the accepted request's answer"
+    );
+    assert_eq!(h.script.closes(), 0, "the transport is still open");
+    release.send(()).unwrap();
+    assert_eq!(h.tasks.run(), 1);
+    let sent = h.take_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(response(&sent[0]).0, Some(RequestId::String("e1".into())));
+    assert_eq!(h.script.closes(), 0, "the answer went out before the close");
+    block_on(disconnect);
+    assert_eq!(h.script.closes(), 1);
+}
+
+#[test]
+fn a_handler_that_never_answers_holds_disconnect_for_answer_drain_at_most() {
+    let (_release, gate) = futures::channel::oneshot::channel::<()>();
+    let h = Harness::connected(Some(Arc::new(Gated(Mutex::new(Some(gate))))));
+    assert!(h.deliver(elicitation("e2")).is_empty());
+    block_on(async {
+        let mut disconnect = std::pin::pin!(h.client.disconnect());
+        assert!(poll!(&mut disconnect).is_pending());
+        assert_eq!(h.script.closes(), 0);
+        assert_eq!(h.clock.fire(crate::client::ANSWER_DRAIN), 1);
+        disconnect.await;
+    });
+    assert_eq!(h.script.closes(), 1, "closed once the drain bound passed");
+}

@@ -44,7 +44,7 @@ pub struct Subscription {
     client: McpClient,
     id: i64,
     acknowledged: Value,
-    rx: mpsc::UnboundedReceiver<JsonRpcNotification>,
+    rx: mpsc::Receiver<JsonRpcNotification>,
     request: Option<BoxFuture<'static, Result<Value, ClientError>>>,
     ended: Option<Result<Value, ClientError>>,
 }
@@ -89,7 +89,8 @@ impl McpClient {
             .uses_headers()
             .then(|| request_headers("subscriptions/listen", &params, &version, &[]));
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::unbounded();
+        // `channel(n)` holds n + 1 (one per sender) messages.
+        let (tx, rx) = mpsc::channel(crate::client::era::MAX_QUEUED_LISTEN_NOTIFICATIONS - 1);
         self.inner.era.subscribe(id, tx);
         let client = self.clone();
         let request: BoxFuture<'static, Result<Value, ClientError>> = Box::pin(async move {

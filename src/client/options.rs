@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::{
     handlers, ClientEra, Clock, ErrorHandler, Progress, ProgressCallback, Sleep, Spawn,
-    DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION, DEFAULT_MCP_REQUEST_TIMEOUT_MS,
+    DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
+    DEFAULT_MCP_REQUEST_TIMEOUT_MS,
 };
 use crate::protocol::{Implementation, MCP_PROTOCOL_VERSION};
 
@@ -40,6 +41,10 @@ pub struct ClientOptions {
     /// the current tokio runtime (feature `native`), else a thread on native targets,
     /// `spawn_local` on `wasm32-unknown-unknown`. `None`: that work is dropped (and logged).
     pub spawn: Option<Spawn>,
+    /// The most requests waiting for an answer at once (default
+    /// [`DEFAULT_MAX_PENDING_REQUESTS`]); one more fails at once with
+    /// [`ClientError::TooManyPending`](super::ClientError::TooManyPending).
+    pub max_pending: usize,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -74,6 +79,7 @@ impl ClientOptions {
             era: ClientEra::Auto,
             handler: None,
             spawn: crate::host::defaults::spawner(),
+            max_pending: DEFAULT_MAX_PENDING_REQUESTS,
         }
     }
 

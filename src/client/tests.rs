@@ -620,3 +620,48 @@ fn a_cursor_that_repeats_ends_the_listing_instead_of_looping() {
     let (r, ()) = block_on(join(client.list_tools(), script));
     assert_eq!(r.unwrap().len(), 2);
 }
+
+#[test]
+fn pending_requests_are_bounded_with_a_typed_error() {
+    let transport = Arc::new(Scripted::default());
+    let mut options = ClientOptions::new("test-client", "0.0.1")
+        .with_era(ClientEra::Legacy)
+        .with_sleep(manual_sleep());
+    options.max_pending = 2;
+    let client = McpClient::with_transport(transport.clone(), options);
+    let peer = Peer { transport };
+    let (r, ()) = block_on(join(client.connect(), peer.handshake("2025-06-18")));
+    r.unwrap();
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut first = Box::pin(client.ping());
+    let mut second = Box::pin(client.ping());
+    assert!(first.poll_unpin(&mut cx).is_pending() && second.poll_unpin(&mut cx).is_pending());
+    let sent = peer.sent_now();
+    assert_eq!(sent.len(), 2);
+    let refused = block_on(client.ping()).unwrap_err();
+    assert!(
+        matches!(refused, ClientError::TooManyPending { limit: 2 }),
+        "{refused}"
+    );
+    assert!(refused
+        .to_string()
+        .contains("2 requests are already waiting"));
+    assert!(
+        peer.sent_now().is_empty(),
+        "the refused request was not sent"
+    );
+    // An answer frees a slot.
+    let id = match &sent[0] {
+        JsonRpcMessage::Request(r) => r.id.clone(),
+        other => panic!("{other:?}"),
+    };
+    peer.transport
+        .deliver(json!({"jsonrpc":"2.0","id":id,"result":{}}));
+    assert!(matches!(
+        first.poll_unpin(&mut cx),
+        std::task::Poll::Ready(Ok(()))
+    ));
+    let mut third = Box::pin(client.ping());
+    assert!(third.poll_unpin(&mut cx).is_pending());
+}

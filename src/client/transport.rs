@@ -130,14 +130,30 @@ impl TransportSink {
 
     /// Report inbound text: parsed as JSON, then [`TransportSink::receive`]. Text that is not
     /// JSON is reported with [`TransportSink::error`] and skipped.
+    ///
+    /// Valid JSON the parser cannot read (nesting, number range, a lone surrogate; see
+    /// [`JsonRpcMessage::from_slice`]) is never left unanswered: a response fails the pending
+    /// request with its id ([`unreadable`]), a request from the server is answered with the
+    /// error it deserves (returned here, to write back).
     pub fn receive_text(&self, text: &[u8]) -> Vec<JsonRpcMessage> {
         match serde_json::from_slice::<Value>(text) {
             Ok(value) => self.receive(value),
-            Err(e) => {
-                let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-                self.error(format!("skipped a message that is not JSON ({e}): {shown}"));
-                Vec::new()
-            }
+            Err(e) => match unreadable(text) {
+                Unreadable::Response(value) => self.receive(value),
+                Unreadable::Request(reply, problem) => {
+                    self.error(problem);
+                    vec![JsonRpcMessage::Response(reply)]
+                }
+                Unreadable::Skip(problem) => {
+                    let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+                    if problem.is_empty() {
+                        self.error(format!("skipped a message that is not JSON ({e}): {shown}"));
+                    } else {
+                        self.error(format!("skipped a message ({problem}): {shown}"));
+                    }
+                    Vec::new()
+                }
+            },
         }
     }
 
@@ -149,5 +165,51 @@ impl TransportSink {
     /// Report that the transport closed.
     pub fn closed(&self, cause: impl Into<String>) {
         self.handler.closed(cause.into());
+    }
+}
+
+/// What a client does with message text `serde_json` cannot turn into a value.
+#[derive(Debug)]
+pub(crate) enum Unreadable {
+    /// A response with a readable id: this error response (`-32700`, the message naming the
+    /// parser limit) stands in for it, so the pending request fails instead of waiting.
+    Response(Value),
+    /// A request from the server with a readable id: answer it with this error.
+    Request(crate::wire::jsonrpc::JsonRpcResponse, String),
+    /// Not JSON (an empty text), or a notification or no readable id (what was wrong): report
+    /// and skip.
+    Skip(String),
+}
+
+/// Classify text that is not a JSON value for the client (see [`Unreadable`]).
+pub(crate) fn unreadable(text: &[u8]) -> Unreadable {
+    use crate::wire::jsonrpc::{ErrorObject, JsonRpcResponse};
+    let invalid = match JsonRpcMessage::from_slice(text) {
+        Err(invalid) => invalid,
+        Ok(message) => {
+            return Unreadable::Skip(format!(
+                "a message with an id the client cannot hold: {}",
+                message.to_json().chars().take(200).collect::<String>()
+            ))
+        }
+    };
+    match (&invalid.id, invalid.is_response(), invalid.response()) {
+        (Some(id), true, _) => {
+            let error = ErrorObject::parse_error(format!(
+                "the server's response could not be read: {}",
+                invalid.error.message
+            ));
+            let stand_in = JsonRpcResponse::error(Some(id.clone()), error);
+            Unreadable::Response(serde_json::from_str(&stand_in.to_json()).unwrap_or(Value::Null))
+        }
+        (Some(_), false, Some(reply)) => Unreadable::Request(
+            reply,
+            format!(
+                "answered a server request the client cannot read: {}",
+                invalid.error.message
+            ),
+        ),
+        _ if invalid.is_not_json() => Unreadable::Skip(String::new()),
+        _ => Unreadable::Skip(invalid.error.message.clone()),
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! | answer | outcome |
 //! |---|---|
-//! | `202` | `Ok` (a notification or response was accepted) |
+//! | `202` | `Ok` (a notification or response was accepted); to a request, [`ClientError::Transport`](crate::client::ClientError::Transport) at once (no response will come) |
 //! | `401` / `403` | [`Step::Authorize`] with the [`Challenge`] (`WWW-Authenticate` kept); a token retries once with `Authorization: Bearer`, none reads on as below |
 //! | `200`, `application/json` | the body's message(s) are delivered; a request needs its response among them |
 //! | `200`, `text/event-stream` | chunks go through the [`sse::Decoder`](crate::wire::sse::Decoder); each event's data is delivered; done at the response to the request; a stream that ends first is resumed (below) |

@@ -14,9 +14,13 @@
 //! | `null` or unparsable | `403` | `403` | `403` |
 //!
 //! `Host` is checked when the server is bound to loopback or a host allowlist is given: it must
-//! be a loopback name (any port) or listed (several `Host` headers are refused); an absent `Host` passes (HTTP/1.0; a
-//! browser always sends one). A refused request gets `403` with a JSON-RPC error body whose id is `null`
-//! (`-32000`).
+//! be a loopback name (any port) or listed (several `Host` headers are refused). So is the
+//! authority of the request target when the host names one (an absolute-form target, HTTP/2's
+//! `:authority`; [`Guard::check_request`]): each must pass. A request with neither (an HTTP/1.0
+//! request without `Host`) is refused too: DNS-rebinding protection does not depend on the HTTP
+//! version. A refused request gets `403` with a JSON-RPC error body whose id is `null`
+//! (`-32000`). An HTTP/1.1 request without `Host` is malformed and gets `400` before this policy
+//! ([`crate::http::negotiate::host_required`], RFC 9112 §3.2).
 
 use std::net::IpAddr;
 
@@ -171,11 +175,25 @@ impl Guard {
         })
     }
 
-    /// Check a request's `Host` and `Origin`.
+    /// Check a request's `Host` and `Origin` (no target authority: [`Guard::check_request`]).
     ///
     /// # Errors
     /// The [`Refusal`]; answer it with [`Refusal::answer`].
     pub fn check<H: Fields + ?Sized>(&self, fields: &H) -> Result<(), Refusal> {
+        self.check_request(None, fields)
+    }
+
+    /// Check a request's target `authority` (when it has one, see
+    /// [`HttpRequest::authority`](crate::http::request::HttpRequest::authority)), `Host` and
+    /// `Origin` (see the module table).
+    ///
+    /// # Errors
+    /// The [`Refusal`]; answer it with [`Refusal::answer`].
+    pub fn check_request<H: Fields + ?Sized>(
+        &self,
+        authority: Option<&str>,
+        fields: &H,
+    ) -> Result<(), Refusal> {
         let hosts = fields.field_values(headers::HOST);
         let mut hosts = hosts.into_iter();
         let host = match hosts.next() {
@@ -183,20 +201,20 @@ impl Guard {
             Some(_) if hosts.next().is_some() => return Err(Refusal::Host),
             Some(value) => Some(value.and_then(split_host_port).ok_or(Refusal::Host)?),
         };
-        if let Some((name, port)) = &host {
-            let listed = self.hosts.as_ref().map(|list| {
-                list.iter()
-                    .any(|(h, p)| h == name && (p.is_none() || p == port))
-            });
-            let allowed = match listed {
-                Some(true) => true,
-                Some(false) => self.loopback && is_loopback_host(name),
-                None => !self.loopback || is_loopback_host(name),
-            };
-            if !allowed {
+        let authority = authority
+            .map(|a| split_host_port(a).ok_or(Refusal::Host))
+            .transpose()?;
+        let checked = self.loopback || self.hosts.is_some();
+        if checked && host.is_none() && authority.is_none() {
+            return Err(Refusal::Host);
+        }
+        for (name, port) in authority.iter().chain(host.iter()) {
+            if !self.host_allowed(name, *port) {
                 return Err(Refusal::Host);
             }
         }
+        // The target's authority comes before `Host` (RFC 9112 §3.2.2).
+        let host = authority.or(host);
         let origins = fields.field_values(headers::ORIGIN);
         let mut origins = origins.into_iter();
         let Some(origin) = origins.next() else {
@@ -223,6 +241,19 @@ impl Guard {
             Ok(())
         } else {
             Err(Refusal::Origin)
+        }
+    }
+
+    /// Whether a `Host` value (or a target authority) passes the policy.
+    fn host_allowed(&self, name: &str, port: Option<u16>) -> bool {
+        let listed = self.hosts.as_ref().map(|list| {
+            list.iter()
+                .any(|(h, p)| h == name && (p.is_none() || *p == port))
+        });
+        match listed {
+            Some(true) => true,
+            Some(false) => self.loopback && is_loopback_host(name),
+            None => !self.loopback || is_loopback_host(name),
         }
     }
 }

@@ -39,8 +39,10 @@ pub mod sessions;
 
 pub use answer::{Answer, AnswerBody, EventStream};
 pub use guard::{Guard, InvalidOrigin, Origin, Refusal, SecurityOptions};
-pub use request::{Body, Fields, HttpRequest};
+pub use request::{Body, Fields, HttpRequest, HttpVersion};
 pub use route::{Head, Route, RouteOptions, Spawn};
 
+#[cfg(test)]
+mod hygiene_tests;
 #[cfg(test)]
 mod tests;

@@ -6,9 +6,101 @@
 use crate::http::answer::Answer;
 use crate::http::headers;
 use crate::http::media::Accept;
-use crate::http::request::{Body, Fields};
+use crate::http::request::{Body, Fields, HttpVersion};
 use crate::protocol::is_supported_version;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
+
+/// `400` for an `HTTP/1.1` request without a `Host` field (RFC 9112 §3.2: a server MUST answer
+/// such a request `400`). `HTTP/1.0` may omit it (the `Host` guard still refuses it on a loopback
+/// bind, [`crate::http::guard`]); HTTP/2 and HTTP/3 carry `:authority` instead; an unknown
+/// version (`None`) is not judged.
+pub fn host_required<H: Fields + ?Sized>(
+    version: Option<HttpVersion>,
+    fields: &H,
+) -> Option<Answer> {
+    (version == Some(HttpVersion::Http11) && !fields.has_field(headers::HOST)).then(|| {
+        Answer::rpc_error(
+            400,
+            ErrorObject::invalid_request(
+                "Bad Request: an HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2)",
+            ),
+        )
+    })
+}
+
+/// The MCP header fields that carry one value: `Mcp-Session-Id`, `MCP-Protocol-Version`,
+/// `Mcp-Method`, `Mcp-Name` (and every `Mcp-Param-{Name}`, by [`headers::MCP_PARAM_PREFIX`]).
+pub const SINGLE_VALUE_FIELDS: &[&str] = &[
+    headers::MCP_SESSION_ID,
+    headers::MCP_PROTOCOL_VERSION,
+    headers::MCP_METHOD,
+    headers::MCP_NAME,
+];
+
+/// The spelling of a single-value field in messages.
+fn display_name(name: &str) -> String {
+    match name {
+        headers::MCP_SESSION_ID => "Mcp-Session-Id".to_owned(),
+        headers::MCP_PROTOCOL_VERSION => "MCP-Protocol-Version".to_owned(),
+        headers::MCP_METHOD => "Mcp-Method".to_owned(),
+        headers::MCP_NAME => "Mcp-Name".to_owned(),
+        other => match other.get(headers::MCP_PARAM_PREFIX.len()..) {
+            Some(rest) if other.len() > headers::MCP_PARAM_PREFIX.len() => {
+                format!("Mcp-Param-{rest}")
+            }
+            _ => other.to_owned(),
+        },
+    }
+}
+
+/// `400` (`-32600`, id `null`, the message naming the header) when a single-value MCP field
+/// ([`SINGLE_VALUE_FIELDS`], `Mcp-Param-*`) is repeated with different values: which one the
+/// request meant cannot be known, so none is picked ("first wins" would let a proxy and the
+/// server read different requests). Repeated fields with the same value (after trimming
+/// whitespace) are one value, as a proxy that duplicates a field does not change the request;
+/// `MCP-Protocol-Version` also reads a comma-separated list, its values compared the same way.
+/// A value that is not text counts as differing from any other.
+pub fn conflicting_fields<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
+    let mut names: Vec<String> = SINGLE_VALUE_FIELDS
+        .iter()
+        .map(|n| (*n).to_owned())
+        .collect();
+    names.extend(
+        fields
+            .field_names()
+            .into_iter()
+            .filter(|n| n.starts_with(headers::MCP_PARAM_PREFIX)),
+    );
+    names.into_iter().find_map(|name| {
+        let values = fields.field_values(&name);
+        let mut seen: Option<Option<&str>> = None;
+        for value in values {
+            let parts: Vec<Option<&str>> = match value {
+                Some(text) if name == headers::MCP_PROTOCOL_VERSION => {
+                    text.split(',').map(|p| Some(p.trim())).collect()
+                }
+                Some(text) => vec![Some(text.trim())],
+                None => vec![None],
+            };
+            for part in parts {
+                match seen {
+                    None => seen = Some(part),
+                    Some(first) if first.is_some() && first == part => {}
+                    Some(_) => {
+                        return Some(Answer::rpc_error(
+                            400,
+                            ErrorObject::invalid_request(format!(
+                            "Bad Request: conflicting {} headers (repeated with different values)",
+                            display_name(&name)
+                        )),
+                        ))
+                    }
+                }
+            }
+        }
+        None
+    })
+}
 
 /// `413` at once when `Content-Length` already says the body is over `limit` bytes (no waiting
 /// for a body the route would refuse).
@@ -55,7 +147,8 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
     Accept::parse(values.into_iter().flatten())
 }
 
-/// The `MCP-Protocol-Version` field: `None` when absent; repeated identical values are one.
+/// The `MCP-Protocol-Version` field: `None` when absent; repeated identical values (as repeated
+/// fields or a comma-separated list) are one.
 ///
 /// # Errors
 /// `-32600` when repeated with different values or not visible ASCII.
@@ -64,19 +157,19 @@ pub(crate) fn protocol_version_header<H: Fields + ?Sized>(
 ) -> Result<Option<String>, ErrorObject> {
     let mut found: Option<String> = None;
     for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
-        let value = value
-            .ok_or_else(|| {
-                ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII")
-            })?
-            .trim()
-            .to_owned();
-        match &found {
-            Some(seen) if *seen != value => {
-                return Err(ErrorObject::invalid_request(
-                    "conflicting MCP-Protocol-Version headers",
-                ))
+        let text = value.ok_or_else(|| {
+            ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII")
+        })?;
+        for part in text.split(',') {
+            let part = part.trim();
+            match &found {
+                Some(seen) if seen != part => {
+                    return Err(ErrorObject::invalid_request(
+                        "conflicting MCP-Protocol-Version headers",
+                    ))
+                }
+                _ => found = Some(part.to_owned()),
             }
-            _ => found = Some(value),
         }
     }
     Ok(found)

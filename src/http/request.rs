@@ -13,6 +13,12 @@ pub trait Fields {
     /// Every value of the fields named `name`, in order (an empty list when absent).
     fn field_values(&self, name: &str) -> Vec<Option<&str>>;
 
+    /// The names of the fields present, lowercase, each once, in first-seen order (a host whose
+    /// view cannot list them returns an empty list; the default).
+    fn field_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The first value of `name`: `None` when absent or not text.
     fn field(&self, name: &str) -> Option<&str> {
         self.field_values(name).into_iter().next().flatten()
@@ -31,11 +37,26 @@ impl Fields for [(String, Option<String>)] {
             .map(|(_, v)| v.as_deref())
             .collect()
     }
+
+    fn field_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (name, _) in self {
+            let name = name.to_ascii_lowercase();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
 }
 
 impl Fields for Vec<(String, Option<String>)> {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
         self.as_slice().field_values(name)
+    }
+
+    fn field_names(&self) -> Vec<String> {
+        self.as_slice().field_names()
     }
 }
 
@@ -59,6 +80,22 @@ impl Default for Body {
     }
 }
 
+/// The HTTP version of a request (RFC 9110 §2.5), as the host read it from the request line
+/// (or the connection, for HTTP/2 and HTTP/3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HttpVersion {
+    /// `HTTP/0.9`.
+    Http09,
+    /// `HTTP/1.0`: `Host` is optional on the wire (RFC 9112 §3.2 requires it from 1.1 on).
+    Http10,
+    /// `HTTP/1.1`: a request without `Host` is malformed (`400`, RFC 9112 §3.2).
+    Http11,
+    /// `HTTP/2`: the target's authority travels as `:authority` (RFC 9113 §8.3.1).
+    Http2,
+    /// `HTTP/3`.
+    Http3,
+}
+
 /// One HTTP request, described by plain data (spec `basic/transports`, Streamable HTTP:
 /// <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -77,6 +114,15 @@ pub struct HttpRequest {
     /// Informational: the `Origin` / `Host` policy ([`crate::http::guard`]) is keyed on where the
     /// server is bound, not on the peer.
     pub peer_loopback: Option<bool>,
+    /// The HTTP version as read from the wire (`None` when the host cannot tell: a Worker's
+    /// `fetch` cannot, and the native hosts describe it only for requests their own `serve`
+    /// read from a connection, not for requests built in process). An `HTTP/1.1` request
+    /// without `Host` gets `400` ([`crate::http::negotiate::host_required`]).
+    pub version: Option<HttpVersion>,
+    /// The authority of the request target when it has one: an absolute-form target
+    /// (`POST http://host:port/mcp HTTP/1.1`, RFC 9112 §3.2.2) or HTTP/2's `:authority`. The
+    /// `Host` guard ([`crate::http::guard::Guard::check_request`]) checks it as well as `Host`.
+    pub authority: Option<String>,
 }
 
 impl HttpRequest {
@@ -105,5 +151,9 @@ impl HttpRequest {
 impl Fields for HttpRequest {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
         self.headers.field_values(name)
+    }
+
+    fn field_names(&self) -> Vec<String> {
+        self.headers.field_names()
     }
 }

@@ -19,7 +19,9 @@
 //! | `POST`, body over the limit (default 4 MiB), declared or read | `413`, `-32600` |
 //! | `POST`, body not sent within the host's read timeout | `408`, `-32600` |
 //! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` (an absent type is refused too: a browser may send a body without one cross-origin and without a CORS preflight, so requiring JSON keeps cross-site requests behind the preflight) |
-//! | `POST`, `MCP-Protocol-Version` unsupported, or repeated with different values | `400`, `-32600` |
+//! | `POST`, `MCP-Protocol-Version` unsupported | `400`, `-32600` |
+//! | any verb, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` or an `Mcp-Param-*` repeated with different values | `400`, `-32600`, id `null`, the message naming the header ([`conflicting_fields`]; identical repeats are one value) |
+//! | an `HTTP/1.1` request without `Host` (when the host tells the version: [`Route::head_of`]) | `400`, `-32600` (RFC 9112 §3.2) |
 //! | `POST`, 2026-07-28 request failing header validation (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) | `400`, `-32020` / `-32022` / `-32602` |
 //! | `POST`, `Accept` admits neither JSON nor SSE | `406`, `-32600` |
 //! | `GET` / `DELETE` / other verbs on `{path}`, no sessions | `405` with `Allow: POST`, `-32000` |
@@ -43,7 +45,8 @@ use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
 use crate::http::media::is_json_media_type;
 use crate::http::negotiate::{
-    accept, body_bytes, declared_too_large, protocol_version_header, read_protocol_version,
+    accept, body_bytes, conflicting_fields, declared_too_large, host_required,
+    protocol_version_header, read_protocol_version,
 };
 use crate::http::request::{Body, Fields, HttpRequest};
 use crate::http::session::{Session, SessionStore};
@@ -171,6 +174,9 @@ impl Route {
         if self.sessions.is_none() {
             return self.head_in(method, path, fields, None);
         }
+        if let Some(answer) = conflicting_fields(fields) {
+            return Head::Answer(answer);
+        }
         match method {
             "POST" => match self.declared_too_large(fields) {
                 Some(answer) => Head::Answer(answer),
@@ -180,6 +186,20 @@ impl Route {
             },
             "GET" | "DELETE" => Head::NoBody,
             _ => Head::Answer(Sessions::method_not_allowed()),
+        }
+    }
+
+    /// [`Route::head`] of a described request whose body is not read yet (the host fills
+    /// [`HttpRequest::body`] afterwards): first what every request line must satisfy (an
+    /// `HTTP/1.1` request without `Host` → `400`, [`host_required`]), then [`Route::head`] —
+    /// or, for a request a layer in front already admitted to `session`, [`Route::head_in`].
+    pub fn head_of(&self, request: &HttpRequest, session: Option<&Arc<Session>>) -> Head {
+        if let Some(answer) = host_required(request.version, request) {
+            return Head::Answer(answer);
+        }
+        match session {
+            None => self.head(&request.method, &request.path, request),
+            Some(session) => self.head_in(&request.method, &request.path, request, Some(session)),
         }
     }
 
@@ -211,6 +231,12 @@ impl Route {
         if request.path != self.options.path {
             return Answer::not_found();
         }
+        if let Some(answer) = host_required(request.version, &request) {
+            return answer;
+        }
+        if let Some(answer) = conflicting_fields(&request) {
+            return answer;
+        }
         match request.method.as_str() {
             "POST" => {}
             "GET" => return sessions.get(&request),
@@ -226,6 +252,8 @@ impl Route {
             headers,
             body,
             peer_loopback,
+            version,
+            authority,
         } = request;
         let body = match body_bytes(body, self.options.max_body_bytes) {
             Ok(body) => body,
@@ -241,6 +269,8 @@ impl Route {
             headers,
             body: Body::Bytes(body),
             peer_loopback,
+            version,
+            authority,
         };
         let mut answer = self.respond_in(request, admitted.session.clone()).await;
         if let Some(id) = sessions.settle(&admitted, answer.is_success()) {
@@ -254,6 +284,9 @@ impl Route {
     pub async fn respond_in(&self, request: HttpRequest, session: Option<Arc<Session>>) -> Answer {
         if request.path != self.options.path {
             return Answer::not_found();
+        }
+        if let Some(answer) = host_required(request.version, &request) {
+            return answer;
         }
         let negotiated = match self.negotiate(&request.method, &request, session.as_ref()) {
             Ok(negotiated) => negotiated,
@@ -334,8 +367,9 @@ impl Route {
         }
     }
 
-    /// The head checks of a `POST`, in order: verb `405`, `Content-Type` `415`, version `400`,
-    /// `Accept` `406`, declared length `413`.
+    /// The head checks of a `POST`, in order: verb `405`, single-value MCP fields repeated with
+    /// different values `400`, `Content-Type` `415`, version `400`, `Accept` `406`, declared
+    /// length `413`.
     fn negotiate<H: Fields + ?Sized>(
         &self,
         method: &str,
@@ -347,6 +381,9 @@ impl Route {
                 ALLOW_POST,
                 "Method not allowed: this endpoint serves POST only",
             ));
+        }
+        if let Some(answer) = conflicting_fields(fields) {
+            return Err(answer);
         }
         if !fields
             .field(headers::CONTENT_TYPE)

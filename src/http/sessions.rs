@@ -17,6 +17,7 @@
 //! | `DELETE`, live id | `204`: the session ends, its streams close; the id then answers `404` |
 //! | `GET` / `DELETE` with an unsupported `MCP-Protocol-Version` | `400` |
 //! | other verbs | `405` with `Allow: GET, POST, DELETE` |
+//! | any verb with `Mcp-Session-Id` (or another single-value MCP field) repeated with different values | `400`, `-32600`, naming the header ([`crate::http::negotiate::conflicting_fields`]): no "first wins" |
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use serde_json::Value;
 use crate::era;
 use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
-use crate::http::negotiate::{accept, read_protocol_version};
+use crate::http::negotiate::{accept, conflicting_fields, read_protocol_version};
 use crate::http::request::Fields;
 use crate::http::session::{EventReceiver, MintError, Session, SessionStore};
 use crate::protocol::negotiate_initialize;
@@ -81,6 +82,9 @@ impl Sessions {
 
     /// Admit a `POST` whose body was read: find or mint its session (see the module table).
     pub fn post<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
+        if let Some(answer) = conflicting_fields(fields) {
+            return Admit::Answer(answer);
+        }
         let forward = |session| {
             Admit::Route(Admitted {
                 session,
@@ -145,6 +149,9 @@ impl Sessions {
     /// Answer a `GET`: the session's stream, resumed after `Last-Event-ID` (spec, Resumability
     /// and Redelivery).
     pub fn get<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+        if let Some(answer) = conflicting_fields(fields) {
+            return answer;
+        }
         if !accept(fields).sse {
             return Answer::rpc_error(
                 406,
@@ -168,6 +175,9 @@ impl Sessions {
 
     /// Answer a `DELETE`: `204`, the session ends.
     pub fn delete<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+        if let Some(answer) = conflicting_fields(fields) {
+            return answer;
+        }
         match self.require(fields) {
             Ok(session) => {
                 self.store.remove(session.id());

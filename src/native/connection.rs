@@ -53,12 +53,17 @@ impl Driver {
     }
 
     /// Wait until the next message may be taken: finished calls are reaped and, while the rules
-    /// pause input at the in-flight limit, this waits for a call to complete.
+    /// pause input at the in-flight limit, this waits until the connection is readable again (a
+    /// call completed, or every call in flight now waits for the client).
     pub(crate) async fn ready(&mut self) {
-        while self.tasks.try_join_next().is_some() {}
-        while !self.conn.accepts_input() && !self.conn.is_closing() {
-            if self.tasks.join_next().await.is_none() {
-                break;
+        loop {
+            while self.tasks.try_join_next().is_some() {}
+            if self.conn.accepts_input() || self.conn.is_closing() {
+                return;
+            }
+            tokio::select! {
+                joined = self.tasks.join_next() => if joined.is_none() { return },
+                () = self.conn.readable() => {}
             }
         }
     }
@@ -87,6 +92,17 @@ impl Driver {
         }
     }
 
+    /// The server is shutting down: refuse new requests, end listen streams, keep taking the
+    /// answers calls in flight may wait on ([`Connection::drain`]).
+    pub(crate) fn drain(&mut self) {
+        self.conn.drain();
+    }
+
+    /// Requests dispatched and not yet answered.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.conn.in_flight()
+    }
+
     /// Take no more messages (a close was sent).
     pub(crate) fn close(&mut self) {
         self.conn.close();
@@ -96,7 +112,11 @@ impl Driver {
     /// connection's scope.
     pub(crate) async fn end(mut self) {
         match self.conn.at_end() {
-            AtEnd::Drain => while self.tasks.join_next().await.is_some() {},
+            AtEnd::Drain => {
+                // A listen stream never ends by itself: end it (answered) so the drain ends.
+                self.conn.end_streams();
+                while self.tasks.join_next().await.is_some() {}
+            }
             AtEnd::Cancel => self.tasks.abort_all(),
         }
         // Dropping the connection ends its scope.

@@ -10,19 +10,20 @@
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
-//! use orkestrel_mcp::native::http::serve;
+//! use orkestrel_mcp::native::shutdown::{serve_gracefully, DEFAULT_DRAIN};
 //! use orkestrel_mcp::{McpServer, ServerOptions};
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 //! let options = EndpointOptions::for_bind(listener.local_addr()?);
 //! let endpoint = Endpoint::new(McpServer::new(ServerOptions::new("docs", "1.0.0")), options)
 //!     .expect("valid options");
-//! let stop = endpoint.clone();
-//! serve(listener, endpoint, async move {
+//! let service = endpoint.clone();
+//! // On Ctrl-C: stop accepting, let calls in flight finish (at most the drain), then close
+//! // WebSockets with 1001 and end SSE streams.
+//! let signal = async {
 //!     let _ = tokio::signal::ctrl_c().await;
-//!     stop.shutdown();
-//! })
-//! .await
+//! };
+//! serve_gracefully(listener, endpoint, service, signal, DEFAULT_DRAIN).await
 //! # }
 //! ```
 
@@ -37,9 +38,12 @@ use hyper::{Method, Request, Response};
 use tokio::sync::watch;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::http::negotiate::host_required;
 use crate::http::route::Route;
 use crate::http::session::{Clock, SessionOptions, SessionStore};
-use crate::native::http::{drive, tokio_spawner, HttpOptions, Plan, ResponseBody};
+use crate::native::http::{
+    drive, response, tokio_spawner, wire_version, HttpOptions, Plan, ResponseBody,
+};
 use crate::native::security::{forbidden, Guard, InvalidOrigin, Origin, SecurityOptions};
 use crate::native::ws::{self, Handshake, WebSocketOptions};
 use crate::server::McpServer;
@@ -161,14 +165,33 @@ impl Endpoint {
         self.store.as_ref()
     }
 
-    /// End long-lived connections for a server shutdown: every SSE connection gets a `retry`
-    /// field and ends (sessions stay, so clients can resume elsewhere or later), every WebSocket
-    /// gets close `1001`.
+    /// Begin a server shutdown: every SSE connection with no request in flight (the `GET`
+    /// streams) gets a `retry` field and ends (sessions stay, so clients can resume elsewhere or
+    /// later), a request's SSE stream ends with its answer, every open `subscriptions/listen`
+    /// stream is answered and ends ([`McpServer::end_subscriptions`]), and every WebSocket
+    /// drains (its calls in flight get their answers, at most [`WebSocketOptions::drain`]) then
+    /// gets close `1001`. [`Endpoint::end_streams`] ends what is still open after the drain.
+    /// [`serve_gracefully`](crate::native::shutdown::serve_gracefully) calls both.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
+        self.server.end_subscriptions(None);
+        if let Some(store) = &self.store {
+            store.disconnect_idle();
+        }
+    }
+
+    /// End every SSE connection still open with a `retry` field (the drain is over; sessions
+    /// stay, so clients can resume elsewhere or later).
+    pub fn end_streams(&self) {
         if let Some(store) = &self.store {
             store.disconnect_all();
         }
+    }
+
+    /// Resolves once no WebSocket connection of this endpoint is open (each holds the shutdown
+    /// signal until its task ends).
+    pub async fn websockets_closed(&self) {
+        self.shutdown.closed().await;
     }
 
     /// Answer one request.
@@ -178,9 +201,8 @@ impl Endpoint {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Err(refusal) = self.guard.check(request.headers()) {
-            tracing::debug!(?refusal, "http: refused");
-            return forbidden(&refusal);
+        if let Some(refused) = self.refuse_head(&request) {
+            return refused;
         }
         if let Some(options) = &self.websocket {
             match ws::handshake(&request, options) {
@@ -197,6 +219,26 @@ impl Endpoint {
             }
         }
         drive(&self.route, self.keep_alive, request, Plan::Whole).await
+    }
+}
+
+impl Endpoint {
+    /// The checks every request (the WebSocket upgrade too) passes first: an `HTTP/1.1` request
+    /// without `Host` → `400` (the core's [`host_required`]), then the `Origin` / `Host` guard
+    /// over the target's authority and the header fields → `403`.
+    fn refuse_head<B>(&self, request: &Request<B>) -> Option<Response<ResponseBody>> {
+        let version = wire_version(request.extensions(), request.version());
+        if let Some(answer) = host_required(version, request.headers()) {
+            return Some(response(answer, None));
+        }
+        let authority = request.uri().authority().map(|a| a.as_str());
+        match self.guard.check_request(authority, request.headers()) {
+            Ok(()) => None,
+            Err(refusal) => {
+                tracing::debug!(?refusal, "http: refused");
+                Some(forbidden(&refusal))
+            }
+        }
     }
 }
 

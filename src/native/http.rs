@@ -28,9 +28,10 @@ use tokio::net::TcpListener;
 
 use crate::http::answer::{Answer, AnswerBody};
 use crate::http::negotiate;
-use crate::http::request::{Body, Fields, HttpRequest};
+use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
 use crate::http::route::{Head, Route, RouteOptions, Spawn};
 use crate::http::session::Session;
+use crate::native::admission::Admission;
 use crate::native::stream::sse_body;
 use crate::server::McpServer;
 
@@ -39,6 +40,7 @@ pub use crate::http::headers::{
     DEFAULT_MCP_PATH, HEADER_READ_TIMEOUT,
 };
 pub use crate::http::negotiate::{read_protocol_version, BadProtocolVersion};
+pub use crate::native::admission::ServeOptions;
 pub use crate::native::stream::ResponseBody;
 
 /// The session header name (seed `MCP_SESSION_HEADER`).
@@ -156,22 +158,12 @@ where
         Plan::RouteOnly => parts.extensions.get::<Arc<Session>>().cloned(),
         Plan::Whole => None,
     };
-    let (method, path) = (parts.method.as_str(), parts.uri.path());
-    let head = match plan {
-        Plan::Whole => route.head(method, path, &parts.headers),
-        Plan::RouteOnly => route.head_in(method, path, &parts.headers, session.as_ref()),
-    };
-    let body = match head {
+    let mut request = describe(&parts);
+    let head = route.head_of(&request, session.as_ref());
+    request.body = match head {
         Head::Answer(answer) => return response(answer, keep_alive),
         Head::ReadBody { limit } => read_body(body, limit).await,
         Head::NoBody => Body::default(),
-    };
-    let request = HttpRequest {
-        method: method.to_owned(),
-        path: path.to_owned(),
-        headers: fields(&parts.headers),
-        body,
-        peer_loopback: None,
     };
     let answer = match plan {
         Plan::Whole => route.respond(request).await,
@@ -184,6 +176,53 @@ impl Fields for HeaderMap {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
         self.get_all(name).iter().map(|v| v.to_str().ok()).collect()
     }
+
+    fn field_names(&self) -> Vec<String> {
+        self.keys().map(|name| name.as_str().to_owned()).collect()
+    }
+}
+
+/// A hyper request head as the core's plain request (no body yet): method, path, header
+/// fields, HTTP version and the target's authority (absolute-form, HTTP/2 `:authority`).
+pub(crate) fn describe(parts: &hyper::http::request::Parts) -> HttpRequest {
+    HttpRequest {
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        headers: fields(&parts.headers),
+        body: Body::default(),
+        peer_loopback: None,
+        version: wire_version(&parts.extensions, parts.version),
+        authority: parts.uri.authority().map(|a| a.as_str().to_owned()),
+    }
+}
+
+/// Marks a request [`serve_with`] read from a connection: only then is its HTTP version the
+/// wire's. A request built in process (a test, a `tower::ServiceExt::oneshot`) carries hyper's
+/// default `HTTP/1.1` and rarely a `Host`, so it is described with no version.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FromConnection;
+
+/// The version of a request as the core should judge it: the wire's for a request
+/// [`serve_with`] received ([`FromConnection`]), `None` otherwise.
+pub(crate) fn wire_version(
+    extensions: &hyper::http::Extensions,
+    version: hyper::Version,
+) -> Option<HttpVersion> {
+    extensions
+        .get::<FromConnection>()
+        .and_then(|_| version_of(version))
+}
+
+/// A hyper version as the core's.
+pub(crate) fn version_of(version: hyper::Version) -> Option<HttpVersion> {
+    Some(match version {
+        hyper::Version::HTTP_09 => HttpVersion::Http09,
+        hyper::Version::HTTP_10 => HttpVersion::Http10,
+        hyper::Version::HTTP_11 => HttpVersion::Http11,
+        hyper::Version::HTTP_2 => HttpVersion::Http2,
+        hyper::Version::HTTP_3 => HttpVersion::Http3,
+        _ => return None,
+    })
 }
 
 /// A header map as the core's `(name, value)` pairs.
@@ -256,14 +295,27 @@ where
     }
 }
 
-/// How long [`serve`] waits for open connections after `shutdown` resolved: 10 s.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long [`serve`] waits for open connections after `shutdown` resolved: 10 s (the default of
+/// [`ServeOptions::shutdown_grace`]).
+pub const SHUTDOWN_GRACE: Duration = crate::native::admission::DEFAULT_SHUTDOWN_GRACE;
+
+/// The bound on a request's head (request line and headers) the native server reads
+/// (hyper's `max_header_size`), and on the read buffer of the native HTTP client, which bounds a
+/// response's head (hyper's `max_buf_size`): 64 KiB. A longer request head is refused with
+/// `431 Request Header Fields Too Large` before any route runs; a longer response head fails the
+/// client request with a transport error.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The most header fields in one request head (server) or response head (client): 100, hyper's
+/// default, set explicitly. More are refused like an over-long head (`431` on the server).
+pub const MAX_HEADERS: usize = 100;
 
 /// Serve `service` (e.g. [`Routes`] or [`crate::native::endpoint::Endpoint`]) on `listener`
 /// with HTTP/1.1 (upgrades enabled, for WebSocket) until `shutdown` resolves, then stop accepting
 /// and wait for open connections to finish (graceful shutdown), at most [`SHUTDOWN_GRACE`].
 /// Long-lived streams (SSE `GET`, WebSocket) only end when told: let `shutdown` call
 /// [`Endpoint::shutdown`](crate::native::endpoint::Endpoint::shutdown) before it resolves.
+/// Connections are admitted and closed by the defaults of [`ServeOptions`] ([`serve_with`]).
 ///
 /// # Errors
 /// Only when accepting fails in a way that is not per-connection (logged and retried otherwise).
@@ -285,6 +337,37 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    serve_with(listener, service, shutdown, ServeOptions::default()).await
+}
+
+/// [`serve`] with `options`: at most [`ServeOptions::max_connections`] open connections (a new
+/// one beyond them gets `503` at once), each closed by lingering (see
+/// [`crate::native::admission`]), and at most [`ServeOptions::shutdown_grace`] of waiting for
+/// open connections after `shutdown` resolved.
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_with<S, B>(
+    listener: TcpListener,
+    service: S,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> io::Result<()>
+where
+    S: tower_service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let grace = options.shutdown_grace;
+    let admission = Admission::new(options);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -302,8 +385,12 @@ where
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        let Some(stream) = admission.admit(stream) else {
+            continue;
+        };
         let service = service.clone();
-        let service = hyper::service::service_fn(move |request| {
+        let service = hyper::service::service_fn(move |mut request: Request<_>| {
+            request.extensions_mut().insert(FromConnection);
             let mut service = service.clone();
             async move {
                 futures::future::poll_fn(|cx| service.poll_ready(cx)).await?;
@@ -315,6 +402,8 @@ where
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT)
+            .max_header_size(MAX_HEAD_BYTES)
+            .max_headers(MAX_HEADERS)
             .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
             .with_upgrades();
         let mut stop = stop_rx.clone();
@@ -335,7 +424,7 @@ where
     let _ = stop_tx.send(true);
     // An upper bound, not a wait: connections still open after it are aborted.
     let drained = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, drained).await.is_err() {
+    if tokio::time::timeout(grace, drained).await.is_err() {
         tracing::warn!("http: connections still open after the shutdown grace period");
     }
     Ok(())

@@ -6,16 +6,22 @@
 //! - [`session`]: the session layer in front of it, with resumable `GET` streams (clauses 18, 19).
 //! - [`ws`]: the WebSocket server on the same port and path (clause 16).
 //! - [`security`]: `Origin` / `Host` validation.
+//! - [`admission`]: the cap on open connections and the lingering close of the HTTP server.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
+//! - [`shutdown`]: serving an endpoint until a signal, then a bounded graceful drain.
+//! - [`terminal`]: a peer's text made safe to write to a terminal (control characters escaped).
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
+pub mod admission;
 pub mod client;
 pub(crate) mod connection;
 pub mod endpoint;
 pub mod http;
 pub mod security;
 pub mod session;
+pub mod shutdown;
 pub mod stdio;
 mod stream;
+pub mod terminal;
 pub mod ws;

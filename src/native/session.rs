@@ -94,6 +94,10 @@ where
                 .forward(Request::from_parts(parts, Full::new(Bytes::new())))
                 .await;
         }
+        let version = crate::native::http::wire_version(request.extensions(), request.version());
+        if let Some(answer) = crate::http::negotiate::host_required(version, request.headers()) {
+            return response(answer, None);
+        }
         let answer = match *request.method() {
             Method::POST => return self.post(request).await,
             Method::GET => self.sessions.get(request.headers()),

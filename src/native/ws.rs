@@ -28,9 +28,12 @@
 //! | a message over the size limit (default 4 MiB) | close `1009` (message too big) |
 //! | a protocol violation | close `1002` |
 //! | nothing: the TCP peer vanished | the connection task ends, its in-flight requests are dropped |
+//! | nothing for [`WebSocketOptions::ping_interval`] (default 30 s) | a ping; nothing again for one more interval (no pong, no message): the peer is dead, the server sends close `1001` "ping timeout" (without waiting for a reply) and ends the connection, its in-flight requests dropped ([`crate::server::liveness`]) |
 //! | a request while `max_in_flight` (default 256) are running | at once `-32000` "too many requests in flight" with its id |
 //!
-//! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply.
+//! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply. At a
+//! server shutdown the connection first drains (at most [`WebSocketOptions::drain`]): the calls
+//! in flight get their answers, then close `1001` ([`run_draining`]).
 
 use std::time::Duration;
 
@@ -49,6 +52,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 use crate::server::connection::ConnectionOptions;
+use crate::server::liveness::{Beat, Liveness};
 use crate::server::McpServer;
 
 /// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
@@ -75,7 +79,20 @@ pub struct WebSocketOptions {
     /// The most requests in flight on one connection (default 256); a request beyond it is
     /// answered at once with `-32000` "too many requests in flight" (nothing runs).
     pub max_in_flight: usize,
+    /// Ping the peer after this long without a frame from it, and end the connection when one
+    /// more interval passes without one (default [`DEFAULT_PING_INTERVAL`], 30 s; `None`: never
+    /// ping, a silent peer stays until TCP notices).
+    pub ping_interval: Option<Duration>,
+    /// When the server shuts down, how long the connection waits for its calls in flight to be
+    /// answered before it closes with `1001` anyway (default [`DEFAULT_DRAIN`], 10 s).
+    pub drain: Duration,
 }
+
+/// The default of [`WebSocketOptions::ping_interval`]: 30 s.
+pub const DEFAULT_PING_INTERVAL: Duration = crate::server::liveness::DEFAULT_PING_INTERVAL;
+
+/// The default of [`WebSocketOptions::drain`]: 10 s.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(10);
 
 /// The default of [`WebSocketOptions::max_in_flight`] (the connection body's default).
 pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::server::connection::DEFAULT_MAX_IN_FLIGHT;
@@ -87,6 +104,8 @@ impl Default for WebSocketOptions {
             subprotocol: MCP_WEBSOCKET_SUBPROTOCOL.to_owned(),
             max_message_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            ping_interval: Some(DEFAULT_PING_INTERVAL),
+            drain: DEFAULT_DRAIN,
         }
     }
 }
@@ -177,13 +196,14 @@ pub fn upgrade<B>(
         .read_buffer_size(READ_BUFFER_BYTES)
         .max_message_size(Some(options.max_message_bytes))
         .max_frame_size(Some(options.max_message_bytes));
-    let max_in_flight = options.max_in_flight;
+    let (max_in_flight, drain) = (options.max_in_flight, options.drain);
+    let ping_interval = options.ping_interval;
     tokio::spawn(async move {
         match on_upgrade.await {
             Ok(upgraded) => {
                 let io = hyper_util::rt::TokioIo::new(upgraded);
                 let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-                run(server, ws, shutdown, max_in_flight).await;
+                run_with(server, ws, shutdown, max_in_flight, drain, ping_interval).await;
             }
             Err(e) => tracing::debug!(error = %e, "ws: upgrade failed"),
         }
@@ -211,25 +231,107 @@ fn close_frame(code: CloseCode, reason: &str) -> Message {
 }
 
 /// Pump one established connection until it ends (see the module tables), with at most
-/// `max_in_flight` requests running at once. In-flight requests are dropped (cancelled) when it
-/// ends.
+/// `max_in_flight` requests running at once, no pings ([`run_pinging`] pings), draining for at
+/// most [`DEFAULT_DRAIN`] at a shutdown ([`run_draining`]). In-flight requests are dropped
+/// (cancelled) when it ends.
 pub async fn run<S>(
     server: McpServer,
-    mut ws: WebSocketStream<S>,
-    mut shutdown: watch::Receiver<bool>,
+    ws: WebSocketStream<S>,
+    shutdown: watch::Receiver<bool>,
     max_in_flight: usize,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    run_with(server, ws, shutdown, max_in_flight, DEFAULT_DRAIN, None).await;
+}
+
+/// [`run`] with its shutdown drain bound. When `shutdown` turns `true` the connection drains:
+/// a new request is answered at once with `-32000` "the server is shutting down", answers to
+/// the server's own requests are still taken, listen streams are answered and end, and the
+/// calls in flight finish and get their answers; once none is left (or `drain` passed) the
+/// server sends close `1001` (going away) and waits at most [`CLOSE_GRACE`] for the reply.
+pub async fn run_draining<S>(
+    server: McpServer,
+    ws: WebSocketStream<S>,
+    shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
+    drain: Duration,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    run_with(server, ws, shutdown, max_in_flight, drain, None).await;
+}
+
+/// [`run`], pinging the peer after `ping_interval` of silence and ending the connection when it
+/// stays silent one more interval (see [`WebSocketOptions::ping_interval`]).
+pub async fn run_pinging<S>(
+    server: McpServer,
+    ws: WebSocketStream<S>,
+    shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
+    ping_interval: Option<Duration>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    run_with(
+        server,
+        ws,
+        shutdown,
+        max_in_flight,
+        DEFAULT_DRAIN,
+        ping_interval,
+    )
+    .await;
+}
+
+/// [`run`] with both bounds: the shutdown `drain` ([`run_draining`]) and the `ping_interval`
+/// ([`run_pinging`]); what [`upgrade`] runs, with the [`WebSocketOptions`].
+pub async fn run_with<S>(
+    server: McpServer,
+    mut ws: WebSocketStream<S>,
+    mut shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
+    drain: Duration,
+    ping_interval: Option<Duration>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let opened = tokio::time::Instant::now();
+    let mut liveness = ping_interval.map(|interval| Liveness::new(interval, Duration::ZERO));
     let (out_tx, mut out_rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
     let rules = ConnectionOptions::websocket(max_in_flight);
     let mut conn = Driver::new(server, "ws", rules, out_tx);
     let mut closing: Option<tokio::time::Instant> = None;
+    let mut draining: Option<tokio::time::Instant> = None;
     loop {
+        if let Some(until) = draining.filter(|_| closing.is_none()) {
+            if conn.in_flight() == 0 || tokio::time::Instant::now() >= until {
+                while let Ok(text) = out_rx.try_recv() {
+                    if ws.send(Message::text(text)).await.is_err() {
+                        break;
+                    }
+                }
+                if ws
+                    .send(close_frame(CloseCode::Away, "server shutting down"))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+                conn.close();
+                closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+            }
+        }
+        let drained =
+            draining.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
         let deadline =
             closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
+        let beat_at = liveness.map_or(deadline, |l| opened + l.due());
         tokio::select! {
             incoming = ws.next() => {
+                if let (Some(Ok(_)), Some(l)) = (&incoming, liveness.as_mut()) {
+                    l.heard(opened.elapsed());
+                }
                 let close = match incoming {
                     None => break,
                     Some(Ok(Message::Text(text))) => {
@@ -274,18 +376,48 @@ pub async fn run<S>(
                     break;
                 }
             }
-            changed = shutdown.changed(), if closing.is_none() => {
+            changed = shutdown.changed(), if closing.is_none() && draining.is_none() => {
                 if changed.is_err() || *shutdown.borrow() {
-                    if ws.send(close_frame(CloseCode::Away, "server shutting down")).await.is_err() {
-                        break;
-                    }
-                    conn.close();
-                    closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+                    conn.drain();
+                    draining = Some(tokio::time::Instant::now() + drain);
                 }
             }
+            () = tokio::time::sleep_until(drained), if closing.is_none() && draining.is_some() => {}
             () = tokio::time::sleep_until(deadline), if closing.is_some() => break,
+            () = tokio::time::sleep_until(beat_at), if closing.is_none() && liveness.is_some() => {
+                if !ping(&mut ws, liveness.as_mut(), opened.elapsed()).await {
+                    break;
+                }
+            }
         }
     }
     conn.end().await;
     tracing::debug!("ws: connection closed");
+}
+
+/// Follow the liveness rule at `now`: send a ping when due; `false` when the connection is to
+/// end (the peer is dead — it gets close `1001` "ping timeout" if the socket takes it within a
+/// short bound — or a write failed).
+async fn ping<S>(
+    ws: &mut WebSocketStream<S>,
+    liveness: Option<&mut Liveness>,
+    now: Duration,
+) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let Some(liveness) = liveness else {
+        return true;
+    };
+    match liveness.beat(now) {
+        Beat::Wait(_) => true,
+        Beat::Ping => ws.send(Message::Ping(Vec::new().into())).await.is_ok(),
+        Beat::Dead => {
+            tracing::debug!("ws: no answer to a ping; the peer is gone");
+            let bound = liveness.interval().min(CLOSE_GRACE);
+            let close = ws.send(close_frame(CloseCode::Away, "ping timeout"));
+            let _ = tokio::time::timeout(bound, close).await;
+            false
+        }
+    }
 }

@@ -20,7 +20,9 @@
 //! |---|---|
 //! | a request | dispatches it through [`McpServer::dispatch_with`] on the connection's scope: one [`Call`], answered once (a cancelled request is not answered, spec [cancellation](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation)) |
 //! | a handshake-era `initialize` | attaches the connection to its scope first: list changes, resource updates and server→client requests not tied to a request go to it ([`McpServer::attach`]) |
-//! | a request while [`ConnectionOptions::max_in_flight`] run | [`AtLimit::Pause`]: the host stops reading until one finishes ([`Connection::accepts_input`]); [`AtLimit::Refuse`]: answered at once with `-32000` "too many requests in flight" |
+//! | a request while [`ConnectionOptions::max_in_flight`] run | [`AtLimit::Pause`]: the host stops reading until one finishes ([`Connection::accepts_input`]), unless every request in flight waits for the client (below); [`AtLimit::Refuse`]: answered at once with `-32000` "too many requests in flight" |
+//! | a request while the limit runs and each of them waits for the client (a server→client request awaiting its response, a `subscriptions/listen` stream) | answered at once with `-32000` "too many requests in flight", whatever [`AtLimit`]: the connection is read on, or the responses and cancellations that free them would never be read |
+//! | a request reusing the id of a request in flight | `-32600` with its id (the spec forbids reusing an id; a cancellation or an answer could not tell the two apart) |
 //! | a notification (`notifications/cancelled` cancels the named request in flight) or a response to a server→client request | a [`Call`] that yields no answer and does not count against the limit |
 //! | text that is not JSON | [`NotJson::Skip`]: logged, no answer; [`NotJson::Answer`]: `-32700` with id `null` |
 //! | another invalid message | its JSON-RPC error, or nothing for a broken notification (JSON-RPC forbids answering one) |
@@ -28,9 +30,15 @@
 //!
 //! A request counts against the limit from `receive` until the host drops its [`Call`], which it
 //! does once the answer is handed to its writer: a peer that stops reading stops being read.
+//! Responses and notifications are always read: only new requests pause, and only while one of
+//! the requests in flight can finish without the client. A host waits for
+//! [`Connection::readable`], which wakes when a call ends and when a request in flight starts
+//! waiting for the client.
 //!
-//! Shutdown: at EOF a stdio host drains ([`AtEnd::Drain`]) and then exits with success; a
-//! WebSocket host sends close `1001` (going away) when the server shuts down, calls
+//! Shutdown: at EOF a stdio host ends its listen streams ([`Connection::end_streams`]), drains
+//! ([`AtEnd::Drain`]) and then exits with success; when the server shuts down a WebSocket host
+//! calls [`Connection::drain`] (new requests refused, answers still taken), sends close `1001`
+//! (going away) once the calls in flight are answered or its bound passed, calls
 //! [`Connection::close`], and at the close cancels what runs ([`AtEnd::Cancel`]).
 //!
 //! The connection's scope holds its log level, capabilities, subscriptions and cancellations;
@@ -43,6 +51,8 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+
+use futures::task::AtomicWaker;
 
 use crate::server::context::{Outbound, RequestContext};
 use crate::server::McpServer;
@@ -178,12 +188,45 @@ impl Future for Call {
     }
 }
 
-/// A place in the in-flight set, given back on drop.
-struct Slot(Arc<AtomicUsize>);
+/// A place in the in-flight set (and among the listen streams, for a `subscriptions/listen`),
+/// given back on drop, which wakes a host waiting for [`Connection::readable`].
+struct Slot {
+    counts: Arc<Counts>,
+    stream: bool,
+}
+
+/// The counts of one connection's calls, shared with their [`Slot`]s.
+#[derive(Default)]
+struct Counts {
+    in_flight: AtomicUsize,
+    streams: AtomicUsize,
+    wake: AtomicWaker,
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.counts.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if self.stream {
+            self.counts.streams.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.counts.wake.wake();
+    }
+}
+
+/// The future of [`Connection::readable`].
+#[derive(Debug)]
+pub struct Readable<'a>(&'a Connection);
+
+impl Future for Readable<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.0.counts.wake.register(cx.waker());
+        if self.0.accepts_input() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 
@@ -196,8 +239,9 @@ pub struct Connection {
     scope: Arc<str>,
     outbound: Outbound,
     options: ConnectionOptions,
-    in_flight: Arc<AtomicUsize>,
+    counts: Arc<Counts>,
     closing: bool,
+    draining: bool,
 }
 
 impl fmt::Debug for Connection {
@@ -222,13 +266,28 @@ impl Connection {
         options: ConnectionOptions,
     ) -> Self {
         let n = NEXT_SCOPE.fetch_add(1, Ordering::Relaxed);
+        let counts = Arc::new(Counts::default());
+        // A server→client request going out may leave every request in flight waiting for the
+        // client: a host paused at the limit must read again (see `accepts_input`).
+        let outbound: Outbound = {
+            let counts = counts.clone();
+            Arc::new(move |message: JsonRpcMessage| {
+                let request = matches!(message, JsonRpcMessage::Request(_));
+                let sent = outbound(message);
+                if request {
+                    counts.wake.wake();
+                }
+                sent
+            })
+        };
         Connection {
             server,
             scope: Arc::from(format!("{label}-{n}")),
             outbound,
             options,
-            in_flight: Arc::new(AtomicUsize::new(0)),
+            counts,
             closing: false,
+            draining: false,
         }
     }
 
@@ -244,14 +303,35 @@ impl Connection {
 
     /// Requests dispatched and not yet answered (or dropped).
     pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
+        self.counts.in_flight.load(Ordering::Acquire)
     }
 
     /// `false` while the connection should not be read: it is closing, or under
-    /// [`AtLimit::Pause`] its limit of requests is running (read again once a call completes).
+    /// [`AtLimit::Pause`] its limit of requests is running and at least one of them can finish
+    /// without the client (read again once a call completes). While every request in flight
+    /// waits for the client — a server→client request awaiting its response, a
+    /// `subscriptions/listen` stream awaiting its cancellation — it is read on, so those
+    /// responses and cancellations arrive (the requests among them are refused, see the module
+    /// table).
     pub fn accepts_input(&self) -> bool {
         !self.closing
-            && (self.options.at_limit == AtLimit::Refuse || self.in_flight() < self.limit())
+            && (self.options.at_limit == AtLimit::Refuse
+                || self.in_flight() < self.limit()
+                || self.all_wait_for_the_client())
+    }
+
+    /// Resolves once [`Connection::accepts_input`] holds (never while closing): a host that
+    /// paused awaits it, and it wakes when a call ends or a server→client request goes out.
+    pub fn readable(&self) -> Readable<'_> {
+        Readable(self)
+    }
+
+    /// `true` when no request in flight can finish without the client: as many of them wait
+    /// for it (listen streams, server→client requests awaiting their response) as run.
+    fn all_wait_for_the_client(&self) -> bool {
+        let in_flight = self.in_flight();
+        let streams = self.counts.streams.load(Ordering::Acquire);
+        streams >= in_flight || streams + self.server.waiting_on(&self.scope) >= in_flight
     }
 
     /// What happens to the calls in flight when the input ends.
@@ -265,6 +345,23 @@ impl Connection {
         self.closing = true;
     }
 
+    /// End the connection's `subscriptions/listen` streams gracefully (each is answered with
+    /// its result): the input ended or the server is shutting down, and a listen never ends on
+    /// its own ([`McpServer::end_subscriptions`]).
+    pub fn end_streams(&self) {
+        self.server.end_subscriptions(Some(&self.scope));
+    }
+
+    /// The server is shutting down: from now on a request is answered at once with `-32000`
+    /// "the server is shutting down" (nothing runs), while responses (answers to the server's
+    /// own requests, which calls in flight may wait on) and notifications are still taken; the
+    /// connection's listen streams end ([`Connection::end_streams`]). The host closes once the
+    /// calls in flight are answered or its drain bound passed.
+    pub fn drain(&mut self) {
+        self.draining = true;
+        self.end_streams();
+    }
+
     /// `true` once [`Connection::close`] was called.
     pub fn is_closing(&self) -> bool {
         self.closing
@@ -276,17 +373,15 @@ impl Connection {
 
     /// Take one message (the bytes of one line or one text frame) and say what to do with it
     /// (see the module table). Under [`AtLimit::Pause`] the host calls it only while
-    /// [`Connection::accepts_input`]; a request taken at the limit anyway still runs.
+    /// [`Connection::accepts_input`]; a request taken at the limit anyway still runs, unless
+    /// every request in flight waits for the client (then it is refused).
     pub fn receive(&mut self, bytes: &[u8]) -> Received {
         if self.closing {
             return Received::Nothing;
         }
         let message = match JsonRpcMessage::from_slice(bytes) {
             Ok(message) => message,
-            Err(invalid)
-                if invalid.error.code == ErrorCode::PARSE_ERROR
-                    && self.options.not_json == NotJson::Skip =>
-            {
+            Err(invalid) if invalid.is_not_json() && self.options.not_json == NotJson::Skip => {
                 tracing::warn!(scope = %self.scope, error = %invalid, "skipped text that is not JSON");
                 return Received::Nothing;
             }
@@ -305,7 +400,18 @@ impl Connection {
         };
         let slot = match &message {
             JsonRpcMessage::Request(request) => {
-                if self.options.at_limit == AtLimit::Refuse && self.in_flight() >= self.limit() {
+                if self.draining {
+                    let away =
+                        ErrorObject::new(ErrorCode::SERVER_ERROR, "the server is shutting down");
+                    return Received::Answer(JsonRpcResponse::error(
+                        Some(request.id.clone()),
+                        away,
+                    ));
+                }
+                let at_limit = self.in_flight() >= self.limit();
+                if at_limit
+                    && (self.options.at_limit == AtLimit::Refuse || self.all_wait_for_the_client())
+                {
                     let busy =
                         ErrorObject::new(ErrorCode::SERVER_ERROR, "too many requests in flight");
                     return Received::Answer(JsonRpcResponse::error(
@@ -320,8 +426,15 @@ impl Connection {
                 {
                     self.server.attach(&self.scope, self.outbound.clone());
                 }
-                self.in_flight.fetch_add(1, Ordering::AcqRel);
-                Some(Slot(self.in_flight.clone()))
+                let stream = request.method == "subscriptions/listen";
+                self.counts.in_flight.fetch_add(1, Ordering::AcqRel);
+                if stream {
+                    self.counts.streams.fetch_add(1, Ordering::AcqRel);
+                }
+                Some(Slot {
+                    counts: self.counts.clone(),
+                    stream,
+                })
             }
             _ => None,
         };
@@ -344,322 +457,4 @@ impl Drop for Connection {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use futures::channel::oneshot;
-    use futures::executor::LocalPool;
-    use futures::task::LocalSpawnExt;
-    use serde_json::{json, Value};
-
-    use super::*;
-    use crate::primitives::tools::Tool;
-    use crate::server::ServerOptions;
-
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Empty {}
-
-    /// A server whose `wait` tool runs until the test releases it.
-    fn gated() -> (McpServer, Arc<Mutex<Vec<oneshot::Sender<()>>>>) {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
-        let gates: Arc<Mutex<Vec<oneshot::Sender<()>>>> = Arc::default();
-        let g = gates.clone();
-        server.tools().add(Tool::new("wait", move |_: Empty| {
-            let (tx, rx) = oneshot::channel();
-            g.lock().unwrap().push(tx);
-            async move {
-                let _ = rx.await;
-                Ok::<_, String>("released")
-            }
-        }));
-        (server, gates)
-    }
-
-    fn release_all(gates: &Mutex<Vec<oneshot::Sender<()>>>) {
-        for gate in gates.lock().unwrap().drain(..) {
-            let _ = gate.send(());
-        }
-    }
-
-    /// The messages pushed on the connection's outbound channel.
-    fn sink() -> (Outbound, Arc<Mutex<Vec<Value>>>) {
-        let pushed: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let p = pushed.clone();
-        let outbound: Outbound = Arc::new(move |m: JsonRpcMessage| {
-            p.lock()
-                .unwrap()
-                .push(serde_json::from_str(&m.to_json()).unwrap());
-            true
-        });
-        (outbound, pushed)
-    }
-
-    fn call_wait(id: u64) -> Vec<u8> {
-        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait","arguments":{}}})
-            .to_string()
-            .into_bytes()
-    }
-
-    fn json_of(response: &JsonRpcResponse) -> Value {
-        serde_json::from_str(&response.to_json()).unwrap()
-    }
-
-    /// Runs calls on a local pool and collects their answers.
-    struct Host {
-        pool: LocalPool,
-        answers: Rc<RefCell<Vec<Value>>>,
-    }
-
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
-    impl Host {
-        fn new() -> Self {
-            Host {
-                pool: LocalPool::new(),
-                answers: Rc::default(),
-            }
-        }
-
-        fn take(&mut self, received: Received) {
-            match received {
-                Received::Nothing => {}
-                Received::Answer(response) => self.answers.borrow_mut().push(json_of(&response)),
-                Received::Dispatch(mut call) => {
-                    let answers = self.answers.clone();
-                    self.pool
-                        .spawner()
-                        .spawn_local(async move {
-                            if let Some(response) = (&mut call).await {
-                                answers.borrow_mut().push(json_of(&response));
-                            }
-                            drop(call);
-                        })
-                        .unwrap();
-                }
-            }
-        }
-
-        fn run(&mut self) -> Vec<Value> {
-            self.pool.run_until_stalled();
-            std::mem::take(&mut *self.answers.borrow_mut())
-        }
-    }
-
-    fn ids(answers: &[Value]) -> Vec<Value> {
-        answers.iter().map(|a| a["id"].clone()).collect()
-    }
-
-    #[test]
-    fn refuse_answers_beyond_the_limit_at_once_and_takes_more_once_one_finishes() {
-        let (server, gates) = gated();
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::websocket(2));
-        let mut host = Host::new();
-        host.take(conn.receive(&call_wait(1)));
-        host.take(conn.receive(&call_wait(2)));
-        assert!(host.run().is_empty());
-        assert_eq!(conn.in_flight(), 2);
-        assert!(conn.accepts_input(), "Refuse keeps reading");
-        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#));
-        let busy = host.run();
-        assert_eq!(busy.len(), 1);
-        assert_eq!(
-            (busy[0]["id"].clone(), busy[0]["error"]["code"].clone()),
-            (json!(3), json!(-32000))
-        );
-        release_all(&gates);
-        let answers = host.run();
-        assert_eq!(ids(&answers), [json!(1), json!(2)]);
-        assert_eq!(conn.in_flight(), 0);
-        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#));
-        assert_eq!(host.run(), [json!({"jsonrpc":"2.0","id":4,"result":{}})]);
-    }
-
-    #[test]
-    fn pause_stops_input_at_the_limit_and_notifications_do_not_count() {
-        let (server, gates) = gated();
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
-        let mut host = Host::new();
-        host.take(conn.receive(&call_wait(1)));
-        host.run();
-        assert!(!conn.accepts_input());
-        // A notification is not a request in flight.
-        let note = conn.receive(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        assert!(matches!(&note, Received::Dispatch(call) if !call.is_request()));
-        host.take(note);
-        assert!(host.run().is_empty());
-        assert_eq!(conn.in_flight(), 1);
-        release_all(&gates);
-        assert_eq!(ids(&host.run()), [json!(1)]);
-        assert!(conn.accepts_input());
-    }
-
-    #[test]
-    fn a_request_keeps_its_place_until_its_answer_is_handed_over() {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
-        let Received::Dispatch(mut call) =
-            conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-        else {
-            panic!("a request is dispatched");
-        };
-        assert!(call.is_request());
-        let answer = futures::executor::block_on(&mut call).expect("a ping is answered");
-        assert_eq!(
-            json_of(&answer),
-            json!({"jsonrpc":"2.0","id":1,"result":{}})
-        );
-        assert!(
-            !conn.accepts_input(),
-            "an answer not yet written still counts"
-        );
-        drop(call);
-        assert!(conn.accepts_input());
-    }
-
-    #[test]
-    fn each_request_is_answered_once_by_id_in_completion_order() {
-        let (server, gates) = gated();
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::default());
-        let mut host = Host::new();
-        host.take(conn.receive(&call_wait(1)));
-        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#));
-        assert_eq!(ids(&host.run()), [json!("p")]);
-        release_all(&gates);
-        let answers = host.run();
-        assert_eq!(ids(&answers), [json!(1)]);
-        assert_eq!(answers[0]["result"]["content"][0]["text"], "released");
-        assert!(host.run().is_empty(), "nothing is answered twice");
-    }
-
-    #[test]
-    fn notifications_cancelled_cancels_the_call_and_frees_its_place() {
-        let (server, _gates) = gated();
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
-        let mut host = Host::new();
-        host.take(conn.receive(&call_wait(7)));
-        host.run();
-        assert_eq!(conn.in_flight(), 1);
-        host.take(conn.receive(
-            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
-        ));
-        assert!(host.run().is_empty(), "a cancelled request gets no answer");
-        assert_eq!(conn.in_flight(), 0);
-        assert!(conn.accepts_input());
-    }
-
-    #[test]
-    fn dropping_the_connection_cancels_what_runs_and_a_dropped_call_frees_its_place() {
-        let (server, _gates) = gated();
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(
-            server.clone(),
-            "t",
-            outbound,
-            ConnectionOptions::websocket(4),
-        );
-        let mut host = Host::new();
-        host.take(conn.receive(&call_wait(1)));
-        let Received::Dispatch(dropped) = conn.receive(&call_wait(2)) else {
-            panic!("a request is dispatched");
-        };
-        host.run();
-        assert_eq!(conn.in_flight(), 2);
-        drop(dropped);
-        assert_eq!(conn.in_flight(), 1);
-        assert_eq!(conn.at_end(), AtEnd::Cancel);
-        drop(conn);
-        assert!(
-            host.run().is_empty(),
-            "the call in flight was cancelled, not answered"
-        );
-    }
-
-    #[test]
-    fn drain_at_eof_answers_the_calls_in_flight() {
-        let (server, gates) = gated();
-        let (outbound, _) = sink();
-        let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(8));
-        let mut host = Host::new();
-        host.take(conn.receive(&call_wait(1)));
-        host.take(conn.receive(&call_wait(2)));
-        host.run();
-        // EOF: the host drains under AtEnd::Drain, then drops the connection.
-        assert_eq!(conn.at_end(), AtEnd::Drain);
-        release_all(&gates);
-        assert_eq!(ids(&host.run()), [json!(1), json!(2)]);
-        assert_eq!(conn.in_flight(), 0);
-        drop(conn);
-    }
-
-    #[test]
-    fn a_handshake_initialize_attaches_the_connection_for_pushed_messages() {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
-        let (outbound, pushed) = sink();
-        let mut conn = Connection::new(server.clone(), "t", outbound, ConnectionOptions::default());
-        let mut host = Host::new();
-        assert_eq!(
-            server.notify_list_changed(crate::server::ListKind::Tools),
-            0
-        );
-        host.take(conn.receive(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-        ));
-        assert_eq!(ids(&host.run()), [json!(1)]);
-        assert_eq!(
-            server.notify_list_changed(crate::server::ListKind::Tools),
-            1
-        );
-        assert_eq!(
-            pushed.lock().unwrap()[0]["method"],
-            "notifications/tools/list_changed"
-        );
-        drop(conn);
-        assert_eq!(
-            server.notify_list_changed(crate::server::ListKind::Tools),
-            0
-        );
-    }
-
-    #[test]
-    fn invalid_input_follows_the_not_json_rule() {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
-        let (outbound, _) = sink();
-        let mut stdio = Connection::new(
-            server.clone(),
-            "t",
-            outbound.clone(),
-            ConnectionOptions::stdio(4),
-        );
-        let mut ws = Connection::new(server, "t", outbound, ConnectionOptions::websocket(4));
-        assert!(matches!(stdio.receive(b"not json"), Received::Nothing));
-        let Received::Answer(parse) = ws.receive(b"not json") else {
-            panic!("WebSocket answers text that is not JSON");
-        };
-        assert_eq!(json_of(&parse)["error"]["code"], -32700);
-        assert_eq!(json_of(&parse)["id"], Value::Null);
-        for conn in [&mut stdio, &mut ws] {
-            let Received::Answer(bad) =
-                conn.receive(br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#)
-            else {
-                panic!("an invalid request is answered");
-            };
-            assert_eq!(json_of(&bad)["id"], 5);
-            assert!(matches!(
-                conn.receive(br#"{"jsonrpc":"2.0","method":5}"#),
-                Received::Nothing
-            ));
-        }
-        ws.close();
-        assert!(ws.is_closing() && !ws.accepts_input());
-        assert!(matches!(
-            ws.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            Received::Nothing
-        ));
-    }
-}
+mod tests;

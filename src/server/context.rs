@@ -214,9 +214,11 @@ impl RequestContext {
             )));
         };
         let (id, answer) = pending.register(self.scope.clone());
-        let request = JsonRpcRequest::new(id.clone(), method).with_params(params);
+        // The slot goes when this future ends however it ends (answered, failed, or dropped
+        // because the request was cancelled): an abandoned request leaves nothing behind.
+        let _slot = Forget(pending, id.clone());
+        let request = JsonRpcRequest::new(id, method).with_params(params);
         if !outbound(JsonRpcMessage::Request(request)) {
-            pending.forget(&id);
             return Err(ErrorObject::internal("the client's channel is closed"));
         }
         answer.await.unwrap_or_else(|_| {
@@ -355,6 +357,15 @@ fn number(x: f64) -> Value {
         Value::from(x as i64)
     } else {
         Value::from(x)
+    }
+}
+
+/// Forgets a server→client request's slot in [`Pending`] when dropped.
+struct Forget<'a>(&'a Pending, RequestId);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(&self.1);
     }
 }
 

@@ -48,15 +48,34 @@ impl Pending {
         lock(&self.waiting).remove(id);
     }
 
-    /// Deliver a response; `false` when no request of ours has that id (logged by the caller).
-    pub(crate) fn resolve(&self, id: &RequestId, payload: Result<Value, ErrorObject>) -> bool {
-        match lock(&self.waiting).remove(id) {
+    /// Deliver a response that arrived on `scope`; `false` when no request of ours sent to that
+    /// same scope has that id (logged by the caller). A response from another connection or
+    /// session never resolves a request: the ids are a counter, so any peer could guess them.
+    pub(crate) fn resolve(
+        &self,
+        scope: &Scope,
+        id: &RequestId,
+        payload: Result<Value, ErrorObject>,
+    ) -> bool {
+        let mut waiting = lock(&self.waiting);
+        if waiting.get(id).is_none_or(|(s, _)| s != scope) {
+            return false;
+        }
+        match waiting.remove(id) {
             Some((_, tx)) => {
                 let _ = tx.send(payload);
                 true
             }
             None => false,
         }
+    }
+
+    /// Server→client requests sent to `scope` still waiting for its answer.
+    pub(crate) fn waiting_on(&self, scope: &str) -> usize {
+        lock(&self.waiting)
+            .values()
+            .filter(|(s, _)| s.as_deref() == Some(scope))
+            .count()
     }
 
     /// Fail every request waiting on `scope` (its connection ended).
@@ -114,8 +133,16 @@ impl Peers {
         targets.iter().filter(|o| o(message.clone())).count()
     }
 
-    pub fn start(&self, scope: Option<Arc<str>>, id: RequestId, handle: AbortHandle) {
-        lock(&self.in_flight).insert((scope, id), handle);
+    /// Record a request in flight; `false` (and nothing recorded) when a request with the same
+    /// id is already in flight on `scope` (the spec forbids reusing an id in a session).
+    pub fn start(&self, scope: Option<Arc<str>>, id: RequestId, handle: AbortHandle) -> bool {
+        match lock(&self.in_flight).entry((scope, id)) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(handle);
+                true
+            }
+        }
     }
 
     pub fn finish(&self, scope: &Option<Arc<str>>, id: &RequestId) {

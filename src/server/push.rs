@@ -30,6 +30,10 @@ pub(super) struct Listener {
     id: RequestId,
     filter: Value,
     outbound: Outbound,
+    /// The connection or session it belongs to.
+    scope: Option<Arc<str>>,
+    /// Ends the stream gracefully (its listen request is answered).
+    end: Option<futures::channel::oneshot::Sender<()>>,
 }
 
 impl McpServer {
@@ -47,11 +51,39 @@ impl McpServer {
         self.inner.peers.with(scope, |peer| peer.outbound = None);
     }
 
+    /// Server→client requests sent to `scope` still waiting for its response.
+    pub(crate) fn waiting_on(&self, scope: &str) -> usize {
+        self.inner.pending.waiting_on(scope)
+    }
+
     /// Forget `scope` (its connection or session ended): its state goes, its server→client
     /// requests fail and its requests in flight are cancelled.
     pub fn end_scope(&self, scope: &str) {
         self.inner.peers.remove(scope);
         self.inner.pending.fail_scope(scope);
+    }
+
+    /// End open [`subscriptions/listen`](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)
+    /// streams gracefully: those of `scope` (a connection or session), or every one with `None`
+    /// (a server shutdown). Each listen request is then answered with its result (`_meta`
+    /// carries the subscription id, `resultType` is `complete`), so the client knows the stream
+    /// ended on purpose and can open another later; an abrupt close would carry no answer.
+    /// Returns how many were ended. A stdio or WebSocket connection calls it when its input ends
+    /// or the server shuts down, so a listen stream never keeps a connection (or the process)
+    /// alive.
+    pub fn end_subscriptions(&self, scope: Option<&str>) -> usize {
+        let mut subscriptions = self
+            .inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        subscriptions
+            .values_mut()
+            .filter(|l| scope.is_none() || l.scope.as_deref() == scope)
+            .filter_map(|l| l.end.take())
+            .map(|end| end.send(()))
+            .filter(Result::is_ok)
+            .count()
     }
 
     /// Send `notifications/{tools,resources,prompts}/list_changed` to every attached scope;
@@ -141,7 +173,8 @@ impl McpServer {
     }
 
     /// [`subscriptions/listen`](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): acknowledge with the honoured filter, then stay open until the
-    /// stream closes (the future is dropped) — notifications flow through `publish`.
+    /// stream closes (the future is dropped) — notifications flow through `publish` — or
+    /// [`McpServer::end_subscriptions`] ends it with its result.
     pub(super) async fn listen(
         &self,
         params: Option<Map<String, Value>>,
@@ -179,6 +212,8 @@ impl McpServer {
             json!({ "_meta": { era::META_SUBSCRIPTION_ID: id }, "notifications": honoured }),
         );
         let token = self.inner.next_subscription.fetch_add(1, Ordering::Relaxed);
+        let (end, ended) = futures::channel::oneshot::channel();
+        let result = json!({ "_meta": { era::META_SUBSCRIPTION_ID: id } });
         {
             // Register and acknowledge under the lock, so no notification can slip in before the
             // acknowledgement, and none is lost between the two.
@@ -196,6 +231,8 @@ impl McpServer {
                     id,
                     filter: Value::Object(honoured),
                     outbound,
+                    scope: ctx.scope.clone(),
+                    end: Some(end),
                 },
             );
         }
@@ -210,7 +247,9 @@ impl McpServer {
             }
         }
         let _guard = Unsubscribe(&self.inner, token);
-        futures::future::pending::<()>().await;
-        unreachable!("a listen stream ends when its future is dropped")
+        if ended.await.is_err() {
+            futures::future::pending::<()>().await;
+        }
+        Ok(result)
     }
 }

@@ -598,11 +598,14 @@ fn call_value(result: Value) -> Result<JsValue, JsValue> {
 /// | an `isError` tool result (`call`) | `tool` | `-32000` | the whole result |
 /// | the deadline passed | `timeout` | `-32001` | — |
 /// | the transport closed | `closed` | `-32000` | — |
-/// | one exchange failed (HTTP status, network) | `transport` | `-32000` | — |
+/// | one exchange failed (network) | `transport` | `-32000` | — |
+/// | one exchange answered an HTTP error status | `transport` | `-32000` | `{ status }` |
 /// | the HTTP session expired (404) | `session-expired` | `-32000` | `{ session }` |
 /// | a malformed response | `invalid-response` | `-32603` | — |
 /// | an unsupported protocol version | `unsupported-version` | `-32603` | `{ version }` |
 /// | arguments that are not an object | `invalid-arguments` | `-32602` | — |
+/// | a capability not declared (nothing sent) | `not-declared` | `-32600` | `{ capability }` |
+/// | too many requests waiting (nothing sent) | `too-many-pending` | `-32000` | `{ limit }` |
 /// | not connected | `not-connected` | `-32000` | — |
 pub fn client_error_to_js(error: &ClientError) -> JsValue {
     let (kind, code, data) = match error {
@@ -619,6 +622,11 @@ pub fn client_error_to_js(error: &ClientError) -> JsValue {
         ClientError::Timeout { .. } => ("timeout", ErrorCode::REQUEST_TIMEOUT, None),
         ClientError::TransportClosed { .. } => ("closed", ErrorCode::SERVER_ERROR, None),
         ClientError::Transport(_) => ("transport", ErrorCode::SERVER_ERROR, None),
+        ClientError::HttpStatus { status, .. } => (
+            "transport",
+            ErrorCode::SERVER_ERROR,
+            Some(serde_json::json!({ "status": status })),
+        ),
         ClientError::SessionExpired { session } => (
             "session-expired",
             ErrorCode::SERVER_ERROR,
@@ -636,7 +644,12 @@ pub fn client_error_to_js(error: &ClientError) -> JsValue {
             ErrorCode::INVALID_REQUEST,
             Some(serde_json::json!({ "capability": capability })),
         ),
-        _ => ("not-connected", ErrorCode::SERVER_ERROR, None),
+        ClientError::TooManyPending { limit } => (
+            "too-many-pending",
+            ErrorCode::SERVER_ERROR,
+            Some(serde_json::json!({ "limit": limit })),
+        ),
+        ClientError::NotConnected => ("not-connected", ErrorCode::SERVER_ERROR, None),
     };
     let mut object = ErrorObject::new(code, error.to_string());
     object.data = data;

@@ -49,8 +49,10 @@ pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<
 }
 
 /// The request's header fields as the core's pairs. The Fetch API joins repeated fields with
-/// `", "`; `MCP-Protocol-Version` is split back into its values, so that differing ones are
-/// seen as the conflict they are.
+/// `", "`; `MCP-Protocol-Version` (a list), `Mcp-Session-Id` and `Mcp-Method` (values without
+/// spaces) are split back into their values, so that differing ones are seen as the conflict
+/// they are. (`Mcp-Name` may hold `", "`, a prompt's name, so it stays joined: repeated with
+/// different values, it no longer matches the body, `400` `-32020`.) The Fetch API tells no HTTP version (`version` stays `None`).
 fn fields(headers: &Headers) -> Result<Vec<(String, Option<String>)>, JsValue> {
     let mut out = Vec::new();
     let Some(entries) = js_sys::try_iter(headers)? else {
@@ -63,6 +65,14 @@ fn fields(headers: &Headers) -> Result<Vec<(String, Option<String>)>, JsValue> {
         if name.eq_ignore_ascii_case(headers::MCP_PROTOCOL_VERSION) {
             for part in value.split(',') {
                 out.push((name.clone(), Some(part.trim().to_owned())));
+            }
+        } else if [headers::MCP_SESSION_ID, headers::MCP_METHOD]
+            .iter()
+            .any(|h| name.eq_ignore_ascii_case(h))
+        {
+            // Their values hold no spaces: a joined value is repeated fields.
+            for part in value.split(", ") {
+                out.push((name.clone(), Some(part.to_owned())));
             }
         } else {
             out.push((name, Some(value)));

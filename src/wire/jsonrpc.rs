@@ -12,6 +12,8 @@
 //! | `jsonrpc` not exactly `"2.0"`, `method` not a string | `-32600`, the id echoed |
 //! | `params` present and not an object | `-32602`, the id echoed |
 //! | `result` xor `error` with an `id` | a [`JsonRpcResponse`] |
+//! | valid JSON beyond a parser limit ([`MAX_DEPTH`], a number beyond `f64`, a lone surrogate escape) | `-32600` with the id when readable, else `-32700`; a notification is not answered |
+//! | an integer id of any length | echoed exactly ([`RequestId::Integer`] beyond `i64`) |
 //!
 //! Unknown members (including `_meta`) are ignored everywhere.
 mod error;
@@ -19,6 +21,7 @@ mod guards;
 mod id;
 mod message;
 mod parse;
+mod scan;
 
 pub use error::{
     ErrorCode, ErrorObject, JSONRPC_INTERNAL_ERROR, JSONRPC_INVALID_PARAMS,
@@ -28,9 +31,10 @@ pub use guards::{
     is_initialize_request, is_jsonrpc_message, is_jsonrpc_request, is_jsonrpc_response,
     is_request_id, jsonrpc_error, jsonrpc_result, parse_jsonrpc_message,
 };
-pub use id::RequestId;
+pub use id::{IntegerText, RequestId};
 pub use message::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
 pub use parse::InvalidMessage;
+pub use scan::MAX_DEPTH;
 
 /// The protocol marker every JSON-RPC 2.0 message carries in its `jsonrpc` member.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -52,6 +56,13 @@ mod tests {
             "-1",
             "9223372036854775807",
             "-9223372036854775808",
+            "9223372036854775808",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1234567890123456789012345678901234567890",
+            "-1234567890123456789012345678901234567890",
+            "-0",
             "\"\"",
             "\"007\"",
             "\"1\"",
@@ -69,9 +80,132 @@ mod tests {
         }
     }
 
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn valid_json_beyond_parser_limits_is_answered() {
+        let deep = nested(200);
+        let cases = [
+            // (text, the id answered with, the code, what the message names)
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{deep}}}}}"#),
+                Some(RequestId::Number(1)),
+                ErrorCode::INVALID_REQUEST,
+                "nest deeper than 127 levels at line 1 column 180",
+            ),
+            (
+                format!(r#"{{"params":{deep},"id":"x","method":"ping","jsonrpc":"2.0"}}"#),
+                Some("x".into()),
+                ErrorCode::INVALID_REQUEST,
+                "nest deeper than 127",
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":{deep},"method":"ping"}}"#),
+                None,
+                ErrorCode::PARSE_ERROR,
+                "nest deeper",
+            ),
+            (deep.clone(), None, ErrorCode::PARSE_ERROR, "nest deeper"),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"m","params":{"n":-1e400}}"#.to_owned(),
+                Some(RequestId::Number(2)),
+                ErrorCode::INVALID_REQUEST,
+                "the number -1e400 at line 1 column 52 is beyond the range of a 64-bit float",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"\ud800","method":"m"}"#.to_owned(),
+                None,
+                ErrorCode::PARSE_ERROR,
+                r"lone UTF-16 surrogate escape \ud800 at line 1 column 24",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"m","params":{"s":"a\udfff"}}"#.to_owned(),
+                Some(RequestId::Number(3)),
+                ErrorCode::INVALID_REQUEST,
+                r"lone UTF-16 surrogate escape \udfff at line 1 column 54",
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":12345678901234567890123,"result":{deep}}}"#),
+                RequestId::from_integer_text("12345678901234567890123"),
+                ErrorCode::INVALID_REQUEST,
+                "nest deeper",
+            ),
+        ];
+        for (text, id, code, names) in cases {
+            let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
+            assert_eq!((&err.id, err.error.code), (&id, code), "{text}");
+            assert!(err.error.message.contains(names), "{}", err.error.message);
+            assert!(err.reply && !err.is_not_json(), "{text}");
+            let answer = err.response().unwrap().to_json();
+            let id_json = id.map_or("null".into(), |i| serde_json::to_string(&i).unwrap());
+            assert!(answer.contains(&format!(r#""id":{id_json}"#)), "{answer}");
+        }
+        // A notification beyond a limit is still never answered.
+        let text = format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"a":{deep}}}}}"#);
+        let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
+        assert!(!err.reply && err.response().is_none());
+        // Text that is not JSON stays a -32700 a host may skip.
+        for bad in ["hello", r#"{"id":1,"#, "\u{feff}{}"] {
+            let err = JsonRpcMessage::from_slice(bad.as_bytes()).unwrap_err();
+            assert!(err.is_not_json() && err.id.is_none(), "{bad}");
+            assert_eq!(err.error.code, ErrorCode::PARSE_ERROR);
+        }
+        let err = JsonRpcMessage::from_slice(b"{\"id\":1,\"method\":\"\xff\"}").unwrap_err();
+        assert!(err.is_not_json(), "not UTF-8 is not JSON");
+        // Just under the depth limit is read.
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}}}}}"#,
+            nested(MAX_DEPTH - 2)
+        );
+        assert!(JsonRpcMessage::from_slice(text.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn integer_ids_of_any_length_are_exact() {
+        for digits in [400, 309, 39, 20] {
+            for sign in ["", "-"] {
+                let raw = format!("{sign}{}", "7".repeat(digits));
+                for text in [
+                    format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#),
+                    format!(r#"{{"jsonrpc":"2.0","method":"ping","id" : {raw} }}"#),
+                ] {
+                    let msg = JsonRpcMessage::from_slice(text.as_bytes()).unwrap();
+                    let JsonRpcMessage::Request(req) = msg else {
+                        panic!("not a request")
+                    };
+                    assert_eq!(req.id.to_string(), raw);
+                    let reply = JsonRpcResponse::result(req.id, json!({})).to_json();
+                    assert_eq!(
+                        reply,
+                        format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+                    );
+                }
+                // The exact id survives an error found elsewhere in the message.
+                let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping","params":[]}}"#);
+                let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
+                assert_eq!(err.id.map(|i| i.to_string()), Some(raw.clone()));
+                assert_eq!(err.error.code, ErrorCode::INVALID_PARAMS);
+            }
+        }
+        // A parsed value cannot hold them: the refusal says why.
+        let err = parse(json!({"jsonrpc":"2.0","id":1e30,"method":"ping"})).unwrap_err();
+        assert!(
+            err.error.message.contains("beyond 64 bits"),
+            "{}",
+            err.error.message
+        );
+        assert_eq!(
+            RequestId::from_integer_text("12"),
+            Some(RequestId::Number(12))
+        );
+        assert!(RequestId::from_integer_text("1.0").is_none());
+    }
+
     #[test]
     fn bad_ids_are_invalid_requests_with_null_id() {
-        for raw in ["null", "1.5", "true", "{}", "[]", "18446744073709551615"] {
+        for raw in ["null", "1.5", "1e3", "true", "{}", "[]"] {
             let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);
             let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
             assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST, "{raw}");

@@ -21,18 +21,46 @@
 use std::fmt::Write;
 
 /// Encode one SSE event: optional `id`, `event: message`, and the data split into `data:` lines
-/// (a `\n` in `data` becomes a second `data:` line, as the format requires), then a blank line.
+/// at every line end SSE knows (`\r\n`, `\r` and `\n`: each starts a second `data:` line, as
+/// the format requires, so no byte of `data` can start a field of its own), then a blank line.
+///
+/// SSE cannot carry a `\r` inside data: the decoder gives each line end back as `\n`. An `id`
+/// holding a line end cannot be sent at all and is left out (the library's ids never do).
 pub fn encode_event(id: Option<&str>, data: &str) -> String {
     let mut out = String::with_capacity(data.len() + 32);
-    if let Some(id) = id {
+    if let Some(id) = id.filter(|id| one_line(id)) {
         let _ = writeln!(out, "id: {id}");
     }
     out.push_str("event: message\n");
-    for line in data.split('\n') {
-        let _ = writeln!(out, "data: {}", line.trim_end_matches('\r'));
+    for line in lines(data) {
+        let _ = writeln!(out, "data: {line}");
     }
     out.push('\n');
     out
+}
+
+/// `true` when `value` holds no line end (so it fits one field line).
+fn one_line(value: &str) -> bool {
+    !value.contains(['\r', '\n'])
+}
+
+/// The lines of `text` split at `\r\n`, `\r` and `\n` (an empty text is one empty line).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.find(['\r', '\n']) {
+            Some(i) => {
+                let skip = if text[i..].starts_with("\r\n") { 2 } else { 1 };
+                rest = Some(&text[i + skip..]);
+                Some(&text[..i])
+            }
+            None => {
+                rest = None;
+                Some(text)
+            }
+        }
+    })
 }
 
 /// A priming event (spec 2025-11-25 `basic/transports`: "an event ID and an empty `data`
@@ -67,7 +95,10 @@ pub struct Event {
     pub retry: Option<u64>,
 }
 
-/// The longest line accepted by default: 64 MiB. A longer line is discarded up to its end.
+/// The longest line, and the largest event data, accepted by default: 64 MiB. A longer line is
+/// discarded up to its end, and the event it belongs to (or whose `data:` lines add up to more)
+/// is dropped whole at its blank line, never delivered cut: the decoder holds at most about this
+/// many bytes whatever the peer sends ([`Decoder::dropped`] counts what it dropped).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A streaming `text/event-stream` decoder: feed byte chunks with [`Decoder::push`], collect the
@@ -77,6 +108,10 @@ pub struct Decoder {
     line: Vec<u8>,
     max_line: usize,
     overflow: bool,
+    /// The current event had a line over the bound, or its data grew past it: dropped whole.
+    event_overflow: bool,
+    /// Events dropped over the bound so far.
+    dropped: u64,
     /// The previous chunk ended with `CR`: a leading `LF` in the next one belongs to it.
     after_cr: bool,
     /// Still at the start of the stream (a BOM may follow).
@@ -100,12 +135,15 @@ impl Decoder {
         Decoder::with_max_line(DEFAULT_MAX_LINE_BYTES)
     }
 
-    /// A decoder accepting lines up to `max_line_bytes` bytes; a longer line is dropped (logged).
+    /// A decoder accepting lines and event data up to `max_line_bytes` bytes each; a longer line
+    /// and its event are dropped (logged, counted by [`Decoder::dropped`]).
     pub fn with_max_line(max_line_bytes: usize) -> Self {
         Decoder {
             line: Vec::new(),
             max_line: max_line_bytes,
             overflow: false,
+            event_overflow: false,
+            dropped: 0,
             after_cr: false,
             at_start: true,
             data: String::new(),
@@ -114,6 +152,11 @@ impl Decoder {
             last_id: None,
             retry: None,
         }
+    }
+
+    /// How many events were dropped so far because a line or their data exceeded the bound.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// The last event id seen on the stream (for a `Last-Event-ID` reconnection header).
@@ -163,7 +206,9 @@ impl Decoder {
     /// End of stream. Per the WHATWG rules an event without its closing blank line is
     /// discarded; returns `true` when such an incomplete event (or line) was dropped.
     pub fn finish(&mut self) -> bool {
-        let dropped = !self.line.is_empty() || self.has_data;
+        let dropped = !self.line.is_empty() || self.has_data || self.event_overflow;
+        self.event_overflow = false;
+        self.overflow = false;
         self.line.clear();
         self.data.clear();
         self.has_data = false;
@@ -181,6 +226,7 @@ impl Decoder {
                 "sse: dropped a line over the size limit"
             );
             self.overflow = true;
+            self.event_overflow = true;
             self.line.clear();
             return;
         }
@@ -210,6 +256,15 @@ impl Decoder {
         };
         match field {
             "event" => value.clone_into(&mut self.event),
+            "data" if self.event_overflow => {}
+            "data" if self.data.len() + value.len() + 1 > self.max_line => {
+                tracing::warn!(
+                    limit = self.max_line,
+                    "sse: dropping an event whose data is over the size limit"
+                );
+                self.event_overflow = true;
+                self.data = String::new();
+            }
             "data" => {
                 if self.has_data {
                     self.data.push('\n');
@@ -227,6 +282,12 @@ impl Decoder {
 
     fn dispatch(&mut self, events: &mut Vec<Event>) {
         let event = std::mem::take(&mut self.event);
+        if std::mem::take(&mut self.event_overflow) {
+            self.dropped += 1;
+            self.data = String::new();
+            self.has_data = false;
+            return;
+        }
         if !std::mem::take(&mut self.has_data) {
             self.data.clear();
             return;
@@ -255,6 +316,23 @@ pub fn decode_all(body: &[u8]) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_line_end_in_data_starts_a_data_line_so_no_field_is_injected() {
+        let text = encode_event(Some("1"), "x\rid: 9\revent: e\r\ny\nz");
+        assert_eq!(
+            text,
+            "id: 1\nevent: message\ndata: x\ndata: id: 9\ndata: event: e\ndata: y\ndata: z\n\n"
+        );
+        let events = decode_all(text.as_bytes());
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].id.as_deref(), Some("1"));
+        assert_eq!(events[0].event, "message");
+        assert_eq!(events[0].data, "x\nid: 9\nevent: e\ny\nz");
+        // An id holding a line end cannot be a field: it is left out.
+        let text = encode_event(Some("1\rretry: 1"), "d");
+        assert_eq!(text, "event: message\ndata: d\n\n");
+    }
 
     fn data(events: &[Event]) -> Vec<&str> {
         events.iter().map(|e| e.data.as_str()).collect()
@@ -404,5 +482,37 @@ mod tests {
         let mut d = Decoder::with_max_line(8);
         assert!(d.push(b"data: 0123456789\n\n").is_empty());
         assert_eq!(data(&d.push(b"data: ok\n\n")), ["ok"]);
+        assert_eq!(d.dropped(), 1);
+    }
+
+    #[test]
+    fn memory_stays_bounded_and_oversized_events_are_dropped_whole() {
+        let mut d = Decoder::with_max_line(64);
+        // A line that never ends: fed far past the bound, nothing is held beyond it.
+        for _ in 0..1000 {
+            assert!(d.push(&[b'x'; 1024]).is_empty());
+            assert!(d.line.len() <= 64 && d.data.len() <= 64);
+        }
+        // Its end, then the blank line: the event is dropped, not delivered cut.
+        assert!(d.push(b"\n\n").is_empty());
+        assert_eq!(d.dropped(), 1);
+        // Many short data lines adding up past the bound: dropped whole, the data freed.
+        let mut d = Decoder::with_max_line(64);
+        for _ in 0..1000 {
+            assert!(d.push(b"data: 0123456789\n").is_empty());
+            assert!(d.data.len() <= 64);
+        }
+        assert!(d.push(b"data: tail\n\n").is_empty());
+        assert_eq!(d.dropped(), 1);
+        // A cut line inside an event poisons only that event.
+        assert!(d.push(b"data: a\ndata: 0123456789012345678901234567890123456789012345678901234567890123456789\n\n").is_empty());
+        assert_eq!(data(&d.push(b"data: {}\n\n")), ["{}"]);
+        assert_eq!(d.dropped(), 2);
+        let mut d = Decoder::with_max_line(8);
+        d.push(b"data: 0123456789");
+        assert!(
+            d.finish(),
+            "an unfinished oversized event is reported as dropped"
+        );
     }
 }

@@ -182,6 +182,34 @@ pub async fn raw_post(addr: SocketAddr, header_lines: &[&str], body: &str) -> (u
     (status, body)
 }
 
+/// Write `bytes` (a whole request, exactly as given) on a fresh connection and read until the
+/// server closes; `(status, body)` (status 0 when the reply is not HTTP).
+pub async fn raw(addr: SocketAddr, bytes: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(bytes).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(DEADLINE, stream.read_to_end(&mut out))
+        .await
+        .expect("raw reply within the deadline")
+        .unwrap();
+    split_reply(&out)
+}
+
+/// `(status, body)` of a whole HTTP/1.x reply as bytes.
+pub fn split_reply(out: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
 /// One SSE event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Event {

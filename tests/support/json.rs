@@ -78,3 +78,87 @@ pub fn tool_call(name: &str, caps: Value, extra: Value) -> Value {
     }
     params
 }
+
+/// Valid JSON beyond the parser's limits (nesting past 127, a number past `f64`, a lone
+/// surrogate escape) and integer ids past 64 bits, each as `(text, the raw id its one answer
+/// must carry, the error code or 0 for a result)`. `params_extra` is spliced into each request's
+/// `params` (e.g. a modern `_meta`, or empty).
+pub fn beyond_limits(params_extra: &str) -> Vec<(String, String, i64)> {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let long = "1234567890".repeat(4);
+    let p = |members: &str| {
+        if params_extra.is_empty() {
+            format!("{{{members}}}")
+        } else if members.is_empty() {
+            format!("{{{params_extra}}}")
+        } else {
+            format!("{{{members},{params_extra}}}")
+        }
+    };
+    vec![
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}}"#,
+                p(&format!(r#""a":{deep}"#))
+            ),
+            "1".into(),
+            -32600,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":{deep},"method":"ping"}}"#),
+            "null".into(),
+            -32700,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"s","method":"tools/list","params":{}}}"#,
+                p(r#""a":"\ud800""#)
+            ),
+            r#""s""#.into(),
+            -32600,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}}"#,
+                p(r#""n":1e999"#)
+            ),
+            "2".into(),
+            -32600,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{long},"method":"tools/list","params":{}}}"#,
+                p("")
+            ),
+            long.clone(),
+            0,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":-{long},"method":"tools/list","params":{}}}"#,
+                p("")
+            ),
+            format!("-{long}"),
+            0,
+        ),
+    ]
+}
+
+/// Check one answer (its raw text) to a [`beyond_limits`] case: exactly the id, and the code.
+pub fn check_limit_answer(text: &str, id: &str, code: i64) {
+    assert!(
+        text.contains(&format!(r#""id":{id},"#)),
+        "the answer must carry the id {id} exactly: {text}"
+    );
+    let v: Value = serde_json::from_str(text).unwrap();
+    if code == 0 {
+        assert!(v.get("result").is_some(), "{text}");
+    } else {
+        assert_eq!(v["error"]["code"], code, "{text}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("exceeds a limit of this parser") && message.contains("line 1 column"),
+            "the message names the limit and where: {message}"
+        );
+    }
+}

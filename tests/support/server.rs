@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use orkestrel_mcp::http::session::Clock;
 use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
-use orkestrel_mcp::native::http::serve;
+use orkestrel_mcp::native::http::{serve, serve_with, ServeOptions};
 use orkestrel_mcp::{McpServer, ServerOptions};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -51,12 +51,21 @@ impl TestServer {
 
 /// Start `server` behind an [`Endpoint`] with `options` (loopback policy).
 pub async fn start(server: McpServer, options: EndpointOptions) -> TestServer {
+    start_with(server, options, ServeOptions::default()).await
+}
+
+/// [`start`], admitting and closing connections by `serving` (the connection cap, lingering).
+pub async fn start_with(
+    server: McpServer,
+    options: EndpointOptions,
+    serving: ServeOptions,
+) -> TestServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let endpoint = Endpoint::new(server, options).unwrap();
     let service = endpoint.clone();
     let task = tokio::spawn(async move {
-        let _ = serve(listener, service, std::future::pending()).await;
+        let _ = serve_with(listener, service, std::future::pending(), serving).await;
     });
     TestServer {
         addr,

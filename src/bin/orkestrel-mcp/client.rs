@@ -12,6 +12,7 @@ use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use orkestrel_mcp::native::client::Target;
 use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http;
+use orkestrel_mcp::native::terminal::escape_controls_json;
 use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions, ToolRegistry};
 use serde_json::Value;
 
@@ -109,9 +110,9 @@ fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTra
         }
         Target::Command(argv) => {
             let (command, args) = argv.split_first().ok_or("an empty command")?;
-            Arc::new(StdioTransport::new(
-                StdioClientOptions::new(command).with_args(args.iter().cloned()),
-            ))
+            let mut options = StdioClientOptions::new(command).with_args(args.iter().cloned());
+            options.escape_stderr = true;
+            Arc::new(StdioTransport::new(options))
         }
     })
 }
@@ -133,7 +134,8 @@ async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, 
 
 fn print_json(value: &Value) -> Result<(), String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    println!("{text}");
+    // serde_json escapes C0 controls; DEL, C1 and bidi controls are escaped here.
+    println!("{}", escape_controls_json(&text));
     Ok(())
 }
 
@@ -181,8 +183,10 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
 /// sessions) and WebSocket on the same port and path, as `serve --http` serves ours.
 pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let (command, rest) = args.command.split_first().ok_or("an empty command")?;
+    let mut stdio = StdioClientOptions::new(command).with_args(rest.iter().cloned());
+    stdio.escape_stderr = true;
     let client = McpClient::new(
-        StdioTransport::new(StdioClientOptions::new(command).with_args(rest.iter().cloned())),
+        StdioTransport::new(stdio),
         client_options(args.timeout, args.era),
     );
     let gone = Arc::new(tokio::sync::Notify::new());
@@ -280,20 +284,23 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
     let tools = server.tools().len();
     let endpoint =
         Endpoint::new(server, EndpointOptions::for_bind(local)).map_err(|e| e.to_string())?;
+    let signal = super::shutdown_signal();
     tracing::info!(tools, "bridging {command}");
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path)",
         http::DEFAULT_MCP_PATH
     );
-    let stop_endpoint = endpoint.clone();
     let stop = async move {
         tokio::select! {
-            () = super::shutdown_signal() => {}
+            () = signal => {}
             () = gone.notified() => {}
         }
-        stop_endpoint.shutdown();
     };
-    let served = http::serve(listener, endpoint, stop).await;
+    let service = endpoint.clone();
+    let drain = orkestrel_mcp::native::shutdown::DEFAULT_DRAIN;
+    let served =
+        orkestrel_mcp::native::shutdown::serve_gracefully(listener, endpoint, service, stop, drain)
+            .await;
     client.disconnect().await;
     served.map_err(|e| e.to_string())?;
     let why = cause.lock().unwrap_or_else(|e| e.into_inner()).take();

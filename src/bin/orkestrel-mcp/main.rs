@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use orkestrel_mcp::native::endpoint::{cors_layer, Endpoint, EndpointOptions};
+use orkestrel_mcp::native::shutdown::serve_gracefully_with;
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
 use tracing_subscriber::EnvFilter;
@@ -67,6 +68,14 @@ struct ServeArgs {
     /// loopback bind.
     #[arg(long, value_name = "HOST", requires = "http")]
     allow_host: Vec<String>,
+    /// HTTP: open connections at most (HTTP, SSE and WebSocket alike); a new one beyond them
+    /// gets 503 at once, the open ones go on.
+    #[arg(long, value_name = "N", requires = "http", default_value_t = http::ServeOptions::default().max_connections, value_parser = clap::value_parser!(usize))]
+    max_connections: usize,
+    /// HTTP: on SIGTERM or Ctrl-C, how long calls in flight get to finish (seconds) before
+    /// WebSockets close with 1001 and SSE streams end.
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
+    drain: u64,
 }
 
 /// Run the command line; the exit code says whether it succeeded.
@@ -98,7 +107,11 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("orkestrel-mcp: {e}");
+            // Errors carry a peer's text (tool errors, server messages): never raw controls.
+            eprintln!(
+                "orkestrel-mcp: {}",
+                orkestrel_mcp::native::terminal::escape_controls(&e)
+            );
             ExitCode::FAILURE
         }
     }
@@ -135,6 +148,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             if args.stateless {
                 options.sessions = None;
             }
+            let drain = std::time::Duration::from_secs(args.drain);
+            if let Some(websocket) = &mut options.websocket {
+                websocket.drain = drain;
+            }
             if args.no_websocket {
                 options.websocket = None;
             }
@@ -151,6 +168,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                 options.security.allowed_hosts = Some(args.allow_host.clone());
             }
             let endpoint = Endpoint::new(server, options).map_err(|e| e.to_string())?;
+            let signal = shutdown_signal();
             tracing::info!(
                 "serving MCP at http://{local}{} (Streamable HTTP{}{})",
                 http::DEFAULT_MCP_PATH,
@@ -165,51 +183,63 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                     "; WebSocket ws://… on the same path"
                 },
             );
-            let stop = endpoint.clone();
-            let shutdown = async move {
-                shutdown_signal().await;
-                stop.shutdown();
+            let serving = http::ServeOptions {
+                max_connections: args.max_connections.max(1),
+                ..http::ServeOptions::default()
             };
             if args.cors.is_empty() {
-                http::serve(listener, endpoint, shutdown).await
+                let service = endpoint.clone();
+                serve_gracefully_with(listener, endpoint, service, signal, drain, serving).await
             } else {
                 let cors = cors_layer(&args.cors).map_err(|e| e.to_string())?;
-                let service = tower_layer::Layer::layer(&cors, endpoint);
-                http::serve(listener, service, shutdown).await
+                let service = tower_layer::Layer::layer(&cors, endpoint.clone());
+                serve_gracefully_with(listener, endpoint, service, signal, drain, serving).await
             }
             .map_err(|e| e.to_string())?;
             tracing::info!("shut down");
             Ok(())
         }
         None => {
+            let signal = shutdown_signal();
             tracing::info!("serving MCP over stdio");
             tokio::select! {
                 result = stdio::serve_stdio(server) => result.map_err(|e| format!("stdio: {e}")),
-                () = shutdown_signal() => Ok(()),
+                () = signal => Ok(()),
             }
         }
     }
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called (not
+/// when first polled), so call it before announcing that the server is up: a signal sent right
+/// after the announcement is then never lost.
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let wait = {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate()).ok();
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        async move {
+            let one = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = one(term) => {}
+                () = one(interrupt) => {}
             }
-            Err(_) => std::future::pending::<()>().await,
         }
     };
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    let wait = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    async move {
+        wait.await;
+        tracing::info!("shutdown requested");
     }
-    tracing::info!("shutdown requested");
 }

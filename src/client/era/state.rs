@@ -29,9 +29,9 @@ pub(super) struct EraInner {
     /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry in ms
     /// of the client's clock).
     pub(super) cache: HashMap<String, (Value, u64)>,
-    /// Open listen streams: listen request id → their notification channel.
-    pub(super) subscriptions:
-        HashMap<i64, futures::channel::mpsc::UnboundedSender<JsonRpcNotification>>,
+    /// Open listen streams: listen request id → their notification queue (bounded by
+    /// [`MAX_QUEUED_LISTEN_NOTIFICATIONS`]) and how many it dropped.
+    pub(super) subscriptions: HashMap<i64, (Queue, u64)>,
 }
 
 impl EraState {
@@ -43,12 +43,8 @@ impl EraState {
         self.lock().era
     }
 
-    pub(crate) fn subscribe(
-        &self,
-        id: i64,
-        tx: futures::channel::mpsc::UnboundedSender<JsonRpcNotification>,
-    ) {
-        self.lock().subscriptions.insert(id, tx);
+    pub(crate) fn subscribe(&self, id: i64, tx: Queue) {
+        self.lock().subscriptions.insert(id, (tx, 0));
     }
 
     pub(crate) fn unsubscribe(&self, id: i64) {
@@ -116,9 +112,24 @@ impl EraState {
         let Some(id) = id.and_then(Value::as_i64) else {
             return;
         };
-        let inner = self.lock();
-        if let Some(tx) = inner.subscriptions.get(&id) {
-            let _ = tx.unbounded_send(notification.clone());
+        let mut inner = self.lock();
+        if let Some((tx, dropped)) = inner.subscriptions.get_mut(&id) {
+            if let Err(e) = tx.try_send(notification.clone()) {
+                if e.is_full() {
+                    // A flood the application does not read: drop, count and say so (the
+                    // client's `on` listeners still saw it).
+                    *dropped += 1;
+                    if dropped.is_power_of_two() {
+                        tracing::warn!(
+                            subscription = id,
+                            dropped = *dropped,
+                            limit = MAX_QUEUED_LISTEN_NOTIFICATIONS,
+                            method = %notification.method,
+                            "mcp client: listen queue full (the subscription is not read); dropped notifications"
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -129,6 +140,15 @@ impl EraState {
             .flatten()
     }
 }
+
+/// The most notifications a listen subscription ([`McpClient::listen`](crate::client::McpClient::listen)) queues while
+/// the application does not read it: 1 024. Beyond it a notification is dropped from that queue
+/// (counted, logged as a warning with the count); `McpClient::on` listeners still see every one,
+/// as they run when it arrives.
+pub const MAX_QUEUED_LISTEN_NOTIFICATIONS: usize = 1024;
+
+/// A listen subscription's bounded queue.
+pub(crate) type Queue = futures::channel::mpsc::Sender<JsonRpcNotification>;
 
 /// The most cached results a client keeps (the cache is emptied when it is full).
 pub const MAX_CACHE_ENTRIES: usize = 256;
@@ -168,5 +188,29 @@ mod tests {
             "notifications/tools/list_changed",
         ));
         assert_eq!(state.cached("tools/list {}", Some(1)), None);
+    }
+
+    #[test]
+    fn a_notification_flood_on_an_unread_subscription_is_bounded() {
+        let state = EraState::default();
+        let (tx, mut rx) = futures::channel::mpsc::channel(MAX_QUEUED_LISTEN_NOTIFICATIONS - 1);
+        state.subscribe(7, tx);
+        let flood = MAX_QUEUED_LISTEN_NOTIFICATIONS + 100;
+        for i in 0..flood {
+            let meta = json!({ "_meta": { crate::era::META_SUBSCRIPTION_ID: 7 }, "n": i });
+            state.route(&JsonRpcNotification::new("notifications/message").with_params(meta));
+        }
+        assert_eq!(
+            state.lock().subscriptions[&7].1,
+            100,
+            "the overflow is counted"
+        );
+        let mut queued = Vec::new();
+        while let Ok(n) = rx.try_recv() {
+            queued.push(n.params.unwrap()["n"].as_u64().unwrap());
+        }
+        // The first ones are kept, in order; the newest were dropped.
+        let expected: Vec<u64> = (0..MAX_QUEUED_LISTEN_NOTIFICATIONS as u64).collect();
+        assert_eq!(queued, expected);
     }
 }

@@ -112,9 +112,14 @@ impl Listen {
                     self.events
                         .push_back(match serde_json::from_str::<Value>(&event.data) {
                             Ok(value) => Event::Message(value),
-                            Err(e) => Event::Problem(format!(
-                                "skipped an SSE event that is not JSON: {e}"
-                            )),
+                            Err(e) => match crate::client::unreadable(event.data.as_bytes()) {
+                                // A reply the client cannot read still fails its request.
+                                crate::client::Unreadable::Response(value) => Event::Message(value),
+                                crate::client::Unreadable::Request(_, problem)
+                                | crate::client::Unreadable::Skip(problem) => {
+                                    Event::Problem(format!("skipped an SSE event that is not JSON or exceeds a parser limit: {e}{}", if problem.is_empty() { String::new() } else { format!(" ({problem})") }))
+                                }
+                            },
                         });
                 }
                 Step::Read

@@ -11,7 +11,7 @@ use super::{
     Challenge, Endpoint, Event, Input, Outgoing, Step, DEFAULT_RECONNECT_MS, MAX_REPLY_BYTES,
     MAX_RESUMES, MAX_RESUME_WAIT_MS,
 };
-use crate::client::ClientError;
+use crate::client::{unreadable, ClientError, Unreadable};
 use crate::http::headers::{
     AUTHORIZATION, CONTENT_TYPE, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, WWW_AUTHENTICATE,
 };
@@ -305,6 +305,12 @@ impl Exchange {
             }
         }
         if status == 202 {
+            // Accepted: right for a notification or a response, but a request's answer must
+            // carry its response (JSON or an event stream); waiting on would only time out.
+            if let Some(id) = &self.request_id {
+                let text = format!("HTTP 202 Accepted carries no response to request {id}");
+                return self.fail(&text);
+            }
             return self.finish(Ok(()));
         }
         if self.modern && !success {
@@ -399,9 +405,24 @@ impl Exchange {
                         return self.finish(Ok(()));
                     }
                 }
-                Err(e) => self.events.push_back(Event::Problem(format!(
-                    "skipped an SSE event that is not JSON: {e}"
-                ))),
+                Err(e) => match unreadable(event.data.as_bytes()) {
+                    // An answer the client cannot read still ends the wait, as an error.
+                    Unreadable::Response(value) => {
+                        let done = self
+                            .request_id
+                            .as_ref()
+                            .is_some_and(|id| answers(&value, id));
+                        self.events.push_back(Event::Message(value));
+                        if done {
+                            return self.finish(Ok(()));
+                        }
+                    }
+                    Unreadable::Request(_, problem) | Unreadable::Skip(problem) => {
+                        self.events.push_back(Event::Problem(format!(
+                            "skipped an SSE event that is not JSON or exceeds a parser limit: {e}{}", if problem.is_empty() { String::new() } else { format!(" ({problem})") }
+                        )))
+                    }
+                },
             }
         }
         self.phase = Phase::Stream;

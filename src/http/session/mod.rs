@@ -328,6 +328,22 @@ impl Session {
         }
     }
 
+    /// End, with a `retry` field, every live connection that carries no unanswered request
+    /// (the standalone stream, a replay of an answered one), keeping the session and the
+    /// request streams (the start of a graceful shutdown: their answers still come).
+    pub fn disconnect_idle(&self) {
+        let mut state = self.lock();
+        let idle: Vec<u64> = (state.sinks.keys())
+            .filter(|stream| !state.open.contains(stream))
+            .copied()
+            .collect();
+        for stream in idle {
+            if let Some(sink) = state.sinks.remove(&stream) {
+                let _ = sink.tx.unbounded_send(sse::encode_retry(self.retry_ms));
+            }
+        }
+    }
+
     /// Whether the session has ended.
     pub fn is_closed(&self) -> bool {
         self.lock().closed

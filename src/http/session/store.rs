@@ -175,6 +175,15 @@ impl SessionStore {
         }
     }
 
+    /// [`Session::disconnect_idle`] on every session: streams with no request in flight end
+    /// (the start of a graceful shutdown; the request streams end with their answers).
+    pub fn disconnect_idle(&self) {
+        let sessions: Vec<_> = self.lock().values().cloned().collect();
+        for session in sessions {
+            session.disconnect_idle();
+        }
+    }
+
     /// The number of sessions held (including idle ones not yet evicted).
     pub fn len(&self) -> usize {
         self.lock().len()

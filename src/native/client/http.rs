@@ -10,8 +10,8 @@
 //! task. Once `notifications/initialized` is accepted, a background task drives the
 //! [`Listen`](crate::http::exchange::Listen) machine (the server's `GET` stream; `send` returns
 //! once it is answered, within [`LISTEN_ARM_TIMEOUT`](crate::http::exchange::LISTEN_ARM_TIMEOUT));
-//! `close` stops it and sends the session's
-//! `DELETE` (bounded by [`CLOSE_TIMEOUT`](crate::http::exchange::CLOSE_TIMEOUT)).
+//! `close` stops it, lets the answers already on their way finish, then sends the session's
+//! `DELETE` (each bounded by [`CLOSE_TIMEOUT`](crate::http::exchange::CLOSE_TIMEOUT)).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -83,6 +83,9 @@ struct Shared {
     authorizer: Mutex<Option<Arc<dyn Authorizer>>>,
     sink: Mutex<Option<TransportSink>>,
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The `POST`s carrying the transport's own answers to server messages (a `ping`'s result,
+    /// an error): `close` waits for them, at most `CLOSE_TIMEOUT`, before its `DELETE`.
+    replies: Mutex<tokio::task::JoinSet<()>>,
 }
 
 /// A Streamable HTTP [`ClientTransport`] (seed `HTTPClientTransport`). Cheap to share.
@@ -147,7 +150,11 @@ impl HttpTransport {
             HeaderValue::from_str(value)
                 .map_err(|e| bad(format!("bad value for header {name}: {e}")))?;
         }
-        let client = Client::builder(TokioExecutor::new()).build(connector());
+        // Bounded response heads (see `native::http::MAX_HEAD_BYTES`).
+        let client = Client::builder(TokioExecutor::new())
+            .http1_max_buf_size(crate::native::http::MAX_HEAD_BYTES)
+            .http1_max_headers(crate::native::http::MAX_HEADERS)
+            .build(connector());
         let endpoint = Endpoint::new(options.url, options.headers, options.timeout);
         Ok(HttpTransport {
             shared: Arc::new(Shared {
@@ -157,6 +164,7 @@ impl HttpTransport {
                 authorizer: Mutex::new(None),
                 sink: Mutex::new(None),
                 listener: Mutex::new(None),
+                replies: Mutex::new(tokio::task::JoinSet::new()),
             }),
         })
     }
@@ -205,9 +213,11 @@ impl Shared {
         match event {
             Event::Message(value) => {
                 let Some(sink) = self.sink() else { return };
+                let mut replies = lock(&self.replies);
+                while replies.try_join_next().is_some() {}
                 for reply in sink.receive(value) {
                     let shared = self.clone();
-                    tokio::spawn(async move {
+                    replies.spawn(async move {
                         if let Err(e) = shared.exchange(reply, None).await {
                             shared.report(format!("could not answer the server: {e}"));
                         }
@@ -365,6 +375,15 @@ impl ClientTransport for HttpTransport {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.shared.stop_listening();
+            // Answers already on their way go out before the session ends (bounded).
+            let mut replies = std::mem::take(&mut *lock(&self.shared.replies));
+            let written = async { while replies.join_next().await.is_some() {} };
+            if tokio::time::timeout(exchange::CLOSE_TIMEOUT, written)
+                .await
+                .is_err()
+            {
+                tracing::debug!("http client: answers to the server still unsent at close");
+            }
             lock(&self.shared.sink).take();
             let Some(delete) = lock(&self.shared.endpoint).close() else {
                 return;

@@ -3,14 +3,22 @@
 //! its stdin/stdout.
 //!
 //! - `env`: when given, it **replaces** the parent's environment (spawn semantics).
-//! - stderr stays visible (copied to ours verbatim) and its last lines are remembered for error
-//!   messages ([`StdioTransport::stderr_tail`]).
+//! - stderr stays visible (copied to ours verbatim, or with control characters escaped under
+//!   [`StdioClientOptions::escape_stderr`]) and its last lines are remembered for error
+//!   messages ([`StdioTransport::stderr_tail`]). Memory stays bounded whatever the child writes:
+//!   a line longer than [`StdioClientOptions::max_stderr_line_bytes`] is still copied, in pieces,
+//!   but remembered cut (marked `… (cut at N bytes)`), with a warning in the log.
 //! - stdout is framed by the core [`LineDecoder`]: CRLF and a leading BOM are stripped, blank
 //!   lines skipped, and a line that is not JSON is reported as a client `error` event and skipped.
 //! - The child's exit (stdout EOF) closes the transport: every pending request fails at once
 //!   with the exit status and the stderr tail.
-//! - `close`: close stdin, wait up to [`StdioClientOptions::grace`], then SIGTERM, wait again,
-//!   then SIGKILL. A supervisor task always awaits the child, so no zombie is left.
+//! - The child runs in a process group of its own (Unix), so whatever it starts (a shell's
+//!   children, a wrapper's server) is ended with it and no grandchild is orphaned.
+//! - `close`: close stdin, wait up to [`StdioClientOptions::grace`], then SIGTERM the child's
+//!   process group, wait again, then SIGKILL it. Once the child has exited, members of its group
+//!   still alive get the same: SIGTERM, [`StdioClientOptions::grace`], SIGKILL. Dropped without
+//!   `close`, the transport does the group part in the background (on the tokio runtime, when
+//!   one is running). A supervisor task always awaits the child, so no zombie is left.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -30,6 +38,9 @@ use crate::BoxFuture;
 
 /// How many stderr lines are remembered by default.
 pub const DEFAULT_STDERR_LINES: usize = 20;
+/// The longest stderr line kept whole by default: 8 KiB (longer lines are copied in pieces and
+/// remembered cut).
+pub const DEFAULT_MAX_STDERR_LINE_BYTES: usize = 8 * 1024;
 /// How long `close` waits after each step (stdin closed, SIGTERM) by default: 2 000 ms.
 pub const DEFAULT_CLOSE_GRACE_MS: u64 = 2_000;
 
@@ -48,7 +59,15 @@ pub struct StdioClientOptions {
     pub stderr_lines: usize,
     /// Whether the child's stderr is copied to ours (default `true`).
     pub forward_stderr: bool,
-    /// How long `close` waits after closing stdin and after SIGTERM (default 2 000 ms).
+    /// Whether control characters in the copied stderr are escaped (`\u{1b}`, see
+    /// [`escape_controls`](crate::native::terminal::escape_controls)) instead of copied raw
+    /// (default `false`; the `orkestrel-mcp` CLI sets it).
+    pub escape_stderr: bool,
+    /// The longest stderr line kept whole, in bytes (default
+    /// [`DEFAULT_MAX_STDERR_LINE_BYTES`]; at least 1): the bound on what a child's stderr costs.
+    pub max_stderr_line_bytes: usize,
+    /// How long `close` waits after closing stdin and after SIGTERM (default 2 000 ms), and
+    /// how long what is left of the child's process group gets between SIGTERM and SIGKILL.
     pub grace: Duration,
 }
 
@@ -62,6 +81,8 @@ impl StdioClientOptions {
             cwd: None,
             stderr_lines: DEFAULT_STDERR_LINES,
             forward_stderr: true,
+            escape_stderr: false,
+            max_stderr_line_bytes: DEFAULT_MAX_STDERR_LINE_BYTES,
             grace: Duration::from_millis(DEFAULT_CLOSE_GRACE_MS),
         }
     }
@@ -143,6 +164,9 @@ impl StdioTransport {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group (id = its pid): signals reach everything it starts.
+        #[cfg(unix)]
+        command.process_group(0);
         if let Some(env) = &o.env {
             command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
         }
@@ -160,8 +184,12 @@ impl StdioTransport {
         let stderr_task = tokio::spawn(copy_stderr(
             stderr,
             self.tail.clone(),
-            o.stderr_lines,
-            o.forward_stderr,
+            StderrCopy {
+                keep: o.stderr_lines,
+                forward: o.forward_stderr,
+                escape: o.escape_stderr,
+                max_line: o.max_stderr_line_bytes.max(1),
+            },
         ));
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(async move {
@@ -198,6 +226,7 @@ impl StdioTransport {
                 }
             }
         }
+        end_group(running.pid, grace).await;
         running.reader.abort();
     }
 }
@@ -218,13 +247,14 @@ fn signal(pid: Option<u32>, exit: &watch::Receiver<Option<ExitStatus>>, which: S
     }
     #[cfg(unix)]
     {
-        use nix::sys::signal::{kill, Signal as S};
+        use nix::sys::signal::{killpg, Signal as S};
         let Ok(raw) = i32::try_from(pid) else { return };
         let sig = match which {
             Signal::Term => S::SIGTERM,
             Signal::Kill => S::SIGKILL,
         };
-        if let Err(e) = kill(nix::unistd::Pid::from_raw(raw), sig) {
+        // The child leads its own group (see `spawn`): signal all of it.
+        if let Err(e) = killpg(nix::unistd::Pid::from_raw(raw), sig) {
             tracing::debug!(pid, error = %e, "stdio client: kill failed");
         }
     }
@@ -236,6 +266,39 @@ fn signal(pid: Option<u32>, exit: &watch::Receiver<Option<ExitStatus>>, which: S
             "stdio client: signals are not supported on this platform"
         );
     }
+}
+
+/// How often [`end_group`] looks whether the group is gone.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// After the child exited: end what is left of its process group (its own children) —
+/// SIGTERM, up to `grace` for them to go, then SIGKILL.
+async fn end_group(pid: Option<u32>, grace: Duration) {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{killpg, Signal as S};
+        let Some(raw) = pid.and_then(|p| i32::try_from(p).ok()) else {
+            return;
+        };
+        let group = nix::unistd::Pid::from_raw(raw);
+        // Signal "none" only asks whether any member is left.
+        let alive = || killpg(group, None).is_ok();
+        if !alive() {
+            return;
+        }
+        tracing::debug!(pid = raw, "stdio client: ending the child's process group");
+        let _ = killpg(group, S::SIGTERM);
+        let gone = async {
+            while alive() {
+                tokio::time::sleep(GROUP_POLL).await;
+            }
+        };
+        if tokio::time::timeout(grace, gone).await.is_err() {
+            let _ = killpg(group, S::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (pid, grace);
 }
 
 /// Wait until the child has exited, up to `limit`; `true` when it has.
@@ -264,34 +327,90 @@ fn describe_exit(status: Option<ExitStatus>, tail: &Mutex<VecDeque<String>>) -> 
     cause
 }
 
+struct StderrCopy {
+    keep: usize,
+    forward: bool,
+    escape: bool,
+    max_line: usize,
+}
+
+/// Copy the child's stderr a line at a time (at most `max_line` bytes held), remembering the
+/// last `keep` lines.
 async fn copy_stderr(
     stderr: Option<tokio::process::ChildStderr>,
     tail: Arc<Mutex<VecDeque<String>>>,
-    keep: usize,
-    forward: bool,
+    how: StderrCopy,
 ) {
     let Some(stderr) = stderr else { return };
     let mut reader = BufReader::new(stderr);
     let mut out = tokio::io::stderr();
     let mut line = Vec::new();
+    // The current line passed `max_line`: its rest is copied, not remembered.
+    let mut cut = false;
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if forward {
-            let _ = out.write_all(&line).await;
-            let _ = out.flush().await;
-        }
-        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
-        if !text.is_empty() && keep > 0 {
-            let mut tail = lock(&tail);
-            if tail.len() == keep {
-                tail.pop_front();
+        let (take, ends) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => {
+                let room = how.max_line - line.len();
+                let window = &buf[..buf.len().min(room)];
+                let (take, ends) = match window.iter().position(|&b| b == b'\n') {
+                    Some(i) => (i + 1, true),
+                    None => (window.len(), false),
+                };
+                line.extend_from_slice(&window[..take]);
+                (take, ends)
             }
-            tail.push_back(text);
+        };
+        reader.consume(take);
+        if !ends && line.len() < how.max_line {
+            continue;
         }
+        emit(&mut out, &tail, &how, &line, cut, ends).await;
+        cut = !ends;
+        line.clear();
+    }
+    if !line.is_empty() {
+        emit(&mut out, &tail, &how, &line, cut, true).await;
+    }
+}
+
+/// Copy one line (or a `max_line` piece of a longer one) and remember it unless it continues a
+/// line already remembered cut.
+async fn emit(
+    out: &mut tokio::io::Stderr,
+    tail: &Mutex<VecDeque<String>>,
+    how: &StderrCopy,
+    line: &[u8],
+    continues: bool,
+    ends: bool,
+) {
+    if how.forward {
+        let _ = if how.escape {
+            let text = String::from_utf8_lossy(line);
+            out.write_all(crate::native::terminal::escape_controls(&text).as_bytes())
+                .await
+        } else {
+            out.write_all(line).await
+        };
+        let _ = out.flush().await;
+    }
+    if continues || how.keep == 0 {
+        return;
+    }
+    let mut text = String::from_utf8_lossy(line).trim_end().to_owned();
+    if !ends {
+        tracing::warn!(
+            max_bytes = how.max_line,
+            "stdio client: the child wrote a stderr line longer than the bound; it is remembered cut"
+        );
+        text.push_str(&format!(" … (cut at {} bytes)", how.max_line));
+    }
+    if !text.is_empty() {
+        let mut tail = lock(tail);
+        if tail.len() == how.keep {
+            tail.pop_front();
+        }
+        tail.push_back(text);
     }
 }
 
@@ -359,12 +478,18 @@ async fn on_frame(frame: Frame, sink: &TransportSink, stdin: &Stdin) {
 }
 
 impl Drop for StdioTransport {
-    /// Dropped without `close`: ask a still-running child to stop (SIGTERM); the supervisor task
-    /// still reaps it.
+    /// Dropped without `close`: ask a still-running child and its process group to stop
+    /// (SIGTERM; SIGKILL for what is left after the grace period); the supervisor task still
+    /// reaps the child.
     fn drop(&mut self) {
         if let Some(running) = self.running.get_mut().take() {
             signal(running.pid, &running.exit, Signal::Term);
             running.reader.abort();
+            // The rest of the group: SIGTERM, the grace period, SIGKILL (in the background).
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let (pid, grace) = (running.pid, self.options.grace);
+                runtime.spawn(end_group(pid, grace));
+            }
         }
     }
 }

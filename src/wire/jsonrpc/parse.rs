@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
-    JSONRPC_VERSION,
+    scan, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,
+    RequestId, JSONRPC_VERSION,
 };
 
 /// Why a value is not a valid JSON-RPC message, with the response it deserves.
@@ -21,6 +21,10 @@ pub struct InvalidMessage {
     /// `false` when the message had a `method` and no `id` member: a (broken) notification, which
     /// JSON-RPC forbids answering. The error is then only logged.
     pub reply: bool,
+    /// The text is not JSON at all (see [`InvalidMessage::is_not_json`]).
+    not_json: bool,
+    /// Shaped like a response (see [`InvalidMessage::is_response`]).
+    response: bool,
 }
 
 impl InvalidMessage {
@@ -29,7 +33,23 @@ impl InvalidMessage {
             id,
             error,
             reply: true,
+            not_json: false,
+            response: false,
         }
+    }
+
+    /// `true` when the message was shaped like a response (an `id` member and no `method`): a
+    /// client fails the pending request with that id instead of answering.
+    pub fn is_response(&self) -> bool {
+        self.response
+    }
+
+    /// `true` when the text is not JSON at all (not UTF-8, or outside the RFC 8259 grammar): a
+    /// `-32700` that a host may skip instead of answering (e.g. a log line on stdio). Valid JSON
+    /// that exceeds a parser limit is never "not JSON": it is answered (`-32600` with its id when
+    /// the id is readable, `-32700` otherwise).
+    pub fn is_not_json(&self) -> bool {
+        self.not_json
     }
 
     /// The error response to send, or `None` for a broken notification.
@@ -72,6 +92,12 @@ impl JsonRpcMessage {
     /// # Errors
     /// [`InvalidMessage`] with the code and the id to answer with.
     pub fn from_value(value: Value) -> Result<JsonRpcMessage, InvalidMessage> {
+        Self::classify(value, None)
+    }
+
+    /// [`JsonRpcMessage::from_value`] over the value parsed from `text`, when there is one: an
+    /// integer `id` that the value holds only as an `f64` is then read exactly from the text.
+    fn classify(value: Value, text: Option<&[u8]>) -> Result<JsonRpcMessage, InvalidMessage> {
         let mut map = match value {
             Value::Object(map) => map,
             Value::Array(_) => {
@@ -95,6 +121,8 @@ impl JsonRpcMessage {
                     id: None,
                     error,
                     reply: false,
+                    not_json: false,
+                    response: false,
                 };
                 check_version(&map).map_err(bad)?;
                 let method = match map.remove("method") {
@@ -112,12 +140,17 @@ impl JsonRpcMessage {
                 }));
             }
             None => None,
-            Some(raw) => match RequestId::from_value(raw) {
+            Some(raw) => match RequestId::from_value(raw).or_else(|| exact_id(raw, text)) {
                 Some(id) => Some(id),
                 None if raw.is_null() && !has_method => None,
                 None => {
                     let what = if raw.is_null() {
                         r#""id" must not be null on a request"#
+                    } else if raw
+                        .as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18)
+                    {
+                        r#""id" is an integer beyond 64 bits, which a parsed JSON value holds only rounded: parse the message from its text"#
                     } else {
                         r#""id" must be a string or an integer"#
                     };
@@ -156,48 +189,148 @@ impl JsonRpcMessage {
                 ErrorObject::invalid_request(r#"neither "method" nor "id""#),
             ));
         }
+        let as_response = |invalid: InvalidMessage| InvalidMessage {
+            response: true,
+            ..invalid
+        };
         let result = map.remove("result");
         let error = map.remove("error");
         let payload = match (result, error) {
             (Some(result), None) => Ok(result),
             (None, Some(error)) => Err(ErrorObject::from_value(error).ok_or_else(|| {
-                InvalidMessage::new(
+                as_response(InvalidMessage::new(
                     id.clone(),
                     ErrorObject::invalid_request(
                         r#"bad error object: needs an integer "code" and a string "message""#,
                     ),
-                )
+                ))
             })?),
             (Some(_), Some(_)) => {
-                return Err(InvalidMessage::new(
+                return Err(as_response(InvalidMessage::new(
                     id,
                     ErrorObject::invalid_request(r#"a response has both "result" and "error""#),
-                ))
+                )))
             }
             (None, None) => {
-                return Err(InvalidMessage::new(
+                return Err(as_response(InvalidMessage::new(
                     id,
                     ErrorObject::invalid_request(r#"a response needs "result" or "error""#),
-                ))
+                )))
             }
         };
         Ok(JsonRpcMessage::Response(JsonRpcResponse { id, payload }))
     }
 
-    /// Parse message text: `-32700` when it is not JSON, else [`JsonRpcMessage::from_value`].
+    /// Parse message text: `-32700` when it is not JSON, else [`JsonRpcMessage::from_value`],
+    /// with an integer `id` of any length read exactly from the text.
+    ///
+    /// Valid JSON that exceeds a limit of the parser — nesting deeper than
+    /// [`MAX_DEPTH`](super::MAX_DEPTH), a number beyond the range of an `f64`, a lone UTF-16
+    /// surrogate escape — is still answered: `-32600` with its id when the top-level `id` is
+    /// readable, `-32700` with id `null` otherwise, and never answered when it is a notification
+    /// (a `method` and no `id`). The message names the limit and its line and column.
     ///
     /// # Errors
-    /// [`InvalidMessage`] as above; a parse failure carries id `null` and `-32700`.
+    /// [`InvalidMessage`] as above; text that is not JSON carries id `null` and `-32700`
+    /// ([`InvalidMessage::is_not_json`]).
     pub fn from_slice(bytes: &[u8]) -> Result<JsonRpcMessage, InvalidMessage> {
-        let value: Value = serde_json::from_slice(bytes)
-            .map_err(|e| InvalidMessage::new(None, ErrorObject::parse_error(e)))?;
-        JsonRpcMessage::from_value(value)
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => Self::classify(value, Some(bytes)),
+            Err(e) => beyond_limits(bytes, &e),
+        }
+    }
+
+    /// The same message answering to `id` (a request's or a response's; a notification has none).
+    fn with_id(self, id: RequestId) -> JsonRpcMessage {
+        match self {
+            JsonRpcMessage::Request(r) => JsonRpcMessage::Request(JsonRpcRequest { id, ..r }),
+            JsonRpcMessage::Response(r) => {
+                JsonRpcMessage::Response(JsonRpcResponse { id: Some(id), ..r })
+            }
+            other => other,
+        }
     }
 
     /// Serialize to a JSON string (never fails: every member is plain JSON).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("JSON-RPC messages always serialize")
     }
+}
+
+/// The exact id of an integer `id` member that `serde_json` read as an `f64` (beyond `u64`, or
+/// `-0`): its raw text, from the one scan this slow path needs.
+fn exact_id(raw: &Value, text: Option<&[u8]>) -> Option<RequestId> {
+    if !raw.is_f64() {
+        return None;
+    }
+    let text = std::str::from_utf8(text?).ok()?;
+    RequestId::from_integer_text(scan::outline(text)?.id?)
+}
+
+/// The id in the raw text of an `id` member, when it is a valid id.
+fn read_id(raw: &str) -> Option<RequestId> {
+    if raw.starts_with('"') {
+        serde_json::from_str::<String>(raw)
+            .ok()
+            .map(RequestId::String)
+    } else {
+        RequestId::from_integer_text(raw)
+    }
+}
+
+/// The answer to text `serde_json` refused: `-32700` when it is not JSON, else (valid JSON beyond
+/// a parser limit) the error the module docs give, naming the limit.
+fn beyond_limits(
+    bytes: &[u8],
+    error: &serde_json::Error,
+) -> Result<JsonRpcMessage, InvalidMessage> {
+    let outline = std::str::from_utf8(bytes).ok().and_then(scan::outline);
+    let Some(outline) = outline else {
+        return Err(InvalidMessage {
+            not_json: true,
+            ..InvalidMessage::new(None, ErrorObject::parse_error(error))
+        });
+    };
+    if let Some(raw) = outline
+        .id
+        .filter(|raw| raw.parse::<f64>().is_ok_and(f64::is_infinite))
+    {
+        // An integer id too long even for an `f64` (over 308 digits): read the message with a
+        // stand-in id, then put the exact one back.
+        if let Some(id @ RequestId::Integer(_)) = RequestId::from_integer_text(raw) {
+            let text = std::str::from_utf8(bytes).unwrap_or_default();
+            let at = raw.as_ptr() as usize - text.as_ptr() as usize;
+            let stand_in = format!("{}0{}", &text[..at], &text[at + raw.len()..]);
+            return match JsonRpcMessage::from_slice(stand_in.as_bytes()) {
+                Ok(message) => Ok(message.with_id(id)),
+                Err(mut invalid) => {
+                    if invalid.id.is_some() {
+                        invalid.id = Some(id);
+                    }
+                    Err(invalid)
+                }
+            };
+        }
+    }
+    let what = outline
+        .limit
+        .as_ref()
+        .map_or_else(|| error.to_string(), ToString::to_string);
+    let detail = format!("the message is valid JSON but exceeds a limit of this parser: {what}");
+    if outline.object && outline.has_method && outline.id.is_none() {
+        return Err(InvalidMessage {
+            reply: false,
+            ..InvalidMessage::new(None, ErrorObject::invalid_request(detail))
+        });
+    }
+    let invalid = match outline.id.and_then(read_id) {
+        Some(id) => InvalidMessage::new(Some(id), ErrorObject::invalid_request(detail)),
+        None => InvalidMessage::new(None, ErrorObject::parse_error(detail)),
+    };
+    Err(InvalidMessage {
+        response: outline.object && !outline.has_method && outline.id.is_some(),
+        ..invalid
+    })
 }
 
 impl<'de> Deserialize<'de> for JsonRpcMessage {

@@ -166,6 +166,24 @@ fn a_body_over_the_limit_fails_the_exchange() {
 }
 
 #[test]
+fn accepted_to_a_request_fails_it_at_once() {
+    let mut ep = endpoint();
+    let ping = request(4, "ping");
+    let mut ex = ep.exchange(&ping, None);
+    ex.start();
+    let result = done(ex.handle(Input::Response {
+        status: 202,
+        headers: &[],
+    }));
+    match result {
+        Err(ClientError::Transport(text)) => {
+            assert!(text.contains("202") && text.contains('4'), "{text}")
+        }
+        other => panic!("a 202 to a request: {other:?}"),
+    }
+}
+
+#[test]
 fn accepted_is_done_and_an_empty_answer_to_a_notification_is_fine() {
     let mut ep = endpoint();
     let note = JsonRpcMessage::Notification(JsonRpcNotification::new("notifications/initialized"));

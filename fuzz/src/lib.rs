@@ -1,0 +1,288 @@
+//! Shared pieces of the fuzz targets: one server with a few tools, a resource and a prompt, and
+//! the JSON-RPC oracle (what answer a message deserves, read from the raw JSON with no help from
+//! the library) that the targets check the library's answers against.
+
+use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
+use orkestrel_mcp::primitives::resources::Resource;
+use orkestrel_mcp::protocol::Content;
+use orkestrel_mcp::server::Completion;
+use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+use serde_json::{json, Map, Value};
+
+/// A server with tools (`echo`, `add`, `fail`, `progress`, `ask`), a text resource, a prompt,
+/// logging, a completer and pages of two items (so cursors are exercised).
+pub fn server() -> McpServer {
+    let options = ServerOptions::new("fuzz", "1")
+        .with_logging()
+        .with_page_size(2)
+        .with_instructions("fuzzing")
+        .with_completer(|_params, _ctx| async {
+            Ok(Completion {
+                values: vec!["a".into(), "b".into()],
+                total: Some(2),
+                has_more: Some(false),
+            })
+        });
+    let server = McpServer::new(options);
+    let object = json!({ "type": "object" });
+    server.tools().add(
+        Tool::from_json(
+            "echo",
+            object.clone(),
+            |args: Map<String, Value>, _ctx| async move {
+                Ok::<_, String>(match args.get("text") {
+                    Some(Value::String(s)) => s.clone(),
+                    other => serde_json::to_string(&other).unwrap_or_default(),
+                })
+            },
+        )
+        .with_description("echoes `text`"),
+    );
+    server.tools().add(Tool::from_json(
+        "add",
+        object.clone(),
+        |args: Map<String, Value>, _ctx| async move {
+            let x = args.get("x").and_then(Value::as_f64).unwrap_or(0.0);
+            let y = args.get("y").and_then(Value::as_f64).unwrap_or(0.0);
+            Ok::<_, String>(orkestrel_mcp::Json(json!({ "sum": x + y })))
+        },
+    ));
+    server.tools().add(Tool::from_json(
+        "fail",
+        object.clone(),
+        |_args: Map<String, Value>, _ctx| async move { Err::<String, _>("boom") },
+    ));
+    server.tools().add(Tool::from_json(
+        "progress",
+        object.clone(),
+        |_args: Map<String, Value>, ctx: orkestrel_mcp::RequestContext| async move {
+            ctx.progress(0.5, Some(1.0), Some("half"));
+            ctx.log(
+                orkestrel_mcp::server::context::LogLevel::Info,
+                Some("fuzz"),
+                json!("working"),
+            );
+            Ok::<_, String>("done")
+        },
+    ));
+    // Asks the client (a server→client request on the handshake wire, an input-required round
+    // on the modern one).
+    server.tools().add(Tool::from_json(
+        "ask",
+        object,
+        |_args: Map<String, Value>, ctx: orkestrel_mcp::RequestContext| async move {
+            let answer = ctx
+                .input(
+                    "q",
+                    "elicitation/create",
+                    json!({ "message": "name?", "requestedSchema": { "type": "object", "properties": {} } }),
+                )
+                .await
+                .map_err(|e| e.message)?;
+            Ok::<_, String>(answer.to_string())
+        },
+    ));
+    server
+        .resources()
+        .add(Resource::text("mem://a", "a", "text/plain", "alpha"));
+    server
+        .resources()
+        .add(Resource::text("mem://b", "b", "text/plain", "beta"));
+    server.prompts().add(
+        Prompt::new("greet", |args: Map<String, Value>, _ctx| async move {
+            let who = args.get("who").and_then(Value::as_str).unwrap_or("you");
+            Ok(GetPromptResult {
+                description: None,
+                messages: vec![PromptMessage {
+                    role: Role::User,
+                    content: Content::text(format!("hello {who}")),
+                }],
+            })
+        })
+        .with_argument("who", "whom to greet", false),
+    );
+    server
+}
+
+/// The answer a message deserves, by JSON-RPC 2.0 alone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expect {
+    /// No answer: a notification (even a broken one), or a valid response.
+    Nothing,
+    /// Exactly one answer carrying this id (`null` when none can be read); `parse` when the
+    /// text is not JSON (the error is then `-32700`).
+    Reply { id: Value, parse: bool },
+}
+
+/// A readable request id: a string, or an integer that fits `i64`.
+// When integer ids beyond i64 are echoed (issue 16, item 2), widen this to every integer.
+pub fn readable_id(value: &Value) -> bool {
+    match value {
+        Value::String(_) => true,
+        Value::Number(n) => n.as_i64().is_some(),
+        _ => false,
+    }
+}
+
+/// A valid response object (`jsonrpc` `"2.0"`, exactly one of `result` or a valid `error`).
+fn valid_response(map: &Map<String, Value>) -> bool {
+    if map.get("jsonrpc") != Some(&json!("2.0")) {
+        return false;
+    }
+    match (map.get("result"), map.get("error")) {
+        (Some(_), None) => true,
+        (None, Some(Value::Object(e))) => {
+            e.get("code")
+                .and_then(Value::as_i64)
+                .is_some_and(|c| i32::try_from(c).is_ok())
+                && e.get("message").is_some_and(Value::is_string)
+        }
+        _ => false,
+    }
+}
+
+/// What `bytes` (one message) deserves.
+pub fn expect(bytes: &[u8]) -> Expect {
+    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+        return Expect::Reply {
+            id: Value::Null,
+            parse: true,
+        };
+    };
+    let null = Expect::Reply {
+        id: Value::Null,
+        parse: false,
+    };
+    let Value::Object(map) = value else {
+        return null;
+    };
+    let has_method = map.contains_key("method");
+    match map.get("id") {
+        None if has_method => Expect::Nothing,
+        None => null,
+        Some(id) if has_method => Expect::Reply {
+            id: if readable_id(id) {
+                id.clone()
+            } else {
+                Value::Null
+            },
+            parse: false,
+        },
+        // A response: answered only when it is broken.
+        Some(id) if readable_id(id) || id.is_null() => {
+            if valid_response(&map) {
+                Expect::Nothing
+            } else {
+                Expect::Reply {
+                    id: id.clone(),
+                    parse: false,
+                }
+            }
+        }
+        Some(_) => null,
+    }
+}
+
+/// Check one answer (JSON text) against what was expected; panics with the details otherwise.
+pub fn check(input: &[u8], expected: &Expect, answer: Option<&str>) {
+    match (expected, answer) {
+        (Expect::Nothing, None) => {}
+        (Expect::Nothing, Some(a)) => panic!(
+            "answered a message that deserves none\n  input: {}\n  answer: {a}",
+            String::from_utf8_lossy(input)
+        ),
+        (Expect::Reply { .. }, None) => panic!(
+            "no answer to a message that deserves one\n  input: {}",
+            String::from_utf8_lossy(input)
+        ),
+        (Expect::Reply { id, parse }, Some(a)) => {
+            let reply: Value = serde_json::from_str(a).unwrap_or_else(|e| {
+                panic!(
+                    "the answer is not JSON ({e})\n  input: {}\n  answer: {a}",
+                    String::from_utf8_lossy(input)
+                )
+            });
+            check_reply(input, &reply, a);
+            assert_eq!(
+                reply.get("id"),
+                Some(id),
+                "the answer's id differs\n  input: {}\n  answer: {a}",
+                String::from_utf8_lossy(input)
+            );
+            if *parse {
+                assert_eq!(
+                    reply["error"]["code"],
+                    json!(-32700),
+                    "text that is not JSON is not -32700\n  input: {}\n  answer: {a}",
+                    String::from_utf8_lossy(input)
+                );
+            }
+        }
+    }
+}
+
+/// A well-formed JSON-RPC response object (panics otherwise).
+pub fn check_reply(input: &[u8], reply: &Value, text: &str) {
+    let ok = match reply {
+        Value::Object(map) => {
+            map.contains_key("id") && valid_response(map) && {
+                let extra = map
+                    .keys()
+                    .filter(|k| !matches!(k.as_str(), "jsonrpc" | "id" | "result" | "error"))
+                    .count();
+                extra == 0
+            }
+        }
+        _ => false,
+    };
+    assert!(
+        ok,
+        "the answer is not a well-formed JSON-RPC response\n  input: {}\n  answer: {text}",
+        String::from_utf8_lossy(input)
+    );
+}
+
+/// `true` when `value` holds a floating-point number anywhere (serde_json without
+/// `float_roundtrip` may read a printed float back one ULP away: no exact round trip then).
+pub fn has_float(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(items) => items.iter().any(has_float),
+        Value::Object(map) => map.values().any(has_float),
+        _ => false,
+    }
+}
+
+/// The HTTP requests an input describes: requests separated by a NUL byte, each
+/// `METHOD PATH\n` then `name: value` lines, a blank line, and the body (the rest). A header
+/// line without `:` is a field whose value is not text (`None`); the value `$SID` stands for the
+/// session id the last answer assigned (the target substitutes it). At most 4 requests.
+pub fn http_requests(data: &[u8]) -> Vec<orkestrel_mcp::http::HttpRequest> {
+    data.split(|&b| b == 0)
+        .take(4)
+        .map(|part| {
+            let (head, body) = match find(part, b"\n\n") {
+                Some(i) => (&part[..i], &part[i + 2..]),
+                None => (part, &b""[..]),
+            };
+            let head = String::from_utf8_lossy(head);
+            let mut lines = head.split('\n');
+            let first = lines.next().unwrap_or_default();
+            let (method, path) = first.split_once(' ').unwrap_or((first, "/mcp"));
+            let mut request = orkestrel_mcp::http::HttpRequest::new(method, path).body(body);
+            for line in lines {
+                match line.split_once(':') {
+                    Some((name, value)) => request
+                        .headers
+                        .push((name.to_owned(), Some(value.trim_start().to_owned()))),
+                    None => request.headers.push((line.to_owned(), None)),
+                }
+            }
+            request
+        })
+        .collect()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

@@ -1,0 +1,518 @@
+//! The rules of [`Connection`](super::Connection), on a local executor.
+use std::sync::Mutex;
+
+use futures::channel::oneshot;
+use futures::executor::LocalPool;
+use futures::task::LocalSpawnExt;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::primitives::tools::Tool;
+use crate::server::context::RequestContext;
+use crate::server::ServerOptions;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+/// A server whose `wait` tool runs until the test releases it.
+fn gated() -> (McpServer, Arc<Mutex<Vec<oneshot::Sender<()>>>>) {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let gates: Arc<Mutex<Vec<oneshot::Sender<()>>>> = Arc::default();
+    let g = gates.clone();
+    server.tools().add(Tool::new("wait", move |_: Empty| {
+        let (tx, rx) = oneshot::channel();
+        g.lock().unwrap().push(tx);
+        async move {
+            let _ = rx.await;
+            Ok::<_, String>("released")
+        }
+    }));
+    (server, gates)
+}
+
+fn release_all(gates: &Mutex<Vec<oneshot::Sender<()>>>) {
+    for gate in gates.lock().unwrap().drain(..) {
+        let _ = gate.send(());
+    }
+}
+
+/// The messages pushed on the connection's outbound channel.
+fn sink() -> (Outbound, Arc<Mutex<Vec<Value>>>) {
+    let pushed: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let p = pushed.clone();
+    let outbound: Outbound = Arc::new(move |m: JsonRpcMessage| {
+        p.lock()
+            .unwrap()
+            .push(serde_json::from_str(&m.to_json()).unwrap());
+        true
+    });
+    (outbound, pushed)
+}
+
+fn call_wait(id: u64) -> Vec<u8> {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait","arguments":{}}})
+        .to_string()
+        .into_bytes()
+}
+
+fn json_of(response: &JsonRpcResponse) -> Value {
+    serde_json::from_str(&response.to_json()).unwrap()
+}
+
+/// Runs calls on a local pool and collects their answers.
+struct Host {
+    pool: LocalPool,
+    answers: Rc<RefCell<Vec<Value>>>,
+}
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+impl Host {
+    fn new() -> Self {
+        Host {
+            pool: LocalPool::new(),
+            answers: Rc::default(),
+        }
+    }
+
+    fn take(&mut self, received: Received) {
+        match received {
+            Received::Nothing => {}
+            Received::Answer(response) => self.answers.borrow_mut().push(json_of(&response)),
+            Received::Dispatch(mut call) => {
+                let answers = self.answers.clone();
+                self.pool
+                    .spawner()
+                    .spawn_local(async move {
+                        if let Some(response) = (&mut call).await {
+                            answers.borrow_mut().push(json_of(&response));
+                        }
+                        drop(call);
+                    })
+                    .unwrap();
+            }
+        }
+    }
+
+    fn run(&mut self) -> Vec<Value> {
+        self.pool.run_until_stalled();
+        std::mem::take(&mut *self.answers.borrow_mut())
+    }
+}
+
+fn ids(answers: &[Value]) -> Vec<Value> {
+    answers.iter().map(|a| a["id"].clone()).collect()
+}
+
+#[test]
+fn refuse_answers_beyond_the_limit_at_once_and_takes_more_once_one_finishes() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::websocket(2));
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(1)));
+    host.take(conn.receive(&call_wait(2)));
+    assert!(host.run().is_empty());
+    assert_eq!(conn.in_flight(), 2);
+    assert!(conn.accepts_input(), "Refuse keeps reading");
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#));
+    let busy = host.run();
+    assert_eq!(busy.len(), 1);
+    assert_eq!(
+        (busy[0]["id"].clone(), busy[0]["error"]["code"].clone()),
+        (json!(3), json!(-32000))
+    );
+    release_all(&gates);
+    let answers = host.run();
+    assert_eq!(ids(&answers), [json!(1), json!(2)]);
+    assert_eq!(conn.in_flight(), 0);
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#));
+    assert_eq!(host.run(), [json!({"jsonrpc":"2.0","id":4,"result":{}})]);
+}
+
+#[test]
+fn pause_stops_input_at_the_limit_and_notifications_do_not_count() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(1)));
+    host.run();
+    assert!(!conn.accepts_input());
+    // A notification is not a request in flight.
+    let note = conn.receive(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert!(matches!(&note, Received::Dispatch(call) if !call.is_request()));
+    host.take(note);
+    assert!(host.run().is_empty());
+    assert_eq!(conn.in_flight(), 1);
+    release_all(&gates);
+    assert_eq!(ids(&host.run()), [json!(1)]);
+    assert!(conn.accepts_input());
+}
+
+#[test]
+fn a_request_keeps_its_place_until_its_answer_is_handed_over() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let Received::Dispatch(mut call) = conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+    else {
+        panic!("a request is dispatched");
+    };
+    assert!(call.is_request());
+    let answer = futures::executor::block_on(&mut call).expect("a ping is answered");
+    assert_eq!(
+        json_of(&answer),
+        json!({"jsonrpc":"2.0","id":1,"result":{}})
+    );
+    assert!(
+        !conn.accepts_input(),
+        "an answer not yet written still counts"
+    );
+    drop(call);
+    assert!(conn.accepts_input());
+}
+
+#[test]
+fn each_request_is_answered_once_by_id_in_completion_order() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::default());
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(1)));
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#));
+    assert_eq!(ids(&host.run()), [json!("p")]);
+    release_all(&gates);
+    let answers = host.run();
+    assert_eq!(ids(&answers), [json!(1)]);
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "released");
+    assert!(host.run().is_empty(), "nothing is answered twice");
+}
+
+#[test]
+fn notifications_cancelled_cancels_the_call_and_frees_its_place() {
+    let (server, _gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(7)));
+    host.run();
+    assert_eq!(conn.in_flight(), 1);
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
+    ));
+    assert!(host.run().is_empty(), "a cancelled request gets no answer");
+    assert_eq!(conn.in_flight(), 0);
+    assert!(conn.accepts_input());
+}
+
+#[test]
+fn dropping_the_connection_cancels_what_runs_and_a_dropped_call_frees_its_place() {
+    let (server, _gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(
+        server.clone(),
+        "t",
+        outbound,
+        ConnectionOptions::websocket(4),
+    );
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(1)));
+    let Received::Dispatch(dropped) = conn.receive(&call_wait(2)) else {
+        panic!("a request is dispatched");
+    };
+    host.run();
+    assert_eq!(conn.in_flight(), 2);
+    drop(dropped);
+    assert_eq!(conn.in_flight(), 1);
+    assert_eq!(conn.at_end(), AtEnd::Cancel);
+    drop(conn);
+    assert!(
+        host.run().is_empty(),
+        "the call in flight was cancelled, not answered"
+    );
+}
+
+#[test]
+fn drain_at_eof_answers_the_calls_in_flight() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(8));
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(1)));
+    host.take(conn.receive(&call_wait(2)));
+    host.run();
+    // EOF: the host drains under AtEnd::Drain, then drops the connection.
+    assert_eq!(conn.at_end(), AtEnd::Drain);
+    release_all(&gates);
+    assert_eq!(ids(&host.run()), [json!(1), json!(2)]);
+    assert_eq!(conn.in_flight(), 0);
+    drop(conn);
+}
+
+#[test]
+fn a_handshake_initialize_attaches_the_connection_for_pushed_messages() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, pushed) = sink();
+    let mut conn = Connection::new(server.clone(), "t", outbound, ConnectionOptions::default());
+    let mut host = Host::new();
+    assert_eq!(
+        server.notify_list_changed(crate::server::ListKind::Tools),
+        0
+    );
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    ));
+    assert_eq!(ids(&host.run()), [json!(1)]);
+    assert_eq!(
+        server.notify_list_changed(crate::server::ListKind::Tools),
+        1
+    );
+    assert_eq!(
+        pushed.lock().unwrap()[0]["method"],
+        "notifications/tools/list_changed"
+    );
+    drop(conn);
+    assert_eq!(
+        server.notify_list_changed(crate::server::ListKind::Tools),
+        0
+    );
+}
+
+#[test]
+fn invalid_input_follows_the_not_json_rule() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, _) = sink();
+    let mut stdio = Connection::new(
+        server.clone(),
+        "t",
+        outbound.clone(),
+        ConnectionOptions::stdio(4),
+    );
+    let mut ws = Connection::new(server, "t", outbound, ConnectionOptions::websocket(4));
+    assert!(matches!(stdio.receive(b"not json"), Received::Nothing));
+    let Received::Answer(parse) = ws.receive(b"not json") else {
+        panic!("WebSocket answers text that is not JSON");
+    };
+    assert_eq!(json_of(&parse)["error"]["code"], -32700);
+    assert_eq!(json_of(&parse)["id"], Value::Null);
+    for conn in [&mut stdio, &mut ws] {
+        let Received::Answer(bad) = conn.receive(br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#)
+        else {
+            panic!("an invalid request is answered");
+        };
+        assert_eq!(json_of(&bad)["id"], 5);
+        assert!(matches!(
+            conn.receive(br#"{"jsonrpc":"2.0","method":5}"#),
+            Received::Nothing
+        ));
+    }
+    ws.close();
+    assert!(ws.is_closing() && !ws.accepts_input());
+    assert!(matches!(
+        ws.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        Received::Nothing
+    ));
+}
+
+/// A server whose `ask` tool asks its client for input (a handshake-era server→client
+/// `elicitation/create`), answering with what the client sent.
+fn asking() -> McpServer {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    server.tools().add(Tool::from_json(
+        "ask",
+        json!({"type": "object"}),
+        |_: serde_json::Map<String, Value>, ctx: RequestContext| async move {
+            let answer = ctx
+                .input(
+                    "q",
+                    "elicitation/create",
+                    json!({"message": "name?", "requestedSchema": {"type": "object"}}),
+                )
+                .await
+                .map_err(|e| e.message)?;
+            Ok::<_, String>(answer.to_string())
+        },
+    ));
+    server
+}
+
+const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}"#;
+
+fn call_ask(id: u64) -> Vec<u8> {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"ask","arguments":{}}})
+        .to_string()
+        .into_bytes()
+}
+
+/// The last server→client request `pushed` holds.
+fn last_request(pushed: &Mutex<Vec<Value>>) -> Value {
+    let asked = pushed.lock().unwrap().last().cloned();
+    let asked = asked.expect("the server asked its client");
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    asked
+}
+
+#[test]
+fn a_request_reusing_the_id_of_a_request_in_flight_is_refused_and_the_first_stays_cancellable() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(8));
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(1)));
+    host.take(conn.receive(&call_wait(1)));
+    let refused = host.run();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["id"], 1);
+    assert_eq!(refused[0]["error"]["code"], -32600);
+    assert_eq!(conn.in_flight(), 1, "the duplicate holds no place");
+    // The one running is still the one `notifications/cancelled` names.
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    ));
+    assert!(host.run().is_empty());
+    release_all(&gates);
+    assert!(host.run().is_empty(), "request 1 was cancelled");
+    assert_eq!(conn.in_flight(), 0);
+    // Once it ended, its id may be used again.
+    host.take(conn.receive(&call_wait(1)));
+    assert!(host.run().is_empty());
+    release_all(&gates);
+    assert_eq!(ids(&host.run()), [json!(1)]);
+}
+
+#[test]
+fn a_response_resolves_only_a_server_request_sent_on_its_own_connection() {
+    let server = asking();
+    let (out_a, pushed_a) = sink();
+    let (out_b, _) = sink();
+    let mut a = Connection::new(server.clone(), "a", out_a, ConnectionOptions::stdio(8));
+    let mut b = Connection::new(server, "b", out_b, ConnectionOptions::stdio(8));
+    let mut host = Host::new();
+    host.take(a.receive(INIT));
+    assert_eq!(host.run().len(), 1);
+    host.take(a.receive(&call_ask(2)));
+    assert!(host.run().is_empty(), "the tool waits for its client");
+    let asked = last_request(&pushed_a);
+    let answer = |name: &str| {
+        json!({"jsonrpc":"2.0","id":asked["id"],"result":{"action":"accept","content":{"name":name}}})
+            .to_string()
+    };
+    // Another connection (another peer of the same server) answers a's request: ignored.
+    host.take(b.receive(answer("forged").as_bytes()));
+    assert!(host.run().is_empty(), "a's tool took b's answer");
+    // a's own answer resolves it.
+    host.take(a.receive(answer("real").as_bytes()));
+    let answers = host.run();
+    assert_eq!(ids(&answers), [json!(2)]);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("real") && !text.contains("forged"), "{text}");
+}
+
+#[test]
+fn a_request_waiting_for_its_client_keeps_the_input_read_and_one_beyond_the_limit_is_refused() {
+    let server = asking();
+    let (outbound, pushed) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut host = Host::new();
+    host.take(conn.receive(INIT));
+    assert_eq!(host.run().len(), 1);
+    host.take(conn.receive(&call_ask(2)));
+    assert!(host.run().is_empty());
+    let asked = last_request(&pushed);
+    assert_eq!(conn.in_flight(), 1);
+    assert!(
+        conn.accepts_input(),
+        "stdio pauses at the limit, but its one request waits for the client's answer"
+    );
+    assert!(
+        futures::executor::block_on(futures::future::poll_immediate(conn.readable())).is_some()
+    );
+    // A new request cannot run (the limit) nor wait (the input must stay read): refused.
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#));
+    let busy = host.run();
+    assert_eq!(ids(&busy), [json!(3)]);
+    assert_eq!(busy[0]["error"]["code"], -32000);
+    // The client's answer is read and finishes the call.
+    let answer = json!({"jsonrpc":"2.0","id":asked["id"],"result":{"action":"decline"}});
+    host.take(conn.receive(answer.to_string().as_bytes()));
+    assert_eq!(ids(&host.run()), [json!(2)]);
+    assert_eq!(conn.in_flight(), 0);
+}
+
+#[test]
+fn a_paused_host_is_woken_when_its_requests_start_waiting_for_the_client() {
+    let server = asking();
+    let (outbound, _) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut host = Host::new();
+    host.take(conn.receive(INIT));
+    host.run();
+    // Taken, not yet run: it can finish alone as far as anyone knows, so input pauses.
+    host.take(conn.receive(&call_ask(2)));
+    assert!(!conn.accepts_input());
+    let woken = Arc::new(Flag::default());
+    let waker = std::task::Waker::from(woken.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut readable = Box::pin(conn.readable());
+    assert!(readable.as_mut().poll(&mut cx).is_pending());
+    // The tool runs and sends its server→client request: the wait is woken and ends.
+    host.pool.run_until_stalled();
+    assert!(woken.0.load(Ordering::Acquire), "the host was not woken");
+    assert!(readable.as_mut().poll(&mut cx).is_ready());
+}
+
+/// A waker that records that it was woken.
+#[derive(Default)]
+struct Flag(std::sync::atomic::AtomicBool);
+
+impl std::task::Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// `subscriptions/listen` params on the 2026-07-28 wire.
+fn listen(id: u64) -> Vec<u8> {
+    json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{
+        "notifications":{"toolsListChanged":true},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{},
+                 "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}})
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn listen_streams_at_the_limit_keep_the_input_read_so_their_cancellation_arrives() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, pushed) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(2));
+    let mut host = Host::new();
+    host.take(conn.receive(&listen(1)));
+    host.take(conn.receive(&listen(2)));
+    assert!(host.run().is_empty(), "a listen stream stays open");
+    assert!(
+        !pushed.lock().unwrap().is_empty(),
+        "each stream was acknowledged"
+    );
+    assert_eq!(conn.in_flight(), 2);
+    assert!(
+        conn.accepts_input(),
+        "stdio reads on: only the client can end them"
+    );
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#));
+    let busy = host.run();
+    assert_eq!(
+        (busy[0]["id"].clone(), busy[0]["error"]["code"].clone()),
+        (json!(3), json!(-32000))
+    );
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    ));
+    assert!(host.run().is_empty());
+    assert_eq!(conn.in_flight(), 1, "the cancelled stream freed its place");
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#));
+    assert_eq!(host.run(), [json!({"jsonrpc":"2.0","id":4,"result":{}})]);
+}
