@@ -95,7 +95,8 @@ async fn subprotocol_mcp_is_echoed_when_offered() {
 #[tokio::test]
 async fn requests_in_flight_are_answered_by_id() {
     let gate = Arc::new(Notify::new());
-    let server = server();
+    // Declares `logging`: the tool's log is the sign that it runs.
+    let server = McpServer::new(orkestrel_mcp::ServerOptions::new("test", "0.0.0").with_logging());
     let g = gate.clone();
     server.tools().add(Tool::with_context(
         "wait",
