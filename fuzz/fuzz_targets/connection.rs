@@ -20,7 +20,7 @@ use orkestrel_mcp::server::connection::{Connection, ConnectionOptions, Received}
 use orkestrel_mcp::server::context::Outbound;
 use orkestrel_mcp::wire::framing::{Frame, LineDecoder};
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
-use orkestrel_mcp_fuzz::{check, expect, readable_id, server, Expect};
+use orkestrel_mcp_fuzz::{check, expect, readable_raw_id, server, Expect};
 use serde_json::Value;
 
 /// One dispatched call: its frame, whether it is a request, and its outcome once finished.
@@ -59,7 +59,10 @@ fn frames(body: &[u8], websocket: bool, cut: usize) -> Vec<Vec<u8>> {
 fn request_id(frame: &[u8]) -> Option<Value> {
     let value: Value = serde_json::from_slice(frame).ok()?;
     value.get("method")?;
-    value.get("id").filter(|id| readable_id(id)).cloned()
+    value
+        .get("id")
+        .filter(|id| readable_raw_id(frame, id))
+        .cloned()
 }
 
 fn reuses_a_running_id(id: Option<&Value>, dispatched: &[Dispatched]) -> bool {

@@ -5,18 +5,25 @@
 
 use libfuzzer_sys::fuzz_target;
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
-use orkestrel_mcp_fuzz::{check, expect, has_float, Expect};
+use orkestrel_mcp_fuzz::{check, expect, has_float, readable_id, readable_raw_id, Expect};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let classified = JsonRpcMessage::from_slice(data);
     if let Ok(value) = serde_json::from_slice::<Value>(data) {
         let floats = has_float(&value);
-        assert_eq!(
-            JsonRpcMessage::from_value(value),
-            classified,
-            "from_slice and from_value disagree"
-        );
+        // A parsed value no longer holds an integer id beyond u64 (or `-0`) exactly: only the
+        // text path can echo those, so the two paths are compared on every other id.
+        let exact = value
+            .get("id")
+            .is_none_or(|id| !id.is_number() || readable_id(id) || !readable_raw_id(data, id));
+        if exact {
+            assert_eq!(
+                JsonRpcMessage::from_value(value),
+                classified,
+                "from_slice and from_value disagree"
+            );
+        }
         if let Ok(message) = &classified {
             let text = message.to_json();
             let again = JsonRpcMessage::from_slice(text.as_bytes());

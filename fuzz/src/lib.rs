@@ -114,14 +114,38 @@ pub enum Expect {
     Reply { id: Value, parse: bool },
 }
 
-/// A readable request id: a string, or an integer that fits `i64`.
-// When integer ids beyond i64 are echoed (issue 16, item 2), widen this to every integer.
+/// A readable request id, judged on the parsed value alone: a string, or an integer that
+/// fits `i64` or `u64`. Integers beyond them and `-0` are readable too, but only their raw text
+/// says so: use [`raw_id`] where the bytes are at hand.
 pub fn readable_id(value: &Value) -> bool {
     match value {
         Value::String(_) => true,
-        Value::Number(n) => n.as_i64().is_some(),
+        Value::Number(n) => n.as_i64().is_some() || n.as_u64().is_some(),
         _ => false,
     }
+}
+
+/// Whether `text` is a JSON integer literal (`-?(0|[1-9][0-9]*)`, any length).
+pub fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+}
+
+/// The raw text of a top-level object's `id` member (the last one, as a parser keeps it), when
+/// `bytes` is a JSON object that has one.
+pub fn raw_id(bytes: &[u8]) -> Option<String> {
+    let map: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_slice(bytes).ok()?;
+    map.get("id").map(|raw| raw.get().trim().to_owned())
+}
+
+/// The id JSON-RPC readers must echo for `bytes`: a string, or any integer (its text parsed,
+/// so it compares equal to an exact echo); `None` when there is no readable id.
+pub fn readable_raw_id(bytes: &[u8], id: &Value) -> bool {
+    readable_id(id)
+        || (id.is_number() && raw_id(bytes).is_some_and(|text| is_integer_literal(&text)))
 }
 
 /// A valid response object (`jsonrpc` `"2.0"`, exactly one of `result` or a valid `error`).
@@ -144,10 +168,10 @@ fn valid_response(map: &Map<String, Value>) -> bool {
 /// What `bytes` (one message) deserves.
 pub fn expect(bytes: &[u8]) -> Expect {
     let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
-        return Expect::Reply {
+        return beyond_limits(bytes).unwrap_or(Expect::Reply {
             id: Value::Null,
             parse: true,
-        };
+        });
     };
     let null = Expect::Reply {
         id: Value::Null,
@@ -161,7 +185,7 @@ pub fn expect(bytes: &[u8]) -> Expect {
         None if has_method => Expect::Nothing,
         None => null,
         Some(id) if has_method => Expect::Reply {
-            id: if readable_id(id) {
+            id: if readable_raw_id(bytes, id) {
                 id.clone()
             } else {
                 Value::Null
@@ -169,7 +193,7 @@ pub fn expect(bytes: &[u8]) -> Expect {
             parse: false,
         },
         // A response: answered only when it is broken.
-        Some(id) if readable_id(id) || id.is_null() => {
+        Some(id) if readable_raw_id(bytes, id) || id.is_null() => {
             if valid_response(&map) {
                 Expect::Nothing
             } else {
@@ -181,6 +205,30 @@ pub fn expect(bytes: &[u8]) -> Expect {
         }
         Some(_) => null,
     }
+}
+
+/// What an object that is valid JSON but beyond a parser limit (nesting, a number's range, a
+/// lone surrogate) deserves, read from its top-level members' raw text: nothing for a
+/// notification, the id when it is readable, else `null`. `None` when `bytes` is not such an
+/// object (then it is not JSON, or not an object: `-32700`).
+fn beyond_limits(bytes: &[u8]) -> Option<Expect> {
+    let map: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_slice(bytes).ok()?;
+    let id = map.get("id").map(|raw| raw.get().trim());
+    let readable = |text: &str| {
+        is_integer_literal(text) || (text.starts_with('"') && serde_json::from_str::<String>(text).is_ok())
+    };
+    Some(match id {
+        None if map.contains_key("method") => Expect::Nothing,
+        Some(text) if readable(text) => Expect::Reply {
+            id: serde_json::from_str(text).ok()?,
+            parse: false,
+        },
+        _ => Expect::Reply {
+            id: Value::Null,
+            parse: false,
+        },
+    })
 }
 
 /// Check one answer (JSON text) against what was expected; panics with the details otherwise.
