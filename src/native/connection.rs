@@ -7,6 +7,7 @@
 //! pipe bytes into lines and writes the queue to stdout; WebSocket turns frames into text and
 //! writes the queue (and its close frames) to the socket.
 
+use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -75,6 +76,12 @@ impl Driver {
             Received::Nothing => None,
             Received::Answer(response) => Some(response),
             Received::Dispatch(mut call) => {
+                // A notification or a response is handled at once (cancelling, resolving a
+                // server→client request): no task per message, so a flood of them costs no
+                // memory beyond the message read. Only one that would wait gets a task.
+                if !call.is_request() && (&mut call).now_or_never().is_some() {
+                    return None;
+                }
                 let out = self.out.clone();
                 self.tasks.spawn(async move {
                     if let Some(response) = (&mut call).await {
@@ -157,6 +164,25 @@ mod tests {
         assert!(rx.recv().await.is_some());
         assert!(settle(&driver, |n| n == 0).await);
         assert!(rx.recv().await.is_some());
+        driver.end().await;
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_notifications_and_responses_spawns_no_task() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let (tx, _rx) = mpsc::channel(8);
+        let mut driver = Driver::new(server, "test", ConnectionOptions::websocket(4), tx);
+        for i in 0..10_000 {
+            let notification = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{i}}}}}"#
+            );
+            assert!(driver.receive(notification.as_bytes()).is_none());
+            let response = format!(r#"{{"jsonrpc":"2.0","id":"s-{i}","result":{{}}}}"#);
+            assert!(driver.receive(response.as_bytes()).is_none());
+        }
+        assert_eq!(driver.tasks.len(), 0, "each was handled at once");
+        assert!(driver.receive(PING).is_none());
+        assert_eq!(driver.tasks.len(), 1, "a request still runs as a task");
         driver.end().await;
     }
 
