@@ -566,7 +566,7 @@ async fn slow_readers(ctx: Arc<Ctx>) {
     let mut id = 1000u64;
     while ctx.running() {
         id += 1;
-        let (kind, outcome) = if id % 2 == 0 {
+        let (kind, outcome) = if id.is_multiple_of(2) {
             (
                 "slow-sse",
                 tokio::time::timeout(Duration::from_secs(60), slow_sse_once(&ctx, id)).await,
@@ -693,7 +693,7 @@ async fn main() -> std::process::ExitCode {
             client_loop(c, "ws", w, move |round| {
                 ws_client(
                     &mk,
-                    if round % 2 == 0 {
+                    if round.is_multiple_of(2) {
                         ClientEra::Legacy
                     } else {
                         ClientEra::Auto
@@ -709,7 +709,7 @@ async fn main() -> std::process::ExitCode {
             let mk = c.clone();
             client_loop(c, "stdio", 9, move |round| {
                 let tag = mk.child_tag();
-                let era = if round % 2 == 0 {
+                let era = if round.is_multiple_of(2) {
                     ClientEra::Auto
                 } else {
                     ClientEra::Legacy
