@@ -19,8 +19,9 @@ SECONDS_TO_RUN="${SOAK_SECONDS:-600}"
 OUT=target/soak
 mkdir -p "$OUT"
 
-cargo build --release --features native --bin orkestrel-mcp >&2
-cargo build --release -p orkestrel-mcp-bench --bin soak >&2
+# One build of both binaries (one feature set for the shared library, so no rebuild next time).
+cargo build --release -p orkestrel-mcp -p orkestrel-mcp-bench --features orkestrel-mcp/native \
+  --bin orkestrel-mcp --bin soak >&2
 BIN="$(pwd)/target/release/orkestrel-mcp"
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
