@@ -11,6 +11,7 @@
 //!  src/bin/stdio-driver   one stdio client for every server: pipelined or sequential
 //!  src/bin/wsload         WebSocket: one socket, N in flight, every reply checked
 //!  src/bin/memprobe       RSS per idle session / idle WebSocket connection (1,000 of them)
+//!  src/bin/soak           soak and fault load for ../soak.sh (all transports, both eras)
 //!  ../run.sh              builds, pins (taskset), runs both orders, prints one ratio table
 //! ```
 
