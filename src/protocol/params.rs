@@ -237,30 +237,46 @@ fn missing(path: &str) -> ErrorObject {
 
 fn check(members: &[Member], params: Option<&Map<String, Value>>) -> Result<(), ErrorObject> {
     let empty = Map::new();
-    check_members(members, params.unwrap_or(&empty), "")
+    check_members(members, params.unwrap_or(&empty), Path::Root)
+}
+
+/// Where a member sits (`clientInfo.name`, `messages[0].role`), rendered only for an error, so
+/// a valid request costs no allocation.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Member(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Member(Path::Root, name) => f.write_str(&printable(name)),
+            Path::Member(parent, name) => write!(f, "{parent}.{}", printable(name)),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
 }
 
 fn check_members(
     members: &[Member],
     object: &Map<String, Value>,
-    at: &str,
+    at: Path<'_>,
 ) -> Result<(), ErrorObject> {
     for member in members {
-        let path = if at.is_empty() {
-            member.name.to_owned()
-        } else {
-            format!("{at}.{}", member.name)
-        };
+        let path = Path::Member(&at, member.name);
         match object.get(member.name) {
-            None | Some(Value::Null) if member.required => return Err(missing(&path)),
+            None | Some(Value::Null) if member.required => return Err(missing(&path.to_string())),
             None | Some(Value::Null) => {}
-            Some(value) => check_value(member.ty, value, &path)?,
+            Some(value) => check_value(member.ty, value, path)?,
         }
     }
     Ok(())
 }
 
-fn check_value(ty: Ty, value: &Value, path: &str) -> Result<(), ErrorObject> {
+fn check_value(ty: Ty, value: &Value, path: Path<'_>) -> Result<(), ErrorObject> {
     let wrong = |what: &str| {
         Err(ErrorObject::invalid_params(format!(
             "\"{path}\" must be {what}"
@@ -280,8 +296,8 @@ fn check_value(ty: Ty, value: &Value, path: &str) -> Result<(), ErrorObject> {
             None => wrong("an object of strings"),
             Some(map) => match map.iter().find(|(_, v)| !v.is_string()) {
                 Some((key, _)) => Err(ErrorObject::invalid_params(format!(
-                    "\"{path}.{}\" must be a string",
-                    printable(key)
+                    "\"{}\" must be a string",
+                    Path::Member(&path, key)
                 ))),
                 None => Ok(()),
             },
@@ -296,9 +312,9 @@ fn check_value(ty: Ty, value: &Value, path: &str) -> Result<(), ErrorObject> {
         },
         Ty::ArrOf(members) => match value.as_array() {
             Some(items) => items.iter().enumerate().try_for_each(|(i, item)| {
-                let at = format!("{path}[{i}]");
+                let at = Path::Index(&path, i);
                 match item.as_object() {
-                    Some(object) => check_members(members, object, &at),
+                    Some(object) => check_members(members, object, at),
                     None => Err(ErrorObject::invalid_params(format!(
                         "\"{at}\" must be an object"
                     ))),
