@@ -303,6 +303,11 @@ pub async fn run_with<S>(
     let mut conn = Driver::new(server, "ws", rules, out_tx);
     let mut closing: Option<tokio::time::Instant> = None;
     let mut draining: Option<tokio::time::Instant> = None;
+    // One timer for the liveness rule, moved only when it fires (the rule then says how long is
+    // left): a message heard costs no timer registration.
+    let far = tokio::time::Instant::now() + Duration::from_secs(86_400);
+    let beat = tokio::time::sleep_until(liveness.map_or(far, |l| opened + l.due()));
+    tokio::pin!(beat);
     loop {
         if let Some(until) = draining.filter(|_| closing.is_none()) {
             if conn.in_flight() == 0 || tokio::time::Instant::now() >= until {
@@ -326,7 +331,6 @@ pub async fn run_with<S>(
             draining.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
         let deadline =
             closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
-        let beat_at = liveness.map_or(deadline, |l| opened + l.due());
         tokio::select! {
             incoming = ws.next() => {
                 if let (Some(Ok(_)), Some(l)) = (&incoming, liveness.as_mut()) {
@@ -384,9 +388,12 @@ pub async fn run_with<S>(
             }
             () = tokio::time::sleep_until(drained), if closing.is_none() && draining.is_some() => {}
             () = tokio::time::sleep_until(deadline), if closing.is_some() => break,
-            () = tokio::time::sleep_until(beat_at), if closing.is_none() && liveness.is_some() => {
+            () = &mut beat, if closing.is_none() && liveness.is_some() => {
                 if !ping(&mut ws, liveness.as_mut(), opened.elapsed()).await {
                     break;
+                }
+                if let Some(l) = liveness {
+                    beat.as_mut().reset(opened + l.due());
                 }
             }
         }
