@@ -103,6 +103,18 @@ pub fn negotiate_initialize(
     }
 }
 
+/// The client capability a server→client request needs (spec 2025-11-25 `client/sampling`,
+/// `client/elicitation`, `client/roots`): `sampling` for `sampling/createMessage`,
+/// `elicitation` for `elicitation/create`, `roots` for `roots/list`; `None` for any other method.
+pub fn client_capability_for(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "sampling/createMessage" => "sampling",
+        "elicitation/create" => "elicitation",
+        "roots/list" => "roots",
+        _ => return None,
+    })
+}
+
 /// One `tools/list` entry (seed `MCPToolDescriptor`; spec `Tool`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -330,6 +342,21 @@ impl LogLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_server_to_client_request_names_its_client_capability() {
+        assert_eq!(
+            client_capability_for("sampling/createMessage"),
+            Some("sampling")
+        );
+        assert_eq!(
+            client_capability_for("elicitation/create"),
+            Some("elicitation")
+        );
+        assert_eq!(client_capability_for("roots/list"), Some("roots"));
+        assert_eq!(client_capability_for("ping"), None);
+        assert_eq!(client_capability_for("tools/list"), None);
+    }
 
     #[test]
     fn negotiation_echoes_supported_else_default() {

@@ -67,13 +67,9 @@ pub fn answer(
 ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
     // A request the handler serves (its capability declared) is checked against the schema
     // first; any other keeps its -32601 whatever its params.
-    let capability = match method {
-        "sampling/createMessage" => "sampling",
-        "elicitation/create" => "elicitation",
-        "roots/list" => "roots",
-        _ => "",
-    };
-    if !capability.is_empty() && handler.capabilities().get(capability).is_some() {
+    let declared = crate::protocol::client_capability_for(method)
+        .is_some_and(|capability| handler.capabilities().get(capability).is_some());
+    if declared {
         if let Err(error) = crate::protocol::params::check_server_request(method, &params) {
             return Box::pin(async move { Err(error) });
         }

@@ -187,15 +187,10 @@ impl RequestContext {
     /// your runtime's timeout if the client may never answer.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
         if self.era == Era::Modern {
-            let prefix = match method {
-                "sampling/createMessage" => "sampling",
-                "elicitation/create" => "elicitation",
-                "roots/list" => "roots",
-                other => {
-                    return Err(ErrorObject::internal(format!(
-                        "the 2026-07-28 wire has no server→client {other} request"
-                    )))
-                }
+            let Some(prefix) = crate::protocol::client_capability_for(method) else {
+                return Err(ErrorObject::internal(format!(
+                    "the 2026-07-28 wire has no server→client {method} request"
+                )));
             };
             let key = self
                 .round
@@ -247,12 +242,7 @@ impl RequestContext {
         method: &str,
         params: Value,
     ) -> Result<Value, ErrorObject> {
-        let capability = match method {
-            "sampling/createMessage" => "sampling",
-            "elicitation/create" => "elicitation",
-            "roots/list" => "roots",
-            _ => "",
-        };
+        let capability = crate::protocol::client_capability_for(method).unwrap_or_default();
         if self.era != Era::Modern {
             if !capability.is_empty() {
                 self.require_capability(capability, method)?;
