@@ -133,7 +133,7 @@ impl TransportSink {
     ///
     /// Valid JSON the parser cannot read (nesting, number range, a lone surrogate; see
     /// [`JsonRpcMessage::from_slice`]) is never left unanswered: a response fails the pending
-    /// request with its id ([`unreadable`]), a request from the server is answered with the
+    /// request with its id (see `unreadable`), a request from the server is answered with the
     /// error it deserves (returned here, to write back).
     pub fn receive_text(&self, text: &[u8]) -> Vec<JsonRpcMessage> {
         match serde_json::from_slice::<Value>(text) {

@@ -310,6 +310,46 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// default, set explicitly. More are refused like an over-long head (`431` on the server).
 pub const MAX_HEADERS: usize = 100;
 
+/// What [`serve`] runs: a cloneable tower service of hyper requests that never fails
+/// (`Error = Infallible`: every failure is an HTTP answer) and answers with a `B` body, `Send`
+/// throughout as tokio's tasks need. Implemented for every such service ([`Routes`],
+/// [`Endpoint`](crate::native::endpoint::Endpoint), either behind tower layers).
+pub trait HttpService<B>:
+    tower_service::Service<
+        Request<hyper::body::Incoming>,
+        Response = Response<B>,
+        Error = Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<S, B> HttpService<B> for S where
+    S: tower_service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + 'static
+{
+}
+
+/// The body of an [`HttpService`]'s answers: a hyper body that is `Send`, with `Send` chunks
+/// and errors hyper can box. Implemented for every such body.
+pub trait ServedBody:
+    HttpBody<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
+impl<B> ServedBody for B where
+    B: HttpBody<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
 /// Serve `service` (e.g. [`Routes`] or [`crate::native::endpoint::Endpoint`]) on `listener`
 /// with HTTP/1.1 (upgrades enabled, for WebSocket) until `shutdown` resolves, then stop accepting
 /// and wait for open connections to finish (graceful shutdown), at most [`SHUTDOWN_GRACE`].
@@ -325,17 +365,8 @@ pub async fn serve<S, B>(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
 where
-    S: tower_service::Service<
-            Request<hyper::body::Incoming>,
-            Response = Response<B>,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ServedBody,
 {
     serve_with(listener, service, shutdown, ServeOptions::default()).await
 }
@@ -354,17 +385,8 @@ pub async fn serve_with<S, B>(
     options: ServeOptions,
 ) -> io::Result<()>
 where
-    S: tower_service::Service<
-            Request<hyper::body::Incoming>,
-            Response = Response<B>,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ServedBody,
 {
     let grace = options.shutdown_grace;
     let admission = Admission::new(options);

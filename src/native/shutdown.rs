@@ -15,17 +15,14 @@
 //! The [MCP lifecycle](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#shutdown)
 //! leaves a server's shutdown to the transport; this is ours.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use hyper::body::Body as HttpBody;
-use hyper::{Request, Response};
 use tokio::net::TcpListener;
 
 use crate::native::endpoint::Endpoint;
-use crate::native::http::{serve_with, ServeOptions};
+use crate::native::http::{serve_with, HttpService, ServeOptions, ServedBody};
 use crate::native::ws::CLOSE_GRACE;
 
 /// The default drain: how long calls in flight get to finish at a shutdown, 10 s (the same as
@@ -50,17 +47,8 @@ pub async fn serve_gracefully<S, B>(
     drain: Duration,
 ) -> io::Result<()>
 where
-    S: tower_service::Service<
-            Request<hyper::body::Incoming>,
-            Response = Response<B>,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ServedBody,
 {
     let options = ServeOptions::default();
     serve_gracefully_with(listener, endpoint, service, signal, drain, options).await
@@ -80,17 +68,8 @@ pub async fn serve_gracefully_with<S, B>(
     options: ServeOptions,
 ) -> io::Result<()>
 where
-    S: tower_service::Service<
-            Request<hyper::body::Incoming>,
-            Response = Response<B>,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ServedBody,
 {
     let stop = endpoint.clone();
     let (began, begun) = tokio::sync::oneshot::channel::<()>();
