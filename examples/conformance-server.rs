@@ -14,12 +14,16 @@ use orkestrel_mcp::native::http;
 use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
 use orkestrel_mcp::primitives::resources::{Resource, ResourceContents, ResourceTemplate};
 use orkestrel_mcp::server::context::LogLevel;
+use orkestrel_mcp::server::tasks::TaskOptions;
 use orkestrel_mcp::server::{Completion, ListKind};
 use orkestrel_mcp::{
     Content, ErrorObject, McpServer, RequestContext, ServerOptions, Tool, ToolResult,
 };
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+
+#[path = "fixtures/tasks.rs"]
+mod tasks_fixture;
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -741,12 +745,14 @@ async fn complete(params: Value, _: RequestContext) -> Result<Completion, ErrorO
 pub fn conformance_server() -> McpServer {
     let options = ServerOptions::new("orkestrel-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .with_logging()
-        .with_completer(complete);
+        .with_completer(complete)
+        .with_tasks(TaskOptions::new());
     let server = McpServer::new(options);
     tools(&server);
     resources(&server);
     prompts(&server);
     modern_tools(&server);
+    tasks_fixture::task_tools(&server);
     let _ = SERVER.set(server.clone());
     server
 }

@@ -139,6 +139,37 @@ pub struct ToolDescriptor {
     /// `_meta`, passed through.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+    /// How the tool runs (`execution.taskSupport`: whether it may, must or must not run as a
+    /// task); absent means `forbidden` (spec 2025-11-25 `server/tools`, `ToolExecution`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
+}
+
+/// A tool's `execution` member (spec 2025-11-25 `ToolExecution`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    /// Whether the tool may run as a task; absent means [`TaskSupport::Forbidden`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<TaskSupport>,
+}
+
+/// Whether a tool runs as a task ([tasks](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks),
+/// `execution.taskSupport`): on the 2025-11-25 wire the client asks with `params.task`; on the
+/// 2026-07-28 wire (extension `io.modelcontextprotocol/tasks`) the server decides for a client
+/// that declares the extension.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never a task: a task-augmented call is refused (`-32601`, 2025-11-25) or runs
+    /// synchronously (2026-07-28). The default.
+    #[default]
+    Forbidden,
+    /// A task when the client asks for (2025-11-25) or accepts (2026-07-28) one; else a plain call.
+    Optional,
+    /// Only as a task: a plain call is refused (`-32601` on 2025-11-25; `-32021` naming the
+    /// extension on 2026-07-28).
+    Required,
 }
 
 /// `{"type":"object"}`: the input schema of a tool that declares none.
@@ -157,7 +188,16 @@ impl ToolDescriptor {
             output_schema: None,
             annotations: None,
             meta: None,
+            execution: None,
         }
+    }
+
+    /// The tool's `execution.taskSupport` (absent: [`TaskSupport::Forbidden`]).
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution
+            .as_ref()
+            .and_then(|e| e.task_support)
+            .unwrap_or_default()
     }
 }
 

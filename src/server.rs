@@ -28,6 +28,7 @@ mod modern;
 mod options;
 pub(crate) mod peers;
 mod push;
+pub mod tasks;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -61,6 +62,7 @@ struct Inner {
     sealer: StateSealer,
     subscriptions: std::sync::Mutex<HashMap<u64, Listener>>,
     next_subscription: AtomicU64,
+    tasks: Option<Arc<tasks::Tasks>>,
 }
 
 /// The MCP server core. Cheap to clone (an `Arc` inside); share one across transports.
@@ -92,6 +94,10 @@ impl McpServer {
     pub fn new(options: ServerOptions) -> Self {
         McpServer {
             inner: Arc::new(Inner {
+                tasks: options
+                    .tasks
+                    .clone()
+                    .map(|t| tasks::Tasks::new(t, options.clock.clone())),
                 options,
                 listeners: RwLock::new(Vec::new()),
                 peers: Peers::default(),
@@ -124,7 +130,8 @@ impl McpServer {
     }
 
     /// The capabilities this server advertises: `tools` always (as the seed), `resources`,
-    /// `prompts`, `completions` and `logging` only when it has them.
+    /// `prompts`, `completions`, `logging` and `tasks` only when it has them (on 2026-07-28,
+    /// `server/discover` shows `tasks` as the extension `io.modelcontextprotocol/tasks`).
     pub fn capabilities(&self) -> Value {
         let o = &self.inner.options;
         let mut caps = json!({ "tools": { "listChanged": true } });
@@ -139,6 +146,9 @@ impl McpServer {
         }
         if o.logging {
             caps["logging"] = json!({});
+        }
+        if let Some(tasks) = self.tasks_capability() {
+            caps["tasks"] = tasks;
         }
         caps
     }

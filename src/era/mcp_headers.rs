@@ -56,11 +56,13 @@ pub fn decode_header_value(raw: &str) -> Result<String, ErrorObject> {
 }
 
 /// The `Mcp-Name` a request must carry: `params.name` for `tools/call` and `prompts/get`,
-/// `params.uri` for `resources/read`; `None` for other methods.
+/// `params.uri` for `resources/read`, `params.taskId` for `tasks/get`, `tasks/update` and
+/// `tasks/cancel` (SEP-2663, routing headers); `None` for other methods.
 pub fn expected_name(request: &JsonRpcRequest) -> Option<String> {
     let key = match request.method.as_str() {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     request

@@ -73,6 +73,14 @@ impl Round {
         ))
     }
 
+    /// The answer under `key`, when this round carries one with the shape `method` needs.
+    pub(crate) fn answer(&self, key: &str, method: &str) -> Option<Value> {
+        self.responses
+            .get(key)
+            .filter(|a| well_formed(method, a))
+            .cloned()
+    }
+
     pub(crate) fn state(&self) -> Option<&Value> {
         self.state.as_ref()
     }
@@ -96,7 +104,7 @@ impl Round {
 
 /// Whether an input response has the shape of `method`'s result (ElicitResult needs an `action`,
 /// CreateMessageResult `content`, ListRootsResult a `roots` array).
-fn well_formed(method: &str, answer: &Value) -> bool {
+pub(crate) fn well_formed(method: &str, answer: &Value) -> bool {
     match method {
         "elicitation/create" => answer.get("action").is_some_and(Value::is_string),
         "sampling/createMessage" => answer.get("content").is_some(),

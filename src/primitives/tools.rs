@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::protocol::{ToolDescriptor, ToolResult};
+use crate::protocol::{TaskSupport, ToolDescriptor, ToolExecution, ToolResult};
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::ErrorObject;
 use crate::{BoxFuture, MaybeSend, MaybeSync};
@@ -107,6 +107,7 @@ cfg_if::cfg_if! {
 pub struct Tool {
     descriptor: ToolDescriptor,
     handler: Handler,
+    task_on_demand: bool,
 }
 
 impl fmt::Debug for Tool {
@@ -185,6 +186,7 @@ impl Tool {
         Tool {
             descriptor,
             handler,
+            task_on_demand: false,
         }
     }
 
@@ -208,6 +210,7 @@ impl Tool {
         Tool {
             descriptor,
             handler,
+            task_on_demand: false,
         }
     }
 
@@ -233,6 +236,34 @@ impl Tool {
     pub fn with_annotations(mut self, annotations: Value) -> Self {
         self.descriptor.annotations = Some(annotations);
         self
+    }
+
+    /// Declare whether the tool runs as a task (`execution.taskSupport`); the server must have
+    /// tasks enabled ([`ServerOptions::with_tasks`](crate::ServerOptions::with_tasks)) for
+    /// anything but [`TaskSupport::Forbidden`] to take effect.
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.descriptor.execution = Some(ToolExecution {
+            task_support: Some(support),
+        });
+        self
+    }
+
+    /// Run inside the request until the tool calls
+    /// [`RequestContext::run_as_task`](crate::RequestContext::run_as_task), instead of as a
+    /// task from the start: a 2026-07-28 tool can first gather input in multi round-trip rounds
+    /// and then continue as a task (SEP-2663 with SEP-2322). A tool that never asks ends as a
+    /// plain call. Implies [`TaskSupport::Optional`] unless the tool declared support already.
+    pub fn with_task_on_demand(mut self) -> Self {
+        if self.descriptor.task_support() == TaskSupport::Forbidden {
+            self = self.with_task_support(TaskSupport::Optional);
+        }
+        self.task_on_demand = true;
+        self
+    }
+
+    /// Whether the tool becomes a task only on its own request ([`Tool::with_task_on_demand`]).
+    pub fn task_on_demand(&self) -> bool {
+        self.task_on_demand
     }
 
     /// Replace the whole descriptor, keeping the handler (e.g. to re-serve a remote tool).

@@ -14,6 +14,7 @@ pub use crate::host::{Notifier, Outbound};
 use crate::http::session::Session;
 pub use crate::protocol::LogLevel;
 use crate::server::peers::Pending;
+use crate::server::tasks::slot::TaskSlot;
 use crate::wire::jsonrpc::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
@@ -44,6 +45,8 @@ pub struct RequestContext {
     outbound: Option<Outbound>,
     pub(crate) pending: Option<Arc<Pending>>,
     pub(crate) round: Option<Arc<Round>>,
+    /// The task this tool call runs as, or may become ([`crate::server::tasks`]).
+    pub(crate) task: Option<Arc<TaskSlot>>,
     /// Set by the server when it does not declare the `logging` capability: then
     /// [`RequestContext::log`] sends nothing (spec `server/utilities/logging`: servers that emit
     /// log messages declare it).
@@ -257,6 +260,12 @@ impl RequestContext {
         {
             return Err(era::missing_capability(capability));
         }
+        if let Some(task) = self.task.as_ref().and_then(|slot| slot.task()) {
+            if let Some(answer) = self.round.as_ref().and_then(|r| r.answer(key, method)) {
+                return Ok(answer);
+            }
+            return task.input(key, method, params).await;
+        }
         match &self.round {
             Some(round) => round.input(key, method, params),
             None => Err(ErrorObject::new(
@@ -266,6 +275,26 @@ impl RequestContext {
                     self.method
                 ),
             )),
+        }
+    }
+
+    /// The id of the task this tool call runs as ([`crate::server::tasks`]); `None` for a plain
+    /// call (or one that has not become a task yet).
+    pub fn task_id(&self) -> Option<String> {
+        let task = self.task.as_ref()?.task()?;
+        Some(task.task_id().to_owned())
+    }
+
+    /// Continue this tool call as a task: for a tool built with
+    /// [`Tool::with_task_on_demand`](crate::Tool::with_task_on_demand), the request is answered
+    /// now with the new task's handle and the tool goes on in the background; `true` once it
+    /// runs as a task (at once when it already does). `false` when the call cannot become one
+    /// (not such a tool, the client did not declare tasks, the store is full): the tool then
+    /// goes on inside the request.
+    pub async fn run_as_task(&self) -> bool {
+        match &self.task {
+            Some(slot) => slot.run_as_task().await,
+            None => false,
         }
     }
 

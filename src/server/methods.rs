@@ -56,9 +56,10 @@ impl McpServer {
             }
             "tools/call" => {
                 checked()?;
-                let (name, arguments) = tool_call_params(params)?;
-                let result = o.tools.execute(&name, arguments, ctx).await?;
-                Ok(serde_json::to_value(result).expect("tool results serialize"))
+                self.call_tool(params, ctx).await
+            }
+            "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" => {
+                self.task_method(&request.method, params, &ctx).await
             }
             "resources/list" if !o.resources.is_empty() => {
                 checked()?;
@@ -152,7 +153,9 @@ impl McpServer {
 }
 
 /// Read `tools/call` params: `name` (a string) and `arguments` (an object; absent → `{}`).
-fn tool_call_params(params: Option<Map<String, Value>>) -> Result<(String, Value), ErrorObject> {
+pub(super) fn tool_call_params(
+    params: Option<Map<String, Value>>,
+) -> Result<(String, Value), ErrorObject> {
     let mut params =
         params.ok_or_else(|| ErrorObject::invalid_params(r#"tools/call needs "params""#))?;
     let name = match params.remove("name") {
@@ -184,7 +187,7 @@ fn string_param(params: Option<&Map<String, Value>>, key: &str) -> Result<String
 
 /// One page of `items` after `params.cursor` (an opaque offset we issued); the next cursor when
 /// more remain (spec `server/utilities/pagination`).
-fn page<T>(
+pub(super) fn page<T>(
     items: Vec<T>,
     params: Option<&Map<String, Value>>,
     size: Option<usize>,

@@ -107,7 +107,7 @@ impl McpServer {
     pub(super) fn discover(&self) -> Value {
         let mut result = json!({
             "supportedVersions": era::supported_versions(),
-            "capabilities": self.capabilities(),
+            "capabilities": self.era_capabilities(Era::Modern),
         });
         if let Some(instructions) = &self.inner.options.instructions {
             result["instructions"] = json!(instructions);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::tasks::TaskOptions;
 use super::{Clock, ErrorHandler};
 use crate::primitives::prompts::PromptRegistry;
 use crate::primitives::resources::ResourceRegistry;
@@ -77,7 +78,10 @@ pub struct ServerOptions {
     pub page_size: Option<usize>,
     /// `ttlMs` on cacheable modern results (default 0: always revalidate).
     pub cache_ttl_ms: u64,
-    /// The clock (ms since the Unix epoch) used to expire `requestState`; default
+    /// Tasks ([`ServerOptions::with_tasks`]); `None` (the default): no task runs, `tasks/*` is
+    /// `-32601` and every tool call is plain.
+    pub tasks: Option<TaskOptions>,
+    /// The clock (ms since the Unix epoch) used to expire `requestState` and tasks; default
     /// [`host::defaults::clock`](crate::host::defaults::clock): the system clock on native
     /// targets, none (no expiry) on wasm.
     pub clock: Option<Clock>,
@@ -97,6 +101,7 @@ impl ServerOptions {
             logging: false,
             page_size: None,
             cache_ttl_ms: 0,
+            tasks: None,
             clock: crate::host::defaults::clock(),
         }
     }
@@ -124,6 +129,14 @@ impl ServerOptions {
         self.completer = Some(Arc::new(move |params, ctx| {
             Box::pin(completer(params, ctx))
         }));
+        self
+    }
+
+    /// Run task-supporting tools as tasks ([`crate::server::tasks`]): advertise `tasks`
+    /// (2025-11-25) and the `io.modelcontextprotocol/tasks` extension (2026-07-28), and serve
+    /// the `tasks/*` methods.
+    pub fn with_tasks(mut self, tasks: TaskOptions) -> Self {
+        self.tasks = Some(tasks);
         self
     }
 

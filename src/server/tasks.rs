@@ -1,0 +1,742 @@
+//! Tasks: a `tools/call` answered at once with a task handle while the tool runs in the
+//! background, then polled, answered and cancelled by task id — in both eras, with no I/O.
+//!
+//! | | 2025-11-25 ([`basic/utilities/tasks`](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), experimental) | 2026-07-28 (extension `io.modelcontextprotocol/tasks`, SEP-2663) |
+//! |---|---|---|
+//! | negotiation | `capabilities.tasks` in `initialize` | `capabilities.extensions["io.modelcontextprotocol/tasks"]` in `server/discover`; the client declares it per request |
+//! | who decides | the client, with `params.task: { ttl }` | the server, for a client that declares the extension |
+//! | created | `{ task: Task }` | `{ resultType: "task", …Task }` (flat) |
+//! | methods | `tasks/get`, `tasks/result` (waits), `tasks/list`, `tasks/cancel` (the task) | `tasks/get` (inlines `result` / `error` / `inputRequests`), `tasks/update` (answers), `tasks/cancel` (an empty ack) |
+//! | field names | `ttl`, `pollInterval` | `ttlMs`, `pollIntervalMs` |
+//!
+//! A tool declares `execution.taskSupport` ([`Tool::with_task_support`]): `forbidden` (the
+//! default), `optional` or `required`. A task-supporting tool runs as a task from its start; one
+//! built with [`Tool::with_task_on_demand`] runs inside the request (2026-07-28 input rounds
+//! allowed) until it calls [`RequestContext::run_as_task`]. Inside a task, on the 2026-07-28
+//! wire, [`RequestContext::input`] (and `elicit`, `create_message`, `list_roots`) sets the task
+//! to `input_required` with the request under its key until `tasks/update` answers it.
+//!
+//! Records live in a [`TaskStore`] ([`MemoryTaskStore`] by default: bounded in count and bytes,
+//! expired by TTL on the server's [`Clock`](crate::host::Clock)); the tool runs on the
+//! [`TaskOptions::spawner`]. `tasks/cancel` settles a running task as `cancelled` and drops the
+//! tool's future; a status change and the tool's end race through one atomic store update, so a
+//! task gets exactly one terminal status.
+
+pub(crate) mod slot;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use futures::channel::oneshot;
+use futures::future::{AbortHandle, Abortable, Either};
+use serde_json::{json, Map, Value};
+
+pub use store::{
+    iso8601, MemoryTaskStore, Task, TaskStatus, TaskStore, TaskStoreError, DEFAULT_MAX_TASKS,
+    DEFAULT_MAX_TASK_BYTES,
+};
+
+use super::methods::{page, tool_call_params};
+use super::McpServer;
+use crate::era::mrtr::well_formed;
+use crate::era::Era;
+use crate::host::{Clock, Spawn};
+use crate::primitives::tools::{Tool, UnknownTool};
+use crate::protocol::{TaskSupport, ToolResult};
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
+use crate::BoxFuture;
+use slot::{TaskInputs, TaskSlot};
+
+/// The 2026-07-28 extension identifier (SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// The 2025-11-25 `_meta` key tying a message to its task.
+pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
+
+/// How a server runs tasks ([`ServerOptions::with_tasks`](crate::ServerOptions::with_tasks)).
+#[derive(Clone)]
+pub struct TaskOptions {
+    /// Where task records live (default: a [`MemoryTaskStore`] of 1,024 tasks, 64 MiB).
+    pub store: Arc<dyn TaskStore>,
+    /// A task's TTL when the client asks for none (ms; default one hour).
+    pub default_ttl_ms: u64,
+    /// The longest TTL granted; a longer request is cut to it (ms; default 24 hours).
+    pub max_ttl_ms: u64,
+    /// The polling interval suggested to clients (ms; default 500).
+    pub poll_interval_ms: u64,
+    /// Runs the tools in the background (default [`host::defaults::spawner`](crate::host::defaults::spawner));
+    /// with none, a task-augmented call fails with `-32603`.
+    pub spawner: Option<Spawn>,
+}
+
+impl std::fmt::Debug for TaskOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskOptions")
+            .field("default_ttl_ms", &self.default_ttl_ms)
+            .field("max_ttl_ms", &self.max_ttl_ms)
+            .field("poll_interval_ms", &self.poll_interval_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions::new()
+    }
+}
+
+impl TaskOptions {
+    /// The defaults: in memory, one-hour TTL (24 h at most), 500 ms polls, the default spawner.
+    pub fn new() -> Self {
+        TaskOptions {
+            store: Arc::new(MemoryTaskStore::default()),
+            default_ttl_ms: 3_600_000,
+            max_ttl_ms: 86_400_000,
+            poll_interval_ms: 500,
+            spawner: crate::host::defaults::spawner(),
+        }
+    }
+
+    /// Keep tasks in `store`.
+    pub fn with_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Grant `default_ms` when the client asks for no TTL, and at most `max_ms`.
+    pub fn with_ttl(mut self, default_ms: u64, max_ms: u64) -> Self {
+        self.max_ttl_ms = max_ms.max(1);
+        self.default_ttl_ms = default_ms.clamp(1, self.max_ttl_ms);
+        self
+    }
+
+    /// Suggest polling every `ms` (at least 1).
+    pub fn with_poll_interval(mut self, ms: u64) -> Self {
+        self.poll_interval_ms = ms.max(1);
+        self
+    }
+
+    /// Run tools on `spawner`.
+    pub fn with_spawner(mut self, spawner: Spawn) -> Self {
+        self.spawner = Some(spawner);
+        self
+    }
+}
+
+/// The tasks of one server: the options, the clock and the tools running here.
+pub(crate) struct Tasks {
+    options: TaskOptions,
+    clock: Option<Clock>,
+    running: Mutex<HashMap<String, Arc<Running>>>,
+    me: Weak<Tasks>,
+}
+
+/// A task whose tool runs on this server.
+struct Running {
+    task_id: String,
+    abort: Mutex<Option<AbortHandle>>,
+    /// Input requests the tool waits on: key → (method, where the answer goes).
+    waiting: Mutex<HashMap<String, (String, oneshot::Sender<Value>)>>,
+    /// Answers already delivered, by key (a key names one request for the task's lifetime).
+    answered: Mutex<HashMap<String, Value>>,
+    /// `tasks/result` callers waiting for the end; `None` once it ended.
+    ended: Mutex<Option<Vec<oneshot::Sender<()>>>>,
+    tasks: Weak<Tasks>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn store_error(e: TaskStoreError) -> ErrorObject {
+    match e {
+        TaskStoreError::NotFound => ErrorObject::invalid_params("unknown taskId"),
+        e => ErrorObject::internal(e),
+    }
+}
+
+/// A fresh unguessable id: 128 random bits as hex.
+fn new_task_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        tracing::error!("no system randomness for a task id");
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Tasks {
+    pub(crate) fn new(options: TaskOptions, clock: Option<Clock>) -> Arc<Tasks> {
+        Arc::new_cyclic(|me| Tasks {
+            options,
+            clock,
+            running: Mutex::new(HashMap::new()),
+            me: me.clone(),
+        })
+    }
+
+    fn now(&self) -> u64 {
+        self.clock.as_ref().map_or(0, |c| c())
+    }
+
+    fn store(&self) -> &dyn TaskStore {
+        &*self.options.store
+    }
+
+    /// Create a task record (durably: `tasks/get` finds it once this returns) and its running
+    /// entry. Tools still running here whose task has expired are dropped first.
+    fn create(&self, ttl_ms: Option<u64>) -> Result<(Task, Arc<Running>), ErrorObject> {
+        if self.options.spawner.is_none() {
+            return Err(ErrorObject::internal(
+                "this host has no spawner: tasks cannot run",
+            ));
+        }
+        let now = self.now();
+        self.drop_expired(now);
+        let ttl = ttl_ms
+            .unwrap_or(self.options.default_ttl_ms)
+            .clamp(1, self.options.max_ttl_ms);
+        let task = Task {
+            task_id: new_task_id(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now,
+            last_updated_at: now,
+            ttl_ms: Some(ttl),
+            poll_interval_ms: Some(self.options.poll_interval_ms),
+            result: None,
+            error: None,
+            input_requests: Map::new(),
+        };
+        self.store()
+            .create(task.clone(), now)
+            .map_err(store_error)?;
+        let running = Arc::new(Running {
+            task_id: task.task_id.clone(),
+            abort: Mutex::new(None),
+            waiting: Mutex::new(HashMap::new()),
+            answered: Mutex::new(HashMap::new()),
+            ended: Mutex::new(Some(Vec::new())),
+            tasks: self.me.clone(),
+        });
+        lock(&self.running).insert(task.task_id.clone(), running.clone());
+        Ok((task, running))
+    }
+
+    /// Abort the tools whose task the store no longer has (expired or removed).
+    fn drop_expired(&self, now: u64) {
+        let gone: Vec<Arc<Running>> = lock(&self.running)
+            .values()
+            .filter(|r| self.store().get(&r.task_id, now).is_none())
+            .cloned()
+            .collect();
+        for running in gone {
+            tracing::debug!(task = %running.task_id, "task expired while running; dropped");
+            self.finish(&running);
+        }
+    }
+
+    /// Run the tool's future on the spawner; its end settles the task.
+    fn spawn(
+        &self,
+        running: Arc<Running>,
+        future: BoxFuture<'static, Result<ToolResult, ErrorObject>>,
+    ) {
+        let (handle, registration) = AbortHandle::new_pair();
+        *lock(&running.abort) = Some(handle);
+        let tasks = self.me.clone();
+        let spawner = self.options.spawner.clone().expect("checked in create");
+        spawner(Box::pin(async move {
+            let outcome = Abortable::new(future, registration).await;
+            let Some(tasks) = tasks.upgrade() else { return };
+            if let Ok(outcome) = outcome {
+                tasks.settle(&running.task_id, outcome);
+            }
+            tasks.finish(&running);
+        }));
+    }
+
+    /// The tool ended: `completed` with its result, or `failed` with its JSON-RPC error — unless
+    /// the task is already terminal (cancelled first). A result too large for the store fails
+    /// the task with a short error instead.
+    fn settle(&self, task_id: &str, outcome: Result<ToolResult, ErrorObject>) {
+        let now = self.now();
+        let (status, result, error) = match outcome {
+            Ok(result) => (
+                TaskStatus::Completed,
+                Some(serde_json::to_value(result).expect("tool results serialize")),
+                None,
+            ),
+            Err(error) => (TaskStatus::Failed, None, Some(error)),
+        };
+        let set = |status, result: Option<Value>, error: Option<ErrorObject>| {
+            self.store().update(task_id, now, &mut |t| {
+                if !t.status.is_terminal() {
+                    t.status = status;
+                    t.result.clone_from(&result);
+                    t.error.clone_from(&error);
+                    t.input_requests.clear();
+                    t.last_updated_at = now;
+                }
+            })
+        };
+        if let Err(TaskStoreError::TooLarge(limit)) = set(status, result, error) {
+            let error = ErrorObject::internal(format!(
+                "the task's result exceeds the task store's {limit}-byte bound"
+            ));
+            let _ = set(TaskStatus::Failed, None, Some(error));
+        }
+    }
+
+    /// Forget a running tool: abort it (a no-op once it ended) and wake `tasks/result` callers.
+    fn finish(&self, running: &Running) {
+        lock(&self.running).remove(&running.task_id);
+        if let Some(abort) = lock(&running.abort).take() {
+            abort.abort();
+        }
+        lock(&running.waiting).clear();
+        for waiter in lock(&running.ended).take().into_iter().flatten() {
+            let _ = waiter.send(());
+        }
+    }
+
+    fn get(&self, task_id: &str) -> Result<Task, ErrorObject> {
+        let now = self.now();
+        match self.store().get(task_id, now) {
+            Some(task) => Ok(task),
+            None => {
+                self.drop_expired(now);
+                Err(ErrorObject::invalid_params(format!(
+                    "unknown taskId {task_id:?}"
+                )))
+            }
+        }
+    }
+
+    /// Settle a task as `cancelled` unless it is terminal, and drop its tool. `Ok(false)` when
+    /// it was already terminal.
+    fn cancel(&self, task_id: &str) -> Result<bool, ErrorObject> {
+        let now = self.now();
+        let mut cancelled = false;
+        self.store()
+            .update(task_id, now, &mut |t| {
+                cancelled = !t.status.is_terminal();
+                if cancelled {
+                    t.status = TaskStatus::Cancelled;
+                    t.status_message = Some("cancelled by the client".into());
+                    t.input_requests.clear();
+                    t.last_updated_at = now;
+                }
+            })
+            .map_err(store_error)?;
+        let running = lock(&self.running).get(task_id).cloned();
+        if let (true, Some(running)) = (cancelled, running) {
+            self.finish(&running);
+        }
+        Ok(cancelled)
+    }
+
+    /// Deliver `tasks/update` answers: each one to the input request outstanding under its key
+    /// (others are ignored, as are answers without the shape the request needs).
+    fn update(&self, task_id: &str, responses: &Map<String, Value>) {
+        let Some(running) = lock(&self.running).get(task_id).cloned() else {
+            return;
+        };
+        let mut delivered = Vec::new();
+        {
+            let mut waiting = lock(&running.waiting);
+            for (key, answer) in responses {
+                let fits = waiting
+                    .get(key)
+                    .is_some_and(|(method, _)| well_formed(method, answer));
+                let Some((_, tx)) = fits.then(|| waiting.remove(key)).flatten() else {
+                    continue;
+                };
+                lock(&running.answered).insert(key.clone(), answer.clone());
+                let _ = tx.send(answer.clone());
+                delivered.push(key.clone());
+            }
+        }
+        if delivered.is_empty() {
+            return;
+        }
+        let now = self.now();
+        let _ = self.store().update(task_id, now, &mut |t| {
+            for key in &delivered {
+                t.input_requests.remove(key);
+            }
+            if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
+                t.status = TaskStatus::Working;
+            }
+            t.last_updated_at = now;
+        });
+    }
+}
+
+impl TaskInputs for Running {
+    fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    fn input(
+        &self,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let ready = |r| -> BoxFuture<'static, _> { Box::pin(futures::future::ready(r)) };
+        if let Some(answer) = lock(&self.answered).get(key) {
+            return ready(Ok(answer.clone()));
+        }
+        let Some(tasks) = self.tasks.upgrade() else {
+            return ready(Err(ErrorObject::internal("the server has stopped")));
+        };
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(key.to_owned(), (method.to_owned(), tx));
+        let now = tasks.now();
+        let request = json!({ "method": method, "params": params });
+        let recorded = tasks.store().update(&self.task_id, now, &mut |t| {
+            if !t.status.is_terminal() {
+                t.input_requests.insert(key.to_owned(), request.clone());
+                t.status = TaskStatus::InputRequired;
+                t.last_updated_at = now;
+            }
+        });
+        if let Err(e) = recorded {
+            lock(&self.waiting).remove(key);
+            return ready(Err(store_error(e)));
+        }
+        Box::pin(async move {
+            rx.await
+                .map_err(|_| ErrorObject::internal("the task ended before its input came"))
+        })
+    }
+}
+
+/// A task's common fields in `era`'s names.
+fn task_fields(task: &Task, era: Era) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("taskId".into(), json!(task.task_id));
+    out.insert("status".into(), json!(task.status.as_str()));
+    if let Some(message) = &task.status_message {
+        out.insert("statusMessage".into(), json!(message));
+    }
+    out.insert("createdAt".into(), json!(iso8601(task.created_at)));
+    out.insert("lastUpdatedAt".into(), json!(iso8601(task.last_updated_at)));
+    let (ttl, poll) = match era {
+        Era::Modern => ("ttlMs", "pollIntervalMs"),
+        Era::Legacy => ("ttl", "pollInterval"),
+    };
+    out.insert(ttl.into(), json!(task.ttl_ms));
+    if let Some(interval) = task.poll_interval_ms {
+        out.insert(poll.into(), json!(interval));
+    }
+    out
+}
+
+/// The `CreateTaskResult` of `era`: flat with `resultType: "task"` (2026-07-28), or `{ task }`.
+fn created(task: &Task, era: Era) -> Value {
+    let mut fields = task_fields(task, era);
+    match era {
+        Era::Modern => {
+            fields.insert("resultType".into(), json!("task"));
+            Value::Object(fields)
+        }
+        Era::Legacy => json!({ "task": fields }),
+    }
+}
+
+/// The `tasks/get` result: the task, and on 2026-07-28 its result, error or input requests.
+fn detailed(task: &Task, era: Era) -> Value {
+    let mut fields = task_fields(task, era);
+    if era == Era::Modern {
+        match task.status {
+            TaskStatus::Completed => {
+                fields.insert("result".into(), task.result.clone().unwrap_or(json!({})));
+            }
+            TaskStatus::Failed => {
+                let error = task
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| ErrorObject::internal("the task failed"));
+                fields.insert("error".into(), json!(error));
+            }
+            TaskStatus::InputRequired => {
+                fields.insert(
+                    "inputRequests".into(),
+                    Value::Object(task.input_requests.clone()),
+                );
+            }
+            TaskStatus::Working | TaskStatus::Cancelled => {}
+        }
+    }
+    Value::Object(fields)
+}
+
+fn task_id_param(params: Option<&Map<String, Value>>) -> Result<String, ErrorObject> {
+    match params.and_then(|p| p.get("taskId")) {
+        Some(Value::String(id)) => Ok(id.clone()),
+        Some(_) => Err(ErrorObject::invalid_params(r#""taskId" must be a string"#)),
+        None => Err(ErrorObject::invalid_params(r#"missing "taskId""#)),
+    }
+}
+
+/// Whether a 2026-07-28 request's client capabilities declare the tasks extension.
+fn declares_extension(ctx: &RequestContext) -> bool {
+    ctx.client_capabilities
+        .as_ref()
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some()
+}
+
+/// `-32021` naming the tasks extension (SEP-2575 Missing Required Client Capability).
+fn missing_extension(what: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("{what} needs the client extension {TASKS_EXTENSION}, which the request did not declare"),
+    )
+    .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
+}
+
+/// How one `tools/call` runs.
+enum Mode {
+    Plain,
+    Task(Option<u64>),
+    OnDemand,
+}
+
+impl McpServer {
+    /// The capabilities of `era`: on 2026-07-28 the tasks slot moves to
+    /// `extensions["io.modelcontextprotocol/tasks"]`.
+    pub(super) fn era_capabilities(&self, era: Era) -> Value {
+        let mut caps = self.capabilities();
+        if era == Era::Modern {
+            if let Some(map) = caps.as_object_mut() {
+                if map.remove("tasks").is_some() {
+                    let extensions = map.entry("extensions").or_insert_with(|| json!({}));
+                    if let Some(extensions) = extensions.as_object_mut() {
+                        extensions.insert(TASKS_EXTENSION.into(), json!({}));
+                    }
+                }
+            }
+        }
+        caps
+    }
+
+    /// The 2025-11-25 `tasks` capability, when tasks are enabled.
+    pub(super) fn tasks_capability(&self) -> Option<Value> {
+        self.inner
+            .tasks
+            .as_ref()
+            .map(|_| json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }))
+    }
+
+    fn call_mode(
+        &self,
+        tool: &Tool,
+        task: Option<&Value>,
+        ctx: &RequestContext,
+    ) -> Result<Mode, ErrorObject> {
+        let support = tool.descriptor().task_support();
+        let enabled = self.inner.tasks.is_some();
+        if ctx.era == Era::Modern {
+            // The server decides; a legacy `task` param is ignored (SEP-2663).
+            return Ok(match (enabled, support, declares_extension(ctx)) {
+                (false, _, _) | (_, TaskSupport::Forbidden, _) => Mode::Plain,
+                (true, TaskSupport::Required, false) => {
+                    return Err(missing_extension(&format!("tool {}", tool.name())))
+                }
+                (true, _, false) => Mode::Plain,
+                (true, _, true) if tool.task_on_demand() => Mode::OnDemand,
+                (true, _, true) => Mode::Task(None),
+            });
+        }
+        match (task, enabled, support) {
+            (None, true, TaskSupport::Required) => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "tool {} must be called as a task (params.task)",
+                    tool.name()
+                ),
+            )),
+            (None, _, _) | (Some(_), false, _) => Ok(Mode::Plain),
+            (Some(_), true, TaskSupport::Forbidden) => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("tool {} does not run as a task", tool.name()),
+            )),
+            (Some(Value::Object(task)), true, _) => {
+                Ok(Mode::Task(task.get("ttl").and_then(Value::as_u64)))
+            }
+            (Some(_), true, _) => Err(ErrorObject::invalid_params(r#""task" must be an object"#)),
+        }
+    }
+
+    /// `tools/call`: a plain call, a task from the start, or a call that may become a task.
+    pub(super) async fn call_tool(
+        &self,
+        params: Option<Map<String, Value>>,
+        mut ctx: RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        let task = params.as_ref().and_then(|p| p.get("task")).cloned();
+        let (name, arguments) = tool_call_params(params)?;
+        let tool = self
+            .tools()
+            .get(&name)
+            .ok_or_else(|| ErrorObject::invalid_params(UnknownTool(name.clone())))?;
+        let era = ctx.era;
+        let plain =
+            |result: ToolResult| serde_json::to_value(result).expect("tool results serialize");
+        match self.call_mode(&tool, task.as_ref(), &ctx)? {
+            Mode::Plain => tool.call(arguments, ctx).await.map(plain),
+            Mode::Task(ttl) => {
+                let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
+                let (task, running) = tasks.create(ttl)?;
+                ctx.task = Some(TaskSlot::bound(running.clone()));
+                tasks.spawn(
+                    running,
+                    Box::pin(async move { tool.call(arguments, ctx).await }),
+                );
+                Ok(created(&task, era))
+            }
+            Mode::OnDemand => {
+                let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
+                let (slot, detach) = TaskSlot::deferred();
+                ctx.task = Some(slot.clone());
+                let mut future: BoxFuture<'static, _> =
+                    Box::pin(async move { tool.call(arguments, ctx).await });
+                let ready = match futures::future::select(&mut future, detach).await {
+                    Either::Left((outcome, _)) => return outcome.map(plain),
+                    Either::Right((Ok(ready), _)) => ready,
+                    Either::Right((Err(_), _)) => return future.await.map(plain),
+                };
+                match tasks.create(None) {
+                    Ok((task, running)) => {
+                        slot.bind(running.clone());
+                        tasks.spawn(running, future);
+                        let _ = ready.send(());
+                        Ok(created(&task, era))
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error.message, "could not become a task; runs on inside the request");
+                        drop(ready);
+                        future.await.map(plain)
+                    }
+                }
+            }
+        }
+    }
+
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` (both eras), `tasks/result` and `tasks/list`
+    /// (2025-11-25 only: removed by SEP-2663).
+    pub(super) async fn task_method(
+        &self,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        ctx: &RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        let Some(tasks) = self.inner.tasks.clone() else {
+            return Err(ErrorObject::method_not_found(method));
+        };
+        let era = ctx.era;
+        let params = params.as_ref();
+        match (era, method) {
+            (Era::Modern, "tasks/result" | "tasks/list") | (Era::Legacy, "tasks/update") => {
+                return Err(ErrorObject::method_not_found(method))
+            }
+            (Era::Modern, _) if !declares_extension(ctx) => return Err(missing_extension(method)),
+            _ => {}
+        }
+        match method {
+            "tasks/get" => Ok(detailed(&tasks.get(&task_id_param(params)?)?, era)),
+            "tasks/update" => {
+                let id = task_id_param(params)?;
+                let responses = match params.and_then(|p| p.get("inputResponses")) {
+                    Some(Value::Object(map)) => map,
+                    Some(_) => {
+                        return Err(ErrorObject::invalid_params(
+                            r#""inputResponses" must be an object"#,
+                        ))
+                    }
+                    None => return Err(ErrorObject::invalid_params(r#"missing "inputResponses""#)),
+                };
+                tasks.update(&id, responses);
+                Ok(json!({}))
+            }
+            "tasks/cancel" => {
+                let id = task_id_param(params)?;
+                let cancelled = tasks.cancel(&id)?;
+                match era {
+                    // An ack, also for a task already terminal (idempotent).
+                    Era::Modern => Ok(json!({})),
+                    Era::Legacy if cancelled => Ok(detailed(&tasks.get(&id)?, era)),
+                    Era::Legacy => Err(ErrorObject::invalid_params(format!(
+                        "task {id} is already terminal"
+                    ))),
+                }
+            }
+            "tasks/result" => self.task_result(&tasks, &task_id_param(params)?).await,
+            "tasks/list" => {
+                let listed: Vec<Value> = tasks
+                    .store()
+                    .list(tasks.now())
+                    .iter()
+                    .map(|t| Value::Object(task_fields(t, era)))
+                    .collect();
+                let (items, next) = page(listed, params, self.inner.options.page_size)?;
+                let mut out = json!({ "tasks": items });
+                if let Some(next) = next {
+                    out["nextCursor"] = json!(next);
+                }
+                Ok(out)
+            }
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    /// 2025-11-25 `tasks/result`: wait for the end, then the tool's result (with the
+    /// related-task `_meta`), its JSON-RPC error, or an error for a cancelled task.
+    async fn task_result(&self, tasks: &Tasks, id: &str) -> Result<Value, ErrorObject> {
+        loop {
+            let task = tasks.get(id)?;
+            match task.status {
+                TaskStatus::Completed => {
+                    let mut result = task.result.unwrap_or(json!({}));
+                    if let Some(map) = result.as_object_mut() {
+                        let meta = map.entry("_meta").or_insert_with(|| json!({}));
+                        meta[RELATED_TASK_META] = json!({ "taskId": id });
+                    }
+                    return Ok(result);
+                }
+                TaskStatus::Failed => {
+                    return Err(task
+                        .error
+                        .unwrap_or_else(|| ErrorObject::internal("the task failed")))
+                }
+                TaskStatus::Cancelled => {
+                    return Err(ErrorObject::internal(format!("task {id} was cancelled")))
+                }
+                TaskStatus::Working | TaskStatus::InputRequired => {}
+            }
+            let (tx, rx) = oneshot::channel();
+            let running = lock(&tasks.running).get(id).cloned();
+            match running {
+                Some(running) => match lock(&running.ended).as_mut() {
+                    Some(waiters) => waiters.push(tx),
+                    None => continue,
+                },
+                None => {
+                    // Not terminal yet but not running here: another instance runs it (a
+                    // shared store), or it ended between the two reads — read once more.
+                    if !tasks.get(id)?.status.is_terminal() {
+                        return Err(ErrorObject::internal(format!(
+                            "task {id} runs on another server instance; poll tasks/get"
+                        )));
+                    }
+                    continue;
+                }
+            }
+            let _ = rx.await;
+        }
+    }
+}
