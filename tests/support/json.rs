@@ -57,11 +57,13 @@ pub fn modern_params(mut params: Value) -> Value {
     params
 }
 
-/// The `Mcp-Name` a request needs (name or uri of the three named methods).
+/// The `Mcp-Name` a request needs (name or uri of the three named methods, the task id of
+/// `tasks/get`, `tasks/update`, `tasks/cancel`).
 pub fn name_of(method: &str, params: &Value) -> Option<String> {
     let key = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     params[key].as_str().map(str::to_owned)
