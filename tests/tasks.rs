@@ -1,0 +1,557 @@
+//! Tasks over real HTTP on 127.0.0.1, in both eras: the 2025-11-25 core feature
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks>) and the
+//! 2026-07-28 extension `io.modelcontextprotocol/tasks` (SEP-2663), with their faults: a client
+//! gone while its task runs, a task past its TTL (an injected clock, no sleeps), a cancel racing
+//! the tool's end, a full store. Tools wait on gates the test opens; every wait is bounded.
+#![cfg(feature = "native")]
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use orkestrel_mcp::native::endpoint::EndpointOptions;
+use orkestrel_mcp::protocol::TaskSupport;
+use orkestrel_mcp::server::tasks::{MemoryTaskStore, TaskOptions, TaskStore};
+use orkestrel_mcp::{ErrorObject, McpServer, RequestContext, ServerOptions, Tool};
+use serde_json::{json, Value};
+use support::json::{meta_with, rpc};
+use support::modern::{assert_error, assert_ok, call, elicit, Args};
+use support::{eventually_async, manual_clock, post, send, TestServer, DEADLINE};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::Notify;
+
+const EXT: &str = "io.modelcontextprotocol/tasks";
+
+/// Per-label gates the `gated` tool waits on, and what the tools report.
+#[derive(Clone)]
+struct Gates {
+    gates: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    events: UnboundedSender<String>,
+}
+
+impl Gates {
+    fn gate(&self, label: &str) -> Arc<Notify> {
+        self.gates
+            .lock()
+            .unwrap()
+            .entry(label.to_owned())
+            .or_default()
+            .clone()
+    }
+    fn open(&self, label: &str) {
+        self.gate(label).notify_one();
+    }
+}
+
+/// Reports `dropped:<label>` when the tool's future goes (ended or dropped).
+struct Dropped(UnboundedSender<String>, String);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        let _ = self.0.send(format!("dropped:{}", self.1));
+    }
+}
+
+fn label_of(args: &Args) -> String {
+    args.get("label")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A server with tasks on `options` and the tools `gated` (optional: waits for its gate, then
+/// answers `done <label>`), `big` (optional: a result of `size` bytes), `asks` (optional: one
+/// elicitation), `plain` (forbidden) and `must` (required).
+fn fixture(
+    options: TaskOptions,
+    clock: Option<orkestrel_mcp::host::Clock>,
+) -> (McpServer, Gates, UnboundedReceiver<String>) {
+    let mut server_options = ServerOptions::new("tasks-test", "1.0.0").with_tasks(options);
+    if let Some(clock) = clock {
+        server_options = server_options.with_clock(clock);
+    }
+    let server = McpServer::new(server_options);
+    let (events, rx) = unbounded_channel();
+    let gates = Gates {
+        gates: Arc::default(),
+        events,
+    };
+    let g = gates.clone();
+    server.tools().add(
+        Tool::from_json("gated", json!({"type":"object"}), move |args: Args, _| {
+            let (g, label) = (g.clone(), label_of(&args));
+            async move {
+                let _dropped = Dropped(g.events.clone(), label.clone());
+                let _ = g.events.send(format!("started:{label}"));
+                g.gate(&label).notified().await;
+                Ok::<_, String>(format!("done {label}"))
+            }
+        })
+        .with_task_support(TaskSupport::Optional),
+    );
+    server.tools().add(
+        Tool::from_json(
+            "big",
+            json!({"type":"object"}),
+            |args: Args, _| async move {
+                let size = args.get("size").and_then(Value::as_u64).unwrap_or(0) as usize;
+                Ok::<_, String>("x".repeat(size))
+            },
+        )
+        .with_task_support(TaskSupport::Optional),
+    );
+    server.tools().add(
+        Tool::from_json(
+            "asks",
+            json!({"type":"object"}),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx
+                    .input("name", "elicitation/create", elicit("Name?", "name"))
+                    .await?;
+                Ok::<_, ErrorObject>(format!("Hello, {}!", answer["content"]["name"]))
+            },
+        )
+        .with_task_support(TaskSupport::Optional),
+    );
+    server.tools().add(Tool::from_json(
+        "plain",
+        json!({"type":"object"}),
+        |_: Args, _| async { Ok::<_, String>("plain") },
+    ));
+    server.tools().add(
+        Tool::from_json("must", json!({"type":"object"}), |_: Args, _| async {
+            Ok::<_, String>("must")
+        })
+        .with_task_support(TaskSupport::Required),
+    );
+    (server, gates, rx)
+}
+
+async fn start_fixture(
+    options: TaskOptions,
+    clock: Option<orkestrel_mcp::host::Clock>,
+) -> (TestServer, Gates, UnboundedReceiver<String>) {
+    let (server, gates, rx) = fixture(options, clock);
+    (
+        support::start(server, EndpointOptions::default()).await,
+        gates,
+        rx,
+    )
+}
+
+async fn next_event(rx: &mut UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(DEADLINE, rx.recv())
+        .await
+        .expect("an event within the deadline")
+        .expect("the events channel is open")
+}
+
+/// Wait for `want`, skipping other events.
+async fn wait_event(rx: &mut UnboundedReceiver<String>, want: &str) {
+    while next_event(rx).await != want {}
+}
+
+fn caps() -> Value {
+    json!({ "elicitation": {}, "extensions": { EXT: {} } })
+}
+
+/// A 2026-07-28 request declaring the extension.
+async fn modern(s: &TestServer, id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta_with(caps());
+    assert_ok(&call(s.addr, json!(id), method, params).await, &json!(id))
+}
+
+async fn modern_err(s: &TestServer, id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta_with(caps());
+    let reply = call(s.addr, json!(id), method, params).await;
+    let r = support::modern::response(&reply);
+    assert!(r.get("result").is_none(), "{r}");
+    r["error"].clone()
+}
+
+async fn start_task(s: &TestServer, tool: &str, args: Value) -> String {
+    let created = modern(
+        s,
+        1,
+        "tools/call",
+        json!({ "name": tool, "arguments": args }),
+    )
+    .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    created["taskId"].as_str().expect("a taskId").to_owned()
+}
+
+async fn get(s: &TestServer, id: &str) -> Value {
+    modern(s, 2, "tasks/get", json!({ "taskId": id })).await
+}
+
+/// Poll `tasks/get` (bounded) until the task has `status`.
+async fn until_status(s: &TestServer, id: &str, status: &str) -> Value {
+    let last = Arc::new(Mutex::new(Value::Null));
+    eventually_async(DEADLINE, &format!("task {id} reaches {status}"), || {
+        let last = last.clone();
+        async move {
+            let task = get(s, id).await;
+            let reached = task["status"] == status;
+            *last.lock().unwrap() = task;
+            reached
+        }
+    })
+    .await;
+    let task = last.lock().unwrap().clone();
+    task
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 2026-07-28 extension
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_task_is_created_at_once_polled_and_inlines_its_result() {
+    let (s, gates, mut events) = start_fixture(TaskOptions::new(), None).await;
+    let discovered = modern(&s, 9, "server/discover", json!({})).await;
+    assert_eq!(discovered["capabilities"]["extensions"][EXT], json!({}));
+    assert!(discovered["capabilities"].get("tasks").is_none());
+
+    let id = start_task(&s, "gated", json!({ "label": "a" })).await;
+    wait_event(&mut events, "started:a").await;
+    let working = get(&s, &id).await;
+    assert_eq!(
+        (
+            &working["status"],
+            &working["resultType"],
+            working.get("result")
+        ),
+        (&json!("working"), &json!("complete"), None),
+        "{working}"
+    );
+    assert_eq!(working["ttlMs"], 3_600_000, "{working}");
+    gates.open("a");
+    let done = until_status(&s, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "done a", "{done}");
+    assert!(done.get("error").is_none() && done.get("inputRequests").is_none());
+}
+
+#[tokio::test]
+async fn input_inside_a_task_waits_for_tasks_update() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let id = start_task(&s, "asks", json!({})).await;
+    let waiting = until_status(&s, &id, "input_required").await;
+    assert_eq!(
+        waiting["inputRequests"]["name"]["method"],
+        "elicitation/create"
+    );
+    // A malformed answer and an unknown key are ignored: still waiting.
+    let ack = modern(
+        &s,
+        3,
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "name": 12, "other": { "action": "accept" } } }),
+    )
+    .await;
+    assert_eq!(ack["resultType"], "complete");
+    assert!(ack.get("taskId").is_none() && ack.get("status").is_none());
+    assert_eq!(get(&s, &id).await["status"], "input_required");
+    let answer = json!({ "name": { "action": "accept", "content": { "name": "Ada" } } });
+    modern(
+        &s,
+        4,
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": answer }),
+    )
+    .await;
+    let done = until_status(&s, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, \"Ada\"!");
+}
+
+#[tokio::test]
+async fn without_the_extension_tools_run_plain_and_task_methods_are_refused() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let plain = assert_ok(
+        &call(
+            s.addr,
+            json!(1),
+            "tools/call",
+            json!({ "name": "big", "arguments": { "size": 2 } }),
+        )
+        .await,
+        &json!(1),
+    );
+    assert_eq!(plain["content"][0]["text"], "xx", "{plain}");
+    let err = assert_error(
+        &call(s.addr, json!(2), "tools/call", json!({ "name": "must" })).await,
+        400,
+        -32021,
+        &json!(2),
+    );
+    assert_eq!(
+        err["data"]["requiredCapabilities"]["extensions"][EXT],
+        json!({})
+    );
+    for method in ["tasks/get", "tasks/cancel"] {
+        let reply = call(s.addr, json!(3), method, json!({ "taskId": "x" })).await;
+        assert_eq!(
+            support::modern::response(&reply)["error"]["code"],
+            -32021,
+            "{method}"
+        );
+    }
+    // With the extension: unknown ids are -32602; the removed methods are -32601.
+    assert_eq!(
+        modern_err(&s, 4, "tasks/get", json!({ "taskId": "nope" })).await["code"],
+        -32602
+    );
+    assert_eq!(
+        modern_err(&s, 5, "tasks/list", json!({})).await["code"],
+        -32601
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_task_outlives_its_session_and_is_polled_from_a_new_one() {
+    let (s, gates, mut events) = start_fixture(TaskOptions::new(), None).await;
+    let sid = support::new_session(s.addr, "2025-11-25").await;
+    let call = rpc(
+        json!(2),
+        "tools/call",
+        json!({ "name": "gated", "arguments": { "label": "s" }, "task": { "ttl": 60000 } }),
+    );
+    let reply = post(s.addr, &[("mcp-session-id", &sid)], &call).await;
+    let created = &reply.messages()[0]["result"]["task"];
+    assert_eq!(created["status"], "working", "{reply:?}");
+    assert_eq!(created["ttl"], 60000, "{reply:?}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    wait_event(&mut events, "started:s").await;
+    // The client ends its session while the task runs.
+    assert_eq!(
+        send(s.addr, "DELETE", &[("mcp-session-id", &sid)], "")
+            .await
+            .status,
+        204
+    );
+    let other = support::new_session(s.addr, "2025-11-25").await;
+    let ask = |id_: u64, method: &str, params: Value| {
+        let (other, body) = (other.clone(), rpc(json!(id_), method, params));
+        async move {
+            post(s.addr, &[("mcp-session-id", &other)], &body)
+                .await
+                .messages()[0]
+                .clone()
+        }
+    };
+    let polled = ask(3, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(polled["result"]["status"], "working", "{polled}");
+    let listed = ask(4, "tasks/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"][0]["taskId"],
+        json!(id),
+        "{listed}"
+    );
+    // tasks/result waits for the end, then answers with the tool's result.
+    let waiting = tokio::spawn(ask(5, "tasks/result", json!({ "taskId": id })));
+    gates.open("s");
+    let result = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(result["result"]["content"][0]["text"], "done s", "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id)
+    );
+    let again = ask(6, "tasks/cancel", json!({ "taskId": id })).await;
+    assert_eq!(again["error"]["code"], -32602, "terminal: {again}");
+}
+
+#[tokio::test]
+async fn a_task_past_its_ttl_is_gone_and_its_tool_dropped() {
+    let (now, clock) = manual_clock();
+    let options = TaskOptions::new().with_ttl(5_000, 10_000);
+    let (s, _gates, mut events) = start_fixture(options, Some(clock)).await;
+    let id = start_task(&s, "gated", json!({ "label": "t" })).await;
+    wait_event(&mut events, "started:t").await;
+    now.fetch_add(4_999, Ordering::SeqCst);
+    let alive = get(&s, &id).await;
+    assert_eq!(
+        (&alive["status"], &alive["ttlMs"]),
+        (&json!("working"), &json!(5000))
+    );
+    now.fetch_add(1, Ordering::SeqCst);
+    let gone = modern_err(&s, 3, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(gone["code"], -32602, "{gone}");
+    wait_event(&mut events, "dropped:t").await;
+}
+
+/// Poll until the task is terminal; its final `tasks/get`.
+async fn until_terminal(s: &TestServer, id: &str) -> Value {
+    let last = Arc::new(Mutex::new(Value::Null));
+    eventually_async(DEADLINE, &format!("task {id} ends"), || {
+        let last = last.clone();
+        async move {
+            let task = get(s, id).await;
+            let ended = ["completed", "failed", "cancelled"]
+                .contains(&task["status"].as_str().unwrap_or(""));
+            *last.lock().unwrap() = task;
+            ended
+        }
+    })
+    .await;
+    let task = last.lock().unwrap().clone();
+    task
+}
+
+#[tokio::test]
+async fn cancel_racing_completion_settles_exactly_once() {
+    let (s, gates, mut events) = start_fixture(TaskOptions::new(), None).await;
+    // A cancel after the end changes nothing (terminal is final).
+    let id = start_task(&s, "gated", json!({ "label": "first" })).await;
+    gates.open("first");
+    until_status(&s, &id, "completed").await;
+    let ack = modern(&s, 3, "tasks/cancel", json!({ "taskId": id })).await;
+    assert_eq!(ack["resultType"], "complete", "{ack}");
+    let still = get(&s, &id).await;
+    assert_eq!(still["status"], "completed", "{still}");
+    assert_eq!(still["result"]["content"][0]["text"], "done first");
+    // The tool's end and a cancel at once: one terminal status, and it stays.
+    for round in 0..12 {
+        let label = format!("r{round}");
+        let id = start_task(&s, "gated", json!({ "label": label })).await;
+        wait_event(&mut events, &format!("started:{label}")).await;
+        let cancel = modern(&s, 3, "tasks/cancel", json!({ "taskId": id }));
+        let ((), ack) = tokio::join!(async { gates.open(&label) }, cancel);
+        assert_eq!(ack["resultType"], "complete", "{ack}");
+        let settled = until_terminal(&s, &id).await;
+        wait_event(&mut events, &format!("dropped:{label}")).await;
+        match settled["status"].as_str().unwrap() {
+            "completed" => assert_eq!(
+                settled["result"]["content"][0]["text"],
+                json!(format!("done {label}"))
+            ),
+            "cancelled" => assert!(settled.get("result").is_none(), "{settled}"),
+            other => panic!("{other}: {settled}"),
+        }
+        modern(&s, 4, "tasks/cancel", json!({ "taskId": id })).await;
+        assert_eq!(get(&s, &id).await["status"], settled["status"], "{settled}");
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_task_drops_its_tool() {
+    let (s, _gates, mut events) = start_fixture(TaskOptions::new(), None).await;
+    let id = start_task(&s, "gated", json!({ "label": "c" })).await;
+    wait_event(&mut events, "started:c").await;
+    modern(&s, 3, "tasks/cancel", json!({ "taskId": id })).await;
+    wait_event(&mut events, "dropped:c").await;
+    assert_eq!(get(&s, &id).await["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn a_full_store_refuses_clearly_and_evicts_nothing() {
+    let store = Arc::new(MemoryTaskStore::new(2, 4_096));
+    let (s, gates, _events) =
+        start_fixture(TaskOptions::new().with_store(store.clone()), None).await;
+    let a = start_task(&s, "gated", json!({ "label": "a" })).await;
+    let b = start_task(&s, "gated", json!({ "label": "b" })).await;
+    let full = modern_err(
+        &s,
+        3,
+        "tools/call",
+        json!({ "name": "gated", "arguments": { "label": "c" } }),
+    )
+    .await;
+    assert_eq!(full["code"], -32603, "{full}");
+    assert!(full["message"].as_str().unwrap().contains("full"), "{full}");
+    assert_eq!(store.len(), 2);
+    assert_eq!(get(&s, &a).await["status"], "working");
+    assert_eq!(get(&s, &b).await["status"], "working");
+    // A result beyond the byte bound fails its task; the others stay as they were.
+    gates.open("a");
+    until_status(&s, &a, "completed").await;
+    modern(&s, 4, "tasks/cancel", json!({ "taskId": b })).await;
+    store.remove(&a);
+    let big = start_task(&s, "big", json!({ "size": 10_000 })).await;
+    let failed = until_status(&s, &big, "failed").await;
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("byte bound"),
+        "{failed}"
+    );
+    assert_eq!(get(&s, &b).await["status"], "cancelled");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 2025-11-25 rules
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn handshake_era_tasks_follow_the_tools_declaration() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let init = post(s.addr, &[], &support::initialize(1, "2025-11-25")).await;
+    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let caps = &init.messages()[0]["result"]["capabilities"];
+    assert_eq!(
+        caps["tasks"]["requests"]["tools"]["call"],
+        json!({}),
+        "{caps}"
+    );
+    let ask = |method: &str, params: Value| {
+        let (sid, body) = (sid.clone(), rpc(json!(7), method, params));
+        async move {
+            post(s.addr, &[("mcp-session-id", &sid)], &body)
+                .await
+                .messages()[0]
+                .clone()
+        }
+    };
+    let listed = ask("tools/list", json!({})).await;
+    let tools = listed["result"]["tools"].as_array().unwrap().clone();
+    let support_of = |name: &str| {
+        tools.iter().find(|t| t["name"] == name).unwrap()["execution"]["taskSupport"].clone()
+    };
+    assert_eq!(support_of("gated"), "optional");
+    assert_eq!(support_of("must"), "required");
+    assert_eq!(support_of("plain"), Value::Null, "forbidden is the default");
+    let forbidden = ask("tools/call", json!({ "name": "plain", "task": {} })).await;
+    assert_eq!(forbidden["error"]["code"], -32601, "{forbidden}");
+    let required = ask("tools/call", json!({ "name": "must" })).await;
+    assert_eq!(required["error"]["code"], -32601, "{required}");
+    let optional = ask(
+        "tools/call",
+        json!({ "name": "big", "arguments": { "size": 1 } }),
+    )
+    .await;
+    assert_eq!(
+        optional["result"]["content"][0]["text"], "x",
+        "plain when not asked: {optional}"
+    );
+    let task = ask("tools/call", json!({ "name": "must", "task": {} })).await;
+    let id = task["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let result = ask("tasks/result", json!({ "taskId": id })).await;
+    assert_eq!(result["result"]["content"][0]["text"], "must", "{result}");
+    let got = ask("tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert!(
+        got["result"].get("result").is_none(),
+        "2025-11-25 does not inline: {got}"
+    );
+    assert!(
+        got["result"]["pollInterval"].is_u64() && got["result"].get("pollIntervalMs").is_none()
+    );
+    let update = ask(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": {} }),
+    )
+    .await;
+    assert_eq!(update["error"]["code"], -32601, "{update}");
+}
