@@ -24,6 +24,7 @@
 
 pub(crate) mod slot;
 pub mod store;
+mod wire;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -48,11 +49,9 @@ use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 use crate::BoxFuture;
 use slot::{TaskInputs, TaskSlot};
+use wire::{created, declares_extension, detailed, missing_extension, task_fields, task_id_param};
 
-/// The 2026-07-28 extension identifier (SEP-2663).
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-/// The 2025-11-25 `_meta` key tying a message to its task.
-pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
+pub use wire::{RELATED_TASK_META, TASKS_EXTENSION};
 
 /// How a server runs tasks ([`ServerOptions::with_tasks`](crate::ServerOptions::with_tasks)).
 #[derive(Clone)]
@@ -411,92 +410,6 @@ impl TaskInputs for Running {
                 .map_err(|_| ErrorObject::internal("the task ended before its input came"))
         })
     }
-}
-
-/// A task's common fields in `era`'s names.
-fn task_fields(task: &Task, era: Era) -> Map<String, Value> {
-    let mut out = Map::new();
-    out.insert("taskId".into(), json!(task.task_id));
-    out.insert("status".into(), json!(task.status.as_str()));
-    if let Some(message) = &task.status_message {
-        out.insert("statusMessage".into(), json!(message));
-    }
-    out.insert("createdAt".into(), json!(iso8601(task.created_at)));
-    out.insert("lastUpdatedAt".into(), json!(iso8601(task.last_updated_at)));
-    let (ttl, poll) = match era {
-        Era::Modern => ("ttlMs", "pollIntervalMs"),
-        Era::Legacy => ("ttl", "pollInterval"),
-    };
-    out.insert(ttl.into(), json!(task.ttl_ms));
-    if let Some(interval) = task.poll_interval_ms {
-        out.insert(poll.into(), json!(interval));
-    }
-    out
-}
-
-/// The `CreateTaskResult` of `era`: flat with `resultType: "task"` (2026-07-28), or `{ task }`.
-fn created(task: &Task, era: Era) -> Value {
-    let mut fields = task_fields(task, era);
-    match era {
-        Era::Modern => {
-            fields.insert("resultType".into(), json!("task"));
-            Value::Object(fields)
-        }
-        Era::Legacy => json!({ "task": fields }),
-    }
-}
-
-/// The `tasks/get` result: the task, and on 2026-07-28 its result, error or input requests.
-fn detailed(task: &Task, era: Era) -> Value {
-    let mut fields = task_fields(task, era);
-    if era == Era::Modern {
-        match task.status {
-            TaskStatus::Completed => {
-                fields.insert("result".into(), task.result.clone().unwrap_or(json!({})));
-            }
-            TaskStatus::Failed => {
-                let error = task
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| ErrorObject::internal("the task failed"));
-                fields.insert("error".into(), json!(error));
-            }
-            TaskStatus::InputRequired => {
-                fields.insert(
-                    "inputRequests".into(),
-                    Value::Object(task.input_requests.clone()),
-                );
-            }
-            TaskStatus::Working | TaskStatus::Cancelled => {}
-        }
-    }
-    Value::Object(fields)
-}
-
-fn task_id_param(params: Option<&Map<String, Value>>) -> Result<String, ErrorObject> {
-    match params.and_then(|p| p.get("taskId")) {
-        Some(Value::String(id)) => Ok(id.clone()),
-        Some(_) => Err(ErrorObject::invalid_params(r#""taskId" must be a string"#)),
-        None => Err(ErrorObject::invalid_params(r#"missing "taskId""#)),
-    }
-}
-
-/// Whether a 2026-07-28 request's client capabilities declare the tasks extension.
-fn declares_extension(ctx: &RequestContext) -> bool {
-    ctx.client_capabilities
-        .as_ref()
-        .and_then(|c| c.get("extensions"))
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some()
-}
-
-/// `-32021` naming the tasks extension (SEP-2575 Missing Required Client Capability).
-fn missing_extension(what: &str) -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!("{what} needs the client extension {TASKS_EXTENSION}, which the request did not declare"),
-    )
-    .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
 }
 
 /// How one `tools/call` runs.
