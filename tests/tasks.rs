@@ -115,6 +115,25 @@ fn fixture(
         )
         .with_task_support(TaskSupport::Optional),
     );
+    server.tools().add(
+        Tool::from_json(
+            "later",
+            json!({"type":"object"}),
+            |_: Args, ctx: RequestContext| async move {
+                let answer = ctx
+                    .input("name", "elicitation/create", elicit("Name?", "name"))
+                    .await?;
+                let before = ctx.task_id();
+                let became = ctx.run_as_task().await;
+                Ok::<_, ErrorObject>(format!(
+                    "{} {before:?} {became} {}",
+                    answer["content"]["name"],
+                    ctx.task_id().is_some()
+                ))
+            },
+        )
+        .with_task_on_demand(),
+    );
     server.tools().add(Tool::from_json(
         "plain",
         json!({"type":"object"}),
@@ -306,6 +325,41 @@ async fn without_the_extension_tools_run_plain_and_task_methods_are_refused() {
     assert_eq!(
         modern_err(&s, 5, "tasks/list", json!({})).await["code"],
         -32601
+    );
+}
+
+#[tokio::test]
+async fn an_on_demand_tool_gathers_input_then_continues_as_a_task() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let round = modern(&s, 1, "tools/call", json!({ "name": "later" })).await;
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    assert!(round.get("taskId").is_none(), "{round}");
+    let answers = json!({ "name": { "action": "accept", "content": { "name": "Ada" } } });
+    let created = modern(
+        &s,
+        2,
+        "tools/call",
+        json!({ "name": "later", "inputResponses": answers }),
+    )
+    .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none() && created.get("inputRequests").is_none());
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let done = until_status(&s, &id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "\"Ada\" None true true",
+        "{done}"
+    );
+    // Without the extension the same tool ends as a plain call.
+    let mut params = json!({ "name": "later", "inputResponses": answers });
+    params["_meta"] = meta_with(json!({ "elicitation": {} }));
+    let plain = assert_ok(
+        &call(s.addr, json!(3), "tools/call", params).await,
+        &json!(3),
+    );
+    assert_eq!(
+        plain["content"][0]["text"], "\"Ada\" None false false",
+        "{plain}"
     );
 }
 
