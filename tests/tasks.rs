@@ -609,3 +609,50 @@ async fn handshake_era_tasks_follow_the_tools_declaration() {
     .await;
     assert_eq!(update["error"]["code"], -32601, "{update}");
 }
+
+#[tokio::test]
+async fn a_handshake_era_task_asks_the_client_over_its_connection() {
+    let (server, _gates, _events) = fixture(TaskOptions::new(), None);
+    let mut pipe = support::server::Pipe::serve(server);
+    pipe.send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "t", "version": "0" } } }),
+    )
+    .await;
+    assert_eq!(pipe.read().await["id"], 1);
+    pipe.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    pipe.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "asks", "task": {} } }))
+        .await;
+    let (mut task_id, mut asked) = (None, None);
+    while task_id.is_none() || asked.is_none() {
+        let message = pipe.read().await;
+        if message["id"] == 2 {
+            task_id = message["result"]["task"]["taskId"]
+                .as_str()
+                .map(str::to_owned);
+            assert!(task_id.is_some(), "{message}");
+        } else if message["method"] == "elicitation/create" {
+            asked = Some(message["id"].clone());
+        } else {
+            panic!("unexpected {message}");
+        }
+    }
+    let (task_id, asked) = (task_id.unwrap(), asked.unwrap());
+    pipe.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": { "taskId": task_id } }))
+        .await;
+    let got = pipe.read().await;
+    assert_eq!(got["result"]["status"], "input_required", "{got}");
+    pipe.send(json!({ "jsonrpc": "2.0", "id": asked,
+        "result": { "action": "accept", "content": { "name": "Lin" } } }))
+        .await;
+    pipe.send(json!({ "jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": { "taskId": task_id } }))
+        .await;
+    let result = pipe.read().await;
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Hello, \"Lin\"!",
+        "{result}"
+    );
+}

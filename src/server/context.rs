@@ -211,6 +211,12 @@ impl RequestContext {
                 "no channel for a server→client {method} request on this transport"
             )));
         };
+        // Inside a 2025-11-25 task the task shows `input_required` while the client answers.
+        let task = self.task.as_ref().and_then(|slot| slot.task());
+        let _waiting = task.map(|task| {
+            task.awaiting_client(true);
+            Awaiting(task)
+        });
         let (id, answer) = pending.register(self.scope.clone());
         // The slot goes when this future ends however it ends (answered, failed, or dropped
         // because the request was cancelled): an abandoned request leaves nothing behind.
@@ -376,6 +382,15 @@ fn number(x: f64) -> Value {
         Value::from(x as i64)
     } else {
         Value::from(x)
+    }
+}
+
+/// Sets a task back to `working` when its server→client request ends, however it ends.
+struct Awaiting(Arc<dyn crate::server::tasks::slot::TaskInputs>);
+
+impl Drop for Awaiting {
+    fn drop(&mut self) {
+        self.0.awaiting_client(false);
     }
 }
 

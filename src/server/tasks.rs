@@ -377,6 +377,23 @@ impl TaskInputs for Running {
         &self.task_id
     }
 
+    fn awaiting_client(&self, waiting: bool) {
+        let Some(tasks) = self.tasks.upgrade() else {
+            return;
+        };
+        let now = tasks.now();
+        let (from, to) = match waiting {
+            true => (TaskStatus::Working, TaskStatus::InputRequired),
+            false => (TaskStatus::InputRequired, TaskStatus::Working),
+        };
+        let _ = tasks.store().update(&self.task_id, now, &mut |t| {
+            if t.status == from {
+                t.status = to;
+                t.last_updated_at = now;
+            }
+        });
+    }
+
     fn input(
         &self,
         key: &str,

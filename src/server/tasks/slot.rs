@@ -22,6 +22,9 @@ pub(crate) trait TaskInputs: MaybeSend + MaybeSync {
         method: &str,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, ErrorObject>>;
+    /// A 2025-11-25 server→client request of the task is out (`true`: the task shows
+    /// `input_required`) or answered (`false`: `working` again).
+    fn awaiting_client(&self, waiting: bool);
 }
 
 /// One tool call's task link.
