@@ -63,6 +63,7 @@ mod memory;
 pub mod mrtr;
 mod options;
 mod primitives;
+mod tasks;
 mod tools;
 mod transport;
 
@@ -80,6 +81,7 @@ pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
 pub use primitives::MAX_LIST_PAGES;
+pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS};
 pub use tools::result_value;
 pub(crate) use transport::{unreadable, Unreadable};
 pub use transport::{ClientTransport, SinkHandler, TransportSink};

@@ -656,3 +656,137 @@ async fn a_handshake_era_task_asks_the_client_over_its_connection() {
         "{result}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The client half: McpClient and `orkestrel-mcp call --task`
+// ---------------------------------------------------------------------------------------------
+
+struct Names;
+
+impl orkestrel_mcp::client::ClientHandler for Names {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": {} })
+    }
+    fn elicit(
+        &self,
+        _params: Value,
+    ) -> orkestrel_mcp::BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async { Ok(json!({ "action": "accept", "content": { "name": "Kay" } })) })
+    }
+}
+
+fn task_client(s: &TestServer, era: orkestrel_mcp::client::ClientEra) -> orkestrel_mcp::McpClient {
+    support::client::http_client_to(
+        &s.url(),
+        support::client::era_options(era).with_handler(Names),
+    )
+}
+
+#[tokio::test]
+async fn the_client_calls_a_task_answers_its_input_and_gets_the_result() {
+    use orkestrel_mcp::client::{ClientEra, ToolCall};
+    let (s, _gates, _events) = start_fixture(TaskOptions::new().with_poll_interval(5), None).await;
+    let client = task_client(&s, ClientEra::Modern);
+    client.connect().await.unwrap();
+    let ToolCall::Task(task) = client
+        .call_tool_as_task("asks", json!({}), None)
+        .await
+        .unwrap()
+    else {
+        panic!("not a task");
+    };
+    assert_eq!(task.poll_interval_ms, Some(5));
+    let seen = Mutex::new(Vec::new());
+    let result = client
+        .wait_task(&task, &|t| seen.lock().unwrap().push(t.status.as_str()))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, \"Kay\"!"));
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.last(), Some(&"completed"), "{seen:?}");
+    // A plain call of the same tool stays plain (the client declared no tasks for it).
+    let plain = client.call_tool("big", json!({ "size": 3 })).await.unwrap();
+    assert_eq!(plain.content[0].as_text(), Some("xxx"));
+    client.disconnect().await;
+}
+
+#[tokio::test]
+async fn the_handshake_era_client_waits_for_tasks_result_and_cancels() {
+    use orkestrel_mcp::client::{ClientEra, ToolCall};
+    use orkestrel_mcp::server::tasks::TaskStatus;
+    let (s, gates, mut events) =
+        start_fixture(TaskOptions::new().with_poll_interval(5), None).await;
+    let client = task_client(&s, ClientEra::Legacy);
+    client.connect().await.unwrap();
+    let ToolCall::Task(task) = client
+        .call_tool_as_task("gated", json!({ "label": "l" }), Some(30_000))
+        .await
+        .unwrap()
+    else {
+        panic!("not a task");
+    };
+    assert_eq!(
+        (task.status, task.ttl_ms),
+        (TaskStatus::Working, Some(30_000))
+    );
+    wait_event(&mut events, "started:l").await;
+    gates.open("l");
+    let result = client.wait_task(&task, &|_| {}).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("done l"));
+    let ToolCall::Task(other) = client
+        .call_tool_as_task("gated", json!({ "label": "m" }), None)
+        .await
+        .unwrap()
+    else {
+        panic!("not a task");
+    };
+    client.cancel_task(&other.task_id).await.unwrap();
+    assert_eq!(
+        client.get_task(&other.task_id).await.unwrap().status,
+        TaskStatus::Cancelled
+    );
+    let err = client.wait_task(&other, &|_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("cancelled"), "{err}");
+    let plain = client
+        .call_tool_as_task("plain", json!({}), None)
+        .await
+        .unwrap_err();
+    assert!(
+        plain.to_string().contains("does not run as a task"),
+        "{plain}"
+    );
+    client.disconnect().await;
+}
+
+#[tokio::test]
+async fn the_cli_calls_a_tool_as_a_task_and_prints_its_statuses() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new().with_poll_interval(5), None).await;
+    for era in ["legacy", "modern"] {
+        let out = tokio::time::timeout(
+            DEADLINE,
+            tokio::process::Command::new(support::client::BIN)
+                .args([
+                    "call",
+                    &s.url(),
+                    "big",
+                    "--task",
+                    "--args",
+                    r#"{"size":2}"#,
+                    "--era",
+                    era,
+                ])
+                .output(),
+        )
+        .await
+        .expect("the CLI ends within the deadline")
+        .expect("the CLI runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "\"xx\"", "{era}: {stderr}");
+        assert!(stderr.contains(": working"), "{era}: {stderr}");
+        assert!(stderr.contains(": completed"), "{era}: {stderr}");
+    }
+}

@@ -95,30 +95,44 @@ impl Rounds {
                 "an input_required result with neither inputRequests nor requestState".into(),
             ));
         }
-        let handler: Arc<dyn ClientHandler> = handler.unwrap_or_else(|| Arc::new(NoHandler));
-        let mut responses = Map::new();
-        for (key, request) in requests {
-            let method = request
-                .get("method")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    ClientError::InvalidResponse(format!("input request {key:?} has no method"))
-                })?;
-            let params = request.get("params").cloned().unwrap_or(Value::Null);
-            let params = if params.is_null() {
-                Value::Object(Map::new())
-            } else {
-                params
-            };
-            let answer = answer(&*handler, method, params)
-                .await
-                .map_err(ClientError::Rpc)?;
-            responses.insert(key, answer);
-        }
+        let responses = answer_requests(handler, requests).await?;
         self.responses = Some(responses);
         self.state = state;
         Ok(())
     }
+}
+
+/// Answer input requests (`key → { method, params }`) through the client's handler: the
+/// `inputResponses` map (2026-07-28 input rounds and `tasks/update`).
+///
+/// # Errors
+/// [`ClientError::InvalidResponse`] for a request without a method; [`ClientError::Rpc`] when
+/// the handler refuses one.
+pub(crate) async fn answer_requests(
+    handler: Option<Arc<dyn ClientHandler>>,
+    requests: Map<String, Value>,
+) -> Result<Map<String, Value>, ClientError> {
+    let handler: Arc<dyn ClientHandler> = handler.unwrap_or_else(|| Arc::new(NoHandler));
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                ClientError::InvalidResponse(format!("input request {key:?} has no method"))
+            })?;
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        let params = if params.is_null() {
+            Value::Object(Map::new())
+        } else {
+            params
+        };
+        let answer = answer(&*handler, method, params)
+            .await
+            .map_err(ClientError::Rpc)?;
+        responses.insert(key, answer);
+    }
+    Ok(responses)
 }
 
 #[cfg(test)]

@@ -157,6 +157,10 @@ pub struct RequestOptions {
     /// When set, each progress notification restarts the deadline, but the request still fails
     /// with [`ClientError::Timeout`](super::ClientError::Timeout) once this much time has passed in total.
     pub max_total_timeout: Option<Duration>,
+    /// Declare the Tasks extension (`io.modelcontextprotocol/tasks`) in this 2026-07-28
+    /// request's client capabilities, so the server may answer a `tools/call` with a task
+    /// ([`McpClient::call_tool_as_task`](super::McpClient::call_tool_as_task) sets it).
+    pub declare_tasks: bool,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -165,6 +169,7 @@ impl fmt::Debug for RequestOptions {
             .field("timeout", &self.timeout)
             .field("on_progress", &self.on_progress.is_some())
             .field("max_total_timeout", &self.max_total_timeout)
+            .field("declare_tasks", &self.declare_tasks)
             .finish()
     }
 }

@@ -109,6 +109,11 @@ impl McpClient {
         };
         let params = json!({ "name": name, "arguments": arguments });
         let value = self.request("tools/call", Some(params), options).await?;
+        // A task handle (only when the request declared tasks): wait for its result.
+        if value["resultType"] == "task" {
+            let task = crate::client::TaskInfo::from_value(&value)?;
+            return self.wait_task(&task, &|_| {}).await;
+        }
         serde_json::from_value(value)
             .map_err(|e| ClientError::InvalidResponse(format!("tools/call result: {e}")))
     }

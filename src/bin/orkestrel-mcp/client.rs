@@ -53,6 +53,11 @@ pub struct CallArgs {
     /// Print the whole `tools/call` result instead of its value.
     #[arg(long)]
     raw: bool,
+    /// Call the tool as a task: print the task's id and each status it reaches on stderr, then
+    /// its value (2025-11-25 `params.task`; 2026-07-28 the `io.modelcontextprotocol/tasks`
+    /// extension, where the server may still run the tool plain).
+    #[arg(long)]
+    task: bool,
     #[command(flatten)]
     connect: ConnectArgs,
     /// The stdio server command and its arguments, after `--`.
@@ -161,9 +166,13 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
         serde_json::from_str(&args.args).map_err(|e| format!("--args is not JSON: {e}"))?;
     let target = target(url, &args.command)?;
     let client = connected(&target, &args.connect).await?;
-    let result = client
-        .call_tool_with(&tool, arguments, RequestOptions::default())
-        .await;
+    let result = if args.task {
+        call_as_task(&client, &tool, arguments).await
+    } else {
+        client
+            .call_tool_with(&tool, arguments, RequestOptions::default())
+            .await
+    };
     client.disconnect().await;
     let result = result.map_err(|e| e.to_string())?;
     if args.raw {
@@ -177,6 +186,37 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
     }
     let value = orkestrel_mcp::client::result_value(result).map_err(|e| e.to_string())?;
     print_json(&value.unwrap_or(Value::Null))
+}
+
+/// `call --task`: the task's statuses on stderr as they change, then its result.
+async fn call_as_task(
+    client: &McpClient,
+    tool: &str,
+    arguments: Value,
+) -> Result<orkestrel_mcp::ToolResult, orkestrel_mcp::ClientError> {
+    use orkestrel_mcp::client::{TaskInfo, ToolCall};
+    let task = match client.call_tool_as_task(tool, arguments, None).await? {
+        ToolCall::Result(result) => {
+            eprintln!("the server ran {tool} without a task");
+            return Ok(result);
+        }
+        ToolCall::Task(task) => task,
+    };
+    let show = |t: &TaskInfo| match &t.status_message {
+        Some(message) => eprintln!("task {}: {} ({message})", t.task_id, t.status.as_str()),
+        None => eprintln!("task {}: {}", t.task_id, t.status.as_str()),
+    };
+    show(&task);
+    let last = std::sync::Mutex::new(task.status);
+    client
+        .wait_task(&task, &|t| {
+            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+            if *last != t.status {
+                *last = t.status;
+                show(t);
+            }
+        })
+        .await
 }
 
 /// `bridge --http ADDR -- COMMAND`: a stdio server's tools, re-served over Streamable HTTP (with

@@ -55,7 +55,7 @@ pub fn with_meta(params: Option<Value>, meta: &Map<String, Value>) -> Result<Val
 }
 
 /// The HTTP headers of a modern request ([Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http)): `MCP-Protocol-Version`, `Mcp-Method`,
-/// `Mcp-Name` (`tools/call`, `prompts/get`: the name; `resources/read`: the uri) and one
+/// `Mcp-Name` (`tools/call`, `prompts/get`: the name; `resources/read`: the uri; `tasks/get`, `tasks/update`, `tasks/cancel`: the task id) and one
 /// `Mcp-Param-{Name}` per `x-mcp-header` annotated argument that is present and not null, with
 /// the `=?base64?…?=` encoding where a value needs it.
 pub fn request_headers(
@@ -71,6 +71,7 @@ pub fn request_headers(
     let name_key = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     if let Some(name) = name_key.and_then(|k| params.get(k)).and_then(Value::as_str) {

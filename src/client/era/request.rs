@@ -9,6 +9,7 @@ use super::{
 };
 use crate::client::{ClientError, McpClient, RequestOptions};
 use crate::era::{Era, HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION};
+use crate::server::tasks::TASKS_EXTENSION;
 
 impl McpClient {
     /// The era this client settled on, once connected.
@@ -21,17 +22,33 @@ impl McpClient {
         self.inner.era.lock().discover.clone()
     }
 
-    fn capabilities(&self) -> Value {
-        self.inner
+    fn capabilities(&self, tasks: bool) -> Value {
+        let mut caps = self
+            .inner
             .options
             .handler
             .as_ref()
-            .map_or_else(|| json!({}), |h| h.capabilities())
+            .map_or_else(|| json!({}), |h| h.capabilities());
+        if tasks && caps.is_object() {
+            let extensions = caps
+                .as_object_mut()
+                .expect("checked")
+                .entry("extensions")
+                .or_insert_with(|| json!({}));
+            if let Some(extensions) = extensions.as_object_mut() {
+                extensions.insert(TASKS_EXTENSION.into(), json!({}));
+            }
+        }
+        caps
     }
 
     pub(crate) fn meta(&self, version: &str) -> Map<String, Value> {
+        self.meta_for(version, false)
+    }
+
+    fn meta_for(&self, version: &str, tasks: bool) -> Map<String, Value> {
         let info = serde_json::to_value(&self.inner.options.info).unwrap_or_else(|_| json!({}));
-        request_meta(version, &self.capabilities(), &info)
+        request_meta(version, &self.capabilities(tasks), &info)
     }
 
     /// One modern request: `_meta` (and headers on HTTP), the `-32022` retry, a `-32020` retry
@@ -74,7 +91,8 @@ impl McpClient {
         loop {
             let mut params = base.clone();
             round.apply(&mut params);
-            let params = with_meta(Some(Value::Object(params)), &self.meta(&version))?;
+            let meta = self.meta_for(&version, options.declare_tasks);
+            let params = with_meta(Some(Value::Object(params)), &meta)?;
             let headers = http.then(|| {
                 let annotations = match params.get("name").and_then(Value::as_str) {
                     Some(tool) if method == "tools/call" => self
@@ -138,6 +156,15 @@ impl McpClient {
                 }
                 other => other?,
             };
+            // A task handle (SEP-2663): only `tools/call` may answer with one.
+            if value.get("resultType").and_then(Value::as_str) == Some("task") {
+                if method != "tools/call" {
+                    return Err(ClientError::InvalidResponse(format!(
+                        "{method} returned a task, which only tools/call may"
+                    )));
+                }
+                return Ok(strip_envelope(value));
+            }
             if is_complete(&value)? {
                 let value = strip_envelope(value);
                 let value = if method == "tools/list" && http {
