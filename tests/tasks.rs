@@ -401,12 +401,9 @@ async fn a_task_outlives_its_session_and_is_polled_from_a_new_one() {
     };
     let polled = ask(3, "tasks/get", json!({ "taskId": id })).await;
     assert_eq!(polled["result"]["status"], "working", "{polled}");
+    // tasks/list shows a session only its own tasks.
     let listed = ask(4, "tasks/list", json!({})).await;
-    assert_eq!(
-        listed["result"]["tasks"][0]["taskId"],
-        json!(id),
-        "{listed}"
-    );
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
     // tasks/result waits for the end, then answers with the tool's result.
     let waiting = tokio::spawn(ask(5, "tasks/result", json!({ "taskId": id })));
     gates.open("s");
@@ -591,6 +588,12 @@ async fn handshake_era_tasks_follow_the_tools_declaration() {
         .as_str()
         .unwrap()
         .to_owned();
+    let listed = ask("tasks/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"][0]["taskId"],
+        json!(id),
+        "{listed}"
+    );
     let result = ask("tasks/result", json!({ "taskId": id })).await;
     assert_eq!(result["result"]["content"][0]["text"], "must", "{result}");
     let got = ask("tasks/get", json!({ "taskId": id })).await;

@@ -184,7 +184,11 @@ impl Tasks {
 
     /// Create a task record (durably: `tasks/get` finds it once this returns) and its running
     /// entry. Tools still running here whose task has expired are dropped first.
-    fn create(&self, ttl_ms: Option<u64>) -> Result<(Task, Arc<Running>), ErrorObject> {
+    fn create(
+        &self,
+        ttl_ms: Option<u64>,
+        owner: Option<&str>,
+    ) -> Result<(Task, Arc<Running>), ErrorObject> {
         if self.options.spawner.is_none() {
             return Err(ErrorObject::internal(
                 "this host has no spawner: tasks cannot run",
@@ -206,6 +210,7 @@ impl Tasks {
             result: None,
             error: None,
             input_requests: Map::new(),
+            owner: owner.map(str::to_owned),
         };
         self.store()
             .create(task.clone(), now)
@@ -521,7 +526,7 @@ impl McpServer {
             Mode::Plain => tool.call(arguments, ctx).await.map(plain),
             Mode::Task(ttl) => {
                 let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
-                let (task, running) = tasks.create(ttl)?;
+                let (task, running) = tasks.create(ttl, ctx.scope.as_deref())?;
                 ctx.task = Some(TaskSlot::bound(running.clone()));
                 tasks.spawn(
                     running,
@@ -531,6 +536,7 @@ impl McpServer {
             }
             Mode::OnDemand => {
                 let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
+                let owner = ctx.scope.clone();
                 let (slot, detach) = TaskSlot::deferred();
                 ctx.task = Some(slot.clone());
                 let mut future: BoxFuture<'static, _> =
@@ -540,7 +546,7 @@ impl McpServer {
                     Either::Right((Ok(ready), _)) => ready,
                     Either::Right((Err(_), _)) => return future.await.map(plain),
                 };
-                match tasks.create(None) {
+                match tasks.create(None, owner.as_deref()) {
                     Ok((task, running)) => {
                         slot.bind(running.clone());
                         tasks.spawn(running, future);
@@ -607,10 +613,13 @@ impl McpServer {
             }
             "tasks/result" => self.task_result(&tasks, &task_id_param(params)?).await,
             "tasks/list" => {
+                // Only the caller's own tasks (its connection or session).
+                let owner = ctx.scope.as_deref();
                 let listed: Vec<Value> = tasks
                     .store()
                     .list(tasks.now())
                     .iter()
+                    .filter(|t| t.owner.as_deref() == owner)
                     .map(|t| Value::Object(task_fields(t, era)))
                     .collect();
                 let (items, next) = page(listed, params, self.inner.options.page_size)?;

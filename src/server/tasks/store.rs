@@ -76,6 +76,10 @@ pub struct Task {
     pub error: Option<ErrorObject>,
     /// The outstanding input requests by key (`{ method, params }` each), while `input_required`.
     pub input_requests: Map<String, Value>,
+    /// The connection or session that created the task (`None`: a stateless request): the
+    /// 2025-11-25 `tasks/list` shows a caller only its own tasks; the other methods go by the
+    /// unguessable id.
+    pub owner: Option<String>,
 }
 
 impl Task {
@@ -92,6 +96,7 @@ impl Task {
             serde_json::to_vec(v).map_or(0, |v| v.len())
         }
         128 + self.task_id.len()
+            + self.owner.as_ref().map_or(0, String::len)
             + self.status_message.as_ref().map_or(0, String::len)
             + self.result.as_ref().map_or(0, json)
             + self.error.as_ref().map_or(0, json)
@@ -340,6 +345,7 @@ mod tests {
             result: None,
             error: None,
             input_requests: Map::new(),
+            owner: None,
         }
     }
 
