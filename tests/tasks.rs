@@ -115,6 +115,30 @@ fn fixture(
         )
         .with_task_support(TaskSupport::Optional),
     );
+    let g = gates.clone();
+    server.tools().add(
+        Tool::from_json(
+            "impatient",
+            json!({"type":"object"}),
+            move |_: Args, ctx: RequestContext| {
+                let g = g.clone();
+                async move {
+                    let asked = ctx.input("name", "elicitation/create", elicit("Name?", "name"));
+                    let gate = g.gate("impatient");
+                    let gave_up = gate.notified();
+                    // The losing future is dropped with the select's output.
+                    let outcome =
+                        match futures::future::select(Box::pin(asked), Box::pin(gave_up)).await {
+                            futures::future::Either::Left(_) => "answered",
+                            futures::future::Either::Right(_) => "gave up",
+                        };
+                    g.gate("impatient-end").notified().await;
+                    Ok::<_, ErrorObject>(outcome)
+                }
+            },
+        )
+        .with_task_support(TaskSupport::Optional),
+    );
     server.tools().add(
         Tool::from_json(
             "later",
@@ -326,6 +350,30 @@ async fn without_the_extension_tools_run_plain_and_task_methods_are_refused() {
         modern_err(&s, 5, "tasks/list", json!({})).await["code"],
         -32601
     );
+}
+
+#[tokio::test]
+async fn an_input_request_the_tool_stops_waiting_for_is_withdrawn() {
+    let (s, gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let id = start_task(&s, "impatient", json!({})).await;
+    let waiting = until_status(&s, &id, "input_required").await;
+    assert!(waiting["inputRequests"]["name"].is_object(), "{waiting}");
+    gates.open("impatient");
+    let working = until_status(&s, &id, "working").await;
+    assert!(working.get("inputRequests").is_none(), "{working}");
+    // A late answer to the withdrawn key is ignored.
+    let late = json!({ "name": { "action": "accept", "content": { "name": "x" } } });
+    modern(
+        &s,
+        3,
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": late }),
+    )
+    .await;
+    assert_eq!(get(&s, &id).await["status"], "working");
+    gates.open("impatient-end");
+    let done = until_status(&s, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "gave up", "{done}");
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@
 //! tool's future; a status change and the tool's end race through one atomic store update, so a
 //! task gets exactly one terminal status.
 
+mod running;
 pub(crate) mod slot;
 pub mod store;
 mod wire;
@@ -48,7 +49,8 @@ use crate::protocol::{TaskSupport, ToolResult};
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 use crate::BoxFuture;
-use slot::{TaskInputs, TaskSlot};
+use running::Running;
+use slot::TaskSlot;
 use wire::{created, declares_extension, detailed, missing_extension, task_fields, task_id_param};
 
 pub use wire::{RELATED_TASK_META, TASKS_EXTENSION};
@@ -129,19 +131,6 @@ pub(crate) struct Tasks {
     clock: Option<Clock>,
     running: Mutex<HashMap<String, Arc<Running>>>,
     me: Weak<Tasks>,
-}
-
-/// A task whose tool runs on this server.
-struct Running {
-    task_id: String,
-    abort: Mutex<Option<AbortHandle>>,
-    /// Input requests the tool waits on: key → (method, where the answer goes).
-    waiting: Mutex<HashMap<String, (String, oneshot::Sender<Value>)>>,
-    /// Answers already delivered, by key (a key names one request for the task's lifetime).
-    answered: Mutex<HashMap<String, Value>>,
-    /// `tasks/result` callers waiting for the end; `None` once it ended.
-    ended: Mutex<Option<Vec<oneshot::Sender<()>>>>,
-    tasks: Weak<Tasks>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -374,63 +363,6 @@ impl Tasks {
             }
             t.last_updated_at = now;
         });
-    }
-}
-
-impl TaskInputs for Running {
-    fn task_id(&self) -> &str {
-        &self.task_id
-    }
-
-    fn awaiting_client(&self, waiting: bool) {
-        let Some(tasks) = self.tasks.upgrade() else {
-            return;
-        };
-        let now = tasks.now();
-        let (from, to) = match waiting {
-            true => (TaskStatus::Working, TaskStatus::InputRequired),
-            false => (TaskStatus::InputRequired, TaskStatus::Working),
-        };
-        let _ = tasks.store().update(&self.task_id, now, &mut |t| {
-            if t.status == from {
-                t.status = to;
-                t.last_updated_at = now;
-            }
-        });
-    }
-
-    fn input(
-        &self,
-        key: &str,
-        method: &str,
-        params: Value,
-    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
-        let ready = |r| -> BoxFuture<'static, _> { Box::pin(futures::future::ready(r)) };
-        if let Some(answer) = lock(&self.answered).get(key) {
-            return ready(Ok(answer.clone()));
-        }
-        let Some(tasks) = self.tasks.upgrade() else {
-            return ready(Err(ErrorObject::internal("the server has stopped")));
-        };
-        let (tx, rx) = oneshot::channel();
-        lock(&self.waiting).insert(key.to_owned(), (method.to_owned(), tx));
-        let now = tasks.now();
-        let request = json!({ "method": method, "params": params });
-        let recorded = tasks.store().update(&self.task_id, now, &mut |t| {
-            if !t.status.is_terminal() {
-                t.input_requests.insert(key.to_owned(), request.clone());
-                t.status = TaskStatus::InputRequired;
-                t.last_updated_at = now;
-            }
-        });
-        if let Err(e) = recorded {
-            lock(&self.waiting).remove(key);
-            return ready(Err(store_error(e)));
-        }
-        Box::pin(async move {
-            rx.await
-                .map_err(|_| ErrorObject::internal("the task ended before its input came"))
-        })
     }
 }
 
