@@ -17,7 +17,7 @@
 //! to `input_required` with the request under its key until `tasks/update` answers it.
 //!
 //! Records live in a [`TaskStore`] ([`MemoryTaskStore`] by default: bounded in count and bytes,
-//! expired by TTL on the server's [`Clock`](crate::host::Clock)); the tool runs on the
+//! expired by TTL on the server's [`Clock`]); the tool runs on the
 //! [`TaskOptions::spawner`]. `tasks/cancel` settles a running task as `cancelled` and drops the
 //! tool's future; a status change and the tool's end race through one atomic store update, so a
 //! task gets exactly one terminal status.
