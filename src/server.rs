@@ -210,13 +210,12 @@ impl McpServer {
                         return Some(JsonRpcResponse::error(Some(request.id), error));
                     }
                 } else if let Some(scope) = &ctx.scope {
-                    if let Some((caps, level)) = self
-                        .inner
-                        .peers
-                        .read(scope, |p| (p.client_capabilities.clone(), p.log_level))
-                    {
+                    if let Some((caps, level, initialized)) = self.inner.peers.read(scope, |p| {
+                        (p.client_capabilities.clone(), p.log_level, p.initialized)
+                    }) {
                         ctx.client_capabilities = ctx.client_capabilities.or(caps);
                         ctx.log_level = ctx.log_level.or(level);
+                        ctx.client_initialized = initialized;
                     }
                 }
                 let id = request.id.clone();
@@ -255,7 +254,11 @@ impl McpServer {
             }
             JsonRpcMessage::Notification(notification) => {
                 self.emit_request(&notification.method, None);
-                if notification.method == "notifications/cancelled" {
+                if notification.method == "notifications/initialized" {
+                    if let Some(scope) = &ctx.scope {
+                        self.inner.peers.with(scope, |peer| peer.initialized = true);
+                    }
+                } else if notification.method == "notifications/cancelled" {
                     let id = notification
                         .params
                         .as_ref()

@@ -11,7 +11,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
@@ -20,7 +20,8 @@ use orkestrel_mcp::server::connection::{Connection, ConnectionOptions, Received}
 use orkestrel_mcp::server::context::Outbound;
 use orkestrel_mcp::wire::framing::{Frame, LineDecoder};
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
-use orkestrel_mcp_fuzz::{check, expect, readable_raw_id, server, Expect};
+use orkestrel_mcp::McpServer;
+use orkestrel_mcp_fuzz::{check, expect, handshake, readable_raw_id, server, Expect};
 use serde_json::Value;
 
 /// One dispatched call: its frame, whether it is a request, and its outcome once finished.
@@ -105,7 +106,14 @@ fuzz_target!(|data: &[u8]| {
         sink.lock().unwrap().push(m.to_json());
         true
     });
-    let mut conn = Connection::new(server(), "fuzz", outbound, options);
+    // One server for every input (building its tools' schemas per input would dominate): each
+    // connection is its own scope, forgotten when it drops.
+    static SERVER: OnceLock<McpServer> = OnceLock::new();
+    let server = SERVER.get_or_init(server).clone();
+    let mut conn = Connection::new(server, "fuzz", outbound, options);
+    // Before `initialize` every request but ping and server/discover is refused (unit-tested in
+    // the library): the fuzzer starts past the handshake.
+    handshake(&mut conn);
     let mut pool = LocalPool::new();
     let mut dispatched = Vec::new();
 
