@@ -58,7 +58,7 @@ fn frames(body: &[u8], websocket: bool, cut: usize) -> Vec<Vec<u8>> {
 }
 
 fn request_id(frame: &[u8]) -> Option<Value> {
-    let value: Value = serde_json::from_slice(frame).ok()?;
+    let value: Value = orkestrel_mcp_fuzz::parse(frame).ok()?;
     value.get("method")?;
     value
         .get("id")
@@ -79,7 +79,7 @@ fn reuses_a_running_id(id: Option<&Value>, dispatched: &[Dispatched]) -> bool {
 fn cancelled(frames: &[Vec<u8>]) -> Vec<Value> {
     frames
         .iter()
-        .filter_map(|f| serde_json::from_slice::<Value>(f).ok())
+        .filter_map(|f| orkestrel_mcp_fuzz::parse(f).ok())
         .filter(|v| v["method"] == "notifications/cancelled")
         .map(|v| v["params"]["requestId"].clone())
         .collect()
@@ -155,7 +155,8 @@ fuzz_target!(|data: &[u8]| {
         if duplicate {
             let last = dispatched.last().expect("a request is dispatched");
             let answer = last.outcome.borrow().clone().flatten();
-            let answer: Value = serde_json::from_str(answer.as_deref().unwrap_or("null")).unwrap();
+            let answer: Value =
+                orkestrel_mcp_fuzz::parse(answer.as_deref().unwrap_or("null").as_bytes()).unwrap();
             // -32600, or an error the request earned before its id was looked at (an
             // unsupported protocol version, say): an error with its id either way.
             assert!(

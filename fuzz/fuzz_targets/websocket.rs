@@ -81,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
         };
         let frame = text.as_bytes();
         let expected = expect(frame);
-        if let Ok(v) = serde_json::from_slice::<Value>(frame) {
+        if let Ok(v) = orkestrel_mcp_fuzz::parse(frame) {
             if v["method"] == "notifications/cancelled" {
                 cancelled.push(v["params"]["requestId"].clone());
             }
@@ -109,7 +109,7 @@ fuzz_target!(|data: &[u8]| {
                 let json = response.to_json();
                 check(frame, &expected, Some(&json));
                 if at_limit && matches!(expected, Expect::Reply { .. }) {
-                    let value: Value = serde_json::from_str(&json).unwrap();
+                    let value: Value = orkestrel_mcp_fuzz::parse(json.as_bytes()).unwrap();
                     let code = &value["error"]["code"];
                     // At the limit a valid request is refused; an invalid one gets its own error.
                     if JsonRpcMessage::from_slice(frame).is_ok() {

@@ -167,7 +167,7 @@ fn valid_response(map: &Map<String, Value>) -> bool {
 
 /// What `bytes` (one message) deserves.
 pub fn expect(bytes: &[u8]) -> Expect {
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(value) = parse(bytes) else {
         return beyond_limits(bytes).unwrap_or(Expect::Reply {
             id: Value::Null,
             parse: true,
@@ -231,7 +231,7 @@ fn beyond_limits(bytes: &[u8]) -> Option<Expect> {
         None if map.contains_key("method") => Expect::Nothing,
         Some(text) if readable(text) && !(replaced && text.contains(SURROGATE_STANDIN)) => {
             Expect::Reply {
-                id: serde_json::from_str(text).ok()?,
+                id: parse(text.as_bytes()).ok()?,
                 parse: false,
             }
         }
@@ -286,7 +286,7 @@ pub fn check(input: &[u8], expected: &Expect, answer: Option<&str>) {
             String::from_utf8_lossy(input)
         ),
         (Expect::Reply { id, parse }, Some(a)) => {
-            let reply: Value = serde_json::from_str(a).unwrap_or_else(|e| {
+            let reply: Value = crate::parse(a.as_bytes()).unwrap_or_else(|e| {
                 panic!(
                     "the answer is not JSON ({e})\n  input: {}\n  answer: {a}",
                     String::from_utf8_lossy(input)
@@ -388,5 +388,62 @@ pub fn handshake(conn: &mut orkestrel_mcp::server::connection::Connection) {
         if let Received::Dispatch(call) = conn.receive(message) {
             futures::executor::block_on(call);
         }
+    }
+}
+
+/// What [`parse`] makes of an integer literal of more than 20 digits: a string with this prefix
+/// and the literal's exact text (serde_json reads such a number as an approximate `f64`, or
+/// refuses it beyond `f64`'s range, while JSON-RPC ids of any length must be echoed exactly).
+pub const LONG_INTEGER: &str = "#int:";
+
+/// Parse JSON text as the oracles compare it: like `serde_json::from_slice`, except that each
+/// integer literal of more than 20 digits outside strings becomes the string
+/// [`LONG_INTEGER`]`<literal>`, so an id beyond every native integer compares by its exact text.
+pub fn parse(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(&long_integers_as_strings(bytes))
+}
+
+fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut in_string, mut escaped) = (0, false, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let end = bytes[i..]
+                .iter()
+                .position(|c| !matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                .map_or(bytes.len(), |n| i + n);
+            let token = &bytes[i..end];
+            let text = std::str::from_utf8(token).unwrap_or("");
+            let digits = token.iter().filter(|c| c.is_ascii_digit()).count();
+            if digits > 20 && is_integer_literal(text) {
+                let o = out.get_or_insert_with(|| bytes[..i].to_vec());
+                o.extend_from_slice(b"\"");
+                o.extend_from_slice(LONG_INTEGER.as_bytes());
+                o.extend_from_slice(token);
+                o.push(b'"');
+            } else if let Some(o) = &mut out {
+                o.extend_from_slice(token);
+            }
+            i = end;
+            continue;
+        }
+        if let Some(o) = &mut out {
+            o.push(b);
+        }
+        i += 1;
+    }
+    match out {
+        Some(o) => std::borrow::Cow::Owned(o),
+        None => std::borrow::Cow::Borrowed(bytes),
     }
 }
