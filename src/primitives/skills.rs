@@ -32,7 +32,8 @@ use crate::wire::jsonrpc::ErrorObject;
 use crate::{MaybeSend, MaybeSync};
 
 pub use frontmatter::{
-    frontmatter_differences, parse_frontmatter, FrontmatterError, MAX_FRONTMATTER_NODES,
+    frontmatter_block, frontmatter_differences, parse_frontmatter, split_frontmatter,
+    FrontmatterError, MAX_FRONTMATTER_NODES,
 };
 pub use tree::SkillTree;
 

@@ -41,6 +41,12 @@ pub enum FrontmatterError {
 /// The YAML text between the opening `---` line and the closing one (a leading byte-order mark
 /// allowed; `\n` or `\r\n` line ends), or `None` when the text has no such block.
 pub fn frontmatter_block(text: &str) -> Option<&str> {
+    split_frontmatter(text).map(|(block, _)| block)
+}
+
+/// The frontmatter block and the body after its closing `---` line, as
+/// [`frontmatter_block`] finds them.
+pub fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")
@@ -48,9 +54,15 @@ pub fn frontmatter_block(text: &str) -> Option<&str> {
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
-        if bare.strip_prefix("---").is_some_and(|t| t.trim_matches([' ', '\t']).is_empty()) {
+        if bare
+            .strip_prefix("---")
+            .is_some_and(|t| t.trim_matches([' ', '\t']).is_empty())
+        {
             let block = &rest[..offset];
-            return Some(block.strip_suffix('\n').map_or(block, |b| b.strip_suffix('\r').unwrap_or(b)));
+            let block = block
+                .strip_suffix('\n')
+                .map_or(block, |b| b.strip_suffix('\r').unwrap_or(b));
+            return Some((block, &rest[offset + line.len()..]));
         }
         offset += line.len();
     }
@@ -267,6 +279,7 @@ mod tests {
         let crlf = "\u{feff}---\r\nname: a\r\ndescription: b\r\n---  \r\nbody";
         assert_eq!(Value::Object(parse_frontmatter(crlf).unwrap()), json!({"name":"a","description":"b"}));
         assert_eq!(frontmatter_block("---\n---\nbody"), Some(""));
+        assert_eq!(split_frontmatter("---\na: 1\n---\n\nbody\n"), Some(("a: 1", "\nbody\n")));
     }
 
     #[test]
