@@ -184,7 +184,11 @@ impl McpClient {
     pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, ClientError> {
         self.needs_skills("skills/get", None)?;
         let result = self
-            .request("skills/get", Some(json!({ "uri": uri })), Default::default())
+            .request(
+                "skills/get",
+                Some(json!({ "uri": uri })),
+                Default::default(),
+            )
             .await?;
         let skill = result.get("skill").cloned().ok_or_else(|| {
             ClientError::InvalidResponse("skills/get result has no \"skill\"".into())
@@ -342,7 +346,10 @@ mod tests {
 
     fn client() -> McpClient {
         let server = McpServer::new(ServerOptions::new("s", "1"));
-        let skill = Skill::new("tools/pdf", MD).unwrap().with_file("references/A.md", vec![0xff, 0, 1]).unwrap();
+        let skill = Skill::new("tools/pdf", MD)
+            .unwrap()
+            .with_file("references/A.md", vec![0xff, 0, 1])
+            .unwrap();
         server.skills().add(skill);
         McpClient::new(MemoryTransport::new(server), ClientOptions::new("c", "1"))
     }
@@ -352,7 +359,10 @@ mod tests {
         futures::executor::block_on(async {
             let client = client();
             client.connect().await.unwrap();
-            assert_eq!(client.skills_extension(), Some(json!({"directoryRead": true})));
+            assert_eq!(
+                client.skills_extension(),
+                Some(json!({"directoryRead": true}))
+            );
             let entries = client.list_skills().await.unwrap();
             assert_eq!(entries.len(), 1);
             let entry = &entries[0];
@@ -361,11 +371,32 @@ mod tests {
             let loaded = client.load_skill(entry).await.unwrap();
             assert_eq!(loaded.body(), "\nRead references/A.md\n");
             // A binary file travels as a blob and verifies against its raw bytes.
-            assert_eq!(client.read_skill_file(entry, "references/A.md").await.unwrap(), vec![0xff, 0, 1]);
-            let unlisted = client.read_skill_file(entry, "references/B.md").await.unwrap_err();
-            assert!(matches!(unlisted, ClientError::Skill(SkillVerificationError::Unlisted { .. })), "{unlisted}");
-            let outside = client.read_skill_file(entry, "skill://other/SKILL.md").await.unwrap_err();
-            assert!(matches!(outside, ClientError::Skill(SkillVerificationError::Unlisted { .. })));
+            assert_eq!(
+                client
+                    .read_skill_file(entry, "references/A.md")
+                    .await
+                    .unwrap(),
+                vec![0xff, 0, 1]
+            );
+            let unlisted = client
+                .read_skill_file(entry, "references/B.md")
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(
+                    unlisted,
+                    ClientError::Skill(SkillVerificationError::Unlisted { .. })
+                ),
+                "{unlisted}"
+            );
+            let outside = client
+                .read_skill_file(entry, "skill://other/SKILL.md")
+                .await
+                .unwrap_err();
+            assert!(matches!(
+                outside,
+                ClientError::Skill(SkillVerificationError::Unlisted { .. })
+            ));
             let children = client.read_directory("skill://tools/pdf").await.unwrap();
             let names: Vec<_> = children.iter().map(|c| c.name.as_str()).collect();
             assert_eq!(names, ["pdf", "references"]);
@@ -381,7 +412,9 @@ mod tests {
             client.connect().await.unwrap();
             let good = client.list_skills().await.unwrap().remove(0);
             let mut entry = good.clone();
-            entry.frontmatter.insert("description".into(), json!("other"));
+            entry
+                .frontmatter
+                .insert("description".into(), json!("other"));
             let err = client.load_skill(&entry).await.unwrap_err();
             assert_eq!(
                 err,
@@ -390,14 +423,32 @@ mod tests {
                     fields: vec!["description".into()]
                 })
             );
-            let SkillResources::Listed(mut files) = good.resources.clone() else { unreachable!() };
+            let SkillResources::Listed(mut files) = good.resources.clone() else {
+                unreachable!()
+            };
             files[0].size += 1;
-            entry = SkillEntry { resources: SkillResources::Listed(files.clone()), ..good.clone() };
-            assert!(matches!(client.load_skill(&entry).await, Err(ClientError::Skill(SkillVerificationError::SizeMismatch { .. }))));
+            entry = SkillEntry {
+                resources: SkillResources::Listed(files.clone()),
+                ..good.clone()
+            };
+            assert!(matches!(
+                client.load_skill(&entry).await,
+                Err(ClientError::Skill(
+                    SkillVerificationError::SizeMismatch { .. }
+                ))
+            ));
             files[0].size -= 1;
             files[0].digest = digest(b"other");
-            entry = SkillEntry { resources: SkillResources::Listed(files), ..good };
-            assert!(matches!(client.load_skill(&entry).await, Err(ClientError::Skill(SkillVerificationError::DigestMismatch { .. }))));
+            entry = SkillEntry {
+                resources: SkillResources::Listed(files),
+                ..good
+            };
+            assert!(matches!(
+                client.load_skill(&entry).await,
+                Err(ClientError::Skill(
+                    SkillVerificationError::DigestMismatch { .. }
+                ))
+            ));
         });
     }
 }

@@ -171,7 +171,9 @@ fn list(root: &Path) -> io::Result<(Vec<Stamp>, Vec<String>)> {
             let Ok(meta) = entry.metadata() else { continue };
             if meta.is_dir() {
                 if depth + 1 >= MAX_TREE_DEPTH {
-                    problems.push(format!("{path}: deeper than {MAX_TREE_DEPTH} levels; not served"));
+                    problems.push(format!(
+                        "{path}: deeper than {MAX_TREE_DEPTH} levels; not served"
+                    ));
                 } else {
                     pending.push((entry.path(), path, depth + 1));
                 }

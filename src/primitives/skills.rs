@@ -15,6 +15,7 @@
 //! | `skills.rs` | the wire types ([`SkillEntry`], [`SkillResource`]), digests, naming rules, [`Skill`], [`SkillRegistry`] |
 //! | `skills/frontmatter.rs` | [`frontmatter`]: the `SKILL.md` frontmatter read into JSON, compared field by field |
 //! | `skills/tree.rs` | the served namespace as a tree: `resources/list` entries, reads, directory listings |
+//! | `skills/tests.rs` | building skills, the entries' shapes, digests and names |
 
 pub mod frontmatter;
 mod tree;
@@ -190,7 +191,9 @@ pub enum SkillError {
     Frontmatter(#[from] FrontmatterError),
     /// The skill path is empty, has an empty, `.` or `..` segment, or a character a URI path
     /// segment cannot hold.
-    #[error("invalid skill path {0:?}: one or more `/`-separated segments of unreserved URI characters")]
+    #[error(
+        "invalid skill path {0:?}: one or more `/`-separated segments of unreserved URI characters"
+    )]
     InvalidPath(String),
     /// The frontmatter `name` breaks the naming rules ([`is_valid_skill_name`]).
     #[error("invalid skill name {0:?}: 1-64 lowercase letters, digits and single hyphens, not at either end")]
@@ -474,9 +477,9 @@ fn is_path_segment(segment: &str) -> bool {
     !segment.is_empty()
         && segment != "."
         && segment != ".."
-        && segment.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b)
-        })
+        && segment
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b))
 }
 
 /// Where skills come from besides those built in code: a directory tree, a database. Asked on
@@ -501,7 +504,10 @@ impl fmt::Debug for SkillRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SkillRegistry")
             .field("skills", &self.skills.read().map(|s| s.len()).unwrap_or(0))
-            .field("sources", &self.sources.read().map(|s| s.len()).unwrap_or(0))
+            .field(
+                "sources",
+                &self.sources.read().map(|s| s.len()).unwrap_or(0),
+            )
             .finish()
     }
 }
@@ -580,3 +586,6 @@ impl SkillRegistry {
             })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -180,7 +180,10 @@ fn tool_call_params(params: Option<Map<String, Value>>) -> Result<(String, Value
     Ok((name, arguments))
 }
 
-pub(super) fn string_param(params: Option<&Map<String, Value>>, key: &str) -> Result<String, ErrorObject> {
+pub(super) fn string_param(
+    params: Option<&Map<String, Value>>,
+    key: &str,
+) -> Result<String, ErrorObject> {
     match params.and_then(|p| p.get(key)) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(ErrorObject::invalid_params(format!(

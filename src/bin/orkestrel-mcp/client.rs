@@ -123,10 +123,7 @@ fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
         .with_era(era)
 }
 
-pub(crate) async fn connected(
-    target: &Target,
-    connect: &ConnectArgs,
-) -> Result<McpClient, String> {
+pub(crate) async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
     let client = McpClient::with_transport(
         transport(target, connect)?,
         client_options(connect.timeout, connect.era),

@@ -82,7 +82,11 @@ pub fn parse_frontmatter(text: &str) -> Result<Map<String, Value>, FrontmatterEr
         _ => return Err(FrontmatterError::NotAMapping),
     };
     for field in ["name", "description"] {
-        if !map.get(field).and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+        if !map
+            .get(field)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+        {
             return Err(FrontmatterError::MissingField(field));
         }
     }
@@ -95,7 +99,12 @@ pub fn frontmatter_differences(a: &Map<String, Value>, b: &Map<String, Value>) -
     let mut fields: Vec<String> = a
         .keys()
         .chain(b.keys())
-        .filter(|k| !same(a.get(*k).unwrap_or(&Value::Null), b.get(*k).unwrap_or(&Value::Null)))
+        .filter(|k| {
+            !same(
+                a.get(*k).unwrap_or(&Value::Null),
+                b.get(*k).unwrap_or(&Value::Null),
+            )
+        })
         .cloned()
         .collect();
     fields.sort();
@@ -277,33 +286,62 @@ mod tests {
         );
         // A byte-order mark, CRLF line ends and a closing line with trailing blanks.
         let crlf = "\u{feff}---\r\nname: a\r\ndescription: b\r\n---  \r\nbody";
-        assert_eq!(Value::Object(parse_frontmatter(crlf).unwrap()), json!({"name":"a","description":"b"}));
+        assert_eq!(
+            Value::Object(parse_frontmatter(crlf).unwrap()),
+            json!({"name":"a","description":"b"})
+        );
         assert_eq!(frontmatter_block("---\n---\nbody"), Some(""));
-        assert_eq!(split_frontmatter("---\na: 1\n---\n\nbody\n"), Some(("a: 1", "\nbody\n")));
+        assert_eq!(
+            split_frontmatter("---\na: 1\n---\n\nbody\n"),
+            Some(("a: 1", "\nbody\n"))
+        );
     }
 
     #[test]
     fn broken_frontmatter_is_refused_with_its_reason() {
-        assert_eq!(parse_frontmatter("# no block\n"), Err(FrontmatterError::Missing));
-        assert_eq!(parse_frontmatter("---\nname: a\n"), Err(FrontmatterError::Missing));
+        assert_eq!(
+            parse_frontmatter("# no block\n"),
+            Err(FrontmatterError::Missing)
+        );
+        assert_eq!(
+            parse_frontmatter("---\nname: a\n"),
+            Err(FrontmatterError::Missing)
+        );
         assert_eq!(fm("- a\n- b"), Err(FrontmatterError::NotAMapping));
-        assert_eq!(fm("name: a"), Err(FrontmatterError::MissingField("description")));
-        assert_eq!(fm("name: ''\ndescription: d"), Err(FrontmatterError::MissingField("name")));
-        assert_eq!(fm("name: 3\ndescription: d"), Err(FrontmatterError::MissingField("name")));
-        assert!(matches!(fm("name: [a\ndescription: d"), Err(FrontmatterError::Yaml(_))));
+        assert_eq!(
+            fm("name: a"),
+            Err(FrontmatterError::MissingField("description"))
+        );
+        assert_eq!(
+            fm("name: ''\ndescription: d"),
+            Err(FrontmatterError::MissingField("name"))
+        );
+        assert_eq!(
+            fm("name: 3\ndescription: d"),
+            Err(FrontmatterError::MissingField("name"))
+        );
+        assert!(matches!(
+            fm("name: [a\ndescription: d"),
+            Err(FrontmatterError::Yaml(_))
+        ));
     }
 
     #[test]
     fn aliases_expand_within_the_node_budget_and_a_bomb_is_refused() {
         let map = fm("name: a\ndescription: d\nbase: &b {x: 1}\ncopy: *b").unwrap();
         assert_eq!(map["copy"], json!({"x":1}));
-        let mut bomb = String::from("name: a\ndescription: d\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut bomb =
+            String::from("name: a\ndescription: d\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..8 {
             let p = i - 1;
             bomb.push_str(&format!("l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"));
         }
         assert_eq!(fm(&bomb), Err(FrontmatterError::TooLarge));
-        let deep = format!("name: a\ndescription: d\nx: {}{}", "[".repeat(300), "]".repeat(300));
+        let deep = format!(
+            "name: a\ndescription: d\nx: {}{}",
+            "[".repeat(300),
+            "]".repeat(300)
+        );
         assert!(matches!(fm(&deep), Err(FrontmatterError::Yaml(_))));
     }
 
@@ -311,8 +349,13 @@ mod tests {
     fn differences_name_each_field_and_compare_numbers_by_value() {
         let a = json!({"name":"a","description":"d","n":2,"x":null});
         let b = json!({"name":"a","description":"e","n":2.0,"extra":1});
-        let (Value::Object(a), Value::Object(b)) = (a, b) else { unreachable!() };
-        assert_eq!(frontmatter_differences(&a, &b), vec!["description", "extra"]);
+        let (Value::Object(a), Value::Object(b)) = (a, b) else {
+            unreachable!()
+        };
+        assert_eq!(
+            frontmatter_differences(&a, &b),
+            vec!["description", "extra"]
+        );
         assert!(frontmatter_differences(&a, &a).is_empty());
     }
 }

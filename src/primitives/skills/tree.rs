@@ -126,7 +126,12 @@ fn descriptor(tree: &SkillTree, file: &SkillFile) -> ResourceDescriptor {
     let skill = tree.skills.iter().find(|s| s.uri() == file.uri());
     let name = match skill {
         Some(skill) => skill.name().to_owned(),
-        None => file.path().rsplit('/').next().unwrap_or_default().to_owned(),
+        None => file
+            .path()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
     };
     ResourceDescriptor {
         uri: file.uri().to_owned(),
@@ -145,13 +150,20 @@ mod tests {
     use super::*;
 
     fn skill(path: &str, name: &str) -> Skill {
-        Skill::new(path, format!("---\nname: {name}\ndescription: about {name}\n---\nbody\n")).unwrap()
+        Skill::new(
+            path,
+            format!("---\nname: {name}\ndescription: about {name}\n---\nbody\n"),
+        )
+        .unwrap()
     }
 
     #[test]
     fn directories_list_direct_children_and_refuse_files_and_unknowns() {
         let outer = skill("acme/billing", "billing")
-            .with_file("refunds/SKILL.md", "---\nname: refunds\ndescription: r\n---\n")
+            .with_file(
+                "refunds/SKILL.md",
+                "---\nname: refunds\ndescription: r\n---\n",
+            )
             .unwrap()
             .with_file("templates/a.md", "a")
             .unwrap();
@@ -176,15 +188,33 @@ mod tests {
                 ("templates".into(), dir)
             ]
         );
-        assert_eq!(names("skill://acme/billing/templates"), vec![("a.md".into(), md)]);
-        for bad in ["skill://acme/billing/SKILL.md", "skill://nope", "skill://", "skill://acme/"] {
+        assert_eq!(
+            names("skill://acme/billing/templates"),
+            vec![("a.md".into(), md)]
+        );
+        for bad in [
+            "skill://acme/billing/SKILL.md",
+            "skill://nope",
+            "skill://",
+            "skill://acme/",
+        ] {
             let e = tree.read_directory(bad).unwrap_err();
-            assert_eq!(e.code, crate::wire::jsonrpc::ErrorCode::INVALID_PARAMS, "{bad}");
+            assert_eq!(
+                e.code,
+                crate::wire::jsonrpc::ErrorCode::INVALID_PARAMS,
+                "{bad}"
+            );
         }
         // The nested skill's SKILL.md is one resource, named and described by its own skill.
         let listed = tree.resources();
         assert_eq!(listed.len(), 3);
-        let nested = listed.iter().find(|d| d.uri == "skill://acme/billing/refunds/SKILL.md").unwrap();
-        assert_eq!((nested.name.as_str(), nested.description.as_deref()), ("refunds", Some("about refunds")));
+        let nested = listed
+            .iter()
+            .find(|d| d.uri == "skill://acme/billing/refunds/SKILL.md")
+            .unwrap();
+        assert_eq!(
+            (nested.name.as_str(), nested.description.as_deref()),
+            ("refunds", Some("about refunds"))
+        );
     }
 }
