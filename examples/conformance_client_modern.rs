@@ -115,7 +115,12 @@ pub async fn skills_steps(client: &McpClient, scenario: &str) -> Result<(), Stri
         .await
         .map_err(|e| format!("skills/list: {e}"))?;
     for entry in &entries {
-        eprintln!("skill {} ({}): {}", entry.name(), entry.uri, entry.description());
+        eprintln!(
+            "skill {} ({}): {}",
+            entry.name(),
+            entry.uri,
+            entry.description()
+        );
     }
     if scenario == "sep-2640-client-no-prefetch" {
         return Ok(());
@@ -125,7 +130,11 @@ pub async fn skills_steps(client: &McpClient, scenario: &str) -> Result<(), Stri
             .load_skill(entry)
             .await
             .map_err(|e| format!("load {}: {e}", entry.uri))?;
-        eprintln!("loaded {}: {} bytes of instructions", entry.uri, loaded.body().len());
+        eprintln!(
+            "loaded {}: {} bytes of instructions",
+            entry.uri,
+            loaded.body().len()
+        );
         if let SkillResources::Listed(files) = &entry.resources {
             for file in files.iter().filter(|f| f.uri != entry.uri) {
                 client

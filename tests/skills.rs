@@ -28,7 +28,11 @@ fn tree() -> Tree {
     let tree = Tree::new("served");
     tree.write(
         "pdf-processing/SKILL.md",
-        skill_md("pdf-processing", "Fill PDF forms", "See references/FORMS.md.\n"),
+        skill_md(
+            "pdf-processing",
+            "Fill PDF forms",
+            "See references/FORMS.md.\n",
+        ),
     )
     .write("pdf-processing/references/FORMS.md", FORMS)
     .write("pdf-processing/.notes", "not served")
@@ -46,15 +50,23 @@ async fn serve(tree: &Tree, options: ServerOptions) -> (TestServer, McpServer) {
     let directory = SkillDirectory::open(tree.path()).unwrap();
     let problems = directory.problems();
     assert_eq!(problems.len(), 2, "{problems:?}");
-    assert!(problems.iter().any(|p| p.starts_with("broken:")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.starts_with("misnamed:")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.starts_with("broken:")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.starts_with("misnamed:")),
+        "{problems:?}"
+    );
     server.skills().add_source(directory);
     let running = start(server.clone(), EndpointOptions::default()).await;
     (running, server)
 }
 
 /// The `resources` of each entry as `uri → (digest, size)`.
-fn files(entries: &[orkestrel_mcp::primitives::skills::SkillEntry]) -> BTreeMap<String, (String, u64)> {
+fn files(
+    entries: &[orkestrel_mcp::primitives::skills::SkillEntry],
+) -> BTreeMap<String, (String, u64)> {
     entries
         .iter()
         .flat_map(|e| match &e.resources {
@@ -69,12 +81,19 @@ fn files(entries: &[orkestrel_mcp::primitives::skills::SkillEntry]) -> BTreeMap<
 async fn a_directory_tree_is_served_with_each_files_digest_and_size_in_both_eras() {
     let tree = tree();
     let (running, _) = serve(&tree, ServerOptions::new("skills", "1")).await;
-    let md = skill_md("pdf-processing", "Fill PDF forms", "See references/FORMS.md.\n");
+    let md = skill_md(
+        "pdf-processing",
+        "Fill PDF forms",
+        "See references/FORMS.md.\n",
+    );
     let refunds = skill_md("refunds", "Refund requests", "Policy.\n");
     let expected: BTreeMap<String, (String, u64)> = [
         ("skill://acme/billing/refunds/SKILL.md", refunds.as_bytes()),
         ("skill://pdf-processing/SKILL.md", md.as_bytes()),
-        ("skill://pdf-processing/references/FORMS.md", FORMS.as_bytes()),
+        (
+            "skill://pdf-processing/references/FORMS.md",
+            FORMS.as_bytes(),
+        ),
     ]
     .into_iter()
     .map(|(uri, bytes)| (uri.to_owned(), (sha256(bytes), bytes.len() as u64)))
@@ -83,26 +102,48 @@ async fn a_directory_tree_is_served_with_each_files_digest_and_size_in_both_eras
         let client = http_client_to(&running.url(), era_options(era));
         client.connect().await.unwrap();
         let caps = client.server_capabilities().unwrap();
-        assert_eq!(caps["extensions"][SKILLS_EXTENSION], json!({"directoryRead": true}), "{era:?}");
-        assert!(caps["resources"].is_object(), "skills are served as resources: {caps}");
+        assert_eq!(
+            caps["extensions"][SKILLS_EXTENSION],
+            json!({"directoryRead": true}),
+            "{era:?}"
+        );
+        assert!(
+            caps["resources"].is_object(),
+            "skills are served as resources: {caps}"
+        );
         let entries = client.list_skills().await.unwrap();
         assert_eq!(files(&entries), expected, "{era:?}");
-        let pdf = entries.iter().find(|e| e.name() == "pdf-processing").unwrap();
+        let pdf = entries
+            .iter()
+            .find(|e| e.name() == "pdf-processing")
+            .unwrap();
         assert_eq!(pdf.description(), "Fill PDF forms");
         // The file read back is the one the digest describes, and the client verifies it.
         let loaded = client.load_skill(pdf).await.unwrap();
         assert_eq!(loaded.skill_md, md);
-        let forms = client.read_skill_file(pdf, "references/FORMS.md").await.unwrap();
+        let forms = client
+            .read_skill_file(pdf, "references/FORMS.md")
+            .await
+            .unwrap();
         assert_eq!(forms, FORMS.as_bytes());
         // Directories: the skill root, its subdirectory, and the prefix levels of a nested path.
-        let children = client.read_directory("skill://pdf-processing").await.unwrap();
+        let children = client
+            .read_directory("skill://pdf-processing")
+            .await
+            .unwrap();
         let listed: Vec<(String, Option<String>)> =
             children.into_iter().map(|c| (c.uri, c.mime_type)).collect();
         assert_eq!(
             listed,
             vec![
-                ("skill://pdf-processing/SKILL.md".into(), Some("text/markdown".into())),
-                ("skill://pdf-processing/references".into(), Some("inode/directory".into())),
+                (
+                    "skill://pdf-processing/SKILL.md".into(),
+                    Some("text/markdown".into())
+                ),
+                (
+                    "skill://pdf-processing/references".into(),
+                    Some("inode/directory".into())
+                ),
             ]
         );
         let acme = client.read_directory("skill://acme").await.unwrap();
@@ -114,20 +155,37 @@ async fn a_directory_tree_is_served_with_each_files_digest_and_size_in_both_eras
             .find(|r| r["uri"] == "skill://pdf-processing/SKILL.md")
             .unwrap();
         assert_eq!(
-            (&skill_md_entry["name"], &skill_md_entry["description"], &skill_md_entry["mimeType"]),
-            (&json!("pdf-processing"), &json!("Fill PDF forms"), &json!("text/markdown"))
+            (
+                &skill_md_entry["name"],
+                &skill_md_entry["description"],
+                &skill_md_entry["mimeType"]
+            ),
+            (
+                &json!("pdf-processing"),
+                &json!("Fill PDF forms"),
+                &json!("text/markdown")
+            )
         );
-        assert!(!resources.iter().any(|r| r["uri"].as_str().unwrap().contains(".notes")));
+        assert!(!resources
+            .iter()
+            .any(|r| r["uri"].as_str().unwrap().contains(".notes")));
         client.disconnect().await;
     }
     // On the 2026-07-28 wire the skills results carry the cache attributes.
     for (method, params) in [
         ("skills/list", json!({})),
-        ("skills/get", json!({"uri": "skill://pdf-processing/SKILL.md"})),
+        (
+            "skills/get",
+            json!({"uri": "skill://pdf-processing/SKILL.md"}),
+        ),
     ] {
-        let result = response(&call(running.addr, json!(1), method, params).await)["result"].clone();
+        let result =
+            response(&call(running.addr, json!(1), method, params).await)["result"].clone();
         assert_eq!(result["resultType"], "complete", "{method}: {result}");
-        assert!(result["ttlMs"].is_u64() && result["cacheScope"].is_string(), "{method}: {result}");
+        assert!(
+            result["ttlMs"].is_u64() && result["cacheScope"].is_string(),
+            "{method}: {result}"
+        );
         assert!(result.get("nextCursor").is_none(), "{method}: {result}");
     }
 }
@@ -146,14 +204,26 @@ async fn changes_on_disk_are_served_at_the_next_request() {
     let after = client.get_skill(uri).await.unwrap();
     let forms_uri = "skill://pdf-processing/references/FORMS.md";
     let file = after.resource(forms_uri).unwrap();
-    assert_eq!((file.digest.clone(), file.size), (sha256(forms), forms.len() as u64));
+    assert_eq!(
+        (file.digest.clone(), file.size),
+        (sha256(forms), forms.len() as u64)
+    );
     assert_eq!(after.resource(uri), before.resource(uri));
-    assert_eq!(client.read_skill_file(&after, "references/FORMS.md").await.unwrap(), forms.as_bytes());
+    assert_eq!(
+        client
+            .read_skill_file(&after, "references/FORMS.md")
+            .await
+            .unwrap(),
+        forms.as_bytes()
+    );
     // The same size, other bytes: seen too (the modification time moved).
     let same_size = forms.replace("new", "old");
     tree.write("pdf-processing/references/FORMS.md", &same_size);
     let again = client.get_skill(uri).await.unwrap();
-    assert_eq!(again.resource(forms_uri).unwrap().digest, sha256(&same_size));
+    assert_eq!(
+        again.resource(forms_uri).unwrap().digest,
+        sha256(&same_size)
+    );
     // A file added is listed; a skill fixed on disk appears; a skill removed is gone.
     tree.write("pdf-processing/scripts/run.py", "print('hi')\n");
     tree.write("broken/SKILL.md", skill_md("broken", "Now fixed", ""));
@@ -167,7 +237,9 @@ async fn changes_on_disk_are_served_at_the_next_request() {
         .collect();
     assert_eq!(names, ["broken", "pdf-processing"]);
     let grown = client.get_skill(uri).await.unwrap();
-    assert!(grown.resource("skill://pdf-processing/scripts/run.py").is_some());
+    assert!(grown
+        .resource("skill://pdf-processing/scripts/run.py")
+        .is_some());
     let gone = client
         .get_skill("skill://acme/billing/refunds/SKILL.md")
         .await
@@ -194,22 +266,40 @@ async fn skills_list_and_directory_reads_are_paginated_without_splitting_an_entr
         let mut cursor: Option<String> = None;
         let mut pages = Vec::new();
         loop {
-            let page = client.list_page("skills/list", cursor.as_deref()).await.unwrap();
+            let page = client
+                .list_page("skills/list", cursor.as_deref())
+                .await
+                .unwrap();
             let skills = page["skills"].as_array().unwrap().clone();
             assert_eq!(skills.len(), 1, "{page}");
-            assert_eq!(skills[0]["resources"].as_array().unwrap().len(), 3, "{page}");
+            assert_eq!(
+                skills[0]["resources"].as_array().unwrap().len(),
+                3,
+                "{page}"
+            );
             pages.push(skills[0]["frontmatter"]["name"].clone());
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) => cursor = Some(next.to_owned()),
                 None => break,
             }
         }
-        assert_eq!(pages, [json!("alpha"), json!("beta"), json!("gamma")], "{era:?}");
+        assert_eq!(
+            pages,
+            [json!("alpha"), json!("beta"), json!("gamma")],
+            "{era:?}"
+        );
         // The client walks the pages itself.
         assert_eq!(client.list_skills().await.unwrap().len(), 3);
         let children = client.read_directory("skill://beta").await.unwrap();
         let uris: Vec<&str> = children.iter().map(|c| c.uri.as_str()).collect();
-        assert_eq!(uris, ["skill://beta/SKILL.md", "skill://beta/a.md", "skill://beta/b"]);
+        assert_eq!(
+            uris,
+            [
+                "skill://beta/SKILL.md",
+                "skill://beta/a.md",
+                "skill://beta/b"
+            ]
+        );
         let first = client
             .request(
                 "resources/directory/read",
@@ -222,7 +312,11 @@ async fn skills_list_and_directory_reads_are_paginated_without_splitting_an_entr
         assert!(first["nextCursor"].is_string(), "{first}");
         // A cursor that was never issued is refused.
         let bad = client
-            .request("skills/list", Some(json!({"cursor": "nope"})), Default::default())
+            .request(
+                "skills/list",
+                Some(json!({"cursor": "nope"})),
+                Default::default(),
+            )
             .await
             .unwrap_err();
         assert_eq!(bad.code().map(|c| c.0), Some(-32602), "{bad}");
@@ -237,29 +331,57 @@ async fn what_is_not_served_is_invalid_params_in_both_eras() {
     for era in [ClientEra::Legacy, ClientEra::Modern] {
         let client = http_client_to(&running.url(), era_options(era));
         client.connect().await.unwrap();
-        let code = |r: Result<Value, orkestrel_mcp::ClientError>| r.unwrap_err().code().map(|c| c.0);
+        let code =
+            |r: Result<Value, orkestrel_mcp::ClientError>| r.unwrap_err().code().map(|c| c.0);
         let ask = |method: &'static str, params: Value| {
             let client = &client;
-            async move { client.request(method, Some(params), Default::default()).await }
+            async move {
+                client
+                    .request(method, Some(params), Default::default())
+                    .await
+            }
         };
         for (method, params) in [
             ("skills/get", json!({"uri": "skill://nope/SKILL.md"})),
-            ("skills/get", json!({"uri": "skill://pdf-processing/references/FORMS.md"})),
+            (
+                "skills/get",
+                json!({"uri": "skill://pdf-processing/references/FORMS.md"}),
+            ),
             ("skills/get", json!({})),
             ("skills/get", json!({"uri": 7})),
-            ("resources/directory/read", json!({"uri": "skill://pdf-processing/SKILL.md"})),
+            (
+                "resources/directory/read",
+                json!({"uri": "skill://pdf-processing/SKILL.md"}),
+            ),
             ("resources/directory/read", json!({"uri": "skill://nope"})),
-            ("resources/directory/read", json!({"uri": "skill://pdf-processing/"})),
+            (
+                "resources/directory/read",
+                json!({"uri": "skill://pdf-processing/"}),
+            ),
         ] {
             let err = ask(method, params.clone()).await;
             assert_eq!(code(err), Some(-32602), "{era:?} {method} {params}");
         }
         let err = client.get_skill("skill://nope/SKILL.md").await.unwrap_err();
-        assert!(err.to_string().contains("No skill is served at skill://nope/SKILL.md"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("No skill is served at skill://nope/SKILL.md"),
+            "{err}"
+        );
         // An unserved skill file: "resource not found" (-32002 on the handshake wire, -32602 on
         // the 2026-07-28 wire).
-        let missing = code(ask("resources/read", json!({"uri": "skill://pdf-processing/nope.md"})).await);
-        let want = if era == ClientEra::Legacy { -32002 } else { -32602 };
+        let missing = code(
+            ask(
+                "resources/read",
+                json!({"uri": "skill://pdf-processing/nope.md"}),
+            )
+            .await,
+        );
+        let want = if era == ClientEra::Legacy {
+            -32002
+        } else {
+            -32602
+        };
         assert_eq!(missing, Some(want), "{era:?}");
         client.disconnect().await;
     }
@@ -267,14 +389,24 @@ async fn what_is_not_served_is_invalid_params_in_both_eras() {
 
 #[tokio::test]
 async fn a_server_without_skills_declares_no_extension_and_answers_method_not_found() {
-    let running = start(McpServer::new(ServerOptions::new("plain", "1")), EndpointOptions::default()).await;
+    let running = start(
+        McpServer::new(ServerOptions::new("plain", "1")),
+        EndpointOptions::default(),
+    )
+    .await;
     let client = http_client_to(&running.url(), era_options(ClientEra::Legacy));
     client.connect().await.unwrap();
     let caps = client.server_capabilities().unwrap();
-    assert!(caps.get("extensions").is_none() && caps.get("resources").is_none(), "{caps}");
+    assert!(
+        caps.get("extensions").is_none() && caps.get("resources").is_none(),
+        "{caps}"
+    );
     // The client does not send what the server did not declare.
     let err = client.list_skills().await.unwrap_err();
-    assert!(matches!(err, orkestrel_mcp::ClientError::NotDeclared { .. }), "{err}");
+    assert!(
+        matches!(err, orkestrel_mcp::ClientError::NotDeclared { .. }),
+        "{err}"
+    );
     let raw = client
         .request("skills/list", None, Default::default())
         .await

@@ -82,11 +82,8 @@ pub fn parse_frontmatter(text: &str) -> Result<Map<String, Value>, FrontmatterEr
         _ => return Err(FrontmatterError::NotAMapping),
     };
     for field in ["name", "description"] {
-        if !map
-            .get(field)
-            .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty())
-        {
+        let present = map.get(field).and_then(Value::as_str);
+        if present.is_none_or(str::is_empty) {
             return Err(FrontmatterError::MissingField(field));
         }
     }
@@ -192,21 +189,20 @@ impl MarkedEventReceiver for Builder {
         if self.error.is_some() {
             return;
         }
+        let opens_a_node = matches!(
+            event,
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)
+        );
+        if opens_a_node && !self.count(1) {
+            return;
+        }
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                if self.count(1) {
-                    self.place(scalar(text, style, tag.as_ref()), anchor, 1);
-                }
+                self.place(scalar(text, style, tag.as_ref()), anchor, 1);
             }
-            Event::SequenceStart(anchor, _) => {
-                if self.count(1) {
-                    self.stack.push(Open::Seq(Vec::new(), 1, anchor));
-                }
-            }
+            Event::SequenceStart(anchor, _) => self.stack.push(Open::Seq(Vec::new(), 1, anchor)),
             Event::MappingStart(anchor, _) => {
-                if self.count(1) {
-                    self.stack.push(Open::Map(Map::new(), None, 1, anchor));
-                }
+                self.stack.push(Open::Map(Map::new(), None, 1, anchor));
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 // A collection's anchor is recorded when it closes, with its whole size.
