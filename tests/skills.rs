@@ -41,7 +41,15 @@ fn tree() -> Tree {
         skill_md("refunds", "Refund requests", "Policy.\n"),
     )
     .write("broken/SKILL.md", "no frontmatter here\n")
-    .write("misnamed/SKILL.md", skill_md("other-name", "d", ""));
+    .write("misnamed/SKILL.md", skill_md("other-name", "d", ""))
+    .write("outside.txt", "reachable only through a link");
+    // A symbolic link (to a file outside every skill) is not followed.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        tree.path().join("outside.txt"),
+        tree.path().join("pdf-processing/link.md"),
+    )
+    .unwrap();
     tree
 }
 
@@ -168,7 +176,8 @@ async fn a_directory_tree_is_served_with_each_files_digest_and_size_in_both_eras
         );
         assert!(!resources
             .iter()
-            .any(|r| r["uri"].as_str().unwrap().contains(".notes")));
+            .any(|r| r["uri"].as_str().unwrap().contains(".notes")
+                || r["uri"].as_str().unwrap().contains("link")));
         client.disconnect().await;
     }
     // On the 2026-07-28 wire the skills results carry the cache attributes.

@@ -7,7 +7,10 @@
 //! The tree is read and every digest computed once; each later access only lists the tree
 //! (one `stat` per entry) and compares every file's size and modification time with what was
 //! read: when anything differs — a file added, removed or rewritten — the tree is read again.
-//! Hidden entries (`.git`, `.DS_Store`) and symbolic links are not served. A skill that cannot
+//! The listing runs on the task that asks (a `stat` per entry, no thread of its own); a rewrite
+//! that keeps a file's size and lands within the filesystem's timestamp granularity of the
+//! previous one is seen at the next change. Hidden entries (`.git`, `.DS_Store`) and symbolic
+//! links are not served (a link could reach outside the root). A skill that cannot
 //! be served (broken frontmatter, a name that is not its directory's, beyond the per-skill
 //! limits) is left out and reported by [`SkillDirectory::problems`] and a `tracing` warning;
 //! the others are served.
