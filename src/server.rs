@@ -28,6 +28,7 @@ mod modern;
 mod options;
 pub(crate) mod peers;
 mod push;
+mod skills;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -46,6 +47,7 @@ use crate::era::mrtr::StateSealer;
 use crate::era::{self, Era};
 use crate::primitives::prompts::PromptRegistry;
 use crate::primitives::resources::ResourceRegistry;
+use crate::primitives::skills::SkillRegistry;
 use crate::primitives::tools::{panic_message, ToolRegistry};
 use crate::protocol::Implementation;
 use crate::server::context::RequestContext;
@@ -123,12 +125,18 @@ impl McpServer {
         &self.inner.options.prompts
     }
 
+    /// The live skill registry (the Skills extension).
+    pub fn skills(&self) -> &Arc<SkillRegistry> {
+        &self.inner.options.skills
+    }
+
     /// The capabilities this server advertises: `tools` always (as the seed), `resources`,
-    /// `prompts`, `completions` and `logging` only when it has them.
+    /// `prompts`, `completions` and `logging` only when it has them; with skills, `resources`
+    /// and `extensions["io.modelcontextprotocol/skills"]` (`directoryRead: true`).
     pub fn capabilities(&self) -> Value {
         let o = &self.inner.options;
         let mut caps = json!({ "tools": { "listChanged": true } });
-        if !o.resources.is_empty() {
+        if self.serves_resources() {
             caps["resources"] = json!({ "subscribe": true, "listChanged": true });
         }
         if !o.prompts.is_empty() {
@@ -140,6 +148,7 @@ impl McpServer {
         if o.logging {
             caps["logging"] = json!({});
         }
+        self.declare_skills(&mut caps);
         caps
     }
 
