@@ -12,6 +12,7 @@
 //! | `tools_call` | handshake, `tools/list`, `tools/call add_numbers {a: 5, b: 3}` |
 //! | `elicitation-sep1034-client-defaults` | calls the tool; accepts the elicitation with the schema's defaults applied |
 //! | `json-schema-2020-12-preservation` | echoes the focal tool's `inputSchema` back verbatim (unscored in the alpha) |
+//! | `sep-2640-*` (Skills) | lists the skills; except for `sep-2640-client-no-prefetch`, loads each (its `SKILL.md` verified) and then reads its files, stopping at the first that fails verification |
 //! | `sse-retry` | calls `test_reconnection`; the transport resumes the closed stream with `GET` + `Last-Event-ID` after `retry` |
 //! | anything else | handshake, `tools/list`, calls each tool with `{}` (errors are reported, not fatal) |
 //!
@@ -68,15 +69,19 @@ impl ClientHandler for Conformance {
 #[allow(dead_code)]
 mod modern;
 
-async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
-    let transport = HttpTransport::new(HttpClientOptions::new(url))?;
+async fn run(scenario: &str, url: &str) -> Result<(), String> {
+    let transport = HttpTransport::new(HttpClientOptions::new(url)).map_err(|e| e.to_string())?;
     let options = ClientOptions::new("orkestrel-conformance-client", "1.0.0")
         .with_timeout(Duration::from_secs(30))
         .with_era(orkestrel_mcp::client::ClientEra::Legacy)
         .with_handler(Conformance);
     let client = McpClient::new(transport, options);
-    client.connect().await?;
-    let outcome = act(&client, scenario).await;
+    client.connect().await.map_err(|e| e.to_string())?;
+    let outcome = match scenario {
+        // The Skills scenarios (SEP-2640) report which file failed verification.
+        s if s.starts_with("sep-2640-") => modern::skills_steps(&client, s).await,
+        _ => act(&client, scenario).await.map_err(|e| e.to_string()),
+    };
     client.disconnect().await;
     outcome
 }

@@ -13,6 +13,7 @@ use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
 use orkestrel_mcp::native::http;
 use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
 use orkestrel_mcp::primitives::resources::{Resource, ResourceContents, ResourceTemplate};
+use orkestrel_mcp::primitives::skills::Skill;
 use orkestrel_mcp::server::context::LogLevel;
 use orkestrel_mcp::server::tasks::TaskOptions;
 use orkestrel_mcp::server::{Completion, ListKind};
@@ -651,6 +652,18 @@ fn resources(server: &McpServer) {
     );
 }
 
+/// The Skills extension (SEP-2640): one skill with a supporting file in a subdirectory, so
+/// `resources/directory/read` has a subdirectory to list.
+fn skills(server: &McpServer) {
+    let skill = Skill::new(
+        "pdf-processing",
+        "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\nlicense: Apache-2.0\n---\n\n# PDF processing\n\nRead references/FORMS.md before filling a form.\n",
+    )
+    .and_then(|s| s.with_file("references/FORMS.md", "# Forms\n\nEvery field, in order.\n"))
+    .expect("the fixture skill is valid");
+    server.skills().add(skill);
+}
+
 fn user(content: Content) -> PromptMessage {
     PromptMessage {
         role: Role::User,
@@ -750,6 +763,7 @@ pub fn conformance_server() -> McpServer {
     let server = McpServer::new(options);
     tools(&server);
     resources(&server);
+    skills(&server);
     prompts(&server);
     modern_tools(&server);
     tasks_fixture::task_tools(&server);

@@ -103,6 +103,50 @@ pub async fn run_modern(scenario: &str, url: &str) -> Result<(), String> {
     outcome
 }
 
+/// The Skills extension's client scenarios (SEP-2640), in either era: list the skills and
+/// retrieve nothing (`sep-2640-client-no-prefetch`); otherwise load each skill (its `SKILL.md`
+/// verified: size, digest, frontmatter) and only then read its other listed files, each
+/// verified. A file that fails verification stops the scenario with the error (nothing after it
+/// is read).
+pub async fn skills_steps(client: &McpClient, scenario: &str) -> Result<(), String> {
+    use orkestrel_mcp::primitives::skills::SkillResources;
+    let entries = client
+        .list_skills()
+        .await
+        .map_err(|e| format!("skills/list: {e}"))?;
+    for entry in &entries {
+        eprintln!(
+            "skill {} ({}): {}",
+            entry.name(),
+            entry.uri,
+            entry.description()
+        );
+    }
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    for entry in &entries {
+        let loaded = client
+            .load_skill(entry)
+            .await
+            .map_err(|e| format!("load {}: {e}", entry.uri))?;
+        eprintln!(
+            "loaded {}: {} bytes of instructions",
+            entry.uri,
+            loaded.body().len()
+        );
+        if let SkillResources::Listed(files) = &entry.resources {
+            for file in files.iter().filter(|f| f.uri != entry.uri) {
+                client
+                    .read_skill_file(entry, &file.uri)
+                    .await
+                    .map_err(|e| format!("read {}: {e}", file.uri))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn scenario_steps(client: &McpClient, scenario: &str) -> Result<(), String> {
     let tools = client
         .list_tools()
@@ -128,6 +172,7 @@ async fn scenario_steps(client: &McpClient, scenario: &str) -> Result<(), String
                     .map_err(|e| format!("tools/call {name}: {e}"))?;
             }
         }
+        s if s.starts_with("sep-2640-") => skills_steps(client, s).await?,
         "http-custom-headers" => {
             let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
                 .ok()

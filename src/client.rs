@@ -22,7 +22,8 @@
 //!   restarts the deadline on each, under a maximum total. A request future dropped before its
 //!   answer (e.g. aborted with `futures::future::abortable`) sends `notifications/cancelled`.
 //! - **Beyond tools.** Resources, prompts, completion and logging calls, and [`McpClient::list_all`]
-//!   which walks every page of a list (stopping on a repeated cursor).
+//!   which walks every page of a list (stopping on a repeated cursor); the Skills extension in
+//!   [`skills`] (entries listed without prefetching, every file verified on read).
 //! - **Deadline.** Each request races a timer ([`ClientOptions::timeout`], default
 //!   [`DEFAULT_MCP_REQUEST_TIMEOUT_MS`], overridable per call with [`RequestOptions`]). On
 //!   expiry the request fails with [`ClientError::Timeout`], `notifications/cancelled` is sent
@@ -63,6 +64,7 @@ mod memory;
 pub mod mrtr;
 mod options;
 mod primitives;
+pub mod skills;
 mod tasks;
 mod tools;
 mod transport;
@@ -81,6 +83,7 @@ pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
 pub use primitives::MAX_LIST_PAGES;
+pub use skills::{LoadedSkill, SkillVerificationError};
 pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS};
 pub use tools::result_value;
 pub(crate) use transport::{unreadable, Unreadable};

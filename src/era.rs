@@ -60,7 +60,8 @@ pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode =
 /// its home.
 pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
 
-/// The methods whose complete results carry `ttlMs` and `cacheScope` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching)).
+/// The methods whose complete results carry `ttlMs` and `cacheScope` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching);
+/// `skills/list` and `skills/get`: the Skills extension, [SEP-2640](https://modelcontextprotocol.io/seps/2640-skills-extension)).
 pub const CACHEABLE_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -68,6 +69,8 @@ pub const CACHEABLE_METHODS: &[&str] = &[
     "resources/list",
     "resources/templates/list",
     "resources/read",
+    "skills/list",
+    "skills/get",
 ];
 
 /// The methods the modern wire removed (answered `-32601`, HTTP 404).

@@ -28,6 +28,7 @@ mod modern;
 mod options;
 pub(crate) mod peers;
 mod push;
+mod skills;
 pub mod tasks;
 
 use std::collections::HashMap;
@@ -47,6 +48,7 @@ use crate::era::mrtr::StateSealer;
 use crate::era::{self, Era};
 use crate::primitives::prompts::PromptRegistry;
 use crate::primitives::resources::ResourceRegistry;
+use crate::primitives::skills::SkillRegistry;
 use crate::primitives::tools::{panic_message, ToolRegistry};
 use crate::protocol::Implementation;
 use crate::server::context::RequestContext;
@@ -129,13 +131,20 @@ impl McpServer {
         &self.inner.options.prompts
     }
 
+    /// The live skill registry (the Skills extension).
+    pub fn skills(&self) -> &Arc<SkillRegistry> {
+        &self.inner.options.skills
+    }
+
     /// The capabilities this server advertises: `tools` always (as the seed), `resources`,
     /// `prompts`, `completions`, `logging` and `tasks` only when it has them (on 2026-07-28,
-    /// `server/discover` shows `tasks` as the extension `io.modelcontextprotocol/tasks`).
+    /// `server/discover` shows `tasks` as the extension `io.modelcontextprotocol/tasks`); with
+    /// skills, `resources` and `extensions["io.modelcontextprotocol/skills"]`
+    /// (`directoryRead: true`).
     pub fn capabilities(&self) -> Value {
         let o = &self.inner.options;
         let mut caps = json!({ "tools": { "listChanged": true } });
-        if !o.resources.is_empty() {
+        if self.serves_resources() {
             caps["resources"] = json!({ "subscribe": true, "listChanged": true });
         }
         if !o.prompts.is_empty() {
@@ -150,6 +159,7 @@ impl McpServer {
         if let Some(tasks) = self.tasks_capability() {
             caps["tasks"] = tasks;
         }
+        self.declare_skills(&mut caps);
         caps
     }
 
@@ -220,13 +230,12 @@ impl McpServer {
                         return Some(JsonRpcResponse::error(Some(request.id), error));
                     }
                 } else if let Some(scope) = &ctx.scope {
-                    if let Some((caps, level)) = self
-                        .inner
-                        .peers
-                        .read(scope, |p| (p.client_capabilities.clone(), p.log_level))
-                    {
+                    if let Some((caps, level, initialized)) = self.inner.peers.read(scope, |p| {
+                        (p.client_capabilities.clone(), p.log_level, p.initialized)
+                    }) {
                         ctx.client_capabilities = ctx.client_capabilities.or(caps);
                         ctx.log_level = ctx.log_level.or(level);
+                        ctx.client_initialized = initialized;
                     }
                 }
                 let id = request.id.clone();
@@ -265,7 +274,11 @@ impl McpServer {
             }
             JsonRpcMessage::Notification(notification) => {
                 self.emit_request(&notification.method, None);
-                if notification.method == "notifications/cancelled" {
+                if notification.method == "notifications/initialized" {
+                    if let Some(scope) = &ctx.scope {
+                        self.inner.peers.with(scope, |peer| peer.initialized = true);
+                    }
+                } else if notification.method == "notifications/cancelled" {
                     let id = notification
                         .params
                         .as_ref()

@@ -13,6 +13,13 @@ fn spawn() -> ChildServer {
     ChildServer::spawn(&["serve", "--stdio"])
 }
 
+/// A stdio server past the handshake.
+async fn ready() -> ChildServer {
+    let mut s = spawn();
+    s.handshake().await;
+    s
+}
+
 #[tokio::test]
 async fn initialize_and_call_the_builtin_tools() {
     let mut s = spawn();
@@ -42,7 +49,7 @@ async fn initialize_and_call_the_builtin_tools() {
 
 #[tokio::test]
 async fn utf8_split_across_writes_crlf_bom_and_blank_lines() {
-    let mut s = spawn();
+    let mut s = ready().await;
     let line = "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"héllo ✓\"}}}\r\n";
     let bytes = line.as_bytes();
     let cut = line.find('é').unwrap() + 1; // inside the two-byte 'é'
@@ -75,7 +82,7 @@ async fn junk_lines_and_responses_get_no_reply_but_invalid_requests_do() {
 
 #[tokio::test]
 async fn lines_of_several_megabytes_work() {
-    let mut s = spawn();
+    let mut s = ready().await;
     let text = "x".repeat(5 * 1024 * 1024);
     let req = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":text}}});
     s.write(format!("{req}\n").as_bytes()).await;
@@ -91,7 +98,7 @@ async fn lines_of_several_megabytes_work() {
 
 #[tokio::test]
 async fn a_slow_call_does_not_hold_up_a_later_ping() {
-    let mut s = spawn();
+    let mut s = ready().await;
     s.write(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":1500}}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").await;
     assert_eq!(s.read_json().await["id"], 2, "ping first");
     let slow = s.read_json().await;
@@ -106,7 +113,7 @@ async fn a_slow_call_does_not_hold_up_a_later_ping() {
 
 #[tokio::test]
 async fn many_concurrent_replies_are_whole_lines() {
-    let mut s = spawn();
+    let mut s = ready().await;
     let mut batch = String::new();
     for i in 0..200 {
         batch.push_str(&format!(
@@ -131,7 +138,7 @@ async fn many_concurrent_replies_are_whole_lines() {
 
 #[tokio::test]
 async fn eof_finishes_in_flight_work_then_exits_zero() {
-    let mut s = spawn();
+    let mut s = ready().await;
     s.write(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":300}}}\n").await;
     s.close_stdin();
     let reply = s.read_json().await;
@@ -158,7 +165,7 @@ async fn an_unterminated_last_line_is_still_served_at_eof() {
 
 #[tokio::test]
 async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
-    let mut s = spawn();
+    let mut s = ready().await;
     let modern = format!(r#""_meta":{}"#, support::json::meta());
     for extra in ["", modern.as_str()] {
         for (text, id, code) in support::json::beyond_limits(extra) {

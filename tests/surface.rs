@@ -353,6 +353,11 @@ async fn server_to_client_requests_round_trip_and_fail_when_the_scope_ends() {
         ctx.clone(),
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"0"}}}"#,
     );
+    call(
+        &s,
+        ctx.clone(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
     let server = s.clone();
     let c2 = ctx.clone();
     let running = tokio::spawn(async move {

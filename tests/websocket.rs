@@ -44,6 +44,20 @@ async fn connect(url: &str, protocol: Option<&str>) -> (Ws, Option<String>) {
     (ws, echoed)
 }
 
+/// [`connect`], then the handshake every client does first (`initialize`, then
+/// `notifications/initialized`).
+async fn ready(url: &str) -> Ws {
+    let (mut ws, _) = connect(url, None).await;
+    let init = support::json::handshake_request();
+    ws.send(Message::text(init.to_string())).await.unwrap();
+    let answer = next_json(&mut ws).await;
+    assert_eq!(answer["id"], "init", "{answer}");
+    assert!(answer.get("result").is_some(), "{answer}");
+    let done = support::json::initialized();
+    ws.send(Message::text(done.to_string())).await.unwrap();
+    ws
+}
+
 async fn next(ws: &mut Ws) -> Option<Message> {
     tokio::time::timeout(DEADLINE, ws.next())
         .await
@@ -236,7 +250,7 @@ async fn a_vanished_peer_frees_its_requests() {
         }
     }));
     let srv = start_ws(server, None).await;
-    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let mut ws = ready(&srv.ws_url()).await;
     let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","arguments":{}}});
     ws.send(Message::text(call.to_string())).await.unwrap();
     tokio::time::timeout(DEADLINE, started_rx)
@@ -345,7 +359,7 @@ async fn requests_beyond_the_in_flight_cap_are_refused() {
         ..EndpointOptions::default()
     };
     let srv = start(server, options).await;
-    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let mut ws = ready(&srv.ws_url()).await;
     let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}});
     ws.send(Message::text(call.to_string())).await.unwrap();
     ws.send(Message::text(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))
@@ -419,7 +433,7 @@ async fn an_idle_peer_that_answers_pings_stays_connected() {
     let (server, started, mut dropped) = holding_server();
     // Long enough for this (shared, loaded) machine to read a ping and send its pong in time.
     let srv = start_pinging(server, std::time::Duration::from_millis(500)).await;
-    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let mut ws = ready(&srv.ws_url()).await;
     ws.send(Message::text(HOLD)).await.unwrap();
     tokio::time::timeout(DEADLINE, started)
         .await
@@ -452,7 +466,7 @@ async fn an_idle_peer_that_answers_pings_stays_connected() {
 async fn a_peer_that_answers_no_ping_is_closed_and_its_calls_dropped() {
     let (server, started, dropped) = holding_server();
     let srv = start_pinging(server, std::time::Duration::from_millis(40)).await;
-    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let mut ws = ready(&srv.ws_url()).await;
     ws.send(Message::text(HOLD)).await.unwrap();
     tokio::time::timeout(DEADLINE, started)
         .await
@@ -503,7 +517,7 @@ async fn pings_are_off_when_the_interval_is_none() {
 #[tokio::test]
 async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() {
     let srv = start_ws(server(), None).await;
-    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    let mut ws = ready(&srv.ws_url()).await;
     let modern = format!(r#""_meta":{}"#, support::json::meta());
     for extra in ["", modern.as_str()] {
         for (text, id, code) in support::json::beyond_limits(extra) {

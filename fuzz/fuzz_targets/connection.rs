@@ -11,7 +11,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
@@ -20,7 +20,8 @@ use orkestrel_mcp::server::connection::{Connection, ConnectionOptions, Received}
 use orkestrel_mcp::server::context::Outbound;
 use orkestrel_mcp::wire::framing::{Frame, LineDecoder};
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
-use orkestrel_mcp_fuzz::{check, expect, readable_raw_id, server, Expect};
+use orkestrel_mcp::McpServer;
+use orkestrel_mcp_fuzz::{check, expect, handshake, readable_raw_id, server, Expect};
 use serde_json::Value;
 
 /// One dispatched call: its frame, whether it is a request, and its outcome once finished.
@@ -57,7 +58,7 @@ fn frames(body: &[u8], websocket: bool, cut: usize) -> Vec<Vec<u8>> {
 }
 
 fn request_id(frame: &[u8]) -> Option<Value> {
-    let value: Value = serde_json::from_slice(frame).ok()?;
+    let value: Value = orkestrel_mcp_fuzz::parse(frame).ok()?;
     value.get("method")?;
     value
         .get("id")
@@ -78,7 +79,7 @@ fn reuses_a_running_id(id: Option<&Value>, dispatched: &[Dispatched]) -> bool {
 fn cancelled(frames: &[Vec<u8>]) -> Vec<Value> {
     frames
         .iter()
-        .filter_map(|f| serde_json::from_slice::<Value>(f).ok())
+        .filter_map(|f| orkestrel_mcp_fuzz::parse(f).ok())
         .filter(|v| v["method"] == "notifications/cancelled")
         .map(|v| v["params"]["requestId"].clone())
         .collect()
@@ -105,7 +106,14 @@ fuzz_target!(|data: &[u8]| {
         sink.lock().unwrap().push(m.to_json());
         true
     });
-    let mut conn = Connection::new(server(), "fuzz", outbound, options);
+    // One server for every input (building its tools' schemas per input would dominate): each
+    // connection is its own scope, forgotten when it drops.
+    static SERVER: OnceLock<McpServer> = OnceLock::new();
+    let server = SERVER.get_or_init(server).clone();
+    let mut conn = Connection::new(server, "fuzz", outbound, options);
+    // Before `initialize` every request but ping and server/discover is refused (unit-tested in
+    // the library): the fuzzer starts past the handshake.
+    handshake(&mut conn);
     let mut pool = LocalPool::new();
     let mut dispatched = Vec::new();
 
@@ -147,7 +155,8 @@ fuzz_target!(|data: &[u8]| {
         if duplicate {
             let last = dispatched.last().expect("a request is dispatched");
             let answer = last.outcome.borrow().clone().flatten();
-            let answer: Value = serde_json::from_str(answer.as_deref().unwrap_or("null")).unwrap();
+            let answer: Value =
+                orkestrel_mcp_fuzz::parse(answer.as_deref().unwrap_or("null").as_bytes()).unwrap();
             // -32600, or an error the request earned before its id was looked at (an
             // unsupported protocol version, say): an error with its id either way.
             assert!(

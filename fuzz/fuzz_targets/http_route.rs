@@ -136,7 +136,8 @@ fuzz_target!(|data: &[u8]| {
                 "a request got text with HTTP {status}"
             ),
             AnswerBody::Json(text) => {
-                let reply: Value = serde_json::from_str(&text).expect("a JSON answer is JSON");
+                let reply: Value =
+                    orkestrel_mcp_fuzz::parse(text.as_bytes()).expect("a JSON answer is JSON");
                 if let Some(id) = &request_id {
                     check_reply(&body, &reply, &text);
                     let got = &reply["id"];
@@ -166,9 +167,10 @@ fuzz_target!(|data: &[u8]| {
                     .into_iter()
                     .filter(|event| !event.data.is_empty())
                     .map(|event| {
-                        let value: Value = serde_json::from_str(&event.data).unwrap_or_else(|e| {
-                            panic!("an event is not JSON ({e}): {}", event.data)
-                        });
+                        let value: Value = orkestrel_mcp_fuzz::parse(event.data.as_bytes())
+                            .unwrap_or_else(|e| {
+                                panic!("an event is not JSON ({e}): {}", event.data)
+                            });
                         assert!(
                             JsonRpcMessage::from_value(value.clone()).is_ok(),
                             "an event is not JSON-RPC: {}",
@@ -222,7 +224,7 @@ fn respond(
 }
 
 fn json_of(body: &[u8]) -> Option<serde_json::Map<String, Value>> {
-    match serde_json::from_slice(body).ok()? {
+    match orkestrel_mcp_fuzz::parse(body).ok()? {
         Value::Object(map) => Some(map),
         _ => None,
     }

@@ -43,7 +43,10 @@ fuzz_target!(|data: &[u8]| {
                 let Ok(JsonRpcMessage::Request(request)) = &classified else {
                     unreachable!()
                 };
-                assert_eq!(&request.id.to_value(), id, "the request's id is misread");
+                // Compared as written (an id beyond every native integer by its exact text).
+                let written = serde_json::to_string(&request.id).expect("an id serializes");
+                let read = orkestrel_mcp_fuzz::parse(written.as_bytes()).expect("an id is JSON");
+                assert_eq!(&read, id, "the request's id is misread");
             } else {
                 panic!("classified as a request: {}", String::from_utf8_lossy(data));
             }

@@ -21,7 +21,7 @@ use orkestrel_mcp::server::connection::{Connection, ConnectionOptions, Received}
 use orkestrel_mcp::server::context::Outbound;
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp::McpServer;
-use orkestrel_mcp_fuzz::{check, expect, server, Expect};
+use orkestrel_mcp_fuzz::{check, expect, handshake, server, Expect};
 use serde_json::Value;
 
 type Outcome = Rc<RefCell<Option<Option<String>>>>;
@@ -33,7 +33,7 @@ struct Dispatched {
 }
 
 fuzz_target!(|data: &[u8]| {
-    // Byte 0: the in-flight limit - 1 (bits 0-2); then actions: a length byte and that many
+    // Byte 0: the in-flight limit - 1 (bits 0-2), bit 3 set: no handshake first; then actions: a length byte and that many
     // bytes of text (lengths 0..=249), or 250 run the calls, 251 close, 252 end the input.
     let Some((&head, mut rest)) = data.split_first() else {
         return;
@@ -48,6 +48,9 @@ fuzz_target!(|data: &[u8]| {
         true
     });
     let mut conn = Connection::new(server, "ws", outbound, ConnectionOptions::websocket(limit));
+    if head & 8 == 0 {
+        handshake(&mut conn);
+    }
     let mut pool = LocalPool::new();
     let mut dispatched: Vec<Dispatched> = Vec::new();
     let mut cancelled: Vec<Value> = Vec::new();
@@ -78,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
         };
         let frame = text.as_bytes();
         let expected = expect(frame);
-        if let Ok(v) = serde_json::from_slice::<Value>(frame) {
+        if let Ok(v) = orkestrel_mcp_fuzz::parse(frame) {
             if v["method"] == "notifications/cancelled" {
                 cancelled.push(v["params"]["requestId"].clone());
             }
@@ -106,7 +109,7 @@ fuzz_target!(|data: &[u8]| {
                 let json = response.to_json();
                 check(frame, &expected, Some(&json));
                 if at_limit && matches!(expected, Expect::Reply { .. }) {
-                    let value: Value = serde_json::from_str(&json).unwrap();
+                    let value: Value = orkestrel_mcp_fuzz::parse(json.as_bytes()).unwrap();
                     let code = &value["error"]["code"];
                     // At the limit a valid request is refused; an invalid one gets its own error.
                     if JsonRpcMessage::from_slice(frame).is_ok() {

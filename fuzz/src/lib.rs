@@ -167,7 +167,7 @@ fn valid_response(map: &Map<String, Value>) -> bool {
 
 /// What `bytes` (one message) deserves.
 pub fn expect(bytes: &[u8]) -> Expect {
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(value) = parse(bytes) else {
         return beyond_limits(bytes).unwrap_or(Expect::Reply {
             id: Value::Null,
             parse: true,
@@ -212,23 +212,65 @@ pub fn expect(bytes: &[u8]) -> Expect {
 /// notification, the id when it is readable, else `null`. `None` when `bytes` is not such an
 /// object (then it is not JSON, or not an object: `-32700`).
 fn beyond_limits(bytes: &[u8]) -> Option<Expect> {
-    let map: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
-        serde_json::from_slice(bytes).ok()?;
+    type Members = std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>;
+    // A lone surrogate in a member's name stops a `String` key: read the names with every
+    // surrogate escape replaced (an id holding one is then not readable).
+    let (map, replaced): (Members, bool) = match serde_json::from_slice(bytes) {
+        Ok(map) => (map, false),
+        Err(_) => (
+            serde_json::from_slice(&without_surrogate_escapes(bytes)).ok()?,
+            true,
+        ),
+    };
     let id = map.get("id").map(|raw| raw.get().trim());
     let readable = |text: &str| {
-        is_integer_literal(text) || (text.starts_with('"') && serde_json::from_str::<String>(text).is_ok())
+        is_integer_literal(text)
+            || (text.starts_with('"') && serde_json::from_str::<String>(text).is_ok())
     };
     Some(match id {
         None if map.contains_key("method") => Expect::Nothing,
-        Some(text) if readable(text) => Expect::Reply {
-            id: serde_json::from_str(text).ok()?,
-            parse: false,
-        },
+        Some(text) if readable(text) && !(replaced && text.contains(SURROGATE_STANDIN)) => {
+            Expect::Reply {
+                id: parse(text.as_bytes()).ok()?,
+                parse: false,
+            }
+        }
         _ => Expect::Reply {
             id: Value::Null,
             parse: false,
         },
     })
+}
+
+/// What [`without_surrogate_escapes`] writes for a surrogate escape (a noncharacter).
+const SURROGATE_STANDIN: &str = "\\ufdd0";
+
+/// `bytes` with every `\uD800`–`\uDFFF` escape replaced by [`SURROGATE_STANDIN`].
+fn without_surrogate_escapes(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = bytes[i] == b'\\' && bytes.get(i + 1) == Some(&b'u');
+        let hex = bytes
+            .get(i + 2..i + 6)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex.and_then(|h| u16::from_str_radix(h, 16).ok()) {
+            Some(unit) if escape && (0xD800..=0xDFFF).contains(&unit) => {
+                out.extend_from_slice(SURROGATE_STANDIN.as_bytes());
+                i += 6;
+            }
+            _ if bytes[i] == b'\\' && i + 1 < bytes.len() => {
+                // Any other escape is copied whole, so `\\u` stays a backslash then `u`.
+                out.extend_from_slice(&bytes[i..i + 2]);
+                i += 2;
+            }
+            _ => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Check one answer (JSON text) against what was expected; panics with the details otherwise.
@@ -244,7 +286,7 @@ pub fn check(input: &[u8], expected: &Expect, answer: Option<&str>) {
             String::from_utf8_lossy(input)
         ),
         (Expect::Reply { id, parse }, Some(a)) => {
-            let reply: Value = serde_json::from_str(a).unwrap_or_else(|e| {
+            let reply: Value = crate::parse(a.as_bytes()).unwrap_or_else(|e| {
                 panic!(
                     "the answer is not JSON ({e})\n  input: {}\n  answer: {a}",
                     String::from_utf8_lossy(input)
@@ -333,4 +375,75 @@ pub fn http_requests(data: &[u8]) -> Vec<orkestrel_mcp::http::HttpRequest> {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Take `conn` through the handshake every client does first (`initialize`, then
+/// `notifications/initialized`), so the fuzzer's messages reach what an initialized connection
+/// does.
+pub fn handshake(conn: &mut orkestrel_mcp::server::connection::Connection) {
+    use orkestrel_mcp::server::connection::Received;
+    let init = br#"{"jsonrpc":"2.0","id":"fuzz-init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{},"roots":{}},"clientInfo":{"name":"fuzz","version":"0"}}}"#;
+    let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    for message in [&init[..], &done[..]] {
+        if let Received::Dispatch(call) = conn.receive(message) {
+            futures::executor::block_on(call);
+        }
+    }
+}
+
+/// What [`parse`] makes of an integer literal of more than 20 digits: a string with this prefix
+/// and the literal's exact text (serde_json reads such a number as an approximate `f64`, or
+/// refuses it beyond `f64`'s range, while JSON-RPC ids of any length must be echoed exactly).
+pub const LONG_INTEGER: &str = "#int:";
+
+/// Parse JSON text as the oracles compare it: like `serde_json::from_slice`, except that each
+/// integer literal of more than 20 digits outside strings becomes the string
+/// [`LONG_INTEGER`]`<literal>`, so an id beyond every native integer compares by its exact text.
+pub fn parse(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(&long_integers_as_strings(bytes))
+}
+
+fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut in_string, mut escaped) = (0, false, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let end = bytes[i..]
+                .iter()
+                .position(|c| !matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                .map_or(bytes.len(), |n| i + n);
+            let token = &bytes[i..end];
+            let text = std::str::from_utf8(token).unwrap_or("");
+            let digits = token.iter().filter(|c| c.is_ascii_digit()).count();
+            if digits > 20 && is_integer_literal(text) {
+                let o = out.get_or_insert_with(|| bytes[..i].to_vec());
+                o.extend_from_slice(b"\"");
+                o.extend_from_slice(LONG_INTEGER.as_bytes());
+                o.extend_from_slice(token);
+                o.push(b'"');
+            } else if let Some(o) = &mut out {
+                o.extend_from_slice(token);
+            }
+            i = end;
+            continue;
+        }
+        if let Some(o) = &mut out {
+            o.push(b);
+        }
+        i += 1;
+    }
+    match out {
+        Some(o) => std::borrow::Cow::Owned(o),
+        None => std::borrow::Cow::Borrowed(bytes),
+    }
 }

@@ -105,6 +105,12 @@ pub enum ClientError {
         /// The bound that was reached.
         limit: usize,
     },
+    /// A skill file's content is not what the held skill entry describes (its size, digest or
+    /// frontmatter differ, or it is not listed): the content was refused (Skills extension,
+    /// [SEP-2640](https://modelcontextprotocol.io/seps/2640-skills-extension) Integrity and
+    /// Verification).
+    #[error("skill verification failed: {0}")]
+    Skill(super::skills::SkillVerificationError),
 }
 
 impl ClientError {

@@ -9,6 +9,7 @@
 //! - [`admission`]: the cap on open connections and the lingering close of the HTTP server.
 //! - [`endpoint`]: all of the above composed on one path, as `orkestrel-mcp serve --http` serves it.
 //! - [`shutdown`]: serving an endpoint until a signal, then a bounded graceful drain.
+//! - [`skills`]: skills served from a directory tree (`SKILL.md` and files), refreshed on change.
 //! - [`terminal`]: a peer's text made safe to write to a terminal (control characters escaped).
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
@@ -21,6 +22,7 @@ pub mod http;
 pub mod security;
 pub mod session;
 pub mod shutdown;
+pub mod skills;
 pub mod stdio;
 mod stream;
 pub mod terminal;

@@ -118,6 +118,8 @@ const TOOLS_CALL: &[Member] = &[
 ];
 const RESOURCES_READ: &[Member] = &[META, req("uri", Ty::Str), INPUT_RESPONSES, REQUEST_STATE];
 const BY_URI: &[Member] = &[META, req("uri", Ty::Str)];
+/// `resources/directory/read` (the Skills extension): a directory URI, paginated.
+const DIRECTORY_READ: &[Member] = &[META, req("uri", Ty::Str), opt("cursor", Ty::Str)];
 const PROMPTS_GET: &[Member] = &[
     META,
     req("name", Ty::Str),
@@ -173,7 +175,9 @@ fn client_request(method: &str) -> Option<&'static [Member]> {
         "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => PAGED,
         "tools/call" => TOOLS_CALL,
         "resources/read" => RESOURCES_READ,
-        "resources/subscribe" | "resources/unsubscribe" => BY_URI,
+        "resources/subscribe" | "resources/unsubscribe" | "skills/get" => BY_URI,
+        "skills/list" => PAGED,
+        "resources/directory/read" => DIRECTORY_READ,
         "prompts/get" => PROMPTS_GET,
         "completion/complete" => COMPLETE,
         "logging/setLevel" => SET_LEVEL,

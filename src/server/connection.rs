@@ -22,6 +22,7 @@
 //! | a handshake-era `initialize` | attaches the connection to its scope first: list changes, resource updates and server→client requests not tied to a request go to it ([`McpServer::attach`]) |
 //! | a request while [`ConnectionOptions::max_in_flight`] run | [`AtLimit::Pause`]: the host stops reading until one finishes ([`Connection::accepts_input`]), unless every request in flight waits for the client (below); [`AtLimit::Refuse`]: answered at once with `-32000` "too many requests in flight" |
 //! | a request while the limit runs and each of them waits for the client (a server→client request awaiting its response, a `subscriptions/listen` stream) | answered at once with `-32000` "too many requests in flight", whatever [`AtLimit`]: the connection is read on, or the responses and cancellations that free them would never be read |
+//! | a handshake-era request other than `initialize`, `ping` or `server/discover` (the probe a client sends to learn the era) before an `initialize` was taken (with [`ConnectionOptions::require_initialize`], the default) | `-32600` with its id: "send initialize first" (spec [lifecycle](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle): the initialization phase comes first; a 2026-07-28 request, which carries its version in `_meta`, needs no handshake). An `initialize` answered with an error leaves the connection uninitialized |
 //! | a request reusing the id of a request in flight | `-32600` with its id (the spec forbids reusing an id; a cancellation or an answer could not tell the two apart) |
 //! | a notification (`notifications/cancelled` cancels the named request in flight) or a response to a server→client request | a [`Call`] that yields no answer and does not count against the limit |
 //! | text that is not JSON | [`NotJson::Skip`]: logged, no answer; [`NotJson::Answer`]: `-32700` with id `null` |
@@ -48,7 +49,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -100,6 +101,10 @@ pub struct ConnectionOptions {
     pub not_json: NotJson,
     /// The calls in flight when the input ends.
     pub at_end: AtEnd,
+    /// Refuse a handshake-era request other than `initialize`, `ping` and `server/discover` until an `initialize`
+    /// was taken (`true` in both constructors; `false` keeps the seed's dispatch of any method
+    /// at any time).
+    pub require_initialize: bool,
 }
 
 impl ConnectionOptions {
@@ -110,6 +115,7 @@ impl ConnectionOptions {
             at_limit: AtLimit::Pause,
             not_json: NotJson::Skip,
             at_end: AtEnd::Drain,
+            require_initialize: true,
         }
     }
 
@@ -120,6 +126,7 @@ impl ConnectionOptions {
             at_limit: AtLimit::Refuse,
             not_json: NotJson::Answer,
             at_end: AtEnd::Cancel,
+            require_initialize: true,
         }
     }
 }
@@ -201,6 +208,8 @@ struct Counts {
     in_flight: AtomicUsize,
     streams: AtomicUsize,
     wake: AtomicWaker,
+    /// An `initialize` was taken and not answered with an error.
+    initialized: AtomicBool,
 }
 
 impl Drop for Slot {
@@ -398,6 +407,7 @@ impl Connection {
                 };
             }
         };
+        let mut initialize = None;
         let slot = match &message {
             JsonRpcMessage::Request(request) => {
                 if self.draining {
@@ -419,12 +429,26 @@ impl Connection {
                         busy,
                     ));
                 }
+                let legacy = !crate::era::has_modern_meta(request.params.as_ref());
                 // A handshake-era `initialize` makes the connection a legacy session: pushed
                 // messages go to it from then on (modern clients open a listen stream instead).
-                if request.method == "initialize"
-                    && !crate::era::has_modern_meta(request.params.as_ref())
-                {
+                if request.method == "initialize" && legacy {
                     self.server.attach(&self.scope, self.outbound.clone());
+                    let first = !self.counts.initialized.swap(true, Ordering::AcqRel);
+                    initialize = Some(first);
+                } else if legacy
+                    && self.options.require_initialize
+                    && !matches!(request.method.as_str(), "ping" | "server/discover")
+                    && !self.counts.initialized.load(Ordering::Acquire)
+                {
+                    let first = ErrorObject::invalid_request(
+                        "the connection is not initialized: send initialize first \
+                         (only ping and server/discover may come before it)",
+                    );
+                    return Received::Answer(JsonRpcResponse::error(
+                        Some(request.id.clone()),
+                        first,
+                    ));
                 }
                 let stream = request.method == "subscriptions/listen";
                 self.counts.in_flight.fetch_add(1, Ordering::AcqRel);
@@ -442,8 +466,22 @@ impl Connection {
         let ctx = RequestContext::new()
             .with_outbound(self.outbound.clone())
             .with_scope(self.scope.clone());
+        let counts = initialize.map(|first| (first, self.counts.clone()));
         Received::Dispatch(Call {
-            future: Box::pin(async move { server.dispatch_with(message, ctx).await }),
+            future: Box::pin(async move {
+                let answer = server.dispatch_with(message, ctx).await;
+                if let Some((first, counts)) = counts {
+                    // The first `initialize`, refused, leaves the connection uninitialized; a
+                    // later refused one does not undo an earlier success.
+                    let ok = answer.as_ref().is_some_and(|a| a.payload.is_ok());
+                    if ok {
+                        counts.initialized.store(true, Ordering::Release);
+                    } else if first {
+                        counts.initialized.store(false, Ordering::Release);
+                    }
+                }
+                answer
+            }),
             slot,
         })
     }

@@ -51,6 +51,9 @@ pub struct RequestContext {
     /// [`RequestContext::log`] sends nothing (spec `server/utilities/logging`: servers that emit
     /// log messages declare it).
     pub(crate) logging_undeclared: bool,
+    /// `notifications/initialized` had arrived on the request's scope when it was dispatched:
+    /// until then the server sends that scope no request but `ping` (spec `basic/lifecycle`).
+    pub(crate) client_initialized: bool,
     /// The protocol version the request is served under: the `MCP-Protocol-Version` header, else
     /// the session's negotiated version, else `2025-03-26` over HTTP with no session (spec
     /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
@@ -185,7 +188,10 @@ impl RequestContext {
     /// Send a server→client request on this request's channel and wait for the client's answer.
     ///
     /// # Errors
-    /// `-32603` when the context has no channel for requests or it closed before the answer;
+    /// `-32603` when the context has no channel for requests or it closed before the answer,
+    /// and on a connection or session whose client has not sent `notifications/initialized`
+    /// when this request was dispatched (any method but `ping`, spec
+    /// [lifecycle](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle));
     /// the client's own JSON-RPC error otherwise. There is no deadline here: wrap the future in
     /// your runtime's timeout if the client may never answer.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
@@ -211,6 +217,13 @@ impl RequestContext {
                 "no channel for a server→client {method} request on this transport"
             )));
         };
+        if self.scope.is_some() && !self.client_initialized && method != "ping" {
+            // Spec basic/lifecycle: "The server SHOULD NOT send requests other than pings and
+            // logging before receiving the initialized notification."
+            return Err(ErrorObject::internal(format!(
+                "no server→client {method} request before the client's notifications/initialized"
+            )));
+        }
         // Inside a 2025-11-25 task the task shows `input_required` while the client answers.
         let task = self.task.as_ref().and_then(|slot| slot.task());
         let _waiting = task.map(|task| {

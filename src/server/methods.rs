@@ -1,5 +1,6 @@
 //! The method table: what each request method does (`initialize`, `ping`, `server/discover`,
-//! the tools, resources, prompts, completion and logging methods), with its params read and its
+//! the tools, resources, prompts, completion and logging methods, and the skills extension's in
+//! `skills.rs`), with its params read and its
 //! lists paginated (spec
 //! [`server/utilities/pagination`](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/pagination)).
 
@@ -61,23 +62,30 @@ impl McpServer {
             "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" => {
                 self.task_method(&request.method, params, &ctx).await
             }
-            "resources/list" if !o.resources.is_empty() => {
+            "resources/list" if self.serves_resources() => {
                 checked()?;
-                let (items, next) = page(o.resources.list(), params.as_ref(), o.page_size)?;
+                let (items, next) = page(self.resource_list(), params.as_ref(), o.page_size)?;
                 Ok(listed("resources", items, next))
             }
-            "resources/templates/list" if !o.resources.is_empty() => {
+            "resources/templates/list" if self.serves_resources() => {
                 checked()?;
                 let (items, next) = page(o.resources.templates(), params.as_ref(), o.page_size)?;
                 Ok(listed("resourceTemplates", items, next))
             }
-            "resources/read" if !o.resources.is_empty() => {
+            "resources/read" if self.serves_resources() => {
                 checked()?;
                 let uri = string_param(params.as_ref(), "uri")?;
-                let contents = o.resources.read(&uri, ctx).await?;
+                let contents = match self.read_skill_file(&uri) {
+                    Some(contents) => contents,
+                    None => o.resources.read(&uri, ctx).await?,
+                };
                 Ok(json!({ "contents": contents }))
             }
-            "resources/subscribe" | "resources/unsubscribe" if !o.resources.is_empty() => {
+            "skills/list" | "skills/get" | "resources/directory/read" if !o.skills.is_empty() => {
+                checked()?;
+                self.call_skills(&request.method, params.as_ref())
+            }
+            "resources/subscribe" | "resources/unsubscribe" if self.serves_resources() => {
                 checked()?;
                 let uri = string_param(params.as_ref(), "uri")?;
                 let subscribe = request.method == "resources/subscribe";
@@ -175,7 +183,10 @@ pub(super) fn tool_call_params(
     Ok((name, arguments))
 }
 
-fn string_param(params: Option<&Map<String, Value>>, key: &str) -> Result<String, ErrorObject> {
+pub(super) fn string_param(
+    params: Option<&Map<String, Value>>,
+    key: &str,
+) -> Result<String, ErrorObject> {
     match params.and_then(|p| p.get(key)) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(ErrorObject::invalid_params(format!(
@@ -221,7 +232,7 @@ fn listed_values(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
     Value::Object(out)
 }
 
-fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String>) -> Value {
+pub(super) fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String>) -> Value {
     let mut out = Map::new();
     out.insert(
         key.to_owned(),

@@ -10,6 +10,7 @@ use super::tasks::TaskOptions;
 use super::{Clock, ErrorHandler};
 use crate::primitives::prompts::PromptRegistry;
 use crate::primitives::resources::ResourceRegistry;
+use crate::primitives::skills::SkillRegistry;
 use crate::primitives::tools::ToolRegistry;
 use crate::protocol::Implementation;
 use crate::server::context::RequestContext;
@@ -70,6 +71,9 @@ pub struct ServerOptions {
     pub resources: Arc<ResourceRegistry>,
     /// The prompts (advertised when not empty).
     pub prompts: Arc<PromptRegistry>,
+    /// The skills (the `io.modelcontextprotocol/skills` extension, with `resources`,
+    /// advertised when not empty).
+    pub skills: Arc<SkillRegistry>,
     /// The `completion/complete` handler (advertised as `completions` when set).
     pub completer: Option<Completer>,
     /// Whether to advertise `logging` and accept `logging/setLevel` (default `false`).
@@ -97,6 +101,7 @@ impl ServerOptions {
             on_error: None,
             resources: Arc::new(ResourceRegistry::new()),
             prompts: Arc::new(PromptRegistry::new()),
+            skills: Arc::new(SkillRegistry::new()),
             completer: None,
             logging: false,
             page_size: None,
@@ -143,6 +148,12 @@ impl ServerOptions {
     /// Use this registry.
     pub fn with_tools(mut self, tools: Arc<ToolRegistry>) -> Self {
         self.tools = tools;
+        self
+    }
+
+    /// Serve the skills of this registry.
+    pub fn with_skills(mut self, skills: Arc<SkillRegistry>) -> Self {
+        self.skills = skills;
         self
     }
 

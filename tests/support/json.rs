@@ -27,6 +27,22 @@ pub fn initialize(id: u64, version: &str) -> String {
     .to_string()
 }
 
+/// The `initialize` request a test client sends first (2025-11-25, id `"init"`, declaring
+/// sampling, elicitation and roots).
+pub fn handshake_request() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25",
+            "capabilities": {"sampling": {}, "elicitation": {}, "roots": {}},
+            "clientInfo": {"name": "t", "version": "0"}}
+    })
+}
+
+/// `notifications/initialized`.
+pub fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
 /// A server's `initialize` response (2025-06-18, tools) to request `id`, as text.
 pub fn init_result(id: &Value) -> String {
     format!(

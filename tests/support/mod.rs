@@ -8,6 +8,7 @@
 //! | [`server`] | our servers on 127.0.0.1: an [`Endpoint`](orkestrel_mcp::native::endpoint::Endpoint) in process, the `orkestrel-mcp` binary (stdio, HTTP, bridge) |
 //! | [`client`] | client constructors, an event recorder and a scripted HTTP peer for fault cases |
 //! | [`modern`] | the 2026-07-28 fixture server and request / assertion helpers of the `modern_*` tests |
+//! | [`skills`] | a skill tree in a temporary directory, an independent SHA-256 digest |
 //!
 //! Every wait has an upper bound, so a broken server fails a test instead of hanging it; no
 //! test sleeps to synchronise: it waits on a signal, or polls a condition with [`eventually`].
@@ -25,6 +26,8 @@ pub mod client;
 pub mod modern;
 #[cfg(feature = "native")]
 pub mod server;
+#[cfg(feature = "native")]
+pub mod skills;
 
 pub use http::{open, parse_events, post, send, Event, Reply, SseStream, POST};
 pub use json::initialize;

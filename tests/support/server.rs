@@ -267,6 +267,15 @@ impl ChildServer {
         reply
     }
 
+    /// The handshake every client does first: `initialize` (2025-11-25, id `"init"`), then
+    /// `notifications/initialized`. Returns the initialize result.
+    pub async fn handshake(&mut self) -> serde_json::Value {
+        let init = self.ask(super::json::handshake_request()).await;
+        assert!(init.get("result").is_some(), "{init}");
+        self.send(super::json::initialized()).await;
+        init
+    }
+
     /// Close stdin (EOF for the server).
     pub fn close_stdin(&mut self) {
         self.stdin.take();

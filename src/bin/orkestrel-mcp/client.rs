@@ -1,4 +1,4 @@
-//! The client commands: `tools`, `call` and `bridge`.
+//! The client commands: `tools`, `call` and `bridge` (`skills` is in `skills.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -81,7 +81,7 @@ pub struct BridgeArgs {
     command: Vec<String>,
 }
 
-fn target(url: Option<&str>, command: &[String]) -> Result<Target, String> {
+pub(crate) fn target(url: Option<&str>, command: &[String]) -> Result<Target, String> {
     match (url, command.is_empty()) {
         (Some(_), false) => Err("give either a URL or `-- COMMAND`, not both".into()),
         (Some(url), true) => Target::from_url(url).map_err(|e| e.to_string()),
@@ -128,7 +128,7 @@ fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
         .with_era(era)
 }
 
-async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
+pub(crate) async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
     let client = McpClient::with_transport(
         transport(target, connect)?,
         client_options(connect.timeout, connect.era),
@@ -137,7 +137,7 @@ async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, 
     Ok(client)
 }
 
-fn print_json(value: &Value) -> Result<(), String> {
+pub(crate) fn print_json(value: &Value) -> Result<(), String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
     // serde_json escapes C0 controls; DEL, C1 and bidi controls are escaped here.
     println!("{}", escape_controls_json(&text));

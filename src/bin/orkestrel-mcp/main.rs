@@ -4,6 +4,7 @@
 
 mod builtin;
 mod client;
+mod skills;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -39,6 +40,11 @@ enum Command {
     /// Serve a stdio MCP server's tools over Streamable HTTP and WebSocket (path /mcp):
     /// `bridge --http ADDR -- COMMAND [ARGS…]`.
     Bridge(client::BridgeArgs),
+    /// List a server's skills (Skills extension) as a JSON array on stdout, fetching no file;
+    /// `--load URI` prints one skill's SKILL.md (`--file PATH`: one of its files) once verified.
+    ///
+    /// `skills URL [--load URI [--file PATH]]` or `skills [--load …] -- COMMAND [ARGS…]`.
+    Skills(skills::SkillsArgs),
 }
 
 #[derive(Args)]
@@ -76,6 +82,11 @@ struct ServeArgs {
     /// WebSockets close with 1001 and SSE streams end.
     #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
     drain: u64,
+    /// Serve the skills of this directory tree (Skills extension): each directory holding a
+    /// SKILL.md is a skill, at skill://<its path below DIR>/SKILL.md; changes on disk are
+    /// picked up on the next request.
+    #[arg(long, value_name = "DIR")]
+    skills: Option<std::path::PathBuf>,
 }
 
 /// Run the command line; the exit code says whether it succeeded.
@@ -102,6 +113,7 @@ pub fn main() -> ExitCode {
             Command::Tools(args) => client::tools(args).await,
             Command::Call(args) => client::call(args).await,
             Command::Bridge(args) => client::bridge(args).await,
+            Command::Skills(args) => skills::skills(args).await,
         }
     });
     match result {
@@ -117,11 +129,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Whether the subcommand is a client one (`tools`, `call`), whose default log level is `warn`.
+/// Whether the subcommand is a client one (`tools`, `call`, `skills`), whose default log level
+/// is `warn`.
 fn quiet_by_default() -> bool {
     std::env::args()
         .nth(1)
-        .is_some_and(|a| a == "tools" || a == "call")
+        .is_some_and(|a| a == "tools" || a == "call" || a == "skills")
 }
 
 fn example_server() -> McpServer {
@@ -138,6 +151,16 @@ fn example_server() -> McpServer {
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let server = example_server();
+    if let Some(dir) = &args.skills {
+        let directory = orkestrel_mcp::native::skills::SkillDirectory::open(dir)
+            .map_err(|e| format!("--skills {}: {e}", dir.display()))?;
+        tracing::info!(
+            "serving the skills of {} ({} problem(s))",
+            dir.display(),
+            directory.problems().len()
+        );
+        server.skills().add_source(directory);
+    }
     match args.http {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)

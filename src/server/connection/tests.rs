@@ -101,6 +101,25 @@ impl Host {
     }
 }
 
+/// `conn` after the handshake (`initialize`, then `notifications/initialized`), as every
+/// client does first.
+fn initialized(mut conn: Connection) -> Connection {
+    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{}},
+        "clientInfo":{"name":"t","version":"1"}}});
+    let Received::Dispatch(call) = conn.receive(init.to_string().as_bytes()) else {
+        panic!("initialize is dispatched")
+    };
+    let answer = futures::executor::block_on(call).expect("initialize is answered");
+    assert!(answer.payload.is_ok(), "{}", answer.to_json());
+    let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    match conn.receive(done) {
+        Received::Dispatch(call) => assert!(futures::executor::block_on(call).is_none()),
+        other => panic!("{other:?}"),
+    }
+    conn
+}
+
 fn ids(answers: &[Value]) -> Vec<Value> {
     answers.iter().map(|a| a["id"].clone()).collect()
 }
@@ -109,7 +128,12 @@ fn ids(answers: &[Value]) -> Vec<Value> {
 fn refuse_answers_beyond_the_limit_at_once_and_takes_more_once_one_finishes() {
     let (server, gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::websocket(2));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::websocket(2),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(1)));
     host.take(conn.receive(&call_wait(2)));
@@ -135,7 +159,12 @@ fn refuse_answers_beyond_the_limit_at_once_and_takes_more_once_one_finishes() {
 fn pause_stops_input_at_the_limit_and_notifications_do_not_count() {
     let (server, gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(1),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(1)));
     host.run();
@@ -155,7 +184,12 @@ fn pause_stops_input_at_the_limit_and_notifications_do_not_count() {
 fn a_request_keeps_its_place_until_its_answer_is_handed_over() {
     let server = McpServer::new(ServerOptions::new("t", "1"));
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(1),
+    ));
     let Received::Dispatch(mut call) = conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
     else {
         panic!("a request is dispatched");
@@ -178,7 +212,12 @@ fn a_request_keeps_its_place_until_its_answer_is_handed_over() {
 fn each_request_is_answered_once_by_id_in_completion_order() {
     let (server, gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::default());
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::default(),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(1)));
     host.take(conn.receive(br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#));
@@ -194,7 +233,12 @@ fn each_request_is_answered_once_by_id_in_completion_order() {
 fn notifications_cancelled_cancels_the_call_and_frees_its_place() {
     let (server, _gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(1),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(7)));
     host.run();
@@ -211,12 +255,12 @@ fn notifications_cancelled_cancels_the_call_and_frees_its_place() {
 fn dropping_the_connection_cancels_what_runs_and_a_dropped_call_frees_its_place() {
     let (server, _gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(
+    let mut conn = initialized(Connection::new(
         server.clone(),
         "t",
         outbound,
         ConnectionOptions::websocket(4),
-    );
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(1)));
     let Received::Dispatch(dropped) = conn.receive(&call_wait(2)) else {
@@ -238,7 +282,12 @@ fn dropping_the_connection_cancels_what_runs_and_a_dropped_call_frees_its_place(
 fn drain_at_eof_answers_the_calls_in_flight() {
     let (server, gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(8));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(8),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(1)));
     host.take(conn.receive(&call_wait(2)));
@@ -284,13 +333,18 @@ fn a_handshake_initialize_attaches_the_connection_for_pushed_messages() {
 fn invalid_input_follows_the_not_json_rule() {
     let server = McpServer::new(ServerOptions::new("t", "1"));
     let (outbound, _) = sink();
-    let mut stdio = Connection::new(
+    let mut stdio = initialized(Connection::new(
         server.clone(),
         "t",
         outbound.clone(),
         ConnectionOptions::stdio(4),
-    );
-    let mut ws = Connection::new(server, "t", outbound, ConnectionOptions::websocket(4));
+    ));
+    let mut ws = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::websocket(4),
+    ));
     assert!(matches!(stdio.receive(b"not json"), Received::Nothing));
     let Received::Answer(parse) = ws.receive(b"not json") else {
         panic!("WebSocket answers text that is not JSON");
@@ -358,7 +412,12 @@ fn last_request(pushed: &Mutex<Vec<Value>>) -> Value {
 fn a_request_reusing_the_id_of_a_request_in_flight_is_refused_and_the_first_stays_cancellable() {
     let (server, gates) = gated();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(8));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(8),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&call_wait(1)));
     host.take(conn.receive(&call_wait(1)));
@@ -387,8 +446,18 @@ fn a_response_resolves_only_a_server_request_sent_on_its_own_connection() {
     let server = asking();
     let (out_a, pushed_a) = sink();
     let (out_b, _) = sink();
-    let mut a = Connection::new(server.clone(), "a", out_a, ConnectionOptions::stdio(8));
-    let mut b = Connection::new(server, "b", out_b, ConnectionOptions::stdio(8));
+    let mut a = initialized(Connection::new(
+        server.clone(),
+        "a",
+        out_a,
+        ConnectionOptions::stdio(8),
+    ));
+    let mut b = initialized(Connection::new(
+        server,
+        "b",
+        out_b,
+        ConnectionOptions::stdio(8),
+    ));
     let mut host = Host::new();
     host.take(a.receive(INIT));
     assert_eq!(host.run().len(), 1);
@@ -414,7 +483,12 @@ fn a_response_resolves_only_a_server_request_sent_on_its_own_connection() {
 fn a_request_waiting_for_its_client_keeps_the_input_read_and_one_beyond_the_limit_is_refused() {
     let server = asking();
     let (outbound, pushed) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(1),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(INIT));
     assert_eq!(host.run().len(), 1);
@@ -445,7 +519,12 @@ fn a_request_waiting_for_its_client_keeps_the_input_read_and_one_beyond_the_limi
 fn a_paused_host_is_woken_when_its_requests_start_waiting_for_the_client() {
     let server = asking();
     let (outbound, _) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(1));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(1),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(INIT));
     host.run();
@@ -488,7 +567,12 @@ fn listen(id: u64) -> Vec<u8> {
 fn listen_streams_at_the_limit_keep_the_input_read_so_their_cancellation_arrives() {
     let server = McpServer::new(ServerOptions::new("t", "1"));
     let (outbound, pushed) = sink();
-    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(2));
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(2),
+    ));
     let mut host = Host::new();
     host.take(conn.receive(&listen(1)));
     host.take(conn.receive(&listen(2)));
@@ -515,4 +599,109 @@ fn listen_streams_at_the_limit_keep_the_input_read_so_their_cancellation_arrives
     assert_eq!(conn.in_flight(), 1, "the cancelled stream freed its place");
     host.take(conn.receive(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#));
     assert_eq!(host.run(), [json!({"jsonrpc":"2.0","id":4,"result":{}})]);
+}
+
+#[test]
+fn a_handshake_era_request_before_initialize_is_refused_with_its_id() {
+    let (server, _) = gated();
+    let (outbound, _) = sink();
+    for options in [ConnectionOptions::stdio(4), ConnectionOptions::websocket(4)] {
+        let mut conn = Connection::new(server.clone(), "t", outbound.clone(), options);
+        let mut host = Host::new();
+        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":"early","method":"tools/list"}"#));
+        let refused = host.run();
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0]["id"], "early");
+        assert_eq!(refused[0]["error"]["code"], -32600);
+        assert!(
+            refused[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("send initialize first"),
+            "{refused:?}"
+        );
+        // ping may come first; a 2026-07-28 request carries its version and needs no handshake.
+        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
+        let modern = json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
+            "io.modelcontextprotocol/clientCapabilities":{}}}});
+        host.take(conn.receive(modern.to_string().as_bytes()));
+        let answers = host.run();
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert!(
+            answers.iter().all(|a| a.get("result").is_some()),
+            "{answers:?}"
+        );
+        // An initialize answered with an error leaves the connection uninitialized.
+        host.take(conn.receive(
+            br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":7}}"#,
+        ));
+        assert_eq!(host.run()[0]["error"]["code"], -32602);
+        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#));
+        assert_eq!(host.run()[0]["error"]["code"], -32600);
+        let mut conn = initialized(conn);
+        host.take(conn.receive(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#));
+        let listed = host.run();
+        assert_eq!(
+            listed[0]["result"]["tools"][0]["name"], "wait",
+            "{listed:?}"
+        );
+    }
+    // Without the rule (the seed's dispatch), any method goes at any time.
+    let options = ConnectionOptions {
+        require_initialize: false,
+        ..ConnectionOptions::default()
+    };
+    let mut conn = Connection::new(server, "t", outbound, options);
+    let mut host = Host::new();
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#));
+    assert!(host.run()[0].get("result").is_some());
+}
+
+#[test]
+fn no_server_request_but_ping_goes_out_before_notifications_initialized() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    server.tools().add(Tool::with_context(
+        "roots",
+        |_: Empty, ctx: RequestContext| async move {
+            match ctx.request("roots/list", json!({})).await {
+                Ok(roots) => Ok::<_, String>(roots.to_string()),
+                Err(e) => Err(e.message),
+            }
+        },
+    ));
+    let (outbound, pushed) = sink();
+    let mut conn = Connection::new(server, "t", outbound, ConnectionOptions::stdio(4));
+    let mut host = Host::new();
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"1"}}}"#,
+    ));
+    assert_eq!(ids(&host.run()), [json!(1)]);
+    let call = |id: u64| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"roots","arguments":{}}})
+            .to_string()
+    };
+    host.take(conn.receive(call(2).as_bytes()));
+    let early = host.run();
+    assert_eq!(early[0]["result"]["isError"], true, "{early:?}");
+    let text = early[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("notifications/initialized"), "{text}");
+    assert!(pushed.lock().unwrap().is_empty(), "nothing went out");
+    host.take(conn.receive(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#));
+    host.take(conn.receive(call(3).as_bytes()));
+    assert!(
+        host.run().is_empty(),
+        "the call waits for the client's roots"
+    );
+    let sent = pushed.lock().unwrap()[0].clone();
+    assert_eq!(sent["method"], "roots/list");
+    let answer = json!({"jsonrpc":"2.0","id":sent["id"],"result":{"roots":[]}});
+    host.take(conn.receive(answer.to_string().as_bytes()));
+    let done = host.run();
+    assert_eq!(done[0]["id"], 3);
+    assert_eq!(
+        done[0]["result"]["content"][0]["text"], r#"{"roots":[]}"#,
+        "{done:?}"
+    );
 }
