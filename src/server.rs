@@ -94,7 +94,7 @@ impl fmt::Debug for McpServer {
 impl McpServer {
     /// A server over the options' registry (seed `createMCPServer`).
     pub fn new(options: ServerOptions) -> Self {
-        McpServer {
+        let server = McpServer {
             inner: Arc::new(Inner {
                 tasks: options
                     .tasks
@@ -108,7 +108,11 @@ impl McpServer {
                 subscriptions: std::sync::Mutex::new(HashMap::new()),
                 next_subscription: AtomicU64::new(1),
             }),
+        };
+        if let Some(tasks) = &server.inner.tasks {
+            tasks.bind(Arc::downgrade(&server.inner));
         }
+        server
     }
 
     /// The server's identity (seed `name` / `version`).

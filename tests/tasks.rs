@@ -677,10 +677,14 @@ async fn a_handshake_era_task_asks_the_client_over_its_connection() {
     pipe.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": { "name": "asks", "task": {} } }))
         .await;
+    // Each status change comes to the connection as notifications/tasks/status.
+    let mut statuses = Vec::new();
     let (mut task_id, mut asked) = (None, None);
     while task_id.is_none() || asked.is_none() {
         let message = pipe.read().await;
-        if message["id"] == 2 {
+        if message["method"] == "notifications/tasks/status" {
+            statuses.push(message["params"].clone());
+        } else if message["id"] == 2 {
             task_id = message["result"]["task"]["taskId"]
                 .as_str()
                 .map(str::to_owned);
@@ -694,18 +698,47 @@ async fn a_handshake_era_task_asks_the_client_over_its_connection() {
     let (task_id, asked) = (task_id.unwrap(), asked.unwrap());
     pipe.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": { "taskId": task_id } }))
         .await;
-    let got = pipe.read().await;
+    let got = read_answer(&mut pipe, &mut statuses).await;
     assert_eq!(got["result"]["status"], "input_required", "{got}");
     pipe.send(json!({ "jsonrpc": "2.0", "id": asked,
         "result": { "action": "accept", "content": { "name": "Lin" } } }))
         .await;
     pipe.send(json!({ "jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": { "taskId": task_id } }))
         .await;
-    let result = pipe.read().await;
+    let result = read_answer(&mut pipe, &mut statuses).await;
     assert_eq!(
         result["result"]["content"][0]["text"], "Hello, \"Lin\"!",
         "{result}"
     );
+    // The completion's notification may follow the result: read until it has come.
+    while statuses.last().is_none_or(|s| s["status"] != "completed") {
+        let message = pipe.read().await;
+        assert_eq!(message["method"], "notifications/tasks/status", "{message}");
+        statuses.push(message["params"].clone());
+    }
+    let seen: Vec<&Value> = statuses.iter().map(|s| &s["status"]).collect();
+    assert_eq!(
+        seen,
+        ["input_required", "working", "completed"],
+        "{statuses:?}"
+    );
+    for status in &statuses {
+        assert_eq!(status["taskId"], task_id.as_str(), "{status}");
+        assert!(status["createdAt"].is_string() && status["lastUpdatedAt"].is_string());
+        assert!(status.get("ttl").is_some(), "2025-11-25 names: {status}");
+    }
+}
+
+/// The next message that is not a `notifications/tasks/status` (those are kept in `statuses`).
+async fn read_answer(pipe: &mut support::server::Pipe, statuses: &mut Vec<Value>) -> Value {
+    loop {
+        let message = pipe.read().await;
+        if message["method"] == "notifications/tasks/status" {
+            statuses.push(message["params"].clone());
+        } else {
+            return message;
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -131,6 +131,8 @@ pub(crate) struct Tasks {
     clock: Option<Clock>,
     running: Mutex<HashMap<String, Arc<Running>>>,
     me: Weak<Tasks>,
+    /// The server, for `notifications/tasks/status` (set once the server exists).
+    server: std::sync::OnceLock<Weak<super::Inner>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -160,7 +162,54 @@ impl Tasks {
             clock,
             running: Mutex::new(HashMap::new()),
             me: me.clone(),
+            server: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Tie the tasks to their server (once, at its construction).
+    pub(super) fn bind(&self, server: Weak<super::Inner>) {
+        let _ = self.server.set(server);
+    }
+
+    /// Change a task in the store (as [`TaskStore::update`]) and, when its status changed,
+    /// tell the connection or session that created it: `notifications/tasks/status` with the
+    /// task (2025-11-25 `basic/utilities/tasks`, "Task Status Notification"). Only a scope with
+    /// a push channel gets it — one that did the handshake-era `initialize`; the 2026-07-28
+    /// extension has no such notification outside `subscriptions/listen`.
+    fn change(
+        &self,
+        task_id: &str,
+        now: u64,
+        change: &mut dyn FnMut(&mut Task),
+    ) -> Result<Task, TaskStoreError> {
+        let mut before = None;
+        let changed = self.store().update(task_id, now, &mut |t| {
+            before.get_or_insert(t.status);
+            change(t);
+        });
+        if let (Ok(task), Some(before)) = (&changed, before) {
+            if task.status != before {
+                self.announce(task);
+            }
+        }
+        changed
+    }
+
+    fn announce(&self, task: &Task) {
+        let (Some(owner), Some(inner)) = (
+            task.owner.as_deref(),
+            self.server.get().and_then(Weak::upgrade),
+        ) else {
+            return;
+        };
+        let Some(Some(outbound)) = inner.peers.read(owner, |p| p.outbound.clone()) else {
+            return;
+        };
+        let status = crate::wire::jsonrpc::JsonRpcNotification::new("notifications/tasks/status")
+            .with_params(Value::Object(task_fields(task, Era::Legacy)));
+        if !outbound(crate::wire::jsonrpc::JsonRpcMessage::Notification(status)) {
+            tracing::debug!(task = %task.task_id, "the task's owner is gone: no status notification");
+        }
     }
 
     fn now(&self) -> u64 {
@@ -263,7 +312,7 @@ impl Tasks {
             Err(error) => (TaskStatus::Failed, None, Some(error)),
         };
         let set = |status, result: Option<Value>, error: Option<ErrorObject>| {
-            self.store().update(task_id, now, &mut |t| {
+            self.change(task_id, now, &mut |t| {
                 if !t.status.is_terminal() {
                     t.status = status;
                     t.result.clone_from(&result);
@@ -311,17 +360,16 @@ impl Tasks {
     fn cancel(&self, task_id: &str) -> Result<bool, ErrorObject> {
         let now = self.now();
         let mut cancelled = false;
-        self.store()
-            .update(task_id, now, &mut |t| {
-                cancelled = !t.status.is_terminal();
-                if cancelled {
-                    t.status = TaskStatus::Cancelled;
-                    t.status_message = Some("cancelled by the client".into());
-                    t.input_requests.clear();
-                    t.last_updated_at = now;
-                }
-            })
-            .map_err(store_error)?;
+        self.change(task_id, now, &mut |t| {
+            cancelled = !t.status.is_terminal();
+            if cancelled {
+                t.status = TaskStatus::Cancelled;
+                t.status_message = Some("cancelled by the client".into());
+                t.input_requests.clear();
+                t.last_updated_at = now;
+            }
+        })
+        .map_err(store_error)?;
         let running = lock(&self.running).get(task_id).cloned();
         if let (true, Some(running)) = (cancelled, running) {
             self.finish(&running);
@@ -354,7 +402,7 @@ impl Tasks {
             return;
         }
         let now = self.now();
-        let _ = self.store().update(task_id, now, &mut |t| {
+        let _ = self.change(task_id, now, &mut |t| {
             for key in &delivered {
                 t.input_requests.remove(key);
             }

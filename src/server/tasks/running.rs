@@ -42,7 +42,7 @@ impl TaskInputs for Running {
             true => (TaskStatus::Working, TaskStatus::InputRequired),
             false => (TaskStatus::InputRequired, TaskStatus::Working),
         };
-        let _ = tasks.store().update(&self.task_id, now, &mut |t| {
+        let _ = tasks.change(&self.task_id, now, &mut |t| {
             if t.status == from {
                 t.status = to;
                 t.last_updated_at = now;
@@ -67,7 +67,7 @@ impl TaskInputs for Running {
         lock(&self.waiting).insert(key.to_owned(), (method.to_owned(), tx));
         let now = tasks.now();
         let request = json!({ "method": method, "params": params });
-        let recorded = tasks.store().update(&self.task_id, now, &mut |t| {
+        let recorded = tasks.change(&self.task_id, now, &mut |t| {
             if !t.status.is_terminal() {
                 t.input_requests.insert(key.to_owned(), request.clone());
                 t.status = TaskStatus::InputRequired;
@@ -109,7 +109,7 @@ impl Drop for Withdraw {
             lock(&running.waiting).remove(&self.key);
         }
         let now = tasks.now();
-        let _ = tasks.store().update(&self.task_id, now, &mut |t| {
+        let _ = tasks.change(&self.task_id, now, &mut |t| {
             if t.input_requests.remove(&self.key).is_some() {
                 if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
                     t.status = TaskStatus::Working;
