@@ -729,6 +729,66 @@ async fn a_handshake_era_task_asks_the_client_over_its_connection() {
     }
 }
 
+#[tokio::test]
+async fn a_handshake_era_task_over_http_asks_on_the_sessions_get_stream() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "t", "version": "0" } } });
+    let init = post(s.addr, &[], &init.to_string()).await;
+    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let session = [("mcp-session-id", sid.as_str())];
+    let done = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    assert_eq!(post(s.addr, &session, &done.to_string()).await.status, 202);
+    let get = support::http::open(
+        s.addr,
+        "GET",
+        &[("accept", "text/event-stream"), ("mcp-session-id", &sid)],
+        "",
+    )
+    .await;
+    assert_eq!(get.status(), 200);
+    let mut stream = support::http::SseStream::new(get);
+    // The handle comes back on the POST, which then ends; the task asks on the GET stream.
+    let call = rpc(
+        json!(2),
+        "tools/call",
+        json!({ "name": "asks", "task": {} }),
+    );
+    let created = post(s.addr, &session, &call).await.messages()[0].clone();
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let asked = tokio::time::timeout(DEADLINE, async {
+        loop {
+            let event = stream.next().await.expect("the GET stream stays open");
+            if event.data.is_empty() {
+                continue; // the priming event (an id to resume from)
+            }
+            let message = event.json();
+            if message["method"] == "elicitation/create" {
+                break message;
+            }
+            assert_eq!(message["method"], "notifications/tasks/status", "{message}");
+        }
+    })
+    .await
+    .expect("the task's elicitation/create comes on the GET stream");
+    let answer = json!({ "jsonrpc": "2.0", "id": asked["id"],
+        "result": { "action": "accept", "content": { "name": "Lin" } } });
+    assert_eq!(
+        post(s.addr, &session, &answer.to_string()).await.status,
+        202
+    );
+    let result = rpc(json!(3), "tasks/result", json!({ "taskId": task_id }));
+    let result = post(s.addr, &session, &result).await.messages()[0].clone();
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Hello, \"Lin\"!",
+        "{result}"
+    );
+}
+
 /// The next message that is not a `notifications/tasks/status` (those are kept in `statuses`).
 async fn read_answer(pipe: &mut support::server::Pipe, statuses: &mut Vec<Value>) -> Value {
     loop {

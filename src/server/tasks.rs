@@ -508,6 +508,20 @@ impl McpServer {
                 let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
                 let (task, running) = tasks.create(ttl, ctx.scope.as_deref())?;
                 ctx.task = Some(TaskSlot::bound(running.clone()));
+                // The task outlives this request, whose own stream (a POST's SSE) ends with the
+                // handle: its server→client requests go on the scope's push channel (the
+                // session's GET stream, or the connection) when it has one.
+                if era == Era::Legacy {
+                    let push = ctx.scope.as_deref().and_then(|scope| {
+                        self.inner
+                            .peers
+                            .read(scope, |p| p.outbound.clone())
+                            .flatten()
+                    });
+                    if let Some(push) = push {
+                        ctx = ctx.with_outbound(push);
+                    }
+                }
                 tasks.spawn(
                     running,
                     Box::pin(async move { tool.call(arguments, ctx).await }),
