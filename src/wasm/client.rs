@@ -5,6 +5,7 @@
 //!  createFetchTransport({ url })      ─┐
 //!  createWebSocketTransport({ url })  ─┼─► MCPTransport ─► createMCPClient({ transport }) ─► MCPClient
 //!  { start?(sink), send(m), close?() } ┘   (client/*.rs)      (this file; core McpClient)    connect / tools / call / callTool / disconnect / on
+//!                                                                                            callToolAsTask / getTask / cancelTask / waitTask (tasks.rs)
 //! ```
 //!
 //! Errors reach JS as `MCPError`s ([`client_error_to_js`]): a JSON-RPC error keeps the server's
@@ -12,6 +13,7 @@
 
 pub mod custom;
 pub mod fetch;
+mod tasks;
 mod types;
 pub mod websocket;
 
