@@ -686,6 +686,26 @@ fn task_server() -> Server {
         )
         .with_task_support(TaskSupport::Required),
     );
+    tools.add(
+        Tool::from_json(
+            "asks",
+            serde_json::json!({"type": "object"}),
+            |_: Args, ctx: orkestrel_mcp::RequestContext| async move {
+                let answer = ctx
+                    .elicit(serde_json::json!({
+                        "message": "Your name?",
+                        "requestedSchema": { "type": "object",
+                            "properties": { "name": { "type": "string" } }, "required": ["name"] }
+                    }))
+                    .await?;
+                Ok::<_, orkestrel_mcp::ErrorObject>(format!(
+                    "Hello, {}!",
+                    answer["content"]["name"].as_str().unwrap_or("nobody")
+                ))
+            },
+        )
+        .with_task_support(TaskSupport::Optional),
+    );
     tools.add(Tool::from_json(
         "plain",
         serde_json::json!({"type": "object"}),
@@ -840,4 +860,100 @@ async fn the_task_options_are_checked() {
         "{sent}"
     );
     ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn handlers_answer_input_requests_of_a_task_and_of_a_plain_call() {
+    let s = task_server();
+    let transport = memory_transport(&s);
+    let asked = js("[]");
+    let handlers = js_with(
+        asked.clone(),
+        &JsValue::NULL,
+        "return { handlers: { elicit: async (params) => { server.push(params.message); return { action: 'accept', content: { name: 'Kay' } }; } } };",
+    );
+    let options = js_with(
+        transport.clone(),
+        &handlers,
+        "return { ...extra, transport: server, era: 'modern' };",
+    );
+    let c = create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    ok(c.connect()).await;
+    // As a task: the elicitation sets input_required; waitTask answers it with tasks/update.
+    let call = json(&ok(c.call_tool_as_task("asks".into(), JsValue::UNDEFINED, None)).await);
+    assert_eq!(call["type"], "task", "{call}");
+    let id = call["task"]["taskId"].as_str().unwrap().to_owned();
+    let seen = js("[]");
+    let on_status = js_with(
+        seen.clone(),
+        &JsValue::NULL,
+        "return { onStatus: (t) => server.push(t.status) };",
+    );
+    let result = json(&ok(c.wait_task(id, Some(on_status))).await);
+    assert_eq!(result["content"][0]["text"], "Hello, Kay!", "{result}");
+    let seen = json(&seen);
+    assert!(
+        seen.as_array().unwrap().contains(&"input_required".into()),
+        "{seen}"
+    );
+    assert_eq!(json(&asked), serde_json::json!(["Your name?"]));
+    let sent = json(&get(&transport, "sent"));
+    let updates: Vec<_> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["method"] == "tasks/update")
+        .collect();
+    assert_eq!(updates.len(), 1, "{sent}");
+    let responses = updates[0]["params"]["inputResponses"].as_object().unwrap();
+    assert_eq!(
+        responses.values().next().unwrap()["content"]["name"],
+        "Kay",
+        "{sent}"
+    );
+    // The client declared the handler's capability with every request.
+    let caps = &updates[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert!(caps["elicitation"]["form"].is_object(), "{caps}");
+    // A plain call of the same tool: the input round goes through the same handler.
+    let plain = ok(c.call("asks".into(), JsValue::UNDEFINED, None)).await;
+    assert_eq!(plain.as_string().as_deref(), Some("Hello, Kay!"));
+    assert_eq!(json(&asked).as_array().unwrap().len(), 2);
+    ok(c.disconnect()).await;
+
+    // A handler that throws: waitTask rejects with the handler's message.
+    let transport = memory_transport(&s);
+    let options = js_with(
+        transport,
+        &JsValue::NULL,
+        "return { transport: server, era: 'modern', handlers: { elicit: () => { throw new Error('no names here') } } };",
+    );
+    let c = create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    ok(c.connect()).await;
+    let call = json(&ok(c.call_tool_as_task("asks".into(), JsValue::UNDEFINED, None)).await);
+    let id = call["task"]["taskId"].as_str().unwrap().to_owned();
+    let (kind, code, message) = rpc_code(c.wait_task(id, None)).await;
+    assert_eq!((kind.as_str(), code), ("rpc", -32603.0), "{message}");
+    assert!(message.contains("no names here"), "{message}");
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+fn the_handlers_option_is_checked() {
+    for (handlers, path) in [
+        ("5", "options.handlers"),
+        ("{ elicit: 1 }", "options.handlers.elicit"),
+        ("{ createMessage: 'x' }", "options.handlers.createMessage"),
+        ("{ listRoots: {} }", "options.handlers.listRoots"),
+    ] {
+        let options = js(&format!(
+            "{{ transport: {{ send() {{}} }}, handlers: {handlers} }}"
+        ));
+        let e = create_mcp_client(options).err().expect("refused");
+        assert_eq!(get(&e, "code").as_f64(), Some(-32602.0), "{handlers}");
+        assert_eq!(json(&get(&e, "data"))["path"], path, "{handlers}");
+    }
 }

@@ -13,6 +13,7 @@
 
 pub mod custom;
 pub mod fetch;
+mod handlers;
 mod tasks;
 mod types;
 pub mod websocket;
@@ -252,6 +253,9 @@ impl Client {
             Some(_) => return Err(bad("options.era", "must be 'auto', 'legacy' or 'modern'")),
         };
         client_options = client_options.with_era(era);
+        if let Some(handlers) = member(options, "handlers") {
+            client_options = client_options.with_handler(handlers::JsHandler::from_js(&handlers)?);
+        }
         Ok(Client {
             client: McpClient::new(Traced { inner, trace }, client_options),
         })

@@ -49,8 +49,23 @@ export interface MCPClientOptions {
    * does), or the browser blocks the probe and `connect` fails; pass `'legacy'` for such a
    * server. */
   era?: 'auto' | 'legacy' | 'modern';
+  /** What answers the server's requests to the client — JSON-RPC requests in the handshake era,
+   * input requests on the 2026-07-28 wire (a `tools/call` round, or a task's `input_required`
+   * while `waitTask` waits). Each function may return a promise; a throw or a rejection answers
+   * `-32603`. The capabilities declared are those of the functions given (`elicit`:
+   * `elicitation.form`, `createMessage`: `sampling`, `listRoots`: `roots`). */
+  handlers?: MCPClientHandlers;
   /** Sees every JSON-RPC message sent and received (a traffic log). */
   trace?: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void;
+}
+/** The `handlers` option of `createMCPClient` (params and answers are the spec's shapes). */
+export interface MCPClientHandlers {
+  /** `elicitation/create` (form mode): resolve to `{ action: 'accept' | 'decline' | 'cancel', content? }`. */
+  elicit?: (params: { message: string; requestedSchema: Record<string, unknown>; [key: string]: unknown }) => unknown;
+  /** `sampling/createMessage`: resolve to `{ role, content, model, stopReason? }`. */
+  createMessage?: (params: Record<string, unknown>) => unknown;
+  /** `roots/list`: resolve to `{ roots: { uri: string; name?: string }[] }`. */
+  listRoots?: () => unknown;
 }
 /** Options for `callToolAsTask`. */
 export interface MCPTaskCallOptions {
