@@ -131,7 +131,7 @@ impl Client {
     /// # Errors
     /// Rejects with `kind: 'rpc'` and the server's code (`-32602` for an unknown task id).
     #[wasm_bindgen(js_name = getTask, unchecked_return_type = "Promise<MCPTask>")]
-    pub fn get_task(&self, task_id: String) -> Promise {
+    pub fn get_task(&self, #[wasm_bindgen(js_name = taskId)] task_id: String) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
             let task = client
@@ -148,7 +148,7 @@ impl Client {
     /// # Errors
     /// Rejects with `kind: 'rpc'` and the server's code.
     #[wasm_bindgen(js_name = cancelTask, unchecked_return_type = "Promise<void>")]
-    pub fn cancel_task(&self, task_id: String) -> Promise {
+    pub fn cancel_task(&self, #[wasm_bindgen(js_name = taskId)] task_id: String) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
             client
@@ -173,7 +173,7 @@ impl Client {
     #[wasm_bindgen(js_name = waitTask, unchecked_return_type = "Promise<MCPToolResult>")]
     pub fn wait_task(
         &self,
-        task_id: String,
+        #[wasm_bindgen(js_name = taskId)] task_id: String,
         #[wasm_bindgen(unchecked_optional_param_type = "MCPWaitTaskOptions")] options: Option<
             JsValue,
         >,
