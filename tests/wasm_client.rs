@@ -795,6 +795,18 @@ async fn the_js_client_runs_tools_as_tasks_polls_waits_and_cancels_in_both_eras(
             json(&ok(c.get_task(forever.clone())).await)["status"],
             "working"
         );
+        // A wait past its deadline rejects as a timeout; the task runs on.
+        let e = err(c.wait_task(forever.clone(), Some(js("{ timeout: 30 }")))).await;
+        assert_eq!(
+            get(&e, "kind").as_string().as_deref(),
+            Some("timeout"),
+            "{era}"
+        );
+        assert_eq!(get(&e, "code").as_f64(), Some(-32001.0), "{era}");
+        assert_eq!(
+            json(&ok(c.get_task(forever.clone())).await)["status"],
+            "working"
+        );
         assert!(ok(c.cancel_task(forever.clone())).await.is_undefined());
         assert_eq!(
             json(&ok(c.get_task(forever.clone())).await)["status"],
@@ -845,6 +857,8 @@ async fn the_task_options_are_checked() {
     }
     let e = err(c.wait_task("any".into(), Some(js("{ onStatus: 5 }")))).await;
     assert_eq!(json(&get(&e, "data"))["path"], "options.onStatus");
+    let e = err(c.wait_task("any".into(), Some(js("{ timeout: -1 }")))).await;
+    assert_eq!(json(&get(&e, "data"))["path"], "options.timeout");
     let e = err(c.call_tool_as_task("report".into(), js("[1]"), None)).await;
     assert_eq!(
         get(&e, "kind").as_string().as_deref(),

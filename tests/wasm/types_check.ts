@@ -125,7 +125,7 @@ export async function usesClient(): Promise<unknown> {
     const id: string = call.task.taskId;
     const state: MCPTask = await client.getTask(id);
     const interval: number | undefined = state.pollIntervalMs;
-    const done: MCPToolResult = await client.waitTask(id, { onStatus: (t: MCPTask) => void t.status });
+    const done: MCPToolResult = await client.waitTask(id, { onStatus: (t: MCPTask) => void t.status, timeout: 60000 });
     await client.cancelTask(id);
     void [interval, done];
   } else {

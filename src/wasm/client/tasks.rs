@@ -11,7 +11,10 @@
 //!  waitTask(id, { onStatus }) ─► the tool's MCPToolResult (polls at the server's interval)
 //! ```
 
+use std::time::Duration;
+
 use futures::channel::mpsc;
+use futures::future::Either;
 use futures::StreamExt;
 use js_sys::{Function, Promise};
 use serde_json::{json, Value};
@@ -19,8 +22,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::{arguments, bad, client_error_to_js, member, Client};
-use crate::client::{TaskInfo, ToolCall};
+use super::{arguments, bad, client_error_to_js, member, timeout_member, Client};
+use crate::client::{ClientError, TaskInfo, ToolCall};
 use crate::wasm::convert::to_js;
 use crate::wasm::error_to_js;
 use crate::wire::jsonrpc::ErrorObject;
@@ -70,17 +73,20 @@ fn ttl_option(options: Option<JsValue>) -> Result<Option<u64>, ErrorObject> {
         .transpose()
 }
 
-/// `options.onStatus` of `waitTask`: a function, or absent.
-fn on_status_option(options: Option<JsValue>) -> Result<Option<Function>, ErrorObject> {
+/// `options.onStatus` (a function) and `options.timeout` (ms ≥ 0) of `waitTask`, each optional.
+fn wait_options(
+    options: Option<JsValue>,
+) -> Result<(Option<Function>, Option<Duration>), ErrorObject> {
     let Some(options) = options.filter(JsValue::is_object) else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    member(&options, "onStatus")
+    let on_status = member(&options, "onStatus")
         .map(|f| {
             f.dyn_into::<Function>()
                 .map_err(|_| bad("options.onStatus", "must be a function"))
         })
-        .transpose()
+        .transpose()?;
+    Ok((on_status, timeout_member(&options, "timeout", "options")?))
 }
 
 #[wasm_bindgen(js_class = MCPClient)]
@@ -162,14 +168,16 @@ impl Client {
     /// Wait for a task to end (`McpClient::wait_task`): `tasks/get` at once, then at the
     /// server's `pollInterval`; 2026-07-28 input requests are answered through the client's
     /// handler with `tasks/update`; `options.onStatus` sees each state (a throw is logged, never
-    /// stopping the wait). Resolves to the tool's `MCPToolResult` (on 2025-11-25 from
-    /// `tasks/result`; an `isError` result resolves).
+    /// stopping the wait); `options.timeout` bounds the whole wait in ms (default: none, each
+    /// poll keeps the client's per-request deadline). Resolves to the tool's `MCPToolResult`
+    /// (on 2025-11-25 from `tasks/result`; an `isError` result resolves).
     ///
     /// # Errors
     /// Rejects with `kind: 'rpc'`: the task's JSON-RPC error when it failed, `-32000` when it was
     /// cancelled, the server's code for a poll it refused (`-32602` for an unknown task id), or
-    /// `-32601` for an input request the client has no handler for; `-32602` with `data.path`
-    /// for a bad `options.onStatus`.
+    /// `-32601` for an input request the client has no handler for; `kind: 'timeout'` (`-32001`)
+    /// once `options.timeout` passed (the task runs on: cancel it with `cancelTask`); `-32602`
+    /// with `data.path` for a bad `options.onStatus` or `options.timeout`.
     #[wasm_bindgen(js_name = waitTask, unchecked_return_type = "Promise<MCPToolResult>")]
     pub fn wait_task(
         &self,
@@ -179,9 +187,9 @@ impl Client {
         >,
     ) -> Promise {
         let client = self.client.clone();
-        let on_status = on_status_option(options).map_err(|e| error_to_js(&e));
+        let prepared = wait_options(options).map_err(|e| error_to_js(&e));
         future_to_promise(async move {
-            let on_status = on_status?;
+            let (on_status, deadline) = prepared?;
             // The core reports states through a `Send + Sync` callback; a JS function is
             // neither, so states go through a channel drained here, next to the wait.
             let (sender, mut states) = mpsc::unbounded::<TaskInfo>();
@@ -192,6 +200,21 @@ impl Client {
                 let task = client.get_task(&task_id).await?;
                 report(&task);
                 client.wait_task(&task, &report).await
+            };
+            // The whole wait's deadline: dropping the wait stops the polling.
+            let wait = async move {
+                let Some(limit) = deadline else {
+                    return wait.await;
+                };
+                match futures::future::select(Box::pin(wait), futures_timer::Delay::new(limit))
+                    .await
+                {
+                    Either::Left((result, _)) => result,
+                    Either::Right(_) => Err(ClientError::Timeout {
+                        method: "tasks/get".into(),
+                        timeout_ms: limit.as_millis().try_into().unwrap_or(u64::MAX),
+                    }),
+                }
             };
             let listen = async {
                 while let Some(task) = states.next().await {

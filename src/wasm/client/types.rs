@@ -77,6 +77,9 @@ export interface MCPTaskCallOptions {
 export interface MCPWaitTaskOptions {
   /** Sees each state of the task while waiting (a throw is logged, never stopping the wait). */
   onStatus?: (task: MCPTask) => void;
+  /** The whole wait's deadline in ms (default: none); then it rejects with `kind: 'timeout'` and
+   * the task runs on (cancel it with `cancelTask`). */
+  timeout?: number;
 }
 /** A task, in the 2026-07-28 names in both eras. */
 export interface MCPTask {
