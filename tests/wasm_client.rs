@@ -971,3 +971,65 @@ fn the_handlers_option_is_checked() {
         assert_eq!(json(&get(&e, "data"))["path"], path, "{handlers}");
     }
 }
+
+#[wasm_bindgen_test]
+async fn handlers_answer_the_servers_requests_in_the_handshake_era() {
+    let s = server();
+    let transport = memory_transport(&s);
+    let c = client(
+        &transport,
+        ", handlers: { elicit: (p) => ({ action: 'accept', content: { said: p.message } }), \
+           listRoots: async () => { throw new Error('no roots today') } }",
+    );
+    ok(c.connect()).await;
+    // initialize declared exactly the capabilities of the functions given.
+    let sent = json(&get(&transport, "sent"));
+    assert_eq!(
+        sent[0]["params"]["capabilities"],
+        serde_json::json!({ "elicitation": { "form": {} }, "roots": {} }),
+        "{sent}"
+    );
+    let sink = get(&transport, "sink");
+    let receive: Function = get(&sink, "receive").unchecked_into();
+    for request in [
+        "{ jsonrpc: '2.0', id: 'e', method: 'elicitation/create', params: { message: 'hi', requestedSchema: { type: 'object', properties: {} } } }",
+        "{ jsonrpc: '2.0', id: 'r', method: 'roots/list' }",
+        "{ jsonrpc: '2.0', id: 's', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } }",
+    ] {
+        receive.call1(&sink, &js(request)).unwrap();
+    }
+    // The answers go out through the transport's send (on spawned tasks).
+    let answer = |id: &str| {
+        json(&get(&transport, "sent"))
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+    };
+    assert!(
+        until(200, || ["e", "r", "s"]
+            .iter()
+            .all(|id| answer(id).is_some()))
+        .await
+    );
+    assert_eq!(
+        answer("e").unwrap()["result"],
+        serde_json::json!({ "action": "accept", "content": { "said": "hi" } })
+    );
+    let roots = answer("r").unwrap();
+    assert_eq!(roots["error"]["code"], -32603, "{roots}");
+    assert!(
+        roots["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no roots today"),
+        "{roots}"
+    );
+    assert_eq!(
+        answer("s").unwrap()["error"]["code"],
+        -32601,
+        "no createMessage given"
+    );
+    ok(c.disconnect()).await;
+}
