@@ -18,10 +18,6 @@ const pkg = process.env.ORKESTREL_MCP_PKG ?? path.join(root, 'target', 'wasm-pkg
 const { createMCPClient, createFetchTransport } = createRequire(import.meta.url)(pkg);
 const bin = process.env.CONFORMANCE_SERVER ?? path.join(root, 'target', 'debug', 'examples', 'conformance-server');
 
-const watchdog = setTimeout(() => {
-  console.error('client-tasks: timed out');
-  process.exit(1);
-}, 60000);
 
 let passed = 0;
 let failed = 0;
@@ -68,6 +64,13 @@ async function rejection(promise) {
 }
 
 const fixture = startFixture();
+// A hang fails the run, and the fixture never outlives it.
+const watchdog = setTimeout(() => {
+  console.error('client-tasks: timed out');
+  fixture.child.kill();
+  process.exit(1);
+}, 60000);
+process.on('exit', () => fixture.child.kill());
 let url;
 await check('the conformance fixture starts on 127.0.0.1', async () => {
   url = await fixture.ready;
