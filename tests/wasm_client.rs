@@ -653,3 +653,383 @@ async fn auto_falls_back_to_the_handshake_when_discover_is_refused_as_an_older_s
         ok(c.disconnect()).await;
     }
 }
+
+// The task API (`callToolAsTask`, `getTask`, `cancelTask`, `waitTask`) against the core server
+// with tasks on (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
+// and the 2026-07-28 extension `io.modelcontextprotocol/tasks`), in both eras.
+
+fn task_server() -> Server {
+    use orkestrel_mcp::protocol::TaskSupport;
+    use orkestrel_mcp::server::tasks::TaskOptions;
+    use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+    type Args = serde_json::Map<String, serde_json::Value>;
+    let server = McpServer::new(
+        ServerOptions::new("jobs", "1.0.0").with_tasks(TaskOptions::new().with_poll_interval(5)),
+    );
+    let tools = server.tools();
+    tools.add(
+        Tool::from_json(
+            "report",
+            serde_json::json!({"type": "object"}),
+            |args: Args, _| async move {
+                let of = args.get("of").and_then(|v| v.as_str()).unwrap_or("?");
+                Ok::<_, String>(format!("the report on {of}"))
+            },
+        )
+        .with_task_support(TaskSupport::Optional),
+    );
+    tools.add(
+        Tool::from_json(
+            "forever",
+            serde_json::json!({"type": "object"}),
+            |_: Args, _| futures::future::pending::<Result<String, String>>(),
+        )
+        .with_task_support(TaskSupport::Required),
+    );
+    tools.add(
+        Tool::from_json(
+            "asks",
+            serde_json::json!({"type": "object"}),
+            |_: Args, ctx: orkestrel_mcp::RequestContext| async move {
+                let answer = ctx
+                    .elicit(serde_json::json!({
+                        "message": "Your name?",
+                        "requestedSchema": { "type": "object",
+                            "properties": { "name": { "type": "string" } }, "required": ["name"] }
+                    }))
+                    .await?;
+                Ok::<_, orkestrel_mcp::ErrorObject>(format!(
+                    "Hello, {}!",
+                    answer["content"]["name"].as_str().unwrap_or("nobody")
+                ))
+            },
+        )
+        .with_task_support(TaskSupport::Optional),
+    );
+    tools.add(Tool::from_json(
+        "plain",
+        serde_json::json!({"type": "object"}),
+        |_: Args, _| async { Ok::<_, String>("plain answer") },
+    ));
+    Server::from_core(server)
+}
+
+async fn rpc_code(promise: Promise) -> (String, f64, String) {
+    let e = err(promise).await;
+    (
+        get(&e, "kind").as_string().unwrap_or_default(),
+        get(&e, "code").as_f64().unwrap_or_default(),
+        get(&e, "message").as_string().unwrap_or_default(),
+    )
+}
+
+#[wasm_bindgen_test]
+async fn the_js_client_runs_tools_as_tasks_polls_waits_and_cancels_in_both_eras() {
+    for era in ["legacy", "modern"] {
+        let s = task_server();
+        let transport = memory_transport(&s);
+        let c = client(&transport, &format!(", era: '{era}'"));
+        ok(c.connect()).await;
+        assert_eq!(c.era().as_deref(), Some(era));
+
+        // A task-supporting tool answers with a task; waitTask polls it to its result.
+        let call = json(
+            &ok(c.call_tool_as_task(
+                "report".into(),
+                js("{ of: 'q3' }"),
+                Some(js("{ ttl: 30000 }")),
+            ))
+            .await,
+        );
+        assert_eq!(call["type"], "task", "{era}: {call}");
+        let task = &call["task"];
+        let id = task["taskId"].as_str().expect("a task id").to_owned();
+        assert!(
+            matches!(task["status"].as_str(), Some("working" | "completed")),
+            "{era}: {task}"
+        );
+        assert_eq!(task["pollIntervalMs"], 5, "{era}: {task}");
+        if era == "legacy" {
+            assert_eq!(task["ttlMs"], 30000, "the asked TTL is granted: {task}");
+        }
+        let seen = js("[]");
+        let on_status = js_with(
+            seen.clone(),
+            &JsValue::NULL,
+            "return { onStatus: (t) => server.push(t) };",
+        );
+        let result = json(&ok(c.wait_task(id.clone(), Some(on_status))).await);
+        assert_eq!(
+            result["content"][0]["text"], "the report on q3",
+            "{era}: {result}"
+        );
+        let seen = json(&seen);
+        let statuses: Vec<&str> = seen
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["status"].as_str())
+            .collect();
+        assert!(!statuses.is_empty(), "{era}: onStatus saw the states");
+        assert!(
+            seen.as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t["taskId"] == id.as_str()),
+            "{era}: {seen}"
+        );
+        let got = json(&ok(c.get_task(id.clone())).await);
+        assert_eq!(got["status"], "completed", "{era}: {got}");
+        if era == "modern" {
+            assert_eq!(
+                got["result"]["content"][0]["text"], "the report on q3",
+                "inlined: {got}"
+            );
+        }
+
+        // A running task is cancelled; waiting on it then rejects.
+        let call = json(&ok(c.call_tool_as_task("forever".into(), JsValue::UNDEFINED, None)).await);
+        assert_eq!(call["type"], "task", "{era}: {call}");
+        let forever = call["task"]["taskId"].as_str().unwrap().to_owned();
+        assert_eq!(
+            json(&ok(c.get_task(forever.clone())).await)["status"],
+            "working"
+        );
+        // A wait past its deadline rejects as a timeout; the task runs on.
+        let e = err(c.wait_task(forever.clone(), Some(js("{ timeout: 30 }")))).await;
+        assert_eq!(
+            get(&e, "kind").as_string().as_deref(),
+            Some("timeout"),
+            "{era}"
+        );
+        assert_eq!(get(&e, "code").as_f64(), Some(-32001.0), "{era}");
+        assert_eq!(
+            json(&ok(c.get_task(forever.clone())).await)["status"],
+            "working"
+        );
+        assert!(ok(c.cancel_task(forever.clone())).await.is_undefined());
+        assert_eq!(
+            json(&ok(c.get_task(forever.clone())).await)["status"],
+            "cancelled",
+            "{era}"
+        );
+        let (kind, code, message) = rpc_code(c.wait_task(forever, None)).await;
+        assert_eq!((kind.as_str(), code), ("rpc", -32000.0), "{era}: {message}");
+        assert!(message.contains("cancelled"), "{era}: {message}");
+
+        // A tool that is never a task: 2025-11-25 refuses the task; 2026-07-28 runs it plain.
+        let plain = c.call_tool_as_task("plain".into(), JsValue::UNDEFINED, None);
+        if era == "legacy" {
+            let (kind, code, message) = rpc_code(plain).await;
+            assert_eq!((kind.as_str(), code), ("rpc", -32601.0), "{message}");
+        } else {
+            let call = json(&ok(plain).await);
+            assert_eq!(call["type"], "result", "{call}");
+            assert_eq!(
+                call["result"]["content"][0]["text"], "plain answer",
+                "{call}"
+            );
+        }
+
+        // An unknown task id is the server's -32602, for get, wait and cancel alike.
+        for promise in [
+            c.get_task("nope".into()),
+            c.wait_task("nope".into(), None),
+            c.cancel_task("nope".into()),
+        ] {
+            let (kind, code, message) = rpc_code(promise).await;
+            assert_eq!((kind.as_str(), code), ("rpc", -32602.0), "{era}: {message}");
+        }
+        ok(c.disconnect()).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_task_options_are_checked() {
+    let s = task_server();
+    let transport = memory_transport(&s);
+    let c = client(&transport, "");
+    ok(c.connect()).await;
+    for bad in ["{ ttl: -1 }", "{ ttl: 1.5 }", "{ ttl: 'long' }"] {
+        let e = err(c.call_tool_as_task("report".into(), JsValue::UNDEFINED, Some(js(bad)))).await;
+        assert_eq!(get(&e, "code").as_f64(), Some(-32602.0), "{bad}");
+        assert_eq!(json(&get(&e, "data"))["path"], "options.ttl", "{bad}");
+    }
+    let e = err(c.wait_task("any".into(), Some(js("{ onStatus: 5 }")))).await;
+    assert_eq!(json(&get(&e, "data"))["path"], "options.onStatus");
+    let e = err(c.wait_task("any".into(), Some(js("{ timeout: -1 }")))).await;
+    assert_eq!(json(&get(&e, "data"))["path"], "options.timeout");
+    let e = err(c.call_tool_as_task("report".into(), js("[1]"), None)).await;
+    assert_eq!(
+        get(&e, "kind").as_string().as_deref(),
+        Some("invalid-arguments")
+    );
+    // Nothing was sent for the refused calls: only the handshake went out.
+    let sent = json(&get(&transport, "sent"));
+    assert!(
+        sent.as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["method"] != "tools/call"),
+        "{sent}"
+    );
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn handlers_answer_input_requests_of_a_task_and_of_a_plain_call() {
+    let s = task_server();
+    let transport = memory_transport(&s);
+    let asked = js("[]");
+    let handlers = js_with(
+        asked.clone(),
+        &JsValue::NULL,
+        "return { handlers: { elicit: async (params) => { server.push(params.message); return { action: 'accept', content: { name: 'Kay' } }; } } };",
+    );
+    let options = js_with(
+        transport.clone(),
+        &handlers,
+        "return { ...extra, transport: server, era: 'modern' };",
+    );
+    let c = create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    ok(c.connect()).await;
+    // As a task: the elicitation sets input_required; waitTask answers it with tasks/update.
+    let call = json(&ok(c.call_tool_as_task("asks".into(), JsValue::UNDEFINED, None)).await);
+    assert_eq!(call["type"], "task", "{call}");
+    let id = call["task"]["taskId"].as_str().unwrap().to_owned();
+    let seen = js("[]");
+    let on_status = js_with(
+        seen.clone(),
+        &JsValue::NULL,
+        "return { onStatus: (t) => server.push(t.status) };",
+    );
+    let result = json(&ok(c.wait_task(id, Some(on_status))).await);
+    assert_eq!(result["content"][0]["text"], "Hello, Kay!", "{result}");
+    let seen = json(&seen);
+    assert!(
+        seen.as_array().unwrap().contains(&"input_required".into()),
+        "{seen}"
+    );
+    assert_eq!(json(&asked), serde_json::json!(["Your name?"]));
+    let sent = json(&get(&transport, "sent"));
+    let updates: Vec<_> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["method"] == "tasks/update")
+        .collect();
+    assert_eq!(updates.len(), 1, "{sent}");
+    let responses = updates[0]["params"]["inputResponses"].as_object().unwrap();
+    assert_eq!(
+        responses.values().next().unwrap()["content"]["name"],
+        "Kay",
+        "{sent}"
+    );
+    // The client declared the handler's capability with every request.
+    let caps = &updates[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert!(caps["elicitation"]["form"].is_object(), "{caps}");
+    // A plain call of the same tool: the input round goes through the same handler.
+    let plain = ok(c.call("asks".into(), JsValue::UNDEFINED, None)).await;
+    assert_eq!(plain.as_string().as_deref(), Some("Hello, Kay!"));
+    assert_eq!(json(&asked).as_array().unwrap().len(), 2);
+    ok(c.disconnect()).await;
+
+    // A handler that throws: waitTask rejects with the handler's message.
+    let transport = memory_transport(&s);
+    let options = js_with(
+        transport,
+        &JsValue::NULL,
+        "return { transport: server, era: 'modern', handlers: { elicit: () => { throw new Error('no names here') } } };",
+    );
+    let c = create_mcp_client(options)
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+    ok(c.connect()).await;
+    let call = json(&ok(c.call_tool_as_task("asks".into(), JsValue::UNDEFINED, None)).await);
+    let id = call["task"]["taskId"].as_str().unwrap().to_owned();
+    let (kind, code, message) = rpc_code(c.wait_task(id, None)).await;
+    assert_eq!((kind.as_str(), code), ("rpc", -32603.0), "{message}");
+    assert!(message.contains("no names here"), "{message}");
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+fn the_handlers_option_is_checked() {
+    for (handlers, path) in [
+        ("5", "options.handlers"),
+        ("{ elicit: 1 }", "options.handlers.elicit"),
+        ("{ createMessage: 'x' }", "options.handlers.createMessage"),
+        ("{ listRoots: {} }", "options.handlers.listRoots"),
+    ] {
+        let options = js(&format!(
+            "{{ transport: {{ send() {{}} }}, handlers: {handlers} }}"
+        ));
+        let e = create_mcp_client(options).err().expect("refused");
+        assert_eq!(get(&e, "code").as_f64(), Some(-32602.0), "{handlers}");
+        assert_eq!(json(&get(&e, "data"))["path"], path, "{handlers}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn handlers_answer_the_servers_requests_in_the_handshake_era() {
+    let s = server();
+    let transport = memory_transport(&s);
+    let c = client(
+        &transport,
+        ", handlers: { elicit: (p) => ({ action: 'accept', content: { said: p.message } }), \
+           listRoots: async () => { throw new Error('no roots today') } }",
+    );
+    ok(c.connect()).await;
+    // initialize declared exactly the capabilities of the functions given.
+    let sent = json(&get(&transport, "sent"));
+    assert_eq!(
+        sent[0]["params"]["capabilities"],
+        serde_json::json!({ "elicitation": { "form": {} }, "roots": {} }),
+        "{sent}"
+    );
+    let sink = get(&transport, "sink");
+    let receive: Function = get(&sink, "receive").unchecked_into();
+    for request in [
+        "{ jsonrpc: '2.0', id: 'e', method: 'elicitation/create', params: { message: 'hi', requestedSchema: { type: 'object', properties: {} } } }",
+        "{ jsonrpc: '2.0', id: 'r', method: 'roots/list' }",
+        "{ jsonrpc: '2.0', id: 's', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } }",
+    ] {
+        receive.call1(&sink, &js(request)).unwrap();
+    }
+    // The answers go out through the transport's send (on spawned tasks).
+    let answer = |id: &str| {
+        json(&get(&transport, "sent"))
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+    };
+    assert!(
+        until(200, || ["e", "r", "s"]
+            .iter()
+            .all(|id| answer(id).is_some()))
+        .await
+    );
+    assert_eq!(
+        answer("e").unwrap()["result"],
+        serde_json::json!({ "action": "accept", "content": { "said": "hi" } })
+    );
+    let roots = answer("r").unwrap();
+    assert_eq!(roots["error"]["code"], -32603, "{roots}");
+    assert!(
+        roots["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no roots today"),
+        "{roots}"
+    );
+    assert_eq!(
+        answer("s").unwrap()["error"]["code"],
+        -32601,
+        "no createMessage given"
+    );
+    ok(c.disconnect()).await;
+}

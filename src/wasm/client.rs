@@ -5,6 +5,7 @@
 //!  createFetchTransport({ url })      ─┐
 //!  createWebSocketTransport({ url })  ─┼─► MCPTransport ─► createMCPClient({ transport }) ─► MCPClient
 //!  { start?(sink), send(m), close?() } ┘   (client/*.rs)      (this file; core McpClient)    connect / tools / call / callTool / disconnect / on
+//!                                                                                            callToolAsTask / getTask / cancelTask / waitTask (tasks.rs)
 //! ```
 //!
 //! Errors reach JS as `MCPError`s ([`client_error_to_js`]): a JSON-RPC error keeps the server's
@@ -12,6 +13,8 @@
 
 pub mod custom;
 pub mod fetch;
+mod handlers;
+mod tasks;
 mod types;
 pub mod websocket;
 
@@ -250,6 +253,9 @@ impl Client {
             Some(_) => return Err(bad("options.era", "must be 'auto', 'legacy' or 'modern'")),
         };
         client_options = client_options.with_era(era);
+        if let Some(handlers) = member(options, "handlers") {
+            client_options = client_options.with_handler(handlers::JsHandler::from_js(&handlers)?);
+        }
         Ok(Client {
             client: McpClient::new(Traced { inner, trace }, client_options),
         })

@@ -7,7 +7,9 @@
 #   3. the Worker-style fetch handler under node, driven by the official TS SDK client,
 #   4. the same handler as a module Worker inside Cloudflare's runtime, workerd (npm `workerd`),
 #      driven by the official TS SDK client, raw 2026-07-28 requests and `orkestrel-mcp tools/call`,
-#   5. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
+#   5. the JS client's task API (the nodejs package) against the native conformance fixture
+#      (examples/conformance-server.rs) over HTTP, both eras (tests/wasm/client_tasks.mjs),
+#   6. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
 #      mode (the wasm client) against `orkestrel-mcp serve --http 127.0.0.1:0 --cors <page origin>`
 #      over HTTP and WebSocket; screenshots in target/wasm-artifacts/,
 # and type-checks a consumer of the generated .d.ts with tsc --strict.
@@ -120,6 +122,14 @@ cargo build --quiet --features native --bin orkestrel-mcp || fail "cargo build -
 log=$(mktemp)
 timeout 120 node tests/wasm/workerd/test.mjs 2>&1 | tee "$log" || true
 count_line "$log" workerd
+rm -f "$log"
+
+step "the JS client's task API against the native conformance fixture over HTTP, both eras"
+cargo build --quiet --features native --example conformance-server || fail "cargo build --features native --example conformance-server"
+log=$(mktemp)
+ORKESTREL_MCP_PKG="$PKG/node/orkestrel_mcp.js" CONFORMANCE_SERVER="$ROOT/target/debug/examples/conformance-server" \
+  timeout 120 node tests/wasm/client_tasks.mjs 2>&1 | tee "$log" || true
+count_line "$log" client-tasks
 rm -f "$log"
 
 if [ -z "${SKIP_BROWSER:-}" ]; then

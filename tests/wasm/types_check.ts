@@ -26,6 +26,9 @@ import {
   type MCPTransportSink,
   type MCPToolContext,
   type MCPToolResult,
+  type MCPTask,
+  type MCPToolCall,
+  type MCPClientHandlers,
   type RequestId,
 } from '../../target/wasm-pkg/web/orkestrel_mcp.js';
 
@@ -117,11 +120,30 @@ export async function usesClient(): Promise<unknown> {
   const whole: MCPToolResult = await client.callTool('echo', { text: 'x' }, { timeout: 1000 });
   const value: unknown = await client.call('add', { x: 1, y: 2 });
   const pong: unknown = await client.request('ping');
+  const call: MCPToolCall = await client.callToolAsTask('report', {}, { ttl: 60000 });
+  if (call.type === 'task') {
+    const id: string = call.task.taskId;
+    const state: MCPTask = await client.getTask(id);
+    const interval: number | undefined = state.pollIntervalMs;
+    const done: MCPToolResult = await client.waitTask(id, { onStatus: (t: MCPTask) => void t.status, timeout: 60000 });
+    await client.cancelTask(id);
+    void [interval, done];
+  } else {
+    const plain: MCPToolResult = call.result;
+    void plain;
+  }
   await client.disconnect();
   void [connected, info, session, version, era, versions, serverName, tools, whole, pong, ws];
   return value;
 }
 
+const handlers: MCPClientHandlers = {
+  elicit: async (params) => ({ action: 'accept', content: { name: params.message } }),
+  listRoots: () => ({ roots: [{ uri: 'file:///tmp' }] }),
+};
+createMCPClient({ transport: custom, handlers });
+// @ts-expect-error: a task id is a string
+client.getTask(1);
 // @ts-expect-error: only the four client events exist
 client.on('message', () => {});
 // @ts-expect-error: a disconnect listener gets a string cause

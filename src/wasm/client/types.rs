@@ -49,9 +49,56 @@ export interface MCPClientOptions {
    * does), or the browser blocks the probe and `connect` fails; pass `'legacy'` for such a
    * server. */
   era?: 'auto' | 'legacy' | 'modern';
+  /** What answers the server's requests to the client — JSON-RPC requests in the handshake era,
+   * input requests on the 2026-07-28 wire (a `tools/call` round, or a task's `input_required`
+   * while `waitTask` waits). Each function may return a promise; a throw or a rejection answers
+   * `-32603`. The capabilities declared are those of the functions given (`elicit`:
+   * `elicitation.form`, `createMessage`: `sampling`, `listRoots`: `roots`). */
+  handlers?: MCPClientHandlers;
   /** Sees every JSON-RPC message sent and received (a traffic log). */
   trace?: (direction: 'send' | 'receive', message: JSONRPCMessage | JSONRPCMessage[]) => void;
 }
+/** The `handlers` option of `createMCPClient` (params and answers are the spec's shapes). */
+export interface MCPClientHandlers {
+  /** `elicitation/create` (form mode): resolve to `{ action: 'accept' | 'decline' | 'cancel', content? }`. */
+  elicit?: (params: { message: string; requestedSchema: Record<string, unknown>; [key: string]: unknown }) => unknown;
+  /** `sampling/createMessage`: resolve to `{ role, content, model, stopReason? }`. */
+  createMessage?: (params: Record<string, unknown>) => unknown;
+  /** `roots/list`: resolve to `{ roots: { uri: string; name?: string }[] }`. */
+  listRoots?: () => unknown;
+}
+/** Options for `callToolAsTask`. */
+export interface MCPTaskCallOptions {
+  /** The TTL asked for on 2025-11-25 (`params.task.ttl`, ms); the server may cut it. On
+   * 2026-07-28 the server decides and this is unused. */
+  ttl?: number;
+}
+/** Options for `waitTask`. */
+export interface MCPWaitTaskOptions {
+  /** Sees each state of the task while waiting (a throw is logged, never stopping the wait). */
+  onStatus?: (task: MCPTask) => void;
+  /** The whole wait's deadline in ms (default: none); then it rejects with `kind: 'timeout'` and
+   * the task runs on (cancel it with `cancelTask`). */
+  timeout?: number;
+}
+/** A task, in the 2026-07-28 names in both eras. */
+export interface MCPTask {
+  taskId: string;
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  statusMessage?: string;
+  /** The TTL from creation in ms; absent: unlimited. */
+  ttlMs?: number;
+  /** The polling interval the server suggests, in ms. */
+  pollIntervalMs?: number;
+  /** The tool's result, inlined by a 2026-07-28 `tasks/get` once `completed`. */
+  result?: MCPToolResult;
+  /** The JSON-RPC error, inlined by a 2026-07-28 `tasks/get` once `failed`. */
+  error?: { code: number; message: string; data?: unknown };
+  /** The pending input requests by key (2026-07-28, `input_required`). */
+  inputRequests?: Record<string, { method: string; params?: Record<string, unknown> }>;
+}
+/** What `callToolAsTask` resolves to: the task, or the result when the server ran the tool plain. */
+export type MCPToolCall = { type: 'task'; task: MCPTask } | { type: 'result'; result: MCPToolResult };
 /** A server's identity (`serverInfo`). */
 export type MCPServerImplementation = MCPInitializeResult['serverInfo'];
 /** The `server/discover` result of a 2026-07-28 server. */
