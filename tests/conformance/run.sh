@@ -7,15 +7,17 @@
 #   2025-06-18, 2025-03-26   0.2.0-alpha.12 --suite all --spec-version REV: every scenario whose
 #               tags list that older revision, run at its wire
 # In the alpha legs every scenario run counts, also those the suite runs but does not score
-# (pending, added-after-release, the Tasks extension's tasks-*): only auth/* is left out (OAuth
-# is not done yet, see features.md). And an alpha scenario passes only when no check failed,
-# warned or was skipped (tests/conformance/strict.py), but for the skips allowed-skips.txt
-# names with its reason.
+# (pending, e.g. server-sse-polling; added-after-release; the Tasks extension's tasks-*): only
+# auth/* is left out (OAuth is not done yet, see features.md). And an alpha scenario passes only
+# when no check failed, warned or was skipped (tests/conformance/strict.py), but for the skips
+# allowed-skips.txt names with its reason.
 # Then its client scenarios against our fixture client (examples/conformance-client.rs):
 #   client-v0.1.16     0.1.16: every client scenario `list` names (--suite all's set)
 #   client-2025-06-18, client-2025-11-25, client-2026-07-28   0.2.0-alpha.12: each non-auth client
 #                      scenario whose tags (`list --client`) list REV, run at REV, scored or not
-#                      (today also json-schema-2020-12-preservation, added after the release)
+#                      (today initialize, tools_call, elicitation-sep1034-client-defaults,
+#                      sse-retry and, added after the release, json-schema-2020-12-preservation,
+#                      at 2025-11-25; the 2026-07-28 ones: conformance_client_modern.rs)
 # each run on its
 # own with `client --scenario S` (a suite run starts ~25 clients at once, which on 2 cores
 # skews the timing that sse-retry measures). Then the extension scenarios no requirement set
