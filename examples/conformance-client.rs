@@ -11,7 +11,7 @@
 //! | `initialize` | handshake, `tools/list`, disconnect |
 //! | `tools_call` | handshake, `tools/list`, `tools/call add_numbers {a: 5, b: 3}` |
 //! | `elicitation-sep1034-client-defaults` | calls the tool; accepts the elicitation with the schema's defaults applied |
-//! | `json-schema-2020-12-preservation` | echoes the focal tool's `inputSchema` back verbatim (unscored in the alpha) |
+//! | `json-schema-2020-12-preservation` | echoes the focal tool's `inputSchema` back verbatim, in both eras |
 //! | `sep-2640-*` (Skills) | lists the skills; except for `sep-2640-client-no-prefetch`, loads each (its `SKILL.md` verified) and then reads its files, stopping at the first that fails verification |
 //! | `sse-retry` | calls `test_reconnection`; the transport resumes the closed stream with `GET` + `Last-Event-ID` after `retry` |
 //! | anything else | handshake, `tools/list`, calls each tool with `{}` (errors are reported, not fatal) |
@@ -104,18 +104,8 @@ async fn act(client: &McpClient, scenario: &str) -> Result<(), ClientError> {
             eprintln!("elicitation: {:?}", result.content);
             Ok(())
         }
-        "json-schema-2020-12-preservation" => {
-            // Echo the focal tool's inputSchema back verbatim: nothing may be lost in parsing.
-            let focal = tools
-                .iter()
-                .find(|t| t.name == "json_schema_2020_12_tool")
-                .map(|t| t.input_schema.clone())
-                .unwrap_or(Value::Null);
-            client
-                .call_tool("json_schema_echo", json!({ "schema": focal }))
-                .await?;
-            Ok(())
-        }
+        // Echo the focal tool's inputSchema back verbatim: nothing may be lost in parsing.
+        "json-schema-2020-12-preservation" => modern::echo_focal_schema(client, &tools).await,
         "sse-retry" => {
             let result = client.call_tool("test_reconnection", json!({})).await?;
             eprintln!("reconnection: {:?}", result.content);

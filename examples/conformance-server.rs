@@ -174,6 +174,19 @@ fn tools(server: &McpServer) {
         )
         .with_description("Reports progress 0, 50, 100 of 100"),
     );
+    // server-sse-polling (SEP-1699): close the SSE connection mid-call; the answer waits in the
+    // session's log for the client's `GET` with `Last-Event-ID`.
+    t.add(
+        Tool::from_json(
+            "test_reconnection",
+            no_args(),
+            |_: Args, ctx: RequestContext| async move {
+                ctx.close_sse_stream();
+                Ok::<_, String>("Reconnection test completed successfully")
+            },
+        )
+        .with_description("Closes its SSE stream before answering; the answer comes on resume"),
+    );
     t.add(
         Tool::with_context("test_sampling", |args: SamplingArgs, ctx: RequestContext| async move {
             let result = ctx

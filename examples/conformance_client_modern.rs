@@ -147,6 +147,25 @@ pub async fn skills_steps(client: &McpClient, scenario: &str) -> Result<(), Stri
     Ok(())
 }
 
+/// `json-schema-2020-12-preservation`, in either era: echo the focal tool's `inputSchema`, as
+/// listed, back through `json_schema_echo` (`{"schema": …}`), so the suite can see that nothing
+/// was lost or changed on the way in (SEP-1613: `$schema`, `$defs`, `additionalProperties`;
+/// SEP-2106: `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`).
+pub async fn echo_focal_schema(
+    client: &McpClient,
+    tools: &[orkestrel_mcp::protocol::ToolDescriptor],
+) -> Result<(), orkestrel_mcp::client::ClientError> {
+    let focal = tools
+        .iter()
+        .find(|t| t.name == "json_schema_2020_12_tool")
+        .map(|t| t.input_schema.clone())
+        .unwrap_or(Value::Null);
+    client
+        .call_tool("json_schema_echo", json!({ "schema": focal }))
+        .await
+        .map(|_| ())
+}
+
 async fn scenario_steps(client: &McpClient, scenario: &str) -> Result<(), String> {
     let tools = client
         .list_tools()
@@ -173,6 +192,9 @@ async fn scenario_steps(client: &McpClient, scenario: &str) -> Result<(), String
             }
         }
         s if s.starts_with("sep-2640-") => skills_steps(client, s).await?,
+        "json-schema-2020-12-preservation" => echo_focal_schema(client, &tools)
+            .await
+            .map_err(|e| format!("tools/call json_schema_echo: {e}"))?,
         "http-custom-headers" => {
             let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
                 .ok()

@@ -1,6 +1,6 @@
 //! Our client's eras against our own server (`orkestrel-mcp serve`): auto mode reaches
 //! 2026-07-28 over Streamable HTTP, stdio and WebSocket; legacy mode gets the handshake on the
-//! same URL; listen streams are acknowledged and cancelled. `HANG_GUARD` only bounds a hang.
+//! same URL; listen streams are acknowledged and cancelled; a listed `inputSchema` reaches the caller verbatim in both eras. `HANG_GUARD` only bounds a hang.
 
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
@@ -137,4 +137,49 @@ async fn listen_is_acknowledged_and_cancelled_over_http_and_stdio() {
     legacy.connect().await.unwrap();
     assert!(legacy.listen(json!({})).await.is_err());
     legacy.disconnect().await;
+}
+
+/// A JSON Schema 2020-12 `inputSchema` with every keyword the suite's
+/// `json-schema-2020-12-preservation` scenario looks for (SEP-1613, SEP-2106).
+fn rich_schema() -> serde_json::Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"}, "email": {"type": "string"}},
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false,
+        "x-vendor": {"kept": [1, 2.5, null]}
+    })
+}
+
+#[tokio::test]
+async fn a_listed_input_schema_is_kept_verbatim_in_both_eras() {
+    use orkestrel_mcp::native::endpoint::EndpointOptions;
+    use orkestrel_mcp::{McpServer, ServerOptions, Tool};
+    let server = McpServer::new(ServerOptions::new("schemas", "1"));
+    server
+        .tools()
+        .add(Tool::from_json("rich", rich_schema(), |_, _| async {
+            Ok::<_, String>("ok")
+        }));
+    let running = support::server::start(server, EndpointOptions::default()).await;
+    for era in [ClientEra::Legacy, ClientEra::Modern] {
+        let client = http_client_to(&running.url(), era_options(era));
+        timeout(HANG_GUARD, async {
+            client.connect().await.unwrap();
+            let tools = client.list_tools().await.unwrap();
+            let rich = tools.iter().find(|t| t.name == "rich").expect("listed");
+            assert_eq!(rich.input_schema, rich_schema(), "{era:?}");
+            client.disconnect().await;
+        })
+        .await
+        .unwrap();
+    }
 }

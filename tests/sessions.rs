@@ -279,6 +279,57 @@ async fn a_dropped_post_stream_is_resumed_by_get() {
 }
 
 #[tokio::test]
+async fn a_tool_closes_its_stream_and_the_client_polls_for_the_rest() {
+    let gate = Arc::new(Notify::new());
+    let server = server();
+    let note = |m: &str| {
+        JsonRpcNotification::new("notifications/message")
+            .with_params(json!({"level":"info","data":m}))
+    };
+    let waiter = gate.clone();
+    server.tools().add(Tool::with_context(
+        "poll",
+        move |_: Empty, ctx: RequestContext| {
+            let gate = waiter.clone();
+            async move {
+                ctx.notify(note("c1"));
+                assert!(ctx.close_sse_stream(), "the POST stream was live");
+                assert!(!ctx.close_sse_stream(), "and is closed now");
+                gate.notified().await;
+                ctx.notify(note("c2"));
+                Ok::<_, String>("polled")
+            }
+        },
+    ));
+    let srv = start(server, EndpointOptions::default()).await;
+    let addr = srv.addr;
+    let id = new_session(addr, "2025-11-25").await;
+    let headers: Vec<_> = POST.iter().copied().chain([sid(&id)]).collect();
+    // The POST stream: priming (with retry), c1, then the server ends it mid-call with a
+    // `retry` field (no id, no data) and no response.
+    let cut = SseStream::new(open(addr, "POST", &headers, &call(8, "poll")).await)
+        .rest()
+        .await;
+    assert_eq!(cut.len(), 3, "{cut:?}");
+    assert!(cut[0].data.is_empty() && cut[0].retry == Some(1000));
+    assert_eq!(data_of(&cut[1]), "c1");
+    assert!(cut[2].id.is_none() && cut[2].data.is_empty() && cut[2].retry == Some(1000));
+    // The client reconnects with the last id it saw and gets the rest of the request.
+    let last = [
+        sid(&id),
+        ("accept", "text/event-stream"),
+        ("last-event-id", cut[1].id.as_deref().unwrap()),
+    ];
+    let mut resumed = SseStream::new(open(addr, "GET", &last, "").await);
+    gate.notify_one();
+    let rest = resumed.rest().await;
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert_eq!(data_of(&rest[0]), "c2");
+    assert_eq!(rest[1].json()["id"], 8);
+    assert_eq!(rest[1].json()["result"]["content"][0]["text"], "polled");
+}
+
+#[tokio::test]
 async fn older_clients_get_ids_but_no_priming() {
     let srv = start(
         two_stream_server(Arc::new(Notify::new())),

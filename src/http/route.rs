@@ -532,7 +532,7 @@ impl Route {
         let attached = session.open_request_stream()?;
         let stream = attached.stream;
         let notify = session.clone();
-        let ctx = ctx.with_outbound(Arc::new(move |m| {
+        let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
             notify.send(stream, &m.to_json()).is_some()
         }));
         let server = self.server.clone();

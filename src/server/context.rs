@@ -59,6 +59,9 @@ pub struct RequestContext {
     /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
     pub protocol_version: Option<String>,
     session: Option<Arc<Session>>,
+    /// The session stream the request is answered on (set with the session by the HTTP route,
+    /// for a request answered over SSE).
+    stream: Option<u64>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -108,6 +111,28 @@ impl RequestContext {
     pub fn with_session(mut self, session: Arc<Session>) -> Self {
         self.session = Some(session);
         self
+    }
+
+    /// Mark the session stream (see [`Session::open_request_stream`]) the request is answered on.
+    pub(crate) fn with_stream(mut self, stream: u64) -> Self {
+        self.stream = Some(stream);
+        self
+    }
+
+    /// Close the SSE connection this request is being answered on, without ending the request
+    /// (spec 2025-11-25 `basic/transports`, [Resumability and
+    /// Redelivery](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)):
+    /// the connection gets an SSE `retry` field and ends; what the request sends afterwards
+    /// (notifications, its response) is kept, and the client gets it by reconnecting with `GET`
+    /// and the `Last-Event-ID` of the last event it saw (polling, SEP-1699). Returns `false`,
+    /// and does nothing, when the request is not answered on a resumable session stream
+    /// (stdio, WebSocket, stateless or 2026-07-28 HTTP, a JSON answer) or the connection is
+    /// already gone.
+    pub fn close_sse_stream(&self) -> bool {
+        match (&self.session, self.stream) {
+            (Some(session), Some(stream)) => session.disconnect(stream),
+            _ => false,
+        }
     }
 
     /// The HTTP session the request arrived in (seed `context.state.session`); `None` over
@@ -460,6 +485,7 @@ mod tests {
         let ctx = RequestContext::new();
         let err = futures::executor::block_on(ctx.ping()).unwrap_err();
         assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+        assert!(!ctx.close_sse_stream(), "no session stream to close");
         let ctx = RequestContext {
             client_capabilities: Some(json!({"roots":{}})),
             ..RequestContext::new()

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite's server scenarios against our fixture server
-# (examples/conformance-server.rs) on 127.0.0.1, in three legs on the same URL:
+# (examples/conformance-server.rs) on 127.0.0.1, in legs on the same URL:
 #   v0.1.16     @modelcontextprotocol/conformance 0.1.16 --suite all        (2025-11-25 era)
 #   2025-11-25  0.2.0-alpha.12 --requirements 2025-11-25                    (handshake era)
-#   2026-07-28  0.2.0-alpha.12 --requirements 2026-07-28                    (stateless era; the
-#               unscored Tasks extension scenarios tasks-* count for us, as scored ones)
-# then its client scenarios against our fixture client (examples/conformance-client.rs):
+#   2026-07-28  0.2.0-alpha.12 --requirements 2026-07-28                    (stateless era)
+#   2025-06-18, 2025-03-26   0.2.0-alpha.12 --suite all --spec-version REV: every scenario whose
+#               tags list that older revision, run at its wire
+# In the alpha legs every scenario run counts, also those the suite runs but does not score
+# (pending, e.g. server-sse-polling; added-after-release; the Tasks extension's tasks-*): only
+# auth/* is left out (OAuth is not done yet, see features.md). And an alpha scenario passes only
+# when no check failed, warned or was skipped (tests/conformance/strict.py), but for the skips
+# allowed-skips.txt names with its reason.
+# Then its client scenarios against our fixture client (examples/conformance-client.rs):
 #   client-v0.1.16     0.1.16: every client scenario `list` names (--suite all's set)
-#   client-2025-11-25  0.2.0-alpha.12: the client scenarios `list --requirements 2025-11-25` names
-# counting only non-auth scenarios (today initialize, tools_call, elicitation-sep1034-client-defaults,
-# sse-retry; auth/* is not done yet, see features.md): each is run on its
+#   client-2025-06-18, client-2025-11-25, client-2026-07-28   0.2.0-alpha.12: each non-auth client
+#                      scenario whose tags (`list --client`) list REV, run at REV, scored or not
+#                      (today initialize, tools_call, elicitation-sep1034-client-defaults,
+#                      sse-retry and, added after the release, json-schema-2020-12-preservation,
+#                      at 2025-11-25; the 2026-07-28 ones: conformance_client_modern.rs)
+# each run on its
 # own with `client --scenario S` (a suite run starts ~25 clients at once, which on 2 cores
 # skews the timing that sse-retry measures). Then the extension scenarios no requirement set
 # names, scored for us all the same (today the Skills extension, `sep-2640-*`), one at a time:
@@ -68,11 +77,18 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
     if ! isolated true 2>/dev/null; then
       log "leg $name: cannot make a loopback-only network namespace (unshare -n, ip); not run"; status=1; return
     fi
-    # MODE client takes an optional REVISION: list its requirements, run at its spec version.
-    local rev="${1:-}" list_args=() run_args=() scenarios s
-    [ -n "$rev" ] && list_args=(--requirements "$rev") && run_args=(--spec-version "$rev")
-    scenarios=$("$NODE" "$suite" list --client "${list_args[@]}" | sed -n '/^Client scenarios/,/^$/p' \
-      | sed -nE 's/^  - ([^ ]+).*/\1/p' | grep -v '^auth/' || true)
+    # MODE client takes an optional REVISION: the scenarios whose tags list it, run at it
+    # (their checks kept in $WORK/$name.d for strict.py); without one, every scenario listed.
+    local rev="${1:-}" run_args=() scenarios s
+    if [ -n "$rev" ]; then
+      run_args=(--spec-version "$rev" -o "$WORK/$name.d")
+      scenarios=$("$NODE" "$suite" list --client | sed -nE 's/^  - ([^ ]+) \[([^]]*)\]$/\1 \2/p' \
+        | awk -v r="$rev" '{ n = split($2, t, ","); for (i = 1; i <= n; i++) if (t[i] == r) print $1 }' \
+        | grep -v '^auth/' || true)
+    else
+      scenarios=$("$NODE" "$suite" list --client | sed -n '/^Client scenarios/,/^$/p' \
+        | sed -nE 's/^  - ([^ ]+).*/\1/p' | grep -v '^auth/' || true)
+    fi
     log "leg $name: client $CBIN (loopback-only namespace):" $scenarios
     echo "=== SUMMARY ===" >"$out"
     run_client() { # SCENARIO OUT: one isolated run; true when the suite says PASSED
@@ -124,17 +140,27 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
     echo "Total: see above" >>"$out"
   else
     log "leg $name against $URL"
-    timeout -k 10 900 "$NODE" "$suite" server --url "$URL" "$@" >"$out" 2>&1 || true
+    # The alpha's legs keep each scenario's checks for strict.py.
+    local keep=()
+    [ "$suite" = "$ALPHA" ] && keep=(-o "$WORK/$name.d")
+    timeout -k 10 900 "$NODE" "$suite" server --url "$URL" "$@" "${keep[@]}" >"$out" 2>&1 || true
   fi
   sed -n '/SUMMARY ===/,$p' "$out"
-  # Scenarios listed under "Not scored" do not count, except the Tasks extension's (tasks-*),
-  # which we implement and score ourselves.
-  local unscored failed passed
-  # So do auth/* scenarios (OAuth is not implemented; listed in features.md).
-  unscored=$( { sed -n '/^Not scored/,$p' "$out" | sed -nE 's/^ +[✓✗] ([^ ]+).*/\1/p' | grep -v '^tasks-'
-    sed -nE 's/^[✓✗] (auth\/[^:]+):.*/\1/p' "$out"; } | sort -u)
-  failed=$(sed -n '/SUMMARY ===/,/^Total:/p' "$out" | sed -nE 's/^✗ ([^:]+):.*/\1/p' | sort -u | comm -23 - <(echo "$unscored"))
-  passed=$(sed -n '/SUMMARY ===/,/^Total:/p' "$out" | sed -nE 's/^✓ ([^:]+):.*/\1/p' | sort -u | comm -23 - <(echo "$unscored"))
+  # Every scenario run counts, those the suite lists under "Not scored" too (pending,
+  # added-after-release, extensions), but auth/* (OAuth is not implemented; see features.md).
+  local unscored failed passed strict=""
+  unscored=$(sed -nE 's/^[✓✗] (auth\/[^:]+):.*/\1/p' "$out" | sort -u)
+  # A scenario that warned or skipped a check fails too (but the skips allowed-skips.txt allows).
+  if [ -d "$WORK/$name.d" ]; then
+    strict=$(python3 "$HERE/strict.py" "$WORK/$name.d" "$name" "$HERE/allowed-skips.txt")
+    [ -n "$strict" ] && printf 'conformance: leg %s: warned or skipped: %s\n' "$name" "$strict" >&2
+  fi
+  local strict_names
+  strict_names=$(echo "$strict" | sed -nE 's/^([^:]+):.*/\1/p' | sort -u)
+  failed=$( { sed -n '/SUMMARY ===/,/^Total:/p' "$out" | sed -nE 's/^✗ ([^:]+):.*/\1/p'; echo "$strict_names"; } \
+    | { grep . || true; } | sort -u | comm -23 - <(echo "$unscored"))
+  passed=$(sed -n '/SUMMARY ===/,/^Total:/p' "$out" | sed -nE 's/^✓ ([^:]+):.*/\1/p' | sort -u \
+    | comm -23 - <(echo "$unscored") | comm -23 - <(echo "$strict_names"))
   local n_pass n_fail
   n_pass=$(echo "$passed" | grep -c . || true); n_fail=$(echo "$failed" | grep -c . || true)
   if [ $((n_pass + n_fail)) -eq 0 ]; then
@@ -152,7 +178,10 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
 [ -n "${CLIENT_ONLY:-}" ] || leg v0.1.16 "$STABLE" server --suite all
 [ -n "${CLIENT_ONLY:-}" ] || leg 2025-11-25 "$ALPHA" server --requirements 2025-11-25
 [ -n "${CLIENT_ONLY:-}" ] || leg 2026-07-28 "$ALPHA" server --requirements 2026-07-28
+[ -n "${CLIENT_ONLY:-}" ] || leg 2025-06-18 "$ALPHA" server --suite all --spec-version 2025-06-18
+[ -n "${CLIENT_ONLY:-}" ] || leg 2025-03-26 "$ALPHA" server --suite all --spec-version 2025-03-26
 leg client-v0.1.16 "$STABLE" client
+leg client-2025-06-18 "$ALPHA" client 2025-06-18
 leg client-2025-11-25 "$ALPHA" client 2025-11-25
 leg client-2026-07-28 "$ALPHA" client 2026-07-28
 # The Skills extension (SEP-2640), server then client.

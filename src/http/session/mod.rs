@@ -344,6 +344,22 @@ impl Session {
         }
     }
 
+    /// End the live connection on `stream` (if any) with an SSE `retry` field, keeping the
+    /// stream: what is sent on it later is logged, and a `GET` with the `Last-Event-ID` of its
+    /// last event resumes it (spec 2025-11-25 `basic/transports`, Resumability and Redelivery:
+    /// the server may close the connection without ending the request, the client polls).
+    /// Returns whether a connection was ended (`false`: none attached, or the session ended).
+    pub fn disconnect(&self, stream: u64) -> bool {
+        let mut state = self.lock();
+        match state.sinks.remove(&stream) {
+            Some(sink) => sink
+                .tx
+                .unbounded_send(sse::encode_retry(self.retry_ms))
+                .is_ok(),
+            None => false,
+        }
+    }
+
     /// Whether the session has ended.
     pub fn is_closed(&self) -> bool {
         self.lock().closed
@@ -422,6 +438,35 @@ mod tests {
         assert_eq!(replayed, ["{\"n\":1}"]);
         assert!(s.replay("nope").is_empty());
         assert!(s.replay("0-999").is_empty());
+    }
+
+    #[test]
+    fn a_disconnected_request_stream_is_resumed_with_what_came_after() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-11-25", &SessionOptions::default(), clock);
+        let mut post = s.open_request_stream().unwrap();
+        let primed = drain(&mut post.events);
+        assert_eq!(primed.len(), 1, "{primed:?}");
+        assert!(s.disconnect(post.stream));
+        assert_eq!(drain(&mut post.events), ["retry: 1000\n\n"]);
+        assert!(matches!(
+            post.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+        assert!(!s.disconnect(post.stream), "nothing attached any more");
+        // The answer comes while no connection is attached: logged, then replayed.
+        s.send(post.stream, "{\"answer\":1}").unwrap();
+        s.finish(post.stream);
+        let priming_id = primed[0].lines().next().unwrap().trim_start_matches("id: ");
+        let mut resumed = s.resume(Some(priming_id)).unwrap();
+        assert_eq!(resumed.stream, post.stream);
+        let replay = drain(&mut resumed.events);
+        assert_eq!(replay.len(), 1, "{replay:?}");
+        assert!(replay[0].ends_with("event: message\ndata: {\"answer\":1}\n\n"));
+        assert!(matches!(
+            resumed.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
     }
 
     #[test]
