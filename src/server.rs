@@ -52,7 +52,9 @@ use crate::primitives::skills::SkillRegistry;
 use crate::primitives::tools::{panic_message, ToolRegistry};
 use crate::protocol::Implementation;
 use crate::server::context::RequestContext;
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse, RequestId};
+use crate::wire::jsonrpc::{
+    ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId, ResultValue,
+};
 use peers::{Peers, Pending};
 use push::Listener;
 
@@ -245,7 +247,7 @@ impl McpServer {
                 let id = request.id.clone();
                 let scope = ctx.scope.clone();
                 if scope.is_none() {
-                    let payload = self.call_era(request, ctx).await;
+                    let payload = self.answer(request, ctx).await;
                     return Some(JsonRpcResponse {
                         id: Some(id),
                         payload,
@@ -263,7 +265,7 @@ impl McpServer {
                         ),
                     ));
                 }
-                let outcome = Abortable::new(self.call_era(request, ctx), registration).await;
+                let outcome = Abortable::new(self.answer(request, ctx), registration).await;
                 self.inner.peers.finish(&scope, &id);
                 match outcome {
                     Ok(payload) => Some(JsonRpcResponse {
@@ -297,11 +299,11 @@ impl McpServer {
             }
             JsonRpcMessage::Response(response) => {
                 let resolved = match &response.id {
-                    Some(id) => {
-                        self.inner
-                            .pending
-                            .resolve(&ctx.scope, id, response.payload.clone())
-                    }
+                    Some(id) => self.inner.pending.resolve(
+                        &ctx.scope,
+                        id,
+                        response.payload.clone().map(ResultValue::into_value),
+                    ),
                     None => false,
                 };
                 if !resolved {
@@ -310,6 +312,40 @@ impl McpServer {
                 None
             }
         }
+    }
+
+    /// A request's result: the shared JSON text of a cached listing when one answers it
+    /// ([`McpServer::cached_result`]), else what its method returns.
+    async fn answer(
+        &self,
+        request: JsonRpcRequest,
+        ctx: RequestContext,
+    ) -> Result<ResultValue, ErrorObject> {
+        if let Some(raw) = self.cached_result(&request, &ctx) {
+            return Ok(ResultValue::raw(raw));
+        }
+        self.call_era(request, ctx).await.map(ResultValue::from)
+    }
+
+    /// The `tools/list` of the whole registry, serialized once per change of it and shared by
+    /// every response: only for a handshake-era request with no params but `_meta` (no cursor,
+    /// nothing to check) whose listing fits one page. Anything else takes the method table.
+    fn cached_result(
+        &self,
+        request: &JsonRpcRequest,
+        ctx: &RequestContext,
+    ) -> Option<Arc<serde_json::value::RawValue>> {
+        if request.method != "tools/list" || ctx.era == Era::Modern {
+            return None;
+        }
+        let plain = request.params.as_ref().is_none_or(|p| p.is_empty());
+        let tools = &self.inner.options.tools;
+        let one_page = self
+            .inner
+            .options
+            .page_size
+            .is_none_or(|n| tools.len() <= n);
+        (plain && one_page).then(|| tools.list_result())
     }
 
     /// The string boundary (seed `handle`, clause 7): malformed JSON → a `-32700` reply with id

@@ -665,3 +665,51 @@ fn a_server_sends_no_log_or_list_change_it_did_not_declare() {
         ]
     );
 }
+
+#[test]
+fn a_plain_tools_list_goes_out_as_shared_text_that_follows_the_registry() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Empty {}
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    server
+        .tools()
+        .add(Tool::new("a", |_: Empty| async { Ok::<_, String>("a") }));
+    let list = |text: &str| {
+        let message = JsonRpcMessage::from_slice(text.as_bytes()).unwrap();
+        block_on(server.dispatch(message)).expect("a response")
+    };
+    let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let first = list(plain);
+    let result = first.payload.as_ref().expect("a result");
+    assert!(result.is_raw(), "served from the cached text");
+    assert_eq!(result["tools"][0]["name"], "a");
+    let text = first.to_json();
+    assert!(
+        text.starts_with(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a""#),
+        "{text}"
+    );
+    // The same answer as the method table gives (a cursor takes that path).
+    let paged = list(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"o0"}}"#);
+    assert!(!paged.payload.as_ref().unwrap().is_raw());
+    assert_eq!(paged.to_json(), text);
+    // A change to the registry is in the next answer.
+    server
+        .tools()
+        .add(Tool::new("b", |_: Empty| async { Ok::<_, String>("b") }));
+    let after = list(plain);
+    assert_eq!(after.payload.as_ref().unwrap()["tools"][1]["name"], "b");
+    server.tools().remove("a");
+    let after = list(plain);
+    assert_eq!(
+        after.payload.as_ref().unwrap()["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // Params to check are checked: a bad `_meta` is still -32602.
+    let bad = list(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"progressToken":1.5}}}"#,
+    );
+    assert_eq!(bad.payload.unwrap_err().code.0, -32602);
+}

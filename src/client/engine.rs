@@ -399,7 +399,11 @@ impl Inner {
         };
         match (pending, response.payload) {
             (Some(p), payload) => {
-                let _ = p.tx.send(payload.map_err(ClientError::Rpc));
+                let _ = p.tx.send(
+                    payload
+                        .map(crate::wire::jsonrpc::ResultValue::into_value)
+                        .map_err(ClientError::Rpc),
+                );
             }
             (None, _) if late => {
                 tracing::debug!(id = ?response.id, "mcp client: ignored a reply that came after its deadline");

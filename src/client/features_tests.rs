@@ -130,7 +130,12 @@ impl ClientHandler for Everything {
 
 fn response(message: &JsonRpcMessage) -> (Option<RequestId>, Result<Value, ErrorObject>) {
     match message {
-        JsonRpcMessage::Response(r) => (r.id.clone(), r.payload.clone()),
+        JsonRpcMessage::Response(r) => (
+            r.id.clone(),
+            r.payload
+                .clone()
+                .map(crate::wire::jsonrpc::ResultValue::into_value),
+        ),
         other => panic!("expected a response, got {other:?}"),
     }
 }

@@ -335,6 +335,8 @@ pub struct ToolRegistry {
     tools: RwLock<IndexMap<String, Arc<Tool>>>,
     /// The descriptors as JSON, built on the first `tools/list` after a change.
     listing: RwLock<Option<Arc<Vec<Value>>>>,
+    /// `{"tools":[…]}` as JSON text, cached with `listing`.
+    result: RwLock<Option<Arc<serde_json::value::RawValue>>>,
 }
 
 impl fmt::Debug for ToolRegistry {
@@ -362,6 +364,7 @@ impl ToolRegistry {
     pub fn add(&self, tool: Tool) -> Option<Arc<Tool>> {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
         *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.result.write().unwrap_or_else(|e| e.into_inner()) = None;
         tools.insert(tool.name().to_owned(), Arc::new(tool))
     }
 
@@ -369,6 +372,7 @@ impl ToolRegistry {
     pub fn remove(&self, name: &str) -> bool {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
         *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.result.write().unwrap_or_else(|e| e.into_inner()) = None;
         tools.shift_remove(name).is_some()
     }
 
@@ -402,6 +406,29 @@ impl ToolRegistry {
         );
         *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Some(listing.clone());
         listing
+    }
+
+    /// The `tools/list` result of every tool (`{"tools":[…]}`, no cursor) as JSON text,
+    /// serialized once and cached until the next `add` / `remove`: a response writes it as is.
+    pub fn list_result(&self) -> Arc<serde_json::value::RawValue> {
+        if let Some(result) = self
+            .result
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return result.clone();
+        }
+        #[derive(Serialize)]
+        struct Listed<'a> {
+            tools: &'a [Value],
+        }
+        let listing = self.list_json();
+        let text = serde_json::to_string(&Listed { tools: &listing }).expect("listings serialize");
+        let result: Arc<serde_json::value::RawValue> =
+            Arc::from(serde_json::value::RawValue::from_string(text).expect("serialized JSON"));
+        *self.result.write().unwrap_or_else(|e| e.into_inner()) = Some(result.clone());
+        result
     }
 
     /// The tool names, in insertion order.

@@ -21,6 +21,7 @@ mod guards;
 mod id;
 mod message;
 mod parse;
+mod result;
 mod scan;
 
 pub use error::{
@@ -34,6 +35,7 @@ pub use guards::{
 pub use id::{IntegerText, RequestId};
 pub use message::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
 pub use parse::InvalidMessage;
+pub use result::ResultValue;
 pub use scan::MAX_DEPTH;
 
 /// The protocol marker every JSON-RPC 2.0 message carries in its `jsonrpc` member.

@@ -329,14 +329,19 @@ impl SseStream {
         }
     }
 
-    /// The next event with fields (keep-alive comments skipped).
+    /// The next event with fields (keep-alive comments skipped), or `None` when the stream
+    /// ended. Panics after [`DEADLINE`] in all without one (keep-alives do not extend it).
     pub async fn next(&mut self) -> Option<Event> {
-        loop {
-            let event = self.next_block().await?;
-            if event.id.is_some() || event.retry.is_some() || !event.data.is_empty() {
-                return Some(event);
+        let found = tokio::time::timeout(DEADLINE, async {
+            loop {
+                let event = self.next_block().await?;
+                if event.id.is_some() || event.retry.is_some() || !event.data.is_empty() {
+                    return Some(event);
+                }
             }
-        }
+        })
+        .await;
+        found.unwrap_or_else(|_| panic!("no SSE event with fields within {DEADLINE:?}"))
     }
 
     /// Read until the stream ends; the remaining events with fields.

@@ -128,6 +128,7 @@ export interface MCPWebSocketTransportOptions {
 /** The `Error` an `MCPClient` rejects with: an `MCPError` with the failure's `kind`. */
 export interface MCPClientError extends MCPError {
   kind: 'rpc' | 'tool' | 'timeout' | 'closed' | 'transport' | 'session-expired' | 'invalid-response'
-    | 'unsupported-version' | 'invalid-arguments' | 'not-connected';
+    | 'unsupported-version' | 'invalid-arguments' | 'not-connected' | 'not-declared'
+    | 'too-many-pending' | 'skill-verification';
 }
 "#;

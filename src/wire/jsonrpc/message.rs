@@ -5,7 +5,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::{ErrorObject, RequestId, JSONRPC_VERSION};
+use super::{ErrorObject, RequestId, ResultValue, JSONRPC_VERSION};
 
 /// A request: `{ "jsonrpc": "2.0", "id", "method", "params"? }` (an id is always present).
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +70,7 @@ pub struct JsonRpcResponse {
     /// The echoed request id; `None` serializes as `null` (only for errors whose id was unreadable).
     pub id: Option<RequestId>,
     /// `Ok(result)` or `Err(error)`.
-    pub payload: Result<Value, ErrorObject>,
+    pub payload: Result<ResultValue, ErrorObject>,
 }
 
 impl JsonRpcResponse {
@@ -78,7 +78,7 @@ impl JsonRpcResponse {
     pub fn result(id: RequestId, result: Value) -> Self {
         JsonRpcResponse {
             id: Some(id),
-            payload: Ok(result),
+            payload: Ok(result.into()),
         }
     }
 

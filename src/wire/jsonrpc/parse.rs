@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{
     scan, ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,
-    RequestId, JSONRPC_VERSION,
+    RequestId, ResultValue, JSONRPC_VERSION,
 };
 
 /// Why a value is not a valid JSON-RPC message, with the response it deserves.
@@ -218,7 +218,10 @@ impl JsonRpcMessage {
                 )))
             }
         };
-        Ok(JsonRpcMessage::Response(JsonRpcResponse { id, payload }))
+        Ok(JsonRpcMessage::Response(JsonRpcResponse {
+            id,
+            payload: payload.map(ResultValue::from),
+        }))
     }
 
     /// Parse message text: `-32700` when it is not JSON, else [`JsonRpcMessage::from_value`],
