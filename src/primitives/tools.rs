@@ -389,15 +389,43 @@ impl ToolRegistry {
     /// Every descriptor as JSON, in insertion order, cached until the next `add` / `remove`
     /// (the `tools/list` hot path serializes the descriptors once, not per request).
     pub fn list_json(&self) -> Arc<Vec<Value>> {
-        if let Some(listing) = self
-            .listing
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            return listing.clone();
+        if let Some(listing) = self.cached(&self.listing) {
+            return listing;
         }
         let tools = self.read();
+        self.listing_of(&tools)
+    }
+
+    /// The `tools/list` result of every tool (`{"tools":[…]}`, no cursor) as JSON text,
+    /// serialized once and cached until the next `add` / `remove`: a response writes it as is.
+    pub fn list_result(&self) -> Arc<serde_json::value::RawValue> {
+        if let Some(result) = self.cached(&self.result) {
+            return result;
+        }
+        #[derive(Serialize)]
+        struct Listed<'a> {
+            tools: &'a [Value],
+        }
+        // Built and stored under the read lock `add` / `remove` wait on: a change cannot land
+        // between the two and leave a stale text cached.
+        let tools = self.read();
+        let listing = self.listing_of(&tools);
+        let text = serde_json::to_string(&Listed { tools: &listing }).expect("listings serialize");
+        let result: Arc<serde_json::value::RawValue> =
+            Arc::from(serde_json::value::RawValue::from_string(text).expect("serialized JSON"));
+        *self.result.write().unwrap_or_else(|e| e.into_inner()) = Some(result.clone());
+        result
+    }
+
+    fn cached<T: ?Sized>(&self, cache: &RwLock<Option<Arc<T>>>) -> Option<Arc<T>> {
+        cache.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The listing of `tools` (the registry, read-locked by the caller), cached.
+    fn listing_of(&self, tools: &IndexMap<String, Arc<Tool>>) -> Arc<Vec<Value>> {
+        if let Some(listing) = self.cached(&self.listing) {
+            return listing;
+        }
         let listing: Arc<Vec<Value>> = Arc::new(
             tools
                 .values()
@@ -406,29 +434,6 @@ impl ToolRegistry {
         );
         *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Some(listing.clone());
         listing
-    }
-
-    /// The `tools/list` result of every tool (`{"tools":[…]}`, no cursor) as JSON text,
-    /// serialized once and cached until the next `add` / `remove`: a response writes it as is.
-    pub fn list_result(&self) -> Arc<serde_json::value::RawValue> {
-        if let Some(result) = self
-            .result
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            return result.clone();
-        }
-        #[derive(Serialize)]
-        struct Listed<'a> {
-            tools: &'a [Value],
-        }
-        let listing = self.list_json();
-        let text = serde_json::to_string(&Listed { tools: &listing }).expect("listings serialize");
-        let result: Arc<serde_json::value::RawValue> =
-            Arc::from(serde_json::value::RawValue::from_string(text).expect("serialized JSON"));
-        *self.result.write().unwrap_or_else(|e| e.into_inner()) = Some(result.clone());
-        result
     }
 
     /// The tool names, in insertion order.
