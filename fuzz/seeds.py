@@ -4,7 +4,8 @@
 The JSON-RPC messages are the raw-string literals of tests/*.rs and the in-module tests of src/
 that hold "jsonrpc", plus the modern (2026-07-28, per-request `_meta`) requests the tests build
 with `modern_params` / `tool_call`, aimed at the fuzz server's tools. Run from anywhere:
-`python3 fuzz/seeds.py` (idempotent: it rewrites the folders).
+`python3 fuzz/seeds.py` (idempotent: it rewrites the folders). Inputs fuzzing found that once
+failed a target (kept in fuzz/found/<target>/, one file each) are copied in too.
 """
 import glob, hashlib, json, os, re, shutil
 
@@ -80,10 +81,16 @@ odd = ["", "not json", "[]", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"
        '{"jsonrpc":"2.0","id":null,"result":{}}',
        '{"jsonrpc":"2.0","id":1,"method":"ping","params":' + "[" * 200 + "]" * 200 + "}"]
 
+FOUND = os.path.join(ROOT, "fuzz", "found")
+
 def write(target, items):
+    """Rewrite fuzz/seeds/<target>/: `items`, plus what fuzzing found (fuzz/found/<target>/)."""
     folder = os.path.join(OUT, target)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
+    found = os.path.join(FOUND, target)
+    for name in sorted(os.listdir(found)) if os.path.isdir(found) else []:
+        items = list(items) + [open(os.path.join(found, name), "rb").read()]
     for item in items:
         data = item if isinstance(item, bytes) else item.encode("utf-8")
         name = hashlib.sha1(data).hexdigest()[:16]

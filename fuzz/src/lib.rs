@@ -403,21 +403,37 @@ pub fn parse(bytes: &[u8]) -> serde_json::Result<Value> {
     serde_json::from_slice(&long_integers_as_strings(bytes))
 }
 
+/// `bytes` with each long integer literal standing where a value may (the document's top, after
+/// `:`, after `[`, after `,` inside an array) rewritten as a [`LONG_INTEGER`] string. A literal
+/// anywhere else (a member name's place, say) is left alone, so text that is not JSON stays text
+/// that is not JSON.
 fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let mut out: Option<Vec<u8>> = None;
     let (mut i, mut in_string, mut escaped) = (0, false, false);
+    // The open containers (`{` or `[`) and the last byte outside strings and whitespace.
+    let mut open: Vec<u8> = Vec::new();
+    let mut last: Option<u8> = None;
     while i < bytes.len() {
         let b = bytes[i];
         if in_string {
             match (escaped, b) {
                 (true, _) => escaped = false,
                 (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
+                (false, b'"') => {
+                    in_string = false;
+                    last = Some(b'"');
+                }
                 _ => {}
             }
         } else if b == b'"' {
             in_string = true;
         } else if b == b'-' || b.is_ascii_digit() {
+            let value_place = match last {
+                None => open.is_empty(),
+                Some(b':' | b'[') => true,
+                Some(b',') => open.last() == Some(&b'['),
+                Some(_) => false,
+            };
             let end = bytes[i..]
                 .iter()
                 .position(|c| !matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
@@ -425,7 +441,7 @@ fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
             let token = &bytes[i..end];
             let text = std::str::from_utf8(token).unwrap_or("");
             let digits = token.iter().filter(|c| c.is_ascii_digit()).count();
-            if digits > 20 && is_integer_literal(text) {
+            if value_place && digits > 20 && is_integer_literal(text) {
                 let o = out.get_or_insert_with(|| bytes[..i].to_vec());
                 o.extend_from_slice(b"\"");
                 o.extend_from_slice(LONG_INTEGER.as_bytes());
@@ -434,8 +450,18 @@ fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
             } else if let Some(o) = &mut out {
                 o.extend_from_slice(token);
             }
+            last = token.last().copied();
             i = end;
             continue;
+        } else if !b.is_ascii_whitespace() {
+            match b {
+                b'{' | b'[' => open.push(b),
+                b'}' | b']' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            last = Some(b);
         }
         if let Some(o) = &mut out {
             o.push(b);
