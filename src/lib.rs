@@ -44,6 +44,7 @@
 //! | the HTTP plan | [`http`] (header names, the route plan, the client exchange), [`http::media`], [`http::session`] (streams, replay log, store) |
 //! | the server | [`server`] (options, the method table, the modern era, pushes and listen streams, per-scope state), [`server::context`] (one request's context), [`server::connection`] (one stdio or WebSocket connection's rules) |
 //! | the client | [`client`] (options, the request engine, tool calls, [`client::era`], features, listen, input-required answers, transports) |
+//! | the gateway | [`gateway`] (an upstream server re-served through `McpServer`s: mirrored registries, list changes, name prefixes), [`gateway::relay`] (progress, cancellation, logs and server→client requests across, both eras; native targets) |
 //! | host seams | [`host`]: `Outbound`, `Clock`, `Sleep`, `Spawn`, `ErrorHandler`; [`host::defaults`] |
 //! | drivers | `native` (feature `native`: stdio, hyper, WebSocket, client transports), `wasm` (`wasm32`: JS bindings, `fetch`) |
 //!
@@ -83,6 +84,8 @@
 
 pub mod client;
 pub mod era;
+#[cfg(not(target_family = "wasm"))]
+pub mod gateway;
 pub mod host;
 pub mod http;
 pub mod primitives;

@@ -161,6 +161,11 @@ pub struct RequestOptions {
     /// request's client capabilities, so the server may answer a `tools/call` with a task
     /// ([`McpClient::call_tool_as_task`](super::McpClient::call_tool_as_task) sets it).
     pub declare_tasks: bool,
+    /// On the 2026-07-28 wire, ask for the server's `notifications/message` at this level and
+    /// above for this request (`_meta["io.modelcontextprotocol/logLevel"]`, which replaces
+    /// `logging/setLevel` there); ignored in the handshake era, where
+    /// [`McpClient::set_logging_level`](super::McpClient::set_logging_level) sets it.
+    pub log_level: Option<crate::protocol::LogLevel>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -170,6 +175,7 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("max_total_timeout", &self.max_total_timeout)
             .field("declare_tasks", &self.declare_tasks)
+            .field("log_level", &self.log_level)
             .finish()
     }
 }

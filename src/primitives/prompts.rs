@@ -135,6 +135,13 @@ impl Prompt {
         self
     }
 
+    /// Replace the whole descriptor (name, title, description, arguments), e.g. with one a
+    /// server listed (a gateway re-serving it).
+    pub fn with_descriptor(mut self, descriptor: PromptDescriptor) -> Self {
+        self.descriptor = descriptor;
+        self
+    }
+
     /// The descriptor.
     pub fn descriptor(&self) -> &PromptDescriptor {
         &self.descriptor

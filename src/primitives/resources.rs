@@ -198,6 +198,13 @@ impl Resource {
         self
     }
 
+    /// Replace the whole descriptor (its `uri` included), e.g. with one a server listed (a
+    /// gateway re-serving it).
+    pub fn with_descriptor(mut self, descriptor: ResourceDescriptor) -> Self {
+        self.descriptor = descriptor;
+        self
+    }
+
     /// The descriptor.
     pub fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
@@ -246,6 +253,13 @@ impl ResourceTemplate {
     /// Set the media type.
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.descriptor.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Replace the whole descriptor (its `uriTemplate` included), e.g. with one a server
+    /// listed (a gateway re-serving it).
+    pub fn with_descriptor(mut self, descriptor: TemplateDescriptor) -> Self {
+        self.descriptor = descriptor;
         self
     }
 
@@ -340,6 +354,14 @@ impl ResourceRegistry {
             .unwrap_or_else(|e| e.into_inner())
             .shift_remove(uri)
             .is_some()
+    }
+
+    /// Remove a template by its `uriTemplate`; `true` when it was there.
+    pub fn remove_template(&self, uri_template: &str) -> bool {
+        let mut list = self.templates.write().unwrap_or_else(|e| e.into_inner());
+        let before = list.len();
+        list.retain(|t| t.descriptor.uri_template != uri_template);
+        list.len() != before
     }
 
     /// Whether nothing is registered.

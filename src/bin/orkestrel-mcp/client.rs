@@ -1,19 +1,16 @@
-//! The client commands: `tools`, `call` and `bridge` (`skills` is in `skills.rs`).
+//! The client commands: `tools` and `call` (`skills` is in `skills.rs`, `bridge` in `bridge.rs`).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use orkestrel_mcp::client::{ClientEra, ClientEvent, ClientOptions, McpClient, RequestOptions};
+use orkestrel_mcp::client::{ClientEra, ClientOptions, McpClient, RequestOptions};
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use orkestrel_mcp::native::client::Target;
-use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
-use orkestrel_mcp::native::http;
 use orkestrel_mcp::native::terminal::escape_controls_json;
-use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions, ToolRegistry};
+use orkestrel_mcp::ClientTransport;
 use serde_json::Value;
 
 /// Connection options shared by the client commands.
@@ -21,14 +18,14 @@ use serde_json::Value;
 pub struct ConnectArgs {
     /// An extra HTTP / WebSocket handshake header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
-    headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
     /// The per-request deadline in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    timeout: u64,
+    pub(crate) timeout: u64,
     /// The protocol era: `auto` probes with `server/discover` and falls back to the
     /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.
     #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
-    era: ClientEra,
+    pub(crate) era: ClientEra,
 }
 
 #[derive(Args)]
@@ -65,22 +62,6 @@ pub struct CallArgs {
     command: Vec<String>,
 }
 
-#[derive(Args)]
-pub struct BridgeArgs {
-    /// Serve Streamable HTTP at ADDR (path /mcp).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
-    http: SocketAddr,
-    /// The per-request deadline towards the stdio server, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    timeout: u64,
-    /// The protocol era towards the stdio server (`auto`, `legacy` or `modern`).
-    #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
-    era: ClientEra,
-    /// The stdio server command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    command: Vec<String>,
-}
-
 pub(crate) fn target(url: Option<&str>, command: &[String]) -> Result<Target, String> {
     match (url, command.is_empty()) {
         (Some(_), false) => Err("give either a URL or `-- COMMAND`, not both".into()),
@@ -90,7 +71,7 @@ pub(crate) fn target(url: Option<&str>, command: &[String]) -> Result<Target, St
     }
 }
 
-fn headers(raw: &[String]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn headers(raw: &[String]) -> Result<Vec<(String, String)>, String> {
     raw.iter()
         .map(|h| {
             h.split_once(':')
@@ -122,7 +103,7 @@ fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTra
     })
 }
 
-fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
+pub(crate) fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
     ClientOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
         .with_timeout(Duration::from_millis(timeout_ms))
         .with_era(era)
@@ -217,137 +198,4 @@ async fn call_as_task(
             }
         })
         .await
-}
-
-/// `bridge --http ADDR -- COMMAND`: a stdio server's tools, re-served over Streamable HTTP (with
-/// sessions) and WebSocket on the same port and path, as `serve --http` serves ours.
-pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
-    let (command, rest) = args.command.split_first().ok_or("an empty command")?;
-    let mut stdio = StdioClientOptions::new(command).with_args(rest.iter().cloned());
-    stdio.escape_stderr = true;
-    let client = McpClient::new(
-        StdioTransport::new(stdio),
-        client_options(args.timeout, args.era),
-    );
-    let gone = Arc::new(tokio::sync::Notify::new());
-    let cause = Arc::new(std::sync::Mutex::new(None::<String>));
-    let (changed_tx, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
-    {
-        let changed_tx = changed_tx.clone();
-        let gone = gone.clone();
-        let cause = cause.clone();
-        client.on(move |event| match event {
-            ClientEvent::Disconnect { cause: why } => {
-                *cause.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
-                gone.notify_one();
-            }
-            ClientEvent::Notification(n) if n.method == "notifications/tools/list_changed" => {
-                let _ = changed_tx.send(());
-            }
-            _ => {}
-        });
-    }
-    client.connect().await.map_err(|e| e.to_string())?;
-    let registry = Arc::new(ToolRegistry::new());
-    for tool in client.tools().await.map_err(|e| e.to_string())? {
-        registry.add(tool);
-    }
-    // The stdio server's tool list changed: list again and mirror it.
-    tokio::spawn({
-        let client = client.clone();
-        let registry = registry.clone();
-        async move {
-            while changed.recv().await.is_some() {
-                match client.tools().await {
-                    Ok(tools) => {
-                        let names: std::collections::HashSet<String> =
-                            tools.iter().map(|t| t.name().to_owned()).collect();
-                        for old in registry.names() {
-                            if !names.contains(&old) {
-                                registry.remove(&old);
-                            }
-                        }
-                        for tool in tools {
-                            registry.add(tool);
-                        }
-                        tracing::info!(tools = registry.len(), "bridge: tools refreshed");
-                    }
-                    Err(e) => tracing::warn!(error = %e, "bridge: could not refresh the tools"),
-                }
-            }
-        }
-    });
-    // Modern servers send list changes only on a listen stream.
-    if client.era() == Some(orkestrel_mcp::era::Era::Modern) {
-        let client = client.clone();
-        let changed_tx = changed_tx.clone();
-        tokio::spawn(async move {
-            match client
-                .listen(serde_json::json!({"toolsListChanged": true}))
-                .await
-            {
-                Ok(mut subscription) => {
-                    while let Some(n) = subscription.next().await {
-                        if n.method == "notifications/tools/list_changed" {
-                            let _ = changed_tx.send(());
-                        }
-                    }
-                }
-                Err(e) => tracing::debug!(error = %e, "bridge: no listen stream"),
-            }
-        });
-    }
-    let init = client.initialize_result();
-    let discovered = client.discover_result();
-    let (name, version) = match (&init, &discovered) {
-        (Some(i), _) => (i.server_info.name.clone(), i.server_info.version.clone()),
-        (None, Some(d)) => {
-            let info = &d["_meta"][orkestrel_mcp::era::META_SERVER_INFO];
-            match (info["name"].as_str(), info["version"].as_str()) {
-                (Some(n), v) => (n.to_owned(), v.unwrap_or_default().to_owned()),
-                (None, _) => (command.clone(), String::new()),
-            }
-        }
-        (None, None) => (command.clone(), String::new()),
-    };
-    let mut options = ServerOptions::new(name, version).with_tools(registry);
-    options.instructions = match (init, discovered) {
-        (Some(i), _) => i.instructions,
-        (None, Some(d)) => d["instructions"].as_str().map(str::to_owned),
-        (None, None) => None,
-    };
-    let server = McpServer::new(options);
-    let listener = tokio::net::TcpListener::bind(args.http)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.http))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    let tools = server.tools().len();
-    let endpoint =
-        Endpoint::new(server, EndpointOptions::for_bind(local)).map_err(|e| e.to_string())?;
-    let signal = super::shutdown_signal();
-    tracing::info!(tools, "bridging {command}");
-    eprintln!(
-        "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path)",
-        http::DEFAULT_MCP_PATH
-    );
-    let stop = async move {
-        tokio::select! {
-            () = signal => {}
-            () = gone.notified() => {}
-        }
-    };
-    let service = endpoint.clone();
-    let drain = orkestrel_mcp::native::shutdown::DEFAULT_DRAIN;
-    let served =
-        orkestrel_mcp::native::shutdown::serve_gracefully(listener, endpoint, service, stop, drain)
-            .await;
-    client.disconnect().await;
-    served.map_err(|e| e.to_string())?;
-    let why = cause.lock().unwrap_or_else(|e| e.into_inner()).take();
-    match why {
-        Some(why) if why != "the client disconnected" => {
-            Err(format!("the stdio server stopped: {why}"))
-        }
-        _ => Ok(()),
-    }
 }

@@ -2,6 +2,8 @@
 //! a stdio server onto Streamable HTTP. (Loaded as a module by `entry.rs`, the binary's root,
 //! which compiles to an empty `main` on wasm32.)
 
+mod bridge;
+mod bridge_config;
 mod builtin;
 mod client;
 mod skills;
@@ -37,9 +39,11 @@ enum Command {
     ///
     /// `call URL TOOL [--args JSON]` or `call TOOL [--args JSON] -- COMMAND [ARGS…]`.
     Call(client::CallArgs),
-    /// Serve a stdio MCP server's tools over Streamable HTTP and WebSocket (path /mcp):
-    /// `bridge --http ADDR -- COMMAND [ARGS…]`.
-    Bridge(client::BridgeArgs),
+    /// Re-serve MCP servers elsewhere: a stdio child, a URL or several (`--config FILE`) over
+    /// Streamable HTTP and WebSocket (`--http ADDR`, path /mcp) or over stdio (`--stdio`).
+    ///
+    /// `bridge [--http ADDR | --stdio] (URL | --config FILE | -- COMMAND [ARGS…])`.
+    Bridge(bridge::BridgeArgs),
     /// List a server's skills (Skills extension) as a JSON array on stdout, fetching no file;
     /// `--load URI` prints one skill's SKILL.md (`--file PATH`: one of its files) once verified.
     ///
@@ -112,7 +116,7 @@ pub fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::Tools(args) => client::tools(args).await,
             Command::Call(args) => client::call(args).await,
-            Command::Bridge(args) => client::bridge(args).await,
+            Command::Bridge(args) => bridge::bridge(args).await,
             Command::Skills(args) => skills::skills(args).await,
         }
     });

@@ -91,7 +91,10 @@ impl McpClient {
         loop {
             let mut params = base.clone();
             round.apply(&mut params);
-            let meta = self.meta_for(&version, options.declare_tasks);
+            let mut meta = self.meta_for(&version, options.declare_tasks);
+            if let Some(level) = options.log_level {
+                meta.insert(crate::era::META_LOG_LEVEL.into(), json!(level));
+            }
             let params = with_meta(Some(Value::Object(params)), &meta)?;
             let headers = http.then(|| {
                 let annotations = match params.get("name").and_then(Value::as_str) {

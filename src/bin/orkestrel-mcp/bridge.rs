@@ -1,0 +1,555 @@
+//! `bridge`: re-serve MCP servers in another transport, era or place.
+//!
+//! Upstream: a URL (`http(s)://`, `ws(s)://`), a stdio child (`-- COMMAND ARGS…`), or several
+//! of them (`--config FILE`, the `mcpServers` JSON). Downstream: Streamable HTTP with
+//! WebSocket on the same port (`--http ADDR`, the default), or our stdin/stdout (`--stdio`).
+//! Both protocol eras on both sides: the downstream server is ours, the upstream client
+//! speaks whichever era the server does ([`orkestrel_mcp::gateway`] carries calls across).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::Args;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Response, StatusCode};
+use orkestrel_mcp::client::{ClientEvent, McpClient};
+use orkestrel_mcp::gateway::{Gateway, NameFilter, Relay, DEFAULT_SEPARATOR};
+use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
+use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
+use orkestrel_mcp::native::client::Target;
+use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+use orkestrel_mcp::native::http::ResponseBody;
+use orkestrel_mcp::native::{http, stdio};
+use orkestrel_mcp::server::Completion;
+use orkestrel_mcp::wire::jsonrpc::ErrorObject;
+use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions};
+use serde_json::{json, Value};
+
+use super::bridge_config::{self, Reach, Spec};
+use super::client::{client_options, ConnectArgs};
+
+#[derive(Args)]
+pub struct BridgeArgs {
+    /// The upstream server's URL (http, https, ws, wss); or give `-- COMMAND [ARGS…]` (a stdio
+    /// server) or `--config FILE` (several) instead.
+    url: Option<String>,
+    /// Serve downstream at ADDR: Streamable HTTP with sessions at /mcp and WebSocket on the
+    /// same path (with --config also /servers/NAME/mcp), /healthz and /status. The default
+    /// downstream, at 127.0.0.1:3000.
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<std::net::SocketAddr>,
+    /// Serve downstream on this process's stdin/stdout instead (for a host that only speaks
+    /// stdio reaching a remote server).
+    #[arg(long)]
+    stdio: bool,
+    /// Several upstreams from an `mcpServers` JSON file: each at /servers/NAME/mcp, and all of
+    /// them on /mcp with names prefixed `NAME` + the separator; a server that fails is retried
+    /// with backoff and shown in /status.
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
+    config: Option<std::path::PathBuf>,
+    /// The separator between a server's name and an item's name on the merged endpoint.
+    #[arg(long, value_name = "TEXT", default_value = DEFAULT_SEPARATOR, requires = "config")]
+    separator: String,
+    /// Re-serve only these tools, prompts and resources of the upstream, by name (repeatable).
+    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    allow: Vec<String>,
+    /// Do not re-serve these tools, prompts and resources of the upstream (repeatable).
+    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    ignore: Vec<String>,
+    #[command(flatten)]
+    connect: ConnectArgs,
+    /// The stdio server command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// The default downstream address.
+const DEFAULT_HTTP: &str = "127.0.0.1:3000";
+/// The longest wait between two attempts to start a failed upstream.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// One upstream and what `/status` shows of it.
+struct Upstream {
+    spec: Spec,
+    relay: Relay,
+    state: Mutex<State>,
+    restarts: AtomicU32,
+    gateway: Mutex<Option<Gateway>>,
+}
+
+#[derive(Clone, Default)]
+struct State {
+    /// `starting`, `up` or `down`.
+    phase: &'static str,
+    era: Option<String>,
+    last_error: Option<String>,
+    collisions: Vec<String>,
+}
+
+impl Upstream {
+    fn new(spec: Spec) -> Arc<Self> {
+        Arc::new(Upstream {
+            spec,
+            relay: Relay::default(),
+            state: Mutex::new(State {
+                phase: "starting",
+                ..State::default()
+            }),
+            restarts: AtomicU32::new(0),
+            gateway: Mutex::new(None),
+        })
+    }
+
+    fn set(&self, change: impl FnOnce(&mut State)) {
+        change(&mut lock(&self.state));
+    }
+
+    /// Connect and wrap the client in a gateway.
+    async fn connect(&self, connect: &ConnectArgs) -> Result<Gateway, String> {
+        let transport = transport(&self.spec.reach)?;
+        let options = client_options(connect.timeout, connect.era).with_handler(self.relay.clone());
+        let client = McpClient::with_transport(transport, options);
+        client.connect().await.map_err(|e| e.to_string())?;
+        let era = match client.era() {
+            Some(orkestrel_mcp::era::Era::Modern) => "2026-07-28".to_owned(),
+            _ => client
+                .initialize_result()
+                .map(|i| i.protocol_version)
+                .unwrap_or_default(),
+        };
+        self.set(|s| s.era = Some(era));
+        let gateway = Gateway::with_filter(client, self.relay.clone(), self.spec.filter.clone());
+        *lock(&self.gateway) = Some(gateway.clone());
+        Ok(gateway)
+    }
+
+    fn status(&self) -> Value {
+        let state = lock(&self.state).clone();
+        let gateway = lock(&self.gateway).clone();
+        let tools = gateway.as_ref().map_or(0, |g| g.mirrored_tools());
+        json!({
+            "name": self.spec.name,
+            "upstream": self.spec.reach.shown(),
+            "state": state.phase,
+            "protocolVersion": state.era,
+            "lastError": state.last_error,
+            "restarts": self.restarts.load(Ordering::Relaxed),
+            "tools": tools,
+            "calls": self.relay.calls(),
+            "failures": self.relay.failures(),
+            "inFlight": self.relay.in_flight(),
+            "collisions": state.collisions,
+        })
+    }
+}
+
+/// The client transport for one upstream.
+fn transport(reach: &Reach) -> Result<Arc<dyn ClientTransport>, String> {
+    Ok(match reach {
+        Reach::Url { url, headers } => match Target::from_url(url).map_err(|e| e.to_string())? {
+            Target::WebSocket(url) => {
+                let mut options = WsClientOptions::new(url);
+                options.headers = headers.clone();
+                Arc::new(WsTransport::new(options).map_err(|e| e.to_string())?)
+            }
+            _ => {
+                let mut options = HttpClientOptions::new(url);
+                options.headers = headers.clone();
+                Arc::new(HttpTransport::new(options).map_err(|e| e.to_string())?)
+            }
+        },
+        Reach::Command { argv, env, cwd } => {
+            let (command, args) = argv.split_first().ok_or("an empty command")?;
+            let mut options = StdioClientOptions::new(command).with_args(args.iter().cloned());
+            options.env = env.clone();
+            options.cwd = cwd.clone();
+            options.escape_stderr = true;
+            Arc::new(StdioTransport::new(options))
+        }
+    })
+}
+
+/// `bridge`: run until SIGTERM / Ctrl-C, stdin's end (`--stdio`), or the upstream's end (a
+/// single upstream; an error then).
+pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
+    let specs = match (&args.config, &args.url, args.command.is_empty()) {
+        (Some(path), None, true) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let specs = bridge_config::parse(&text, &|k| std::env::var(k).ok())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            for spec in &specs {
+                if !spec.unused.is_empty() {
+                    tracing::warn!(server = %spec.name, keys = ?spec.unused, "bridge: config keys not used");
+                }
+            }
+            return many(args, specs).await;
+        }
+        (Some(_), _, _) => return Err("give either --config FILE or an upstream, not both".into()),
+        (None, Some(_), false) => return Err("give either a URL or `-- COMMAND`, not both".into()),
+        (None, Some(url), true) => {
+            Target::from_url(url).map_err(|e| e.to_string())?;
+            let headers = super::client::headers(&args.connect.headers)?;
+            vec![Reach::Url {
+                url: url.clone(),
+                headers,
+            }]
+        }
+        (None, None, false) => vec![Reach::Command {
+            argv: args.command.clone(),
+            env: None,
+            cwd: None,
+        }],
+        (None, None, true) => {
+            return Err("missing upstream: a URL, `-- COMMAND [ARGS…]` or --config FILE".into())
+        }
+    };
+    let reach = specs.into_iter().next().ok_or("no upstream")?;
+    let filter = NameFilter {
+        allow: (!args.allow.is_empty()).then(|| args.allow.clone()),
+        ignore: args.ignore.clone(),
+    };
+    let name = match &reach {
+        Reach::Command { argv, .. } => argv[0].clone(),
+        Reach::Url { url, .. } => url.clone(),
+    };
+    let upstream = Upstream::new(Spec {
+        name,
+        reach,
+        filter,
+        unused: Vec::new(),
+    });
+    one(args, upstream).await
+}
+
+/// One upstream, re-served as it is.
+async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
+    let gateway = upstream.connect(&args.connect).await?;
+    let cause = Arc::new(Mutex::new(None::<String>));
+    {
+        let cause = cause.clone();
+        gateway.client().on(move |event| {
+            if let ClientEvent::Disconnect { cause: why } = event {
+                *lock(&cause) = Some(why.clone());
+            }
+        });
+    }
+    let server = McpServer::new(gateway.server_options());
+    let synced = gateway
+        .mirror_into(&server, "")
+        .await
+        .map_err(|e| e.to_string())?;
+    upstream.set(|s| s.phase = "up");
+    tracing::info!(
+        tools = synced.tools,
+        prompts = synced.prompts,
+        resources = synced.resources,
+        templates = synced.templates,
+        "bridging {}",
+        upstream.spec.reach.shown()
+    );
+    let watch = gateway.watch();
+    let served = if args.stdio {
+        tokio::select! {
+            served = stdio::serve_stdio(server) => served.map_err(|e| e.to_string()),
+            () = watch => Ok(()),
+            () = super::shutdown_signal() => Ok(()),
+        }
+    } else {
+        let status = status_of(vec![upstream.clone()]);
+        let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, &args)?;
+        serve_http(&args, endpoint, Vec::new(), status, watch).await
+    };
+    gateway.client().disconnect().await;
+    served?;
+    let why = lock(&cause).take();
+    match why {
+        Some(why) if why != "the client disconnected" => {
+            Err(format!("the upstream server stopped: {why}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Several upstreams: each on its own path and all on the merged one, each supervised.
+async fn many(args: BridgeArgs, specs: Vec<Spec>) -> Result<(), String> {
+    let upstreams: Vec<Arc<Upstream>> = specs.into_iter().map(Upstream::new).collect();
+    let merged = McpServer::new(merged_options(&upstreams, &args.separator));
+    let mut servers = Vec::new();
+    for upstream in &upstreams {
+        let server = McpServer::new(own_options(upstream));
+        servers.push((upstream.clone(), server));
+    }
+    let supervised = futures::future::join_all(servers.iter().map(|(upstream, server)| {
+        supervise(upstream.clone(), server.clone(), merged.clone(), &args)
+    }));
+    let result = if args.stdio {
+        tokio::select! {
+            served = stdio::serve_stdio(merged) => served.map_err(|e| e.to_string()),
+            _ = supervised => Ok(()),
+            () = super::shutdown_signal() => Ok(()),
+        }
+    } else {
+        let mut endpoints = Vec::new();
+        for (upstream, server) in &servers {
+            let path = format!("/servers/{}/mcp", upstream.spec.name);
+            endpoints.push((path.clone(), endpoint(server.clone(), &path, &args)?));
+        }
+        let merged = endpoint(merged, http::DEFAULT_MCP_PATH, &args)?;
+        let status = status_of(upstreams.clone());
+        serve_http(&args, merged, endpoints, status, async {
+            supervised.await;
+        })
+        .await
+    };
+    for upstream in &upstreams {
+        let gateway = lock(&upstream.gateway).clone();
+        if let Some(gateway) = gateway {
+            gateway.client().disconnect().await;
+        }
+    }
+    result
+}
+
+/// Keep one upstream mirrored: connect, mirror, watch; when it fails or ends, take its items
+/// out, wait (1 s doubling to 30 s) and start again. Never returns.
+async fn supervise(upstream: Arc<Upstream>, own: McpServer, merged: McpServer, args: &BridgeArgs) {
+    let prefix = format!("{}{}", upstream.spec.name, args.separator);
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        upstream.set(|s| s.phase = "starting");
+        match upstream.connect(&args.connect).await {
+            Ok(gateway) => {
+                let cause = Arc::new(Mutex::new(None::<String>));
+                {
+                    let cause = cause.clone();
+                    gateway.client().on(move |event| {
+                        if let ClientEvent::Disconnect { cause: why } = event {
+                            *lock(&cause) = Some(why.clone());
+                        }
+                    });
+                }
+                let mirrored = async {
+                    let own = gateway.mirror_into(&own, "").await?;
+                    let all = gateway.mirror_into(&merged, &prefix).await?;
+                    Ok::<_, orkestrel_mcp::ClientError>((own, all))
+                };
+                match mirrored.await {
+                    Ok((_, all)) => {
+                        if !all.collisions.is_empty() {
+                            tracing::warn!(server = %upstream.spec.name, names = ?all.collisions, "bridge: names taken on /mcp by another server, not served there");
+                        }
+                        tracing::info!(server = %upstream.spec.name, tools = all.tools, "bridge: upstream up");
+                        upstream.set(|s| {
+                            s.phase = "up";
+                            s.last_error = None;
+                            s.collisions = all.collisions;
+                        });
+                        backoff = Duration::from_secs(1);
+                        gateway.watch().await;
+                        let why = lock(&cause)
+                            .take()
+                            .unwrap_or_else(|| "the upstream ended".into());
+                        upstream.set(|s| s.last_error = Some(why));
+                    }
+                    Err(e) => upstream.set(|s| s.last_error = Some(e.to_string())),
+                }
+                gateway.detach();
+                gateway.client().disconnect().await;
+                *lock(&upstream.gateway) = None;
+            }
+            Err(e) => upstream.set(|s| s.last_error = Some(e)),
+        }
+        upstream.set(|s| s.phase = "down");
+        let error = lock(&upstream.state).last_error.clone().unwrap_or_default();
+        tracing::warn!(server = %upstream.spec.name, %error, retry_in = ?backoff, "bridge: upstream down");
+        upstream.restarts.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// A per-server endpoint's options: named for the server; logs and completions go to
+/// whichever gateway is up.
+fn own_options(upstream: &Arc<Upstream>) -> ServerOptions {
+    let up = upstream.clone();
+    ServerOptions::new(upstream.spec.name.clone(), "")
+        .with_logging()
+        .with_completer(move |params, _ctx| {
+            let gateway = lock(&up.gateway).clone();
+            async move { complete(gateway, params, "").await }
+        })
+}
+
+/// The merged endpoint's options: completions routed by the prompt's prefix.
+fn merged_options(upstreams: &[Arc<Upstream>], separator: &str) -> ServerOptions {
+    let upstreams = upstreams.to_vec();
+    let separator = separator.to_owned();
+    ServerOptions::new("orkestrel-mcp bridge", env!("CARGO_PKG_VERSION"))
+        .with_logging()
+        .with_completer(move |params, _ctx| {
+            let name = params["ref"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let owner = upstreams
+                .iter()
+                .find(|u| name.starts_with(&format!("{}{separator}", u.spec.name)));
+            let (gateway, prefix) = match owner {
+                Some(u) => (
+                    lock(&u.gateway).clone(),
+                    format!("{}{separator}", u.spec.name),
+                ),
+                None => (None, String::new()),
+            };
+            async move { complete(gateway, params, &prefix).await }
+        })
+}
+
+async fn complete(
+    gateway: Option<Gateway>,
+    params: Value,
+    prefix: &str,
+) -> Result<Completion, ErrorObject> {
+    match gateway {
+        Some(gateway) if gateway.upstream_declares("completions") => {
+            gateway.complete(params, prefix).await
+        }
+        // No completions to offer: an empty list, as a server without suggestions answers.
+        _ => Ok(Completion {
+            values: Vec::new(),
+            total: Some(0),
+            has_more: Some(false),
+        }),
+    }
+}
+
+fn endpoint(server: McpServer, path: &str, args: &BridgeArgs) -> Result<Endpoint, String> {
+    let mut options = EndpointOptions::for_bind(http_addr(args)?);
+    options.http.path = path.to_owned();
+    Endpoint::new(server, options).map_err(|e| e.to_string())
+}
+
+fn http_addr(args: &BridgeArgs) -> Result<std::net::SocketAddr, String> {
+    Ok(match args.http {
+        Some(addr) => addr,
+        None => DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?,
+    })
+}
+
+type Status = Arc<dyn Fn() -> Value + Send + Sync>;
+
+fn status_of(upstreams: Vec<Arc<Upstream>>) -> Status {
+    Arc::new(move || {
+        let list: Vec<Value> = upstreams.iter().map(|u| u.status()).collect();
+        let up = upstreams
+            .iter()
+            .filter(|u| lock(&u.state).phase == "up")
+            .count();
+        json!({ "upstreams": list, "up": up, "total": upstreams.len() })
+    })
+}
+
+/// Serve the merged endpoint at /mcp, `others` at their paths, /healthz and /status, until
+/// a signal or `until` ends.
+async fn serve_http(
+    args: &BridgeArgs,
+    main: Endpoint,
+    others: Vec<(String, Endpoint)>,
+    status: Status,
+    until: impl std::future::Future<Output = ()>,
+) -> Result<(), String> {
+    let addr = http_addr(args)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!(
+        "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path){}",
+        http::DEFAULT_MCP_PATH,
+        if others.is_empty() { "" } else { "; each server at /servers/NAME/mcp" }
+    );
+    let router = Router {
+        main: main.clone(),
+        others: Arc::new(others.clone()),
+        status,
+    };
+    let stop = async move {
+        tokio::select! {
+            () = super::shutdown_signal() => {}
+            () = until => {}
+        }
+        for (_, endpoint) in &others {
+            endpoint.shutdown();
+        }
+    };
+    let drain = orkestrel_mcp::native::shutdown::DEFAULT_DRAIN;
+    orkestrel_mcp::native::shutdown::serve_gracefully(listener, main, router, stop, drain)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Routes by path: each server's endpoint, the merged one, `/healthz`, `/status`.
+#[derive(Clone)]
+struct Router {
+    main: Endpoint,
+    others: Arc<Vec<(String, Endpoint)>>,
+    status: Status,
+}
+
+impl tower_service::Service<Request<hyper::body::Incoming>> for Router {
+    type Response = Response<ResponseBody>;
+    type Error = std::convert::Infallible;
+    type Future = orkestrel_mcp::BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<hyper::body::Incoming>) -> Self::Future {
+        let path = request.uri().path().to_owned();
+        match path.as_str() {
+            "/healthz" => {
+                Box::pin(async { Ok(plain(StatusCode::OK, "text/plain", "ok\n".into())) })
+            }
+            "/status" => {
+                let body = serde_json::to_string_pretty(&(self.status)()).unwrap_or_default();
+                Box::pin(async move { Ok(plain(StatusCode::OK, "application/json", body)) })
+            }
+            _ => {
+                let endpoint = self
+                    .others
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map_or_else(|| self.main.clone(), |(_, e)| e.clone());
+                Box::pin(async move { Ok(endpoint.respond(request).await) })
+            }
+        }
+    }
+}
+
+fn plain(status: StatusCode, content_type: &str, body: String) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    if let Ok(value) = content_type.parse() {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
+    }
+    if let Ok(value) = "no-store".parse() {
+        response
+            .headers_mut()
+            .insert(hyper::header::CACHE_CONTROL, value);
+    }
+    response
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

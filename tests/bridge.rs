@@ -1,0 +1,395 @@
+//! `orkestrel-mcp bridge` as a gateway: every upstream kind (a stdio child, Streamable HTTP,
+//! WebSocket) to every downstream kind (stdio, Streamable HTTP, WebSocket), both protocol eras
+//! on both sides, with progress, cancellation, logs, list changes and server→client requests
+//! carried across; and `--config` with several upstreams (one broken), `/healthz`, `/status`.
+
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use orkestrel_mcp::client::{ClientEra, ClientEvent, ClientHandler, McpClient, RequestOptions};
+use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
+use orkestrel_mcp::native::endpoint::EndpointOptions;
+use orkestrel_mcp::server::context::LogLevel;
+use orkestrel_mcp::server::ListKind;
+use orkestrel_mcp::wire::jsonrpc::ErrorObject;
+use orkestrel_mcp::{BoxFuture, McpServer, RequestContext, ServerOptions, Tool};
+use serde_json::{json, Map, Value};
+use support::client::{era_options, http_client_to, ws_client_to, BIN};
+use support::server::{spawn_listening, start, TestServer};
+use support::{eventually, HANG_GUARD};
+use tokio::time::timeout;
+
+/// Answers elicitation with `{"name": "Ada"}` and lists one root.
+struct Answers;
+
+impl ClientHandler for Answers {
+    fn capabilities(&self) -> Value {
+        json!({"elicitation": {"form": {}}, "roots": {}})
+    }
+    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let asked = params["message"].as_str().unwrap_or_default().to_owned();
+        Box::pin(async move {
+            Ok(json!({"action": "accept", "content": {"name": format!("Ada ({asked})")}}))
+        })
+    }
+    fn list_roots(&self) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(async { Ok(json!({"roots": [{"uri": "file:///work", "name": "work"}]})) })
+    }
+}
+
+/// Signals when a `hold` call's future is dropped upstream (the call was cancelled).
+struct Dropped(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+type Cancelled = Arc<Mutex<Option<tokio::sync::oneshot::Sender<()>>>>;
+
+/// An in-process upstream with tools that ask, log, report progress and hold forever.
+async fn upstream() -> (TestServer, McpServer, Cancelled) {
+    let server = McpServer::new(ServerOptions::new("upstream", "7").with_logging());
+    let object = json!({"type": "object"});
+    // Three requests at once: one round on 2026-07-28 (where each retry carries only the last
+    // round's answers), three concurrent server→client requests in the handshake era.
+    server.tools().add(Tool::from_json(
+        "ask",
+        object.clone(),
+        |_a: Map<String, Value>, ctx: RequestContext| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let (first, second, roots) = futures::join!(
+                ctx.elicit(json!({"message": "first?", "requestedSchema": schema})),
+                ctx.elicit(json!({"message": "second?", "requestedSchema": schema})),
+                ctx.list_roots()
+            );
+            let (first, second, roots) = (first?, second?, roots?);
+            Ok::<_, ErrorObject>(format!(
+                "{} / {} / {}",
+                first["content"]["name"].as_str().unwrap_or("?"),
+                second["content"]["name"].as_str().unwrap_or("?"),
+                roots["roots"][0]["uri"].as_str().unwrap_or("?")
+            ))
+        },
+    ));
+    server.tools().add(Tool::from_json(
+        "count",
+        object.clone(),
+        |_a: Map<String, Value>, ctx: RequestContext| async move {
+            for i in 1..=3 {
+                ctx.progress(f64::from(i), Some(3.0), Some("counting"));
+            }
+            ctx.log(LogLevel::Info, Some("up"), json!("counted"));
+            Ok::<_, String>("counted 3")
+        },
+    ));
+    let cancelled: Cancelled = Arc::new(Mutex::new(None));
+    let slot = cancelled.clone();
+    server.tools().add(Tool::from_json(
+        "hold",
+        object,
+        move |_a: Map<String, Value>, _ctx| {
+            let guard = Dropped(slot.lock().unwrap().take());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                Ok::<_, String>("never")
+            }
+        },
+    ));
+    let started = start(server.clone(), EndpointOptions::default()).await;
+    (started, server, cancelled)
+}
+
+/// Our client over stdio to `orkestrel-mcp bridge --stdio ARGS…`.
+fn through_stdio_bridge(args: &[&str], era: ClientEra) -> McpClient {
+    let mut argv = vec!["bridge", "--stdio"];
+    argv.extend_from_slice(args);
+    McpClient::new(
+        StdioTransport::new(
+            StdioClientOptions::new(BIN)
+                .with_args(argv)
+                .with_env([("RUST_LOG", "warn"), ("PATH", "/usr/bin:/bin")])
+                .quiet(),
+        ),
+        era_options(era).with_handler(Answers),
+    )
+}
+
+/// Everything a gateway carries, through `client`: the upstream's tools, a call, progress,
+/// a log, server→client requests (two elicitations and roots), a cancellation.
+async fn carried_across(client: &McpClient, cancelled: &Cancelled, what: &str) {
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let logs = Arc::new(Mutex::new(Vec::<Value>::new()));
+        let seen = logs.clone();
+        client.on(move |event| {
+            if let ClientEvent::Notification(n) = event {
+                if n.method == "notifications/message" {
+                    seen.lock()
+                        .unwrap()
+                        .push(n.params.clone().map(Value::Object).unwrap_or_default());
+                }
+            }
+        });
+        let names: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["ask", "count", "hold"], "{what}");
+
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        let noted = progress.clone();
+        let options = RequestOptions {
+            on_progress: Some(Arc::new(move |p: &orkestrel_mcp::client::Progress| {
+                noted.lock().unwrap().push((p.progress, p.total));
+            })),
+            // A 2026-07-28 client asks for logs per request; a handshake-era one gets all.
+            log_level: Some(LogLevel::Info),
+            ..RequestOptions::default()
+        };
+        let counted = client.call_with("count", json!({}), options).await.unwrap();
+        assert_eq!(counted, Some(json!("counted 3")), "{what}");
+        assert_eq!(
+            *progress.lock().unwrap(),
+            [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
+            "{what}: progress"
+        );
+        eventually(HANG_GUARD, "the upstream's log arrives", || {
+            logs.lock()
+                .unwrap()
+                .iter()
+                .any(|l| l["data"] == "counted" && l["logger"] == "up")
+        })
+        .await;
+
+        let asked = client.call("ask", json!({})).await.unwrap();
+        assert_eq!(
+            asked,
+            Some(json!("Ada (first?) / Ada (second?) / file:///work")),
+            "{what}: elicitation twice and roots, answered by our client"
+        );
+
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        *cancelled.lock().unwrap() = Some(tx);
+        let held = client
+            .call_with(
+                "hold",
+                json!({}),
+                RequestOptions::with_timeout(Duration::from_millis(300)),
+            )
+            .await;
+        assert!(held.unwrap_err().is_timeout(), "{what}");
+        timeout(HANG_GUARD, rx)
+            .await
+            .unwrap_or_else(|_| panic!("{what}: the upstream call is cancelled"))
+            .unwrap();
+        client.disconnect().await;
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}: hung"));
+}
+
+#[tokio::test]
+async fn stdio_downstream_reaches_http_and_websocket_upstreams_in_both_eras() {
+    let (up, _server, cancelled) = upstream().await;
+    for (upstream_url, toward) in [
+        (up.url(), "legacy"),
+        (up.url(), "modern"),
+        (up.ws_url(), "auto"),
+    ] {
+        for downstream in [ClientEra::Legacy, ClientEra::Modern] {
+            let what = format!("{upstream_url} ({toward}) → stdio ({downstream:?})");
+            let client = through_stdio_bridge(&["--era", toward, &upstream_url], downstream);
+            carried_across(&client, &cancelled, &what).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn http_and_websocket_downstreams_reach_an_http_upstream() {
+    let (up, _server, cancelled) = upstream().await;
+    let (url, _bridge) =
+        spawn_listening(&["bridge", "--http", "127.0.0.1:0", &up.url()], "warn").await;
+    for era in [ClientEra::Legacy, ClientEra::Modern] {
+        let http = http_client_to(&url, era_options(era).with_handler(Answers));
+        carried_across(&http, &cancelled, &format!("http ({era:?})")).await;
+    }
+    let ws = ws_client_to(&url, era_options(ClientEra::Legacy).with_handler(Answers));
+    carried_across(&ws, &cancelled, "ws").await;
+}
+
+#[tokio::test]
+async fn an_upstream_list_change_is_mirrored_and_announced() {
+    let (up, server, _cancelled) = upstream().await;
+    let client = through_stdio_bridge(&[&up.url()], ClientEra::Legacy);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let announced = Arc::new(Mutex::new(0));
+        let count = announced.clone();
+        client.on(move |event| {
+            if matches!(event, ClientEvent::Notification(n) if n.method == "notifications/tools/list_changed") {
+                *count.lock().unwrap() += 1;
+            }
+        });
+        server.tools().add(Tool::from_json("late", json!({"type": "object"}), |_a: Map<String, Value>, _c| async {
+            Ok::<_, String>("late")
+        }));
+        server.notify_list_changed(ListKind::Tools);
+        eventually(HANG_GUARD, "the bridge announces the change", || *announced.lock().unwrap() > 0).await;
+        let names: Vec<String> = client.list_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert!(names.contains(&"late".to_owned()), "{names:?}");
+        assert_eq!(client.call("late", json!({})).await.unwrap(), Some(json!("late")));
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// `GET path` on the bridge at `url`'s address: the status and the body as JSON (or text).
+async fn get(url: &str, path: &str) -> (u16, Value) {
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let reply = support::http::request(addr, hyper::Method::GET, path, &[], "").await;
+    let body = serde_json::from_str(&reply.body).unwrap_or(Value::String(reply.body.clone()));
+    (reply.status, body)
+}
+
+#[tokio::test]
+async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_broken_one() {
+    let (up, _server, _cancelled) = upstream().await;
+    let config = json!({"mcpServers": {
+        "ours": {"command": BIN, "args": ["serve", "--stdio"], "env": {"RUST_LOG": "warn"}},
+        "remote": {"type": "http", "url": up.url(), "ignore": ["hold"]},
+        "broken": {"command": "/nonexistent/mcp-server", "autoApprove": []},
+    }});
+    let path = std::env::temp_dir().join(format!("orkestrel-bridge-{}.json", std::process::id()));
+    std::fs::write(&path, config.to_string()).unwrap();
+    let (url, _bridge) = spawn_listening(
+        &[
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--config",
+            path.to_str().unwrap(),
+        ],
+        "warn",
+    )
+    .await;
+    assert_eq!(get(&url, "/healthz").await, (200, json!("ok\n")));
+    // Both live servers come up; the broken one is down with its error, and retried.
+    support::eventually_async(
+        HANG_GUARD,
+        "two upstreams up, the broken one retried",
+        || {
+            let url = url.clone();
+            async move {
+                let (_, status) = get(&url, "/status").await;
+                let by_name = |n: &str| {
+                    status["upstreams"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|u| u["name"] == n)
+                        .cloned()
+                        .unwrap()
+                };
+                status["up"] == 2
+                    && by_name("ours")["state"] == "up"
+                    && by_name("remote")["tools"] == 2
+                    && by_name("broken")["state"] != "up"
+                    && by_name("broken")["restarts"].as_u64().unwrap_or(0) >= 1
+                    && by_name("broken")["lastError"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("nonexistent"))
+            }
+        },
+    )
+    .await;
+    let (_, status) = get(&url, "/status").await;
+    assert!(
+        !status.to_string().contains("RUST_LOG"),
+        "no environment in /status: {status}"
+    );
+
+    // The merged endpoint: prefixed names from the two live servers, calls routed right.
+    let merged = http_client_to(&url, era_options(ClientEra::Legacy).with_handler(Answers));
+    timeout(HANG_GUARD, async {
+        merged.connect().await.unwrap();
+        let names: Vec<String> = merged
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        for want in ["ours__echo", "ours__add", "remote__ask", "remote__count"] {
+            assert!(names.contains(&want.to_owned()), "{want} in {names:?}");
+        }
+        assert!(
+            !names
+                .iter()
+                .any(|n| n == "remote__hold" || n.starts_with("broken__")),
+            "{names:?}"
+        );
+        assert_eq!(
+            merged
+                .call("ours__echo", json!({"text": "routed"}))
+                .await
+                .unwrap(),
+            Some(json!("routed"))
+        );
+        assert_eq!(
+            merged.call("remote__count", json!({})).await.unwrap(),
+            Some(json!("counted 3"))
+        );
+        let err = merged.call("remote__hold", json!({})).await.unwrap_err();
+        assert_eq!(
+            err.code().map(|c| c.0),
+            Some(-32602),
+            "an ignored tool is unknown"
+        );
+        merged.disconnect().await;
+    })
+    .await
+    .unwrap();
+
+    // Each server on its own path, unprefixed, in the other era.
+    let own = http_client_to(
+        &url.replace("/mcp", "/servers/remote/mcp"),
+        era_options(ClientEra::Modern).with_handler(Answers),
+    );
+    timeout(HANG_GUARD, async {
+        own.connect().await.unwrap();
+        let names: Vec<String> = own
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["ask", "count"]);
+        assert_eq!(
+            own.call("ask", json!({})).await.unwrap(),
+            Some(json!("Ada (first?) / Ada (second?) / file:///work"))
+        );
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_file(&path);
+}
