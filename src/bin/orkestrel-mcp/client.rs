@@ -1,6 +1,5 @@
 //! The client commands: `tools`, `call` and `bridge` (`skills` is in `skills.rs`).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +14,8 @@ use orkestrel_mcp::native::http;
 use orkestrel_mcp::native::terminal::escape_controls_json;
 use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions, ToolRegistry};
 use serde_json::Value;
+
+use super::error::CliError;
 
 /// Connection options shared by the client commands.
 #[derive(Args)]
@@ -69,7 +70,7 @@ pub struct CallArgs {
 pub struct BridgeArgs {
     /// Serve Streamable HTTP at ADDR (path /mcp).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
-    http: SocketAddr,
+    http: super::addr::BindAddr,
     /// The per-request deadline towards the stdio server, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     timeout: u64,
@@ -100,21 +101,27 @@ fn headers(raw: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTransport>, String> {
-    let headers = headers(&connect.headers)?;
+fn transport(
+    target: &Target,
+    connect: &ConnectArgs,
+) -> Result<Arc<dyn ClientTransport>, CliError> {
+    let headers = headers(&connect.headers).map_err(CliError::Usage)?;
+    // A bad URL or header is `ClientError::InvalidArguments`: a usage error.
     Ok(match target {
         Target::Http(url) => {
             let mut options = HttpClientOptions::new(url);
             options.headers = headers;
-            Arc::new(HttpTransport::new(options).map_err(|e| e.to_string())?)
+            Arc::new(HttpTransport::new(options)?)
         }
         Target::WebSocket(url) => {
             let mut options = WsClientOptions::new(url);
             options.headers = headers;
-            Arc::new(WsTransport::new(options).map_err(|e| e.to_string())?)
+            Arc::new(WsTransport::new(options)?)
         }
         Target::Command(argv) => {
-            let (command, args) = argv.split_first().ok_or("an empty command")?;
+            let (command, args) = argv
+                .split_first()
+                .ok_or_else(|| CliError::usage("an empty command"))?;
             let mut options = StdioClientOptions::new(command).with_args(args.iter().cloned());
             options.escape_stderr = true;
             Arc::new(StdioTransport::new(options))
@@ -128,12 +135,15 @@ fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
         .with_era(era)
 }
 
-pub(crate) async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
+pub(crate) async fn connected(
+    target: &Target,
+    connect: &ConnectArgs,
+) -> Result<McpClient, CliError> {
     let client = McpClient::with_transport(
         transport(target, connect)?,
         client_options(connect.timeout, connect.era),
     );
-    client.connect().await.map_err(|e| e.to_string())?;
+    client.connect().await?;
     Ok(client)
 }
 
@@ -145,26 +155,42 @@ pub(crate) fn print_json(value: &Value) -> Result<(), String> {
 }
 
 /// `tools TARGET`: the descriptors as a JSON array.
-pub async fn tools(args: ToolsArgs) -> Result<(), String> {
-    let target = target(args.url.as_deref(), &args.command)?;
+pub async fn tools(args: ToolsArgs) -> Result<(), CliError> {
+    let target = target(args.url.as_deref(), &args.command).map_err(CliError::Usage)?;
     let client = connected(&target, &args.connect).await?;
     let listed = client.list_tools().await;
     client.disconnect().await;
-    let listed = listed.map_err(|e| e.to_string())?;
-    print_json(&serde_json::to_value(listed).map_err(|e| e.to_string())?)
+    let listed = listed?;
+    Ok(print_json(
+        &serde_json::to_value(listed).map_err(|e| e.to_string())?,
+    )?)
 }
 
 /// `call TARGET TOOL [--args JSON]`: the value (or with `--raw` the whole result).
-pub async fn call(args: CallArgs) -> Result<(), String> {
+pub async fn call(args: CallArgs) -> Result<(), CliError> {
     let (url, tool) = match (args.positionals.as_slice(), args.command.is_empty()) {
         ([tool], false) => (None, tool.clone()),
         ([url, tool], true) => (Some(url.as_str()), tool.clone()),
-        ([_], true) => return Err("missing the tool name (or the `-- COMMAND` target)".into()),
-        _ => return Err("with `-- COMMAND`, give only the tool name before it".into()),
+        ([_], true) => {
+            return Err(CliError::usage(
+                "missing the tool name (or the `-- COMMAND` target)",
+            ))
+        }
+        _ => {
+            return Err(CliError::usage(
+                "with `-- COMMAND`, give only the tool name before it",
+            ))
+        }
     };
-    let arguments: Value =
-        serde_json::from_str(&args.args).map_err(|e| format!("--args is not JSON: {e}"))?;
-    let target = target(url, &args.command)?;
+    let arguments: Value = serde_json::from_str(&args.args)
+        .map_err(|e| CliError::usage(format!("--args is not JSON: {e}")))?;
+    if !arguments.is_object() {
+        return Err(CliError::usage(format!(
+            "--args must be a JSON object, e.g. '{{\"text\":\"hi\"}}', not {}",
+            json_kind(&arguments)
+        )));
+    }
+    let target = target(url, &args.command).map_err(CliError::Usage)?;
     let client = connected(&target, &args.connect).await?;
     let result = if args.task {
         call_as_task(&client, &tool, arguments).await
@@ -174,18 +200,30 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
             .await
     };
     client.disconnect().await;
-    let result = result.map_err(|e| e.to_string())?;
+    let result = result?;
     if args.raw {
         let failed = result.is_error();
         print_json(&serde_json::to_value(&result).map_err(|e| e.to_string())?)?;
         return if failed {
-            Err(format!("tool {tool} failed"))
+            Err(CliError::Runtime(format!("tool {tool} failed")))
         } else {
             Ok(())
         };
     }
-    let value = orkestrel_mcp::client::result_value(result).map_err(|e| e.to_string())?;
-    print_json(&value.unwrap_or(Value::Null))
+    let value = orkestrel_mcp::client::result_value(result)?;
+    Ok(print_json(&value.unwrap_or(Value::Null))?)
+}
+
+/// What kind of JSON value `value` is, for a message.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// `call --task`: the task's statuses on stderr as they change, then its result.
@@ -317,9 +355,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
         (None, None) => None,
     };
     let server = McpServer::new(options);
-    let listener = tokio::net::TcpListener::bind(args.http)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.http))?;
+    let listener = args.http.bind().await?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let tools = server.tools().len();
     let endpoint =
