@@ -27,7 +27,10 @@ fn assert_usage(ran: &support::server::Ran, says: &str, usage: &str) {
     assert!(ran.stderr.starts_with("error: "), "{ran:?}");
     assert!(ran.stderr.contains(says), "{ran:?}");
     assert!(ran.stderr.contains(usage), "{ran:?}");
-    assert!(ran.stderr.contains("For more information, try '--help'."), "{ran:?}");
+    assert!(
+        ran.stderr.contains("For more information, try '--help'."),
+        "{ran:?}"
+    );
     assert_eq!(ran.stdout, "", "{ran:?}");
 }
 
@@ -40,19 +43,31 @@ async fn a_mistake_in_the_command_line_exits_2_like_clap() {
     let tools = "Usage: orkestrel-mcp tools";
     let call = "Usage: orkestrel-mcp call";
     assert_usage(&run_bin(&["tools"]).await, "missing target", tools);
-    assert_usage(&run_bin(&["skills"]).await, "missing target", "Usage: orkestrel-mcp skills");
+    assert_usage(
+        &run_bin(&["skills"]).await,
+        "missing target",
+        "Usage: orkestrel-mcp skills",
+    );
     assert_usage(
         &run_bin(&["tools", &refused, "--", BIN, "serve"]).await,
         "give either a URL or `-- COMMAND`, not both",
         tools,
     );
-    assert_usage(&run_bin(&["tools", "ftp://h/mcp"]).await, "not an http://", tools);
+    assert_usage(
+        &run_bin(&["tools", "ftp://h/mcp"]).await,
+        "not an http://",
+        tools,
+    );
     assert_usage(
         &run_bin(&["tools", "-H", "no colon", &refused]).await,
         "bad header",
         tools,
     );
-    assert_usage(&run_bin(&["call", "echo"]).await, "missing the tool name", call);
+    assert_usage(
+        &run_bin(&["call", "echo"]).await,
+        "missing the tool name",
+        call,
+    );
     assert_usage(
         &run_bin(&["call", "a", "b", "--", BIN, "serve"]).await,
         "give only the tool name",
@@ -120,7 +135,11 @@ async fn a_failure_while_running_exits_1() {
     );
     // And success is 0.
     let ran = run_bin(&["call", &url, "echo", "--args", r#"{"text":"hi"}"#]).await;
-    assert_eq!((ran.code, ran.stdout.trim()), (Some(0), r#""hi""#), "{ran:?}");
+    assert_eq!(
+        (ran.code, ran.stdout.trim()),
+        (Some(0), r#""hi""#),
+        "{ran:?}"
+    );
 }
 
 #[tokio::test]
@@ -135,7 +154,10 @@ async fn a_refused_connection_reads_the_same_over_http_and_websocket() {
             assert_eq!(ran.stderr, expected, "{scheme} {era}");
         }
         let ran = run_bin(&["call", &url, "echo"]).await;
-        assert_eq!((ran.code, ran.stderr.as_str()), (Some(1), expected.as_str()));
+        assert_eq!(
+            (ran.code, ran.stderr.as_str()),
+            (Some(1), expected.as_str())
+        );
     }
     // The address is the URL's host and port, a name as given.
     let ran = run_bin(&["tools", &format!("http://localhost:{port}/mcp")]).await;
@@ -175,7 +197,12 @@ async fn serve_http_listens_on_a_host_name_with_the_loopback_defaults() {
     }
     // The DNS-rebinding defaults of a loopback bind hold: a foreign Host or Origin is refused.
     let init = initialize(1, "2025-06-18");
-    let ok = post(addr, &[("host", &format!("localhost:{}", addr.port()))], &init).await;
+    let ok = post(
+        addr,
+        &[("host", &format!("localhost:{}", addr.port()))],
+        &init,
+    )
+    .await;
     assert_eq!(ok.status, 200, "{ok:?}");
     let host = post(addr, &[("host", "evil.example")], &init).await;
     assert_eq!(host.status, 403, "{host:?}");
@@ -216,19 +243,32 @@ async fn bridge_http_listens_on_a_host_name() {
 async fn help_works_as_a_subcommand_and_for_itself() {
     let ran = run_bin(&["help", "--help"]).await;
     assert_eq!(ran.code, Some(0), "{ran:?}");
-    assert!(ran.stdout.contains("Usage: orkestrel-mcp help [COMMAND]"), "{ran:?}");
+    assert!(
+        ran.stdout.contains("Usage: orkestrel-mcp help [COMMAND]"),
+        "{ran:?}"
+    );
     let overview = run_bin(&["--help"]).await;
     let ran = run_bin(&["help"]).await;
     assert_eq!((ran.code, &ran.stdout), (Some(0), &overview.stdout));
-    assert!(overview.stdout.contains("Exit codes: 0 success"), "{overview:?}");
+    assert!(
+        overview.stdout.contains("Exit codes: 0 success"),
+        "{overview:?}"
+    );
     for command in ["serve", "tools", "call", "bridge", "skills", "help"] {
         let ran = run_bin(&["help", command]).await;
         let direct = run_bin(&[command, "--help"]).await;
-        assert_eq!((ran.code, &ran.stdout), (Some(0), &direct.stdout), "{command}");
+        assert_eq!(
+            (ran.code, &ran.stdout),
+            (Some(0), &direct.stdout),
+            "{command}"
+        );
     }
     let ran = run_bin(&["help", "nosuch"]).await;
     assert_eq!(ran.code, Some(2), "{ran:?}");
-    assert!(ran.stderr.contains("unrecognized subcommand 'nosuch'"), "{ran:?}");
+    assert!(
+        ran.stderr.contains("unrecognized subcommand 'nosuch'"),
+        "{ran:?}"
+    );
 }
 
 #[tokio::test]
@@ -247,7 +287,10 @@ async fn help_shows_every_default() {
         "[default: on a loopback bind loopback origins only",
         "[default: on a loopback bind loopback names only",
     ] {
-        assert!(serve.contains(shown), "serve --help lacks {shown:?}:\n{serve}");
+        assert!(
+            serve.contains(shown),
+            "serve --help lacks {shown:?}:\n{serve}"
+        );
     }
     let bridge = help("bridge").await;
     for shown in [
@@ -255,7 +298,10 @@ async fn help_shows_every_default() {
         "[default: 30000]",
         "[default: auto]",
     ] {
-        assert!(bridge.contains(shown), "bridge --help lacks {shown:?}:\n{bridge}");
+        assert!(
+            bridge.contains(shown),
+            "bridge --help lacks {shown:?}:\n{bridge}"
+        );
     }
     for command in ["tools", "call", "skills"] {
         let text = help(command).await;

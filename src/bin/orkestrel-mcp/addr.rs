@@ -102,18 +102,27 @@ mod tests {
         let v6: BindAddr = "[::1]:0".parse().unwrap();
         assert_eq!(v6.addrs, vec!["[::1]:0".parse().unwrap()]);
         let name: BindAddr = "localhost:0".parse().unwrap();
-        assert!(name.addrs.iter().all(|a| a.ip().is_loopback() && a.port() == 0));
+        assert!(name
+            .addrs
+            .iter()
+            .all(|a| a.ip().is_loopback() && a.port() == 0));
         assert_eq!(name.to_string(), "localhost:0");
     }
 
     #[test]
     fn bad_addresses_say_what_is_wrong() {
         let err = |s: &str| s.parse::<BindAddr>().unwrap_err();
-        assert!(err("localhost").contains("expected HOST:PORT"), "{}", err("localhost"));
+        assert!(
+            err("localhost").contains("expected HOST:PORT"),
+            "{}",
+            err("localhost")
+        );
         assert!(err(":3000").contains("no host"));
         assert!(err("localhost:http").contains("bad port \"http\""));
         assert!(err("localhost:70000").contains("bad port"));
         assert!(err("[::1:3000").contains("bad IPv6 address"));
-        assert!(err("no-such-host.invalid:3000").starts_with("cannot resolve no-such-host.invalid: "));
+        assert!(
+            err("no-such-host.invalid:3000").starts_with("cannot resolve no-such-host.invalid: ")
+        );
     }
 }

@@ -101,10 +101,7 @@ fn headers(raw: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-fn transport(
-    target: &Target,
-    connect: &ConnectArgs,
-) -> Result<Arc<dyn ClientTransport>, CliError> {
+fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTransport>, CliError> {
     let headers = headers(&connect.headers).map_err(CliError::Usage)?;
     // A bad URL or header is `ClientError::InvalidArguments`: a usage error.
     Ok(match target {

@@ -180,7 +180,10 @@ fn report(subcommand: &str, error: &CliError) -> ExitCode {
 /// `help [COMMAND]`: what `orkestrel-mcp [COMMAND] --help` prints (an unknown command is a
 /// usage error, exit 2, with clap's suggestions).
 fn help(command: Option<&str>) -> ExitCode {
-    let argv = ["orkestrel-mcp"].into_iter().chain(command).chain(["--help"]);
+    let argv = ["orkestrel-mcp"]
+        .into_iter()
+        .chain(command)
+        .chain(["--help"]);
     match Cli::try_parse_from(argv) {
         Err(e) => {
             let _ = e.print();

@@ -36,7 +36,7 @@ pub async fn skills(args: SkillsArgs) -> Result<(), CliError> {
     let client = connected(&target, &args.connect).await?;
     let outcome = run(&client, &args).await;
     client.disconnect().await;
-    Ok(match outcome? {
+    match outcome? {
         Output::Entries(entries) => print_json(&entries)?,
         Output::Bytes(bytes) => {
             // To a terminal, text is written with its controls escaped; to a file or a pipe, the
@@ -51,7 +51,8 @@ pub async fn skills(args: SkillsArgs) -> Result<(), CliError> {
             .and_then(|()| out.flush())
             .map_err(|e| format!("cannot write to stdout: {e}"))?
         }
-    })
+    }
+    Ok(())
 }
 
 enum Output {

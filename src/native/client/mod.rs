@@ -144,7 +144,10 @@ mod tests {
             Some("[::1]:443")
         );
         let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
-        assert_eq!(refused_addr("http://127.0.0.1:1/mcp", &Wrapper(reset)), None);
+        assert_eq!(
+            refused_addr("http://127.0.0.1:1/mcp", &Wrapper(reset)),
+            None
+        );
     }
 
     #[test]

@@ -355,7 +355,11 @@ fn other_statuses_are_typed_errors_with_the_body_text() {
     // A refused connection is typed: the same error as the WebSocket transport's.
     let mut ex = ep.exchange(&request(1, "ping"), None);
     assert_eq!(
-        done(sent_then(ex.start(), &mut ex, Input::Refused("127.0.0.1:9"))),
+        done(sent_then(
+            ex.start(),
+            &mut ex,
+            Input::Refused("127.0.0.1:9")
+        )),
         Err(ClientError::ConnectionRefused {
             addr: "127.0.0.1:9".into()
         })
