@@ -39,8 +39,9 @@ pub enum ClientError {
         /// What closed it, with any detail the transport has (exit status, stderr tail).
         cause: String,
     },
-    /// One exchange failed without closing the transport (an HTTP status, a refused
-    /// connection, an HTTP timeout); only the request it carried fails.
+    /// One exchange failed without closing the transport (an HTTP status, a broken connection,
+    /// an HTTP timeout; a refused one is [`ClientError::ConnectionRefused`]); only the request
+    /// it carried fails.
     #[error("MCP transport error: {0}")]
     Transport(String),
     /// The server's address refused the connection (nothing was sent): no server listens
