@@ -151,7 +151,7 @@ async fn cli_tools_and_call_print_json_and_fail_with_nonzero_exit() {
     assert_eq!(code, Some(1));
     assert!(err.contains("cannot start"), "{err}");
     let (code, _, err) = run(s(&["call", &url, "echo", "--args", "{"])).await;
-    assert_eq!(code, Some(1));
+    assert_eq!(code, Some(2), "a usage error (tests/cli.rs)");
     assert!(err.contains("--args is not JSON"), "{err}");
 }
 
@@ -649,7 +649,12 @@ async fn http_errors_fail_only_their_request() {
         .await
         .unwrap()
         .unwrap_err();
-    assert!(matches!(err, ClientError::Transport(_)), "{err}");
+    assert_eq!(
+        err,
+        ClientError::ConnectionRefused {
+            addr: "127.0.0.1:9".into()
+        }
+    );
 }
 
 // ---- WebSocket ----

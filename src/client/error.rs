@@ -39,10 +39,19 @@ pub enum ClientError {
         /// What closed it, with any detail the transport has (exit status, stderr tail).
         cause: String,
     },
-    /// One exchange failed without closing the transport (an HTTP status, a refused
-    /// connection, an HTTP timeout); only the request it carried fails.
+    /// One exchange failed without closing the transport (an HTTP status, a broken connection,
+    /// an HTTP timeout; a refused one is [`ClientError::ConnectionRefused`]); only the request
+    /// it carried fails.
     #[error("MCP transport error: {0}")]
     Transport(String),
+    /// The server's address refused the connection (nothing was sent): no server listens
+    /// there. The same over Streamable HTTP and WebSocket; only the request that tried fails.
+    #[error("connection refused: {addr}")]
+    ConnectionRefused {
+        /// The `host:port` the connection was aimed at (the URL's, the scheme's default port
+        /// when it names none).
+        addr: String,
+    },
     /// A 2026-07-28 HTTP exchange got a non-2xx status (sent through
     /// [`ClientTransport::send_modern`](crate::client::ClientTransport::send_modern)); the
     /// JSON-RPC error of its body, when it had one. The auto-mode probe reads the status ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
@@ -159,5 +168,9 @@ mod tests {
         assert_eq!(rpc.to_string(), "MCP error -32601: nope");
         assert_eq!(rpc.code(), Some(ErrorCode::METHOD_NOT_FOUND));
         assert!(ClientError::closed("x").is_closed());
+        let refused = ClientError::ConnectionRefused {
+            addr: "127.0.0.1:1".into(),
+        };
+        assert_eq!(refused.to_string(), "connection refused: 127.0.0.1:1");
     }
 }

@@ -10,7 +10,7 @@
 //!     │ exchange(message)                 │ listen()             │ close()
 //!     ▼                                   ▼                      ▼
 //!  Exchange ── Step ──► host ──► Input    Listen (GET stream)    DELETE (an Outgoing)
-//!     Send(Outgoing)    send it          Response{status, headers} / Failed(text)
+//!     Send(Outgoing)    send it          Response{status, headers} / Failed(text) / Refused(addr)
 //!     Read              next body chunk  Chunk(bytes) / End / Failed(text)
 //!     Wait(duration)    sleep            Waited
 //!     Authorize(..)     get a token      Token(Some | None)
@@ -34,6 +34,7 @@
 //! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (servers that answer an unknown session with `400`) |
 //! | non-2xx to a 2026-07-28 request | [`ClientError::HttpStatus`](crate::client::ClientError::HttpStatus) with the body's JSON-RPC error |
 //! | other status | a JSON-RPC response in the body answering the request is delivered; else [`ClientError::Transport`](crate::client::ClientError::Transport) with the status and the body's message |
+//! | the connection refused | [`ClientError::ConnectionRefused`](crate::client::ClientError::ConnectionRefused) for that request only |
 //! | send failure, broken body, deadline | [`ClientError::Transport`](crate::client::ClientError::Transport) for that request only |
 //!
 //! SSE resume ([SEP-1699](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)):
@@ -161,6 +162,9 @@ pub enum Input<'a> {
     End,
     /// The request could not be sent, or the body broke: the host's error text.
     Failed(&'a str),
+    /// The connection to this `host:port` was refused (after a [`Step::Send`]; nothing was
+    /// sent): a `POST` ends with [`ClientError::ConnectionRefused`](crate::client::ClientError::ConnectionRefused).
+    Refused(&'a str),
     /// The delay of a [`Step::Wait`] passed.
     Waited,
     /// The answer to a [`Step::Authorize`]: a bearer token to retry with, or none.
@@ -172,7 +176,8 @@ pub enum Input<'a> {
 /// What a machine asks the host to do next.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
-    /// Send this request; answer with [`Input::Response`] or [`Input::Failed`]. Drop any body
+    /// Send this request; answer with [`Input::Response`], [`Input::Failed`] or
+    /// [`Input::Refused`]. Drop any body
     /// still being read.
     Send(Outgoing),
     /// Read the next chunk of the current body; answer with [`Input::Chunk`], [`Input::End`]

@@ -605,6 +605,7 @@ fn call_value(result: Value) -> Result<JsValue, JsValue> {
 /// | the deadline passed | `timeout` | `-32001` | — |
 /// | the transport closed | `closed` | `-32000` | — |
 /// | one exchange failed (network) | `transport` | `-32000` | — |
+/// | the connection was refused | `transport` | `-32000` | `{ addr }` |
 /// | one exchange answered an HTTP error status | `transport` | `-32000` | `{ status }` |
 /// | the HTTP session expired (404) | `session-expired` | `-32000` | `{ session }` |
 /// | a malformed response | `invalid-response` | `-32603` | — |
@@ -629,6 +630,11 @@ pub fn client_error_to_js(error: &ClientError) -> JsValue {
         ClientError::Timeout { .. } => ("timeout", ErrorCode::REQUEST_TIMEOUT, None),
         ClientError::TransportClosed { .. } => ("closed", ErrorCode::SERVER_ERROR, None),
         ClientError::Transport(_) => ("transport", ErrorCode::SERVER_ERROR, None),
+        ClientError::ConnectionRefused { addr } => (
+            "transport",
+            ErrorCode::SERVER_ERROR,
+            Some(serde_json::json!({ "addr": addr })),
+        ),
         ClientError::HttpStatus { status, .. } => (
             "transport",
             ErrorCode::SERVER_ERROR,

@@ -281,3 +281,32 @@ impl ChildServer {
         self.stdin.take();
     }
 }
+
+/// What a finished `orkestrel-mcp` run left: its exit code and its output.
+#[derive(Debug)]
+pub struct Ran {
+    /// The exit code (`None` if a signal ended it).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `orkestrel-mcp <args>` to its end (bounded by [`DEADLINE`]) with stdin closed.
+pub async fn run_bin(args: &[&str]) -> Ran {
+    let out = tokio::time::timeout(
+        DEADLINE,
+        Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("orkestrel-mcp {args:?} did not end within the deadline"))
+    .expect("run orkestrel-mcp");
+    Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -28,8 +28,10 @@ use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions};
 use serde_json::{json, Value};
 
+use super::addr::BindAddr;
 use super::bridge_config::{self, Reach, Spec};
 use super::client::{client_options, ConnectArgs};
+use super::error::CliError;
 
 #[derive(Args)]
 pub struct BridgeArgs {
@@ -40,7 +42,7 @@ pub struct BridgeArgs {
     /// same path (with --config also /servers/NAME/mcp), /healthz and /status. The default
     /// downstream, at 127.0.0.1:3000.
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
-    http: Option<std::net::SocketAddr>,
+    http: Option<BindAddr>,
     /// Serve downstream on this process's stdin/stdout instead (for a host that only speaks
     /// stdio reaching a remote server).
     #[arg(long)]
@@ -174,25 +176,33 @@ fn transport(reach: &Reach) -> Result<Arc<dyn ClientTransport>, String> {
 
 /// `bridge`: run until SIGTERM / Ctrl-C, stdin's end (`--stdio`), or the upstream's end (a
 /// single upstream; an error then).
-pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
+pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
     let specs = match (&args.config, &args.url, args.command.is_empty()) {
         (Some(path), None, true) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let specs = bridge_config::parse(&text, &|k| std::env::var(k).ok())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
             for spec in &specs {
                 if !spec.unused.is_empty() {
                     tracing::warn!(server = %spec.name, keys = ?spec.unused, "bridge: config keys not used");
                 }
             }
-            return many(args, specs).await;
+            return Ok(many(args, specs).await?);
         }
-        (Some(_), _, _) => return Err("give either --config FILE or an upstream, not both".into()),
-        (None, Some(_), false) => return Err("give either a URL or `-- COMMAND`, not both".into()),
+        (Some(_), _, _) => {
+            return Err(CliError::usage(
+                "give either --config FILE or an upstream, not both",
+            ))
+        }
+        (None, Some(_), false) => {
+            return Err(CliError::usage(
+                "give either a URL or `-- COMMAND`, not both",
+            ))
+        }
         (None, Some(url), true) => {
-            Target::from_url(url).map_err(|e| e.to_string())?;
-            let headers = super::client::headers(&args.connect.headers)?;
+            Target::from_url(url).map_err(|e| CliError::usage(e.to_string()))?;
+            let headers = super::client::headers(&args.connect.headers).map_err(CliError::Usage)?;
             vec![Reach::Url {
                 url: url.clone(),
                 headers,
@@ -204,10 +214,15 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
             cwd: None,
         }],
         (None, None, true) => {
-            return Err("missing upstream: a URL, `-- COMMAND [ARGS…]` or --config FILE".into())
+            return Err(CliError::usage(
+                "missing upstream: a URL, `-- COMMAND [ARGS…]` or --config FILE",
+            ))
         }
     };
-    let reach = specs.into_iter().next().ok_or("no upstream")?;
+    let reach = specs
+        .into_iter()
+        .next()
+        .ok_or_else(|| CliError::usage("no upstream"))?;
     let filter = NameFilter {
         allow: (!args.allow.is_empty()).then(|| args.allow.clone()),
         ignore: args.ignore.clone(),
@@ -222,7 +237,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), String> {
         filter,
         unused: Vec::new(),
     });
-    one(args, upstream).await
+    Ok(one(args, upstream).await?)
 }
 
 /// One upstream, re-served as it is.
@@ -259,9 +274,11 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
             () = super::shutdown_signal() => Ok(()),
         }
     } else {
+        let listener = listen(&args).await?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
         let status = status_of(vec![upstream.clone()]);
-        let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, &args)?;
-        serve_http(&args, endpoint, Vec::new(), status, watch).await
+        let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, local)?;
+        serve_http(listener, endpoint, Vec::new(), status, watch).await
     };
     gateway.client().disconnect().await;
     served?;
@@ -293,14 +310,16 @@ async fn many(args: BridgeArgs, specs: Vec<Spec>) -> Result<(), String> {
             () = super::shutdown_signal() => Ok(()),
         }
     } else {
+        let listener = listen(&args).await?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
         let mut endpoints = Vec::new();
         for (upstream, server) in &servers {
             let path = format!("/servers/{}/mcp", upstream.spec.name);
-            endpoints.push((path.clone(), endpoint(server.clone(), &path, &args)?));
+            endpoints.push((path.clone(), endpoint(server.clone(), &path, local)?));
         }
-        let merged = endpoint(merged, http::DEFAULT_MCP_PATH, &args)?;
+        let merged = endpoint(merged, http::DEFAULT_MCP_PATH, local)?;
         let status = status_of(upstreams.clone());
-        serve_http(&args, merged, endpoints, status, async {
+        serve_http(listener, merged, endpoints, status, async {
             supervised.await;
         })
         .await
@@ -427,17 +446,22 @@ async fn complete(
     }
 }
 
-fn endpoint(server: McpServer, path: &str, args: &BridgeArgs) -> Result<Endpoint, String> {
-    let mut options = EndpointOptions::for_bind(http_addr(args)?);
+fn endpoint(
+    server: McpServer,
+    path: &str,
+    local: std::net::SocketAddr,
+) -> Result<Endpoint, String> {
+    let mut options = EndpointOptions::for_bind(local);
     options.http.path = path.to_owned();
     Endpoint::new(server, options).map_err(|e| e.to_string())
 }
 
-fn http_addr(args: &BridgeArgs) -> Result<std::net::SocketAddr, String> {
-    Ok(match args.http {
-        Some(addr) => addr,
-        None => DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?,
-    })
+/// Listen at `--http` (or the default address).
+async fn listen(args: &BridgeArgs) -> Result<tokio::net::TcpListener, String> {
+    match &args.http {
+        Some(addr) => addr.bind().await,
+        None => DEFAULT_HTTP.parse::<BindAddr>()?.bind().await,
+    }
 }
 
 type Status = Arc<dyn Fn() -> Value + Send + Sync>;
@@ -456,16 +480,12 @@ fn status_of(upstreams: Vec<Arc<Upstream>>) -> Status {
 /// Serve the merged endpoint at /mcp, `others` at their paths, /healthz and /status, until
 /// a signal or `until` ends.
 async fn serve_http(
-    args: &BridgeArgs,
+    listener: tokio::net::TcpListener,
     main: Endpoint,
     others: Vec<(String, Endpoint)>,
     status: Status,
     until: impl std::future::Future<Output = ()>,
 ) -> Result<(), String> {
-    let addr = http_addr(args)?;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path){}",

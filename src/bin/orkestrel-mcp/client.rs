@@ -1,5 +1,6 @@
 //! The client commands: `tools` and `call` (`skills` is in `skills.rs`, `bridge` in `bridge.rs`).
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,8 @@ use orkestrel_mcp::native::client::Target;
 use orkestrel_mcp::native::terminal::escape_controls_json;
 use orkestrel_mcp::ClientTransport;
 use serde_json::Value;
+
+use super::error::CliError;
 
 /// Connection options shared by the client commands.
 #[derive(Args)]
@@ -81,21 +84,24 @@ pub(crate) fn headers(raw: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTransport>, String> {
-    let headers = headers(&connect.headers)?;
+fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTransport>, CliError> {
+    let headers = headers(&connect.headers).map_err(CliError::Usage)?;
+    // A bad URL or header is `ClientError::InvalidArguments`: a usage error.
     Ok(match target {
         Target::Http(url) => {
             let mut options = HttpClientOptions::new(url);
             options.headers = headers;
-            Arc::new(HttpTransport::new(options).map_err(|e| e.to_string())?)
+            Arc::new(HttpTransport::new(options)?)
         }
         Target::WebSocket(url) => {
             let mut options = WsClientOptions::new(url);
             options.headers = headers;
-            Arc::new(WsTransport::new(options).map_err(|e| e.to_string())?)
+            Arc::new(WsTransport::new(options)?)
         }
         Target::Command(argv) => {
-            let (command, args) = argv.split_first().ok_or("an empty command")?;
+            let (command, args) = argv
+                .split_first()
+                .ok_or_else(|| CliError::usage("an empty command"))?;
             let mut options = StdioClientOptions::new(command).with_args(args.iter().cloned());
             options.escape_stderr = true;
             Arc::new(StdioTransport::new(options))
@@ -109,43 +115,67 @@ pub(crate) fn client_options(timeout_ms: u64, era: ClientEra) -> ClientOptions {
         .with_era(era)
 }
 
-pub(crate) async fn connected(target: &Target, connect: &ConnectArgs) -> Result<McpClient, String> {
+pub(crate) async fn connected(
+    target: &Target,
+    connect: &ConnectArgs,
+) -> Result<McpClient, CliError> {
     let client = McpClient::with_transport(
         transport(target, connect)?,
         client_options(connect.timeout, connect.era),
     );
-    client.connect().await.map_err(|e| e.to_string())?;
+    client.connect().await?;
     Ok(client)
 }
 
 pub(crate) fn print_json(value: &Value) -> Result<(), String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
     // serde_json escapes C0 controls; DEL, C1 and bidi controls are escaped here.
-    println!("{}", escape_controls_json(&text));
-    Ok(())
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{}", escape_controls_json(&text)).and_then(|()| out.flush()) {
+        // The reader went away (`… | head`): what it read was what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
+        Ok(()) => Ok(()),
+    }
 }
 
 /// `tools TARGET`: the descriptors as a JSON array.
-pub async fn tools(args: ToolsArgs) -> Result<(), String> {
-    let target = target(args.url.as_deref(), &args.command)?;
+pub async fn tools(args: ToolsArgs) -> Result<(), CliError> {
+    let target = target(args.url.as_deref(), &args.command).map_err(CliError::Usage)?;
     let client = connected(&target, &args.connect).await?;
     let listed = client.list_tools().await;
     client.disconnect().await;
-    let listed = listed.map_err(|e| e.to_string())?;
-    print_json(&serde_json::to_value(listed).map_err(|e| e.to_string())?)
+    let listed = listed?;
+    Ok(print_json(
+        &serde_json::to_value(listed).map_err(|e| e.to_string())?,
+    )?)
 }
 
 /// `call TARGET TOOL [--args JSON]`: the value (or with `--raw` the whole result).
-pub async fn call(args: CallArgs) -> Result<(), String> {
+pub async fn call(args: CallArgs) -> Result<(), CliError> {
     let (url, tool) = match (args.positionals.as_slice(), args.command.is_empty()) {
         ([tool], false) => (None, tool.clone()),
         ([url, tool], true) => (Some(url.as_str()), tool.clone()),
-        ([_], true) => return Err("missing the tool name (or the `-- COMMAND` target)".into()),
-        _ => return Err("with `-- COMMAND`, give only the tool name before it".into()),
+        ([_], true) => {
+            return Err(CliError::usage(
+                "missing the tool name (or the `-- COMMAND` target)",
+            ))
+        }
+        _ => {
+            return Err(CliError::usage(
+                "with `-- COMMAND`, give only the tool name before it",
+            ))
+        }
     };
-    let arguments: Value =
-        serde_json::from_str(&args.args).map_err(|e| format!("--args is not JSON: {e}"))?;
-    let target = target(url, &args.command)?;
+    let arguments: Value = serde_json::from_str(&args.args)
+        .map_err(|e| CliError::usage(format!("--args is not JSON: {e}")))?;
+    if !arguments.is_object() {
+        return Err(CliError::usage(format!(
+            "--args must be a JSON object, e.g. '{{\"text\":\"hi\"}}', not {}",
+            json_kind(&arguments)
+        )));
+    }
+    let target = target(url, &args.command).map_err(CliError::Usage)?;
     let client = connected(&target, &args.connect).await?;
     let result = if args.task {
         call_as_task(&client, &tool, arguments).await
@@ -155,18 +185,30 @@ pub async fn call(args: CallArgs) -> Result<(), String> {
             .await
     };
     client.disconnect().await;
-    let result = result.map_err(|e| e.to_string())?;
+    let result = result?;
     if args.raw {
         let failed = result.is_error();
         print_json(&serde_json::to_value(&result).map_err(|e| e.to_string())?)?;
         return if failed {
-            Err(format!("tool {tool} failed"))
+            Err(CliError::Runtime(format!("tool {tool} failed")))
         } else {
             Ok(())
         };
     }
-    let value = orkestrel_mcp::client::result_value(result).map_err(|e| e.to_string())?;
-    print_json(&value.unwrap_or(Value::Null))
+    let value = orkestrel_mcp::client::result_value(result)?;
+    Ok(print_json(&value.unwrap_or(Value::Null))?)
+}
+
+/// What kind of JSON value `value` is, for a message.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// `call --task`: the task's statuses on stderr as they change, then its result.

@@ -2,17 +2,20 @@
 //! a stdio server onto Streamable HTTP. (Loaded as a module by `entry.rs`, the binary's root,
 //! which compiles to an empty `main` on wasm32.)
 
+mod addr;
 mod bridge;
 mod bridge_config;
 mod builtin;
 mod client;
+mod error;
 mod skills;
 
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Args, Parser, Subcommand};
+use addr::BindAddr;
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use error::CliError;
 use orkestrel_mcp::native::endpoint::{cors_layer, Endpoint, EndpointOptions};
 use orkestrel_mcp::native::shutdown::serve_gracefully_with;
 use orkestrel_mcp::native::{http, stdio};
@@ -20,8 +23,11 @@ use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
 use tracing_subscriber::EnvFilter;
 
 /// Serve and call Model Context Protocol (MCP) servers.
+///
+/// Exit codes: 0 success, 1 a failure while running (unreachable server, failed tool, stdio
+/// server gone), 2 a mistake in the command line.
 #[derive(Parser)]
-#[command(name = "orkestrel-mcp", version, about)]
+#[command(name = "orkestrel-mcp", version, disable_help_subcommand = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,17 +55,41 @@ enum Command {
     ///
     /// `skills URL [--load URI [--file PATH]]` or `skills [--load …] -- COMMAND [ARGS…]`.
     Skills(skills::SkillsArgs),
+    /// Print this message or the help of the given subcommand (`help serve` is `serve --help`).
+    Help(HelpArgs),
+}
+
+#[derive(Args)]
+struct HelpArgs {
+    /// The subcommand whose help to print [default: this overview].
+    #[arg(value_name = "COMMAND")]
+    command: Option<String>,
+}
+
+impl Command {
+    /// The subcommand's name, as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Serve(_) => "serve",
+            Command::Tools(_) => "tools",
+            Command::Call(_) => "call",
+            Command::Bridge(_) => "bridge",
+            Command::Skills(_) => "skills",
+            Command::Help(_) => "help",
+        }
+    }
 }
 
 #[derive(Args)]
 struct ServeArgs {
-    /// Serve newline-delimited JSON-RPC on stdin/stdout (the default).
+    /// Serve newline-delimited JSON-RPC on stdin/stdout [default when --http is not given].
     #[arg(long, conflicts_with = "http")]
     stdio: bool,
-    /// Serve at ADDR, path /mcp: Streamable HTTP with sessions and resumable GET streams, and
-    /// WebSocket on the same port.
+    /// Serve at ADDR (HOST:PORT: an IP address or a name such as localhost), path /mcp:
+    /// Streamable HTTP with sessions and resumable GET streams, and WebSocket on the same port
+    /// [default ADDR: 127.0.0.1:3000].
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:3000")]
-    http: Option<SocketAddr>,
+    http: Option<BindAddr>,
     /// HTTP: no sessions (every POST stands alone; GET and DELETE answer 405).
     #[arg(long, requires = "http")]
     stateless: bool,
@@ -70,12 +100,12 @@ struct ServeArgs {
     /// Also allows the origin.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     cors: Vec<String>,
-    /// HTTP: allow requests with this Origin (exact scheme://host[:port]; repeatable). Without
-    /// any, a loopback bind allows loopback origins only, another bind same-origin only.
+    /// HTTP: allow requests with this Origin (exact scheme://host[:port]; repeatable)
+    /// [default: on a loopback bind loopback origins only, on another bind same-origin only].
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// HTTP: allow this Host header (host[:port]; repeatable), besides loopback names on a
-    /// loopback bind.
+    /// loopback bind [default: on a loopback bind loopback names only, on another bind any].
     #[arg(long, value_name = "HOST", requires = "http")]
     allow_host: Vec<String>,
     /// HTTP: open connections at most (HTTP, SSE and WebSocket alike); a new one beyond them
@@ -104,6 +134,10 @@ pub fn main() -> ExitCode {
         }))
         .init();
     let cli = Cli::parse();
+    if let Command::Help(args) = &cli.command {
+        return help(args.command.as_deref());
+    }
+    let name = cli.command.name();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -118,18 +152,49 @@ pub fn main() -> ExitCode {
             Command::Call(args) => client::call(args).await,
             Command::Bridge(args) => bridge::bridge(args).await,
             Command::Skills(args) => skills::skills(args).await,
+            Command::Help(_) => Ok(()),
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // Errors carry a peer's text (tool errors, server messages): never raw controls.
-            eprintln!(
-                "orkestrel-mcp: {}",
-                orkestrel_mcp::native::terminal::escape_controls(&e)
-            );
-            ExitCode::FAILURE
+        Err(e) => report(name, &e),
+    }
+}
+
+/// Print a failure on stderr and give its exit code. Errors carry a peer's text (tool errors,
+/// server messages) and the user's own: never raw controls. A usage error reads like clap's
+/// own (`error: …`, the subcommand's usage, the `--help` hint).
+fn report(subcommand: &str, error: &CliError) -> ExitCode {
+    let text = orkestrel_mcp::native::terminal::escape_controls(error.message());
+    match error {
+        CliError::Usage(_) => {
+            let mut root = Cli::command();
+            root.build();
+            let rendered = match root.find_subcommand_mut(subcommand) {
+                Some(command) => command.error(clap::error::ErrorKind::ValueValidation, &text),
+                None => root.error(clap::error::ErrorKind::ValueValidation, &text),
+            };
+            let _ = rendered.print();
         }
+        CliError::Runtime(_) => eprintln!("orkestrel-mcp: {text}"),
+    }
+    ExitCode::from(error.exit_code())
+}
+
+/// `help [COMMAND]`: what `orkestrel-mcp [COMMAND] --help` prints (an unknown command is a
+/// usage error, exit 2, with clap's suggestions).
+fn help(command: Option<&str>) -> ExitCode {
+    let argv = ["orkestrel-mcp"]
+        .into_iter()
+        .chain(command)
+        .chain(["--help"]);
+    match Cli::try_parse_from(argv) {
+        Err(e) => {
+            let _ = e.print();
+            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+        }
+        // Unreachable: `--help` always stops the parse.
+        Ok(_) => ExitCode::SUCCESS,
     }
 }
 
@@ -153,7 +218,7 @@ fn example_server() -> McpServer {
     server
 }
 
-async fn serve(args: ServeArgs) -> Result<(), String> {
+async fn serve(args: ServeArgs) -> Result<(), CliError> {
     let server = example_server();
     if let Some(dir) = &args.skills {
         let directory = orkestrel_mcp::native::skills::SkillDirectory::open(dir)
@@ -167,9 +232,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     match args.http {
         Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let listener = addr.bind().await?;
             let local = listener.local_addr().map_err(|e| e.to_string())?;
             let mut options = EndpointOptions::for_bind(local);
             if args.stateless {
@@ -194,7 +257,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             if !args.allow_host.is_empty() {
                 options.security.allowed_hosts = Some(args.allow_host.clone());
             }
-            let endpoint = Endpoint::new(server, options).map_err(|e| e.to_string())?;
+            // A bad --allow-origin / --cors origin: the command line's.
+            let endpoint =
+                Endpoint::new(server, options).map_err(|e| CliError::usage(e.to_string()))?;
             let signal = shutdown_signal();
             tracing::info!(
                 "serving MCP at http://{local}{} (Streamable HTTP{}{})",
@@ -218,7 +283,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                 let service = endpoint.clone();
                 serve_gracefully_with(listener, endpoint, service, signal, drain, serving).await
             } else {
-                let cors = cors_layer(&args.cors).map_err(|e| e.to_string())?;
+                let cors = cors_layer(&args.cors).map_err(|e| CliError::usage(e.to_string()))?;
                 let service = tower_layer::Layer::layer(&cors, endpoint.clone());
                 serve_gracefully_with(listener, endpoint, service, signal, drain, serving).await
             }
@@ -230,7 +295,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             let signal = shutdown_signal();
             tracing::info!("serving MCP over stdio");
             tokio::select! {
-                result = stdio::serve_stdio(server) => result.map_err(|e| format!("stdio: {e}")),
+                result = stdio::serve_stdio(server) => result.map_err(|e| format!("stdio: {e}").into()),
                 () = signal => Ok(()),
             }
         }

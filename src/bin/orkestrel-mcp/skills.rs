@@ -7,6 +7,7 @@ use clap::Args;
 use orkestrel_mcp::native::terminal::escape_controls;
 
 use super::client::{connected, print_json, target, ConnectArgs};
+use super::error::CliError;
 
 #[derive(Args)]
 pub struct SkillsArgs {
@@ -30,13 +31,13 @@ pub struct SkillsArgs {
 /// `skills TARGET`: the entries (`skills/list`, all pages) as a JSON array, no file fetched;
 /// `--load URI [--file PATH]`: one verified file on stdout (a failed verification is an error
 /// naming the file and what differs, and nothing is printed).
-pub async fn skills(args: SkillsArgs) -> Result<(), String> {
-    let target = target(args.url.as_deref(), &args.command)?;
+pub async fn skills(args: SkillsArgs) -> Result<(), CliError> {
+    let target = target(args.url.as_deref(), &args.command).map_err(CliError::Usage)?;
     let client = connected(&target, &args.connect).await?;
     let outcome = run(&client, &args).await;
     client.disconnect().await;
     match outcome? {
-        Output::Entries(entries) => print_json(&entries),
+        Output::Entries(entries) => print_json(&entries)?,
         Output::Bytes(bytes) => {
             // To a terminal, text is written with its controls escaped; to a file or a pipe, the
             // verified bytes as they are.
@@ -48,9 +49,10 @@ pub async fn skills(args: SkillsArgs) -> Result<(), String> {
                 _ => out.write_all(&bytes),
             }
             .and_then(|()| out.flush())
-            .map_err(|e| format!("cannot write to stdout: {e}"))
+            .map_err(|e| format!("cannot write to stdout: {e}"))?
         }
     }
+    Ok(())
 }
 
 enum Output {
@@ -58,21 +60,20 @@ enum Output {
     Bytes(Vec<u8>),
 }
 
-async fn run(client: &orkestrel_mcp::McpClient, args: &SkillsArgs) -> Result<Output, String> {
+async fn run(client: &orkestrel_mcp::McpClient, args: &SkillsArgs) -> Result<Output, CliError> {
     let Some(uri) = &args.load else {
-        let entries = client.list_skills().await.map_err(|e| e.to_string())?;
-        return serde_json::to_value(entries)
+        let entries = client.list_skills().await?;
+        return Ok(serde_json::to_value(entries)
             .map(Output::Entries)
-            .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string())?);
     };
-    let entry = client.get_skill(uri).await.map_err(|e| e.to_string())?;
-    let loaded = client.load_skill(&entry).await.map_err(|e| e.to_string())?;
+    let entry = client.get_skill(uri).await?;
+    let loaded = client.load_skill(&entry).await?;
     match &args.file {
         None => Ok(Output::Bytes(loaded.skill_md.into_bytes())),
-        Some(path) => client
+        Some(path) => Ok(client
             .read_skill_file(&entry, path)
             .await
-            .map(Output::Bytes)
-            .map_err(|e| e.to_string()),
+            .map(Output::Bytes)?),
     }
 }

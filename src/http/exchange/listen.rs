@@ -103,6 +103,9 @@ impl Listen {
             (Phase::Requesting, Input::Failed(e)) => {
                 self.stop(Some(format!("the server's GET stream failed: {e}")))
             }
+            (Phase::Requesting, Input::Refused(addr)) => self.stop(Some(format!(
+                "the server's GET stream failed: connection refused: {addr}"
+            ))),
             (Phase::Reading, Input::Chunk(chunk)) => {
                 for event in self.decoder.push(chunk) {
                     self.got = true;

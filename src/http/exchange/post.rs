@@ -191,6 +191,11 @@ impl Exchange {
                 let text = format!("POST {} failed: {e}", self.endpoint.url);
                 self.finish(Err(ClientError::Transport(text)))
             }
+            (Phase::Posting, Input::Refused(addr)) => {
+                self.finish(Err(ClientError::ConnectionRefused {
+                    addr: addr.to_owned(),
+                }))
+            }
             (Phase::Authorizing { status, headers }, Input::Token(token)) => match token {
                 Some(token) => {
                     self.token = Some(token.to_owned());
@@ -278,6 +283,12 @@ impl Exchange {
                 self.last_error = Some(ClientError::Transport(format!(
                     "resuming with GET failed: {e}"
                 )));
+                self.resume()
+            }
+            (Phase::Resuming, Input::Refused(addr)) => {
+                self.last_error = Some(ClientError::ConnectionRefused {
+                    addr: addr.to_owned(),
+                });
                 self.resume()
             }
             (phase, input) => {

@@ -268,7 +268,10 @@ impl Shared {
                                 headers: &headers,
                             })
                         }
-                        Err(e) => machine.handle(Input::Failed(&e.to_string())),
+                        Err(e) => match super::refused_addr(&self.uri.to_string(), &e) {
+                            Some(addr) => machine.handle(Input::Refused(&addr)),
+                            None => machine.handle(Input::Failed(&super::error_chain(&e))),
+                        },
                     }
                 }
                 Step::Read => match body.as_mut() {

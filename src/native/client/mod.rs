@@ -69,9 +69,86 @@ pub fn transport_for(target: &Target) -> Result<Arc<dyn ClientTransport>, Client
     })
 }
 
+/// The `host:port` a refused connection to `url` was aimed at, when `error` or one of its
+/// sources is an [`std::io::Error`] of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
+/// (hyper's connect error wraps one; tungstenite's `Io` is one): both transports report it as
+/// [`ClientError::ConnectionRefused`] with this address. The port is the scheme's default
+/// (80, or 443 for `https` / `wss`) when the URL names none.
+pub(crate) fn refused_addr(url: &str, error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(error);
+    let refused = std::iter::from_fn(|| {
+        let this = cause?;
+        cause = this.source();
+        Some(this)
+    })
+    .any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    });
+    if !refused {
+        return None;
+    }
+    let uri: hyper::Uri = url.parse().ok()?;
+    let host = uri.host()?;
+    let secure = matches!(uri.scheme_str(), Some(s) if s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("wss"));
+    let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+    Some(format!("{host}:{port}"))
+}
+
+/// `error` and each of its sources, joined with `": "` (hyper's `client error (Connect)` says
+/// what failed only in its sources: `dns error: …`, `tcp connect error: …`).
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let next = e.to_string();
+        // Some errors repeat their source's text in their own.
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = e.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_connection_is_found_in_the_error_chain() {
+        #[derive(Debug)]
+        struct Wrapper(std::io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("client error (Connect)")
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(
+            refused_addr("http://127.0.0.1:1/mcp", &Wrapper(refused())).as_deref(),
+            Some("127.0.0.1:1")
+        );
+        assert_eq!(
+            refused_addr("ws://localhost/mcp", &refused()).as_deref(),
+            Some("localhost:80")
+        );
+        assert_eq!(
+            refused_addr("wss://[::1]/mcp", &refused()).as_deref(),
+            Some("[::1]:443")
+        );
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            refused_addr("http://127.0.0.1:1/mcp", &Wrapper(reset)),
+            None
+        );
+    }
 
     #[test]
     fn targets_are_classified_by_scheme() {

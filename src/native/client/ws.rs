@@ -145,7 +145,11 @@ impl WsTransport {
         .await;
         #[cfg(not(feature = "tls"))]
         let connected = tokio_tungstenite::connect_async(request).await;
-        let (socket, response) = connected.map_err(|e| fail(format!("handshake failed: {e}")))?;
+        let (socket, response) =
+            connected.map_err(|e| match super::refused_addr(&self.url, &e) {
+                Some(addr) => ClientError::ConnectionRefused { addr },
+                None => fail(format!("handshake failed: {e}")),
+            })?;
         let chosen = response
             .headers()
             .get("sec-websocket-protocol")

@@ -88,6 +88,15 @@ fn the_get_stream_gives_up_when_idle_or_refused() {
             "the server's GET stream failed: refused".into()
         ))
     );
+    let mut listen = ep.listen();
+    sent(listen.start());
+    done(listen.handle(Input::Refused("127.0.0.1:9"))).unwrap();
+    assert_eq!(
+        listen.poll_event(),
+        Some(Event::Problem(
+            "the server's GET stream failed: connection refused: 127.0.0.1:9".into()
+        ))
+    );
 }
 
 #[test]

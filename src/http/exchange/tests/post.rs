@@ -352,6 +352,18 @@ fn other_statuses_are_typed_errors_with_the_body_text() {
             "POST http://127.0.0.1:9/mcp failed: connection refused".into()
         ))
     );
+    // A refused connection is typed: the same error as the WebSocket transport's.
+    let mut ex = ep.exchange(&request(1, "ping"), None);
+    assert_eq!(
+        done(sent_then(
+            ex.start(),
+            &mut ex,
+            Input::Refused("127.0.0.1:9")
+        )),
+        Err(ClientError::ConnectionRefused {
+            addr: "127.0.0.1:9".into()
+        })
+    );
 }
 
 fn sent_then(first: Step, ex: &mut Exchange, input: Input<'_>) -> Step {
@@ -464,7 +476,7 @@ fn a_broken_stream_and_a_failed_resume_are_retried() {
     );
     sent(ex.handle(Input::Waited));
     assert_eq!(
-        ex.handle(Input::Failed("refused")),
+        ex.handle(Input::Refused("127.0.0.1:9")),
         Step::Wait(Duration::from_millis(10))
     );
     sent(ex.handle(Input::Waited));

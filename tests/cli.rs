@@ -1,0 +1,312 @@
+//! The `orkestrel-mcp` command line as a newcomer meets it: exit codes (2 for a mistake in the
+//! command line, like clap's own, 1 for a failure while running), `--http` with a host name,
+//! one message for a refused connection whatever the scheme, `help`, and the defaults `--help`
+//! shows.
+
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+mod support;
+
+use serde_json::json;
+use support::client::{http_client_to, options, ws_client_to};
+use support::json::initialize;
+use support::server::{our_http_server, run_bin, spawn_listening, BIN};
+use support::{post, HANG_GUARD};
+use tokio::time::timeout;
+
+/// A loopback port nothing listens on: bound, then released.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Assert a usage error: exit 2, printed like clap's (`error: …`, the usage, the hint).
+#[track_caller]
+fn assert_usage(ran: &support::server::Ran, says: &str, usage: &str) {
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    assert!(ran.stderr.starts_with("error: "), "{ran:?}");
+    assert!(ran.stderr.contains(says), "{ran:?}");
+    assert!(ran.stderr.contains(usage), "{ran:?}");
+    assert!(
+        ran.stderr.contains("For more information, try '--help'."),
+        "{ran:?}"
+    );
+    assert_eq!(ran.stdout, "", "{ran:?}");
+}
+
+#[tokio::test]
+async fn a_mistake_in_the_command_line_exits_2_like_clap() {
+    let refused = format!("http://127.0.0.1:{}/mcp", closed_port());
+    // clap's own: an unknown option.
+    let ran = run_bin(&["tools", "--nope"]).await;
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    let tools = "Usage: orkestrel-mcp tools";
+    let call = "Usage: orkestrel-mcp call";
+    assert_usage(&run_bin(&["tools"]).await, "missing target", tools);
+    assert_usage(
+        &run_bin(&["skills"]).await,
+        "missing target",
+        "Usage: orkestrel-mcp skills",
+    );
+    assert_usage(
+        &run_bin(&["tools", &refused, "--", BIN, "serve"]).await,
+        "give either a URL or `-- COMMAND`, not both",
+        tools,
+    );
+    assert_usage(
+        &run_bin(&["tools", "ftp://h/mcp"]).await,
+        "not an http://",
+        tools,
+    );
+    assert_usage(
+        &run_bin(&["tools", "-H", "no colon", &refused]).await,
+        "bad header",
+        tools,
+    );
+    assert_usage(
+        &run_bin(&["call", "echo"]).await,
+        "missing the tool name",
+        call,
+    );
+    assert_usage(
+        &run_bin(&["call", "a", "b", "--", BIN, "serve"]).await,
+        "give only the tool name",
+        call,
+    );
+    // `--args` is checked before any connection: the refused URL is never tried.
+    assert_usage(
+        &run_bin(&["call", &refused, "echo", "--args", "{"]).await,
+        "--args is not JSON",
+        call,
+    );
+    assert_usage(
+        &run_bin(&["call", &refused, "echo", "--args", "[1]"]).await,
+        "--args must be a JSON object",
+        call,
+    );
+    assert_usage(
+        &run_bin(&["serve", "--http", "127.0.0.1:0", "--cors", "not an origin"]).await,
+        "not an origin",
+        "Usage: orkestrel-mcp serve",
+    );
+    // A listen address that is not HOST:PORT, or a name that resolves to nothing.
+    let ran = run_bin(&["serve", "--http", "localhost"]).await;
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    assert!(ran.stderr.contains("expected HOST:PORT"), "{ran:?}");
+    for command in ["serve", "bridge"] {
+        let mut args = vec![command, "--http", "no-such-host.invalid:3000"];
+        if command == "bridge" {
+            args.extend(["--", BIN, "serve", "--stdio"]);
+        }
+        let ran = run_bin(&args).await;
+        assert_eq!(ran.code, Some(2), "{ran:?}");
+        assert!(
+            ran.stderr.contains("cannot resolve no-such-host.invalid"),
+            "{ran:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_failure_while_running_exits_1() {
+    let (url, _server) = our_http_server().await;
+    let ran = run_bin(&["call", &url, "fail", "--args", r#"{"message":"nope"}"#]).await;
+    assert_eq!((ran.code, ran.stdout.as_str()), (Some(1), ""), "{ran:?}");
+    assert_eq!(ran.stderr, "orkestrel-mcp: nope\n");
+    let ran = run_bin(&["call", &url, "fail", "--raw"]).await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(ran.stderr.contains("tool fail failed"), "{ran:?}");
+    // The server's answer to an unknown tool is not the command line's mistake.
+    let ran = run_bin(&["call", &url, "no-such-tool"]).await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    let ran = run_bin(&["tools", "--", "/nonexistent/server"]).await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(ran.stderr.starts_with("orkestrel-mcp: "), "{ran:?}");
+    // The port is taken: a runtime failure.
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let ran = run_bin(&["serve", "--http", &addr]).await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(
+        ran.stderr.contains(&format!("cannot listen on {addr}")),
+        "{ran:?}"
+    );
+    // And success is 0.
+    let ran = run_bin(&["call", &url, "echo", "--args", r#"{"text":"hi"}"#]).await;
+    assert_eq!(
+        (ran.code, ran.stdout.trim()),
+        (Some(0), r#""hi""#),
+        "{ran:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_reads_the_same_over_http_and_websocket() {
+    let port = closed_port();
+    let expected = format!("orkestrel-mcp: connection refused: 127.0.0.1:{port}\n");
+    for scheme in ["http", "ws"] {
+        let url = format!("{scheme}://127.0.0.1:{port}/mcp");
+        for era in ["auto", "legacy", "modern"] {
+            let ran = run_bin(&["tools", &url, "--era", era]).await;
+            assert_eq!(ran.code, Some(1), "{ran:?}");
+            assert_eq!(ran.stderr, expected, "{scheme} {era}");
+        }
+        let ran = run_bin(&["call", &url, "echo"]).await;
+        assert_eq!(
+            (ran.code, ran.stderr.as_str()),
+            (Some(1), expected.as_str())
+        );
+    }
+    // The address is the URL's host and port, a name as given.
+    let ran = run_bin(&["tools", &format!("http://localhost:{port}/mcp")]).await;
+    assert_eq!(
+        ran.stderr,
+        format!("orkestrel-mcp: connection refused: localhost:{port}\n")
+    );
+}
+
+#[tokio::test]
+async fn serve_http_listens_on_a_host_name_with_the_loopback_defaults() {
+    let (url, _server) = spawn_listening(&["serve", "--http", "localhost:0"], "info").await;
+    // It reports the address it bound: a loopback one.
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap_or_else(|e| panic!("{url}: {e}"));
+    assert!(addr.ip().is_loopback(), "{url}");
+    // A client reaches it by the name too.
+    let by_name = format!("http://localhost:{}/mcp", addr.port());
+    for client in [
+        http_client_to(&url, options()),
+        http_client_to(&by_name, options()),
+        ws_client_to(&by_name, options()),
+    ] {
+        timeout(HANG_GUARD, async {
+            client.connect().await.unwrap();
+            assert_eq!(
+                client.call("echo", json!({"text":"hi"})).await.unwrap(),
+                Some(json!("hi"))
+            );
+            client.disconnect().await;
+        })
+        .await
+        .unwrap();
+    }
+    // The DNS-rebinding defaults of a loopback bind hold: a foreign Host or Origin is refused.
+    let init = initialize(1, "2025-06-18");
+    let ok = post(
+        addr,
+        &[("host", &format!("localhost:{}", addr.port()))],
+        &init,
+    )
+    .await;
+    assert_eq!(ok.status, 200, "{ok:?}");
+    let host = post(addr, &[("host", "evil.example")], &init).await;
+    assert_eq!(host.status, 403, "{host:?}");
+    let origin = post(addr, &[("origin", "http://evil.example")], &init).await;
+    assert_eq!(origin.status, 403, "{origin:?}");
+}
+
+#[tokio::test]
+async fn bridge_http_listens_on_a_host_name() {
+    let (url, _bridge) = spawn_listening(
+        &[
+            "bridge",
+            "--http",
+            "localhost:0",
+            "--",
+            BIN,
+            "serve",
+            "--stdio",
+        ],
+        "warn",
+    )
+    .await;
+    let port = url.rsplit_once(':').unwrap().1.trim_end_matches("/mcp");
+    let client = http_client_to(&format!("http://localhost:{port}/mcp"), options());
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(
+            client.call("add", json!({"a":2,"b":3})).await.unwrap(),
+            Some(json!(5))
+        );
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn help_works_as_a_subcommand_and_for_itself() {
+    let ran = run_bin(&["help", "--help"]).await;
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert!(
+        ran.stdout.contains("Usage: orkestrel-mcp help [COMMAND]"),
+        "{ran:?}"
+    );
+    let overview = run_bin(&["--help"]).await;
+    let ran = run_bin(&["help"]).await;
+    assert_eq!((ran.code, &ran.stdout), (Some(0), &overview.stdout));
+    assert!(
+        overview.stdout.contains("Exit codes: 0 success"),
+        "{overview:?}"
+    );
+    for command in ["serve", "tools", "call", "bridge", "skills", "help"] {
+        let ran = run_bin(&["help", command]).await;
+        let direct = run_bin(&[command, "--help"]).await;
+        assert_eq!(
+            (ran.code, &ran.stdout),
+            (Some(0), &direct.stdout),
+            "{command}"
+        );
+    }
+    let ran = run_bin(&["help", "nosuch"]).await;
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    assert!(
+        ran.stderr.contains("unrecognized subcommand 'nosuch'"),
+        "{ran:?}"
+    );
+}
+
+#[tokio::test]
+async fn help_shows_every_default() {
+    let help = |command: &'static str| async move {
+        let ran = run_bin(&[command, "--help"]).await;
+        assert_eq!(ran.code, Some(0), "{ran:?}");
+        ran.stdout
+    };
+    let serve = help("serve").await;
+    for shown in [
+        "[default when --http is not given]",
+        "[default ADDR: 127.0.0.1:3000]",
+        "[default: 1024]",
+        "[default: 10]",
+        "[default: on a loopback bind loopback origins only",
+        "[default: on a loopback bind loopback names only",
+    ] {
+        assert!(
+            serve.contains(shown),
+            "serve --help lacks {shown:?}:\n{serve}"
+        );
+    }
+    let bridge = help("bridge").await;
+    for shown in [
+        "[default: 127.0.0.1:3000]",
+        "[default: 30000]",
+        "[default: auto]",
+    ] {
+        assert!(
+            bridge.contains(shown),
+            "bridge --help lacks {shown:?}:\n{bridge}"
+        );
+    }
+    for command in ["tools", "call", "skills"] {
+        let text = help(command).await;
+        assert!(text.contains("[default: 30000]"), "{command}:\n{text}");
+        assert!(text.contains("[default: auto]"), "{command}:\n{text}");
+    }
+    assert!(help("call").await.contains("[default: {}]"));
+}
