@@ -121,6 +121,9 @@ struct Inner {
     filter: NameFilter,
     targets: Mutex<Vec<Target>>,
     changes: Mutex<Option<mpsc::Receiver<ListKind>>>,
+    /// The last listing of each kind (tools, prompts, resources), as JSON text: a sync that
+    /// finds the same announces nothing.
+    listed: Mutex<[Option<String>; 3]>,
 }
 
 /// An upstream server re-served through target servers (cheap to clone).
@@ -156,6 +159,7 @@ impl Gateway {
             filter,
             targets: Mutex::new(Vec::new()),
             changes: Mutex::new(Some(rx)),
+            listed: Mutex::new([None, None, None]),
         });
         let weak = Arc::downgrade(&inner);
         let tx = Mutex::new(tx);
@@ -244,6 +248,8 @@ impl Gateway {
             prefix: prefix.to_owned(),
             owned: Owned::default(),
         });
+        // The new target's clients hear of everything it now serves.
+        *lock(&self.inner.listed) = [None, None, None];
         self.sync().await
     }
 
@@ -315,6 +321,10 @@ impl Gateway {
             });
             match self.inner.client.listen(filter).await {
                 Ok(mut subscription) => {
+                    // What changed before the stream opened is listed now.
+                    if let Err(e) = self.sync().await {
+                        tracing::warn!(error = %e, "gateway: could not list the upstream again");
+                    }
                     while let Some(n) = subscription.next().await {
                         if let Some(kind) = list_kind(&n.method) {
                             if let Err(e) = self.sync_kind(kind).await {
@@ -394,6 +404,7 @@ impl Gateway {
                     Vec::new()
                 };
                 tools.retain(|t| admits(&t.name));
+                let changed = self.changed(0, serde_json::to_string(&tools).unwrap_or_default());
                 let mut targets = lock(&self.inner.targets);
                 for target in targets.iter_mut() {
                     let mut now = HashSet::new();
@@ -413,7 +424,9 @@ impl Gateway {
                     }
                     synced.tools += now.len();
                     target.owned.tools = now;
-                    target.server.notify_list_changed(ListKind::Tools);
+                    if changed {
+                        target.server.notify_list_changed(ListKind::Tools);
+                    }
                 }
             }
             ListKind::Prompts => {
@@ -423,6 +436,7 @@ impl Gateway {
                     Vec::new()
                 };
                 let prompts: Vec<_> = prompts.into_iter().filter(|p| admits(&p.name)).collect();
+                let changed = self.changed(1, serde_json::to_string(&prompts).unwrap_or_default());
                 let mut targets = lock(&self.inner.targets);
                 for target in targets.iter_mut() {
                     let mut now = HashSet::new();
@@ -447,7 +461,9 @@ impl Gateway {
                     }
                     synced.prompts += now.len();
                     target.owned.prompts = now;
-                    target.server.notify_list_changed(ListKind::Prompts);
+                    if changed {
+                        target.server.notify_list_changed(ListKind::Prompts);
+                    }
                 }
             }
             ListKind::Resources => {
@@ -460,6 +476,8 @@ impl Gateway {
                     } else {
                         (Vec::new(), Vec::new())
                     };
+                let listing = serde_json::to_string(&(&resources, &templates)).unwrap_or_default();
+                let changed = self.changed(2, listing);
                 let mut targets = lock(&self.inner.targets);
                 for target in targets.iter_mut() {
                     let registry = target.server.resources().clone();
@@ -498,11 +516,21 @@ impl Gateway {
                     }
                     synced.templates += now.len();
                     target.owned.templates = now;
-                    target.server.notify_list_changed(ListKind::Resources);
+                    if changed {
+                        target.server.notify_list_changed(ListKind::Resources);
+                    }
                 }
             }
         }
         Ok(synced)
+    }
+
+    /// Record the listing of kind `slot`; whether it differs from the last one.
+    fn changed(&self, slot: usize, listing: String) -> bool {
+        let mut listed = lock(&self.inner.listed);
+        let changed = listed[slot].as_deref() != Some(listing.as_str());
+        listed[slot] = Some(listing);
+        changed
     }
 
     /// Pass an upstream notification that is not a list change on.

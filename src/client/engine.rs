@@ -81,10 +81,18 @@ impl Drop for PendingGuard<'_> {
         let abandoned = {
             let mut state = self.inner.lock();
             let connected = state.phase == Phase::Connected;
-            state
+            let abandoned = state
                 .pending
                 .remove(&self.id)
-                .filter(|p| connected && p.method != "initialize")
+                .filter(|p| connected && p.method != "initialize");
+            if abandoned.is_some() {
+                // Its answer may still come (spec: cancellation races the response).
+                state.expired.push_back(self.id);
+                if state.expired.len() > EXPIRED_MEMORY {
+                    state.expired.pop_front();
+                }
+            }
+            abandoned
         };
         if abandoned.is_some() {
             self.inner
@@ -406,7 +414,7 @@ impl Inner {
                 );
             }
             (None, _) if late => {
-                tracing::debug!(id = ?response.id, "mcp client: ignored a reply that came after its deadline");
+                tracing::debug!(id = ?response.id, "mcp client: ignored a reply that came after its deadline or cancellation");
             }
             (None, Err(error)) if response.id.is_none() => {
                 tracing::warn!(%error, "mcp client: error response with a null id");

@@ -39,10 +39,10 @@ pub struct BridgeArgs {
     /// server) or `--config FILE` (several) instead.
     url: Option<String>,
     /// Serve downstream at ADDR: Streamable HTTP with sessions at /mcp and WebSocket on the
-    /// same path (with --config also /servers/NAME/mcp), /healthz and /status. The default
-    /// downstream, at 127.0.0.1:3000.
-    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
-    http: Option<BindAddr>,
+    /// same path (with --config also /servers/NAME/mcp), /healthz and /status (the default
+    /// downstream). A host name resolves.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_HTTP, conflicts_with = "stdio")]
+    http: BindAddr,
     /// Serve downstream on this process's stdin/stdout instead (for a host that only speaks
     /// stdio reaching a remote server).
     #[arg(long)]
@@ -458,10 +458,7 @@ fn endpoint(
 
 /// Listen at `--http` (or the default address).
 async fn listen(args: &BridgeArgs) -> Result<tokio::net::TcpListener, String> {
-    match &args.http {
-        Some(addr) => addr.bind().await,
-        None => DEFAULT_HTTP.parse::<BindAddr>()?.bind().await,
-    }
+    args.http.bind().await
 }
 
 type Status = Arc<dyn Fn() -> Value + Send + Sync>;
