@@ -120,6 +120,60 @@ else
   bad "bridge" "the bridge did not listen on $port"
 fi
 
+# 5b. The bridge in other directions, between peers we did not write: the Python SDK's HTTP
+#     server (2026-07-28) re-served on stdio to our client-tour (resources, prompts, progress) and
+#     to a handshake-era call; and --config with server-everything, the Python server and a
+#     broken command behind one endpoint (prefixed names, /servers/NAME/mcp for the TS SDK
+#     client, the broken one in /status).
+port=$(free_port)
+"$PY" "$DIR/py_server.py" http "$port" >/dev/null 2>&1 &
+PIDS+=($!)
+if wait_port "$port"; then
+  pyurl="http://127.0.0.1:$port/mcp"
+  if [ -x "$TOUR" ]; then
+    expect "bridge: python/http → stdio → client-tour" "$TOUR_WANT" "$(tour -- "$BIN" bridge --stdio "$pyurl")"
+  fi
+  expect "bridge: python/http → stdio → a handshake-era call" '"Hello, bridge!"' \
+    "$(quiet "${T[@]}" "$BIN" call --era legacy greet --args '{"name":"bridge"}' -- "$BIN" bridge --stdio "$pyurl")"
+  cfg="$DIR/.bridge-config.json"
+  cat >"$cfg" <<JSON
+{"mcpServers": {
+  "everything": {"command": "node", "args": ["--require", "$DIR/loopback.cjs", "$DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]},
+  "py": {"type": "http", "url": "$pyurl"},
+  "broken": {"command": "/nonexistent/mcp-server"}}}
+JSON
+  gport=$(free_port)
+  "$BIN" bridge --http "127.0.0.1:$gport" --config "$cfg" >/dev/null 2>&1 &
+  PIDS+=($!)
+  if wait_port "$gport" && "$PY" - "$gport" <<'PY'
+import json, sys, time, urllib.request
+for _ in range(200):
+    try:
+        status = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status", timeout=2))
+        by = {u["name"]: u for u in status["upstreams"]}
+        if status["up"] == 2 and by["broken"]["state"] != "up" and "nonexistent" in (by["broken"]["lastError"] or ""):
+            sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
+  then
+    ok "bridge --config: two upstreams up, the broken one reported in /status"
+    gurl="http://127.0.0.1:$gport/mcp"
+    has_tools "bridge --config: prefixed names on /mcp" "$(quiet "${T[@]}" "$BIN" tools "$gurl")" everything__echo everything__get-sum py__add py__greet
+    expect "bridge --config: everything__echo routed" '"Echo: merged"' "$(quiet "${T[@]}" "$BIN" call "$gurl" everything__echo --args '{"message":"merged"}')"
+    expect "bridge --config: py__add routed" "5" "$(quiet "${T[@]}" "$BIN" call "$gurl" py__add --args '{"a":2,"b":3}')"
+    if res=$("${T[@]}" node "$DIR/bridge_client.mjs" "http://127.0.0.1:$gport/servers/everything/mcp" 2>&1); then
+      ok "bridge --config: TS SDK client on /servers/everything/mcp ($res)"; else bad "bridge --config: TS SDK client" "$res"; fi
+  else
+    bad "bridge --config" "the bridge did not bring up its upstreams on $gport"
+  fi
+  rm -f "$cfg"
+else
+  bad "bridge: python/http" "the server did not listen on $port"
+fi
+
 # 6. Eras (issue 8): auto mode reaches 2026-07-28 with the Python SDK 2.x server and falls back to
 #    the handshake with server-everything (TypeScript SDK 1.x); --era legacy skips the probe.
 era_of() { RUST_LOG=orkestrel_mcp::client=debug "${T[@]}" "$BIN" tools "$@" 2>&1 >/dev/null | grep -o "speaking the [a-z]* era" | head -1; }
