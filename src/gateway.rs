@@ -118,6 +118,8 @@ struct Inner {
     /// The last listing of each kind (tools, prompts, resources), as JSON text: a sync that
     /// finds the same announces nothing.
     listed: Mutex<[Option<String>; 3]>,
+    /// [`Gateway::set_call_log`]'s label.
+    call_log: Mutex<Option<String>>,
 }
 
 /// An upstream server re-served through target servers (cheap to clone).
@@ -154,6 +156,7 @@ impl Gateway {
             targets: Mutex::new(Vec::new()),
             changes: Mutex::new(Some(rx)),
             listed: Mutex::new([None, None, None]),
+            call_log: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
         let tx = Mutex::new(tx);
@@ -163,6 +166,12 @@ impl Gateway {
             }
         });
         Gateway { inner }
+    }
+
+    /// Log each call through this gateway at info (`label`, method, name, milliseconds,
+    /// outcome) — `bridge --log-calls`; `None` stops it.
+    pub fn set_call_log(&self, label: Option<String>) {
+        *lock(&self.inner.call_log) = label;
     }
 
     /// How many tools this gateway re-serves (the most over its targets).

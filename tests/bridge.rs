@@ -393,3 +393,173 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
     .unwrap();
     let _ = std::fs::remove_file(&path);
 }
+
+/// The servers of a `--config` file: each name a `serve --stdio` of ours.
+fn ours(names: &[&str]) -> String {
+    let servers: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| {
+            (
+                (*n).to_owned(),
+                json!({"command": BIN, "args": ["serve", "--stdio"], "env": {"RUST_LOG": "warn"}}),
+            )
+        })
+        .collect();
+    json!({ "mcpServers": servers }).to_string()
+}
+
+#[tokio::test]
+async fn sighup_reloads_the_config_touching_only_the_servers_that_changed() {
+    use tokio::io::AsyncBufReadExt;
+    let path = std::env::temp_dir().join(format!("orkestrel-reload-{}.json", std::process::id()));
+    std::fs::write(&path, ours(&["a"])).unwrap();
+    let mut bridge = tokio::process::Command::new(BIN)
+        .args([
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--log-calls",
+            "--config",
+            path.to_str().unwrap(),
+        ])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let url = timeout(HANG_GUARD, async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("a serving line");
+            if let Some(i) = line.find("http://") {
+                return line[i..].split_whitespace().next().unwrap().to_owned();
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let kept = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            kept.lock().unwrap().push_str(&(line + "\n"));
+        }
+    });
+    let status_of = |name: &'static str| {
+        let url = url.clone();
+        async move {
+            let (_, status) = get(&url, "/status").await;
+            status["upstreams"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|u| u["name"] == name)
+                .cloned()
+        }
+    };
+    support::eventually_async(HANG_GUARD, "a is up", || async {
+        status_of("a").await.is_some_and(|a| a["state"] == "up")
+    })
+    .await;
+    let merged = http_client_to(&url, era_options(ClientEra::Legacy));
+    merged.connect().await.unwrap();
+    assert_eq!(
+        merged
+            .call("a__echo", json!({"text": "before"}))
+            .await
+            .unwrap(),
+        Some(json!("before"))
+    );
+    eventually(HANG_GUARD, "--log-calls logs the call", || {
+        let log = log.lock().unwrap();
+        log.lines()
+            .any(|l| l.contains("call: ok") && l.contains("server=a") && l.contains("echo"))
+    })
+    .await;
+
+    // b added, a unchanged: a goes on (same process, its call count kept), b comes up.
+    std::fs::write(&path, ours(&["a", "b"])).unwrap();
+    let pid = nix::unistd::Pid::from_raw(bridge.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    support::eventually_async(HANG_GUARD, "b comes up", || async {
+        status_of("b").await.is_some_and(|b| b["state"] == "up")
+    })
+    .await;
+    let a = status_of("a").await.unwrap();
+    assert_eq!(
+        (a["calls"].as_u64(), a["restarts"].as_u64()),
+        (Some(1), Some(0)),
+        "{a}"
+    );
+    assert_eq!(
+        merged
+            .call("b__echo", json!({"text": "new"}))
+            .await
+            .unwrap(),
+        Some(json!("new"))
+    );
+
+    // a removed: its names leave /mcp, b goes on; a broken file changes nothing.
+    std::fs::write(&path, ours(&["b"])).unwrap();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    support::eventually_async(HANG_GUARD, "a leaves", || async {
+        status_of("a").await.is_none()
+    })
+    .await;
+    let names: Vec<String> = merged
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with("a__")) && names.contains(&"b__echo".to_owned()),
+        "{names:?}"
+    );
+    std::fs::write(&path, "{ not json").unwrap();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    eventually(HANG_GUARD, "the broken file is reported", || {
+        log.lock().unwrap().contains("config not reloaded")
+    })
+    .await;
+    assert!(status_of("b").await.is_some_and(|b| b["state"] == "up"));
+    merged.disconnect().await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn watch_reloads_the_config_when_the_file_changes() {
+    let path = std::env::temp_dir().join(format!("orkestrel-watch-{}.json", std::process::id()));
+    std::fs::write(&path, ours(&["a"])).unwrap();
+    let (url, _bridge) = spawn_listening(
+        &[
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--watch",
+            "--config",
+            path.to_str().unwrap(),
+        ],
+        "warn",
+    )
+    .await;
+    let names = |status: &Value| -> Vec<String> {
+        status["upstreams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    support::eventually_async(HANG_GUARD, "a listed", || async {
+        names(&get(&url, "/status").await.1) == ["a"]
+    })
+    .await;
+    std::fs::write(&path, ours(&["a", "c"])).unwrap();
+    support::eventually_async(HANG_GUARD, "c listed without a signal", || async {
+        names(&get(&url, "/status").await.1) == ["a", "c"]
+    })
+    .await;
+    let _ = std::fs::remove_file(&path);
+}

@@ -15,7 +15,7 @@ use crate::primitives::resources::{
 use crate::protocol::{ToolDescriptor, ToolResult};
 use crate::server::context::RequestContext;
 use crate::server::ListKind;
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcNotification};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification};
 use crate::Tool;
 
 impl Gateway {
@@ -184,6 +184,7 @@ impl Gateway {
         ctx: RequestContext,
     ) -> Result<ToolResult, ErrorObject> {
         let client = self.inner.client.clone();
+        let shown = name.clone();
         let start: Start = Box::new(move |options| {
             Box::pin(async move {
                 let result = client
@@ -193,7 +194,7 @@ impl Gateway {
                     .map_err(|e| ClientError::InvalidResponse(e.to_string()))
             })
         });
-        let value = self.inner.relay.run(&ctx, start).await?;
+        let value = self.run("tools/call", &shown, &ctx, start).await?;
         parse(value)
     }
 
@@ -257,9 +258,45 @@ impl Gateway {
         ctx: &RequestContext,
     ) -> Result<Value, ErrorObject> {
         let client = self.inner.client.clone();
+        let shown = match method {
+            "resources/read" => params["uri"].as_str(),
+            _ => params["name"].as_str(),
+        }
+        .unwrap_or_default()
+        .to_owned();
         let start: Start = Box::new(move |options| {
             Box::pin(async move { client.request(method, Some(params), options).await })
         });
-        self.inner.relay.run(ctx, start).await
+        self.run(method, &shown, ctx, start).await
+    }
+
+    /// Run one call through the relay, logged when [`Gateway::set_call_log`] asked for it.
+    async fn run(
+        &self,
+        method: &str,
+        name: &str,
+        ctx: &RequestContext,
+        start: Start,
+    ) -> Result<Value, ErrorObject> {
+        let label = lock(&self.inner.call_log).clone();
+        let Some(server) = label else {
+            return self.inner.relay.run(ctx, start).await;
+        };
+        let began = std::time::Instant::now();
+        let outcome = self.inner.relay.run(ctx, start).await;
+        let ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match &outcome {
+            Ok(value) if value["isError"] == true => {
+                tracing::info!(%server, method, name, ms, "call: an error result");
+            }
+            Ok(_) => tracing::info!(%server, method, name, ms, "call: ok"),
+            Err(e) if e.code == ErrorCode::INPUT_REQUIRED => {
+                tracing::info!(%server, method, name, ms, "call: waiting for its client's input");
+            }
+            Err(e) => {
+                tracing::info!(%server, method, name, ms, code = e.code.0, error = %e.message, "call: failed");
+            }
+        }
+        outcome
     }
 }

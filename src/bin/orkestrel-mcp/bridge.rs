@@ -25,7 +25,7 @@ use orkestrel_mcp::native::http::ResponseBody;
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp::server::Completion;
 use orkestrel_mcp::wire::jsonrpc::ErrorObject;
-use orkestrel_mcp::{ClientTransport, McpServer, ServerOptions};
+use orkestrel_mcp::{ClientTransport, McpServer};
 use serde_json::{json, Value};
 
 use super::addr::BindAddr;
@@ -46,7 +46,7 @@ pub struct BridgeArgs {
     /// Serve downstream on this process's stdin/stdout instead (for a host that only speaks
     /// stdio reaching a remote server).
     #[arg(long)]
-    stdio: bool,
+    pub(super) stdio: bool,
     /// Several upstreams from an `mcpServers` JSON file: each at /servers/NAME/mcp, and all of
     /// them on /mcp with names prefixed `NAME` + the separator; a server that fails is retried
     /// with backoff and shown in /status.
@@ -54,7 +54,14 @@ pub struct BridgeArgs {
     config: Option<std::path::PathBuf>,
     /// The separator between a server's name and an item's name on the merged endpoint.
     #[arg(long, value_name = "TEXT", default_value = DEFAULT_SEPARATOR, requires = "config")]
-    separator: String,
+    pub(super) separator: String,
+    /// Reload the config when the file changes (checked each second; SIGHUP always reloads):
+    /// only the servers whose entry changed are restarted.
+    #[arg(long, requires = "config")]
+    pub(super) watch: bool,
+    /// Log each call through the bridge (server, method, name, milliseconds, outcome) at info.
+    #[arg(long)]
+    pub(super) log_calls: bool,
     /// Re-serve only these tools, prompts and resources of the upstream, by name (repeatable).
     #[arg(long, value_name = "NAME", conflicts_with = "config")]
     allow: Vec<String>,
@@ -62,7 +69,7 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "config")]
     ignore: Vec<String>,
     #[command(flatten)]
-    connect: ConnectArgs,
+    pub(super) connect: ConnectArgs,
     /// The stdio server command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -71,30 +78,32 @@ pub struct BridgeArgs {
 /// The default downstream address.
 const DEFAULT_HTTP: &str = "127.0.0.1:3000";
 /// The longest wait between two attempts to start a failed upstream.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
+pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// One upstream and what `/status` shows of it.
-struct Upstream {
-    spec: Spec,
+pub(super) struct Upstream {
+    pub(super) spec: Spec,
     relay: Relay,
-    state: Mutex<State>,
-    restarts: AtomicU32,
-    gateway: Mutex<Option<Gateway>>,
+    pub(super) state: Mutex<State>,
+    pub(super) restarts: AtomicU32,
+    pub(super) gateway: Mutex<Option<Gateway>>,
+    log_calls: bool,
 }
 
 #[derive(Clone, Default)]
-struct State {
+pub(super) struct State {
     /// `starting`, `up` or `down`.
-    phase: &'static str,
+    pub(super) phase: &'static str,
     era: Option<String>,
-    last_error: Option<String>,
-    collisions: Vec<String>,
+    pub(super) last_error: Option<String>,
+    pub(super) collisions: Vec<String>,
 }
 
 impl Upstream {
-    fn new(spec: Spec) -> Arc<Self> {
+    pub(super) fn new(spec: Spec, log_calls: bool) -> Arc<Self> {
         Arc::new(Upstream {
             spec,
+            log_calls,
             relay: Relay::default(),
             state: Mutex::new(State {
                 phase: "starting",
@@ -105,12 +114,12 @@ impl Upstream {
         })
     }
 
-    fn set(&self, change: impl FnOnce(&mut State)) {
+    pub(super) fn set(&self, change: impl FnOnce(&mut State)) {
         change(&mut lock(&self.state));
     }
 
     /// Connect and wrap the client in a gateway.
-    async fn connect(&self, connect: &ConnectArgs) -> Result<Gateway, String> {
+    pub(super) async fn connect(&self, connect: &ConnectArgs) -> Result<Gateway, String> {
         let transport = transport(&self.spec.reach)?;
         let options = client_options(connect.timeout, connect.era).with_handler(self.relay.clone());
         let client = McpClient::with_transport(transport, options);
@@ -124,11 +133,14 @@ impl Upstream {
         };
         self.set(|s| s.era = Some(era));
         let gateway = Gateway::with_filter(client, self.relay.clone(), self.spec.filter.clone());
+        if self.log_calls {
+            gateway.set_call_log(Some(self.spec.name.clone()));
+        }
         *lock(&self.gateway) = Some(gateway.clone());
         Ok(gateway)
     }
 
-    fn status(&self) -> Value {
+    pub(super) fn status(&self) -> Value {
         let state = lock(&self.state).clone();
         let gateway = lock(&self.gateway).clone();
         let tools = gateway.as_ref().map_or(0, |g| g.mirrored_tools());
@@ -188,7 +200,8 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
                     tracing::warn!(server = %spec.name, keys = ?spec.unused, "bridge: config keys not used");
                 }
             }
-            return Ok(many(args, specs).await?);
+            let path = path.clone();
+            return Ok(super::bridge_fleet::many(args, path, specs).await?);
         }
         (Some(_), _, _) => {
             return Err(CliError::usage(
@@ -231,12 +244,16 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
         Reach::Command { argv, .. } => argv[0].clone(),
         Reach::Url { url, .. } => url.clone(),
     };
-    let upstream = Upstream::new(Spec {
-        name,
-        reach,
-        filter,
-        unused: Vec::new(),
-    });
+    let log_calls = args.log_calls;
+    let upstream = Upstream::new(
+        Spec {
+            name,
+            reach,
+            filter,
+            unused: Vec::new(),
+        },
+        log_calls,
+    );
     Ok(one(args, upstream).await?)
 }
 
@@ -278,7 +295,7 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         let status = status_of(vec![upstream.clone()]);
         let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, local)?;
-        serve_http(listener, endpoint, Vec::new(), status, watch).await
+        serve_http(listener, endpoint, None, status, watch).await
     };
     gateway.client().disconnect().await;
     served?;
@@ -291,144 +308,7 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
     }
 }
 
-/// Several upstreams: each on its own path and all on the merged one, each supervised.
-async fn many(args: BridgeArgs, specs: Vec<Spec>) -> Result<(), String> {
-    let upstreams: Vec<Arc<Upstream>> = specs.into_iter().map(Upstream::new).collect();
-    let merged = McpServer::new(merged_options(&upstreams, &args.separator));
-    let mut servers = Vec::new();
-    for upstream in &upstreams {
-        let server = McpServer::new(own_options(upstream));
-        servers.push((upstream.clone(), server));
-    }
-    let supervised = futures::future::join_all(servers.iter().map(|(upstream, server)| {
-        supervise(upstream.clone(), server.clone(), merged.clone(), &args)
-    }));
-    let result = if args.stdio {
-        tokio::select! {
-            served = stdio::serve_stdio(merged) => served.map_err(|e| e.to_string()),
-            _ = supervised => Ok(()),
-            () = super::shutdown_signal() => Ok(()),
-        }
-    } else {
-        let listener = listen(&args).await?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
-        let mut endpoints = Vec::new();
-        for (upstream, server) in &servers {
-            let path = format!("/servers/{}/mcp", upstream.spec.name);
-            endpoints.push((path.clone(), endpoint(server.clone(), &path, local)?));
-        }
-        let merged = endpoint(merged, http::DEFAULT_MCP_PATH, local)?;
-        let status = status_of(upstreams.clone());
-        serve_http(listener, merged, endpoints, status, async {
-            supervised.await;
-        })
-        .await
-    };
-    for upstream in &upstreams {
-        let gateway = lock(&upstream.gateway).clone();
-        if let Some(gateway) = gateway {
-            gateway.client().disconnect().await;
-        }
-    }
-    result
-}
-
-/// Keep one upstream mirrored: connect, mirror, watch; when it fails or ends, take its items
-/// out, wait (1 s doubling to 30 s) and start again. Never returns.
-async fn supervise(upstream: Arc<Upstream>, own: McpServer, merged: McpServer, args: &BridgeArgs) {
-    let prefix = format!("{}{}", upstream.spec.name, args.separator);
-    let mut backoff = Duration::from_secs(1);
-    loop {
-        upstream.set(|s| s.phase = "starting");
-        match upstream.connect(&args.connect).await {
-            Ok(gateway) => {
-                let cause = Arc::new(Mutex::new(None::<String>));
-                {
-                    let cause = cause.clone();
-                    gateway.client().on(move |event| {
-                        if let ClientEvent::Disconnect { cause: why } = event {
-                            *lock(&cause) = Some(why.clone());
-                        }
-                    });
-                }
-                let mirrored = async {
-                    let own = gateway.mirror_into(&own, "").await?;
-                    let all = gateway.mirror_into(&merged, &prefix).await?;
-                    Ok::<_, orkestrel_mcp::ClientError>((own, all))
-                };
-                match mirrored.await {
-                    Ok((_, all)) => {
-                        if !all.collisions.is_empty() {
-                            tracing::warn!(server = %upstream.spec.name, names = ?all.collisions, "bridge: names taken on /mcp by another server, not served there");
-                        }
-                        tracing::info!(server = %upstream.spec.name, tools = all.tools, "bridge: upstream up");
-                        upstream.set(|s| {
-                            s.phase = "up";
-                            s.last_error = None;
-                            s.collisions = all.collisions;
-                        });
-                        backoff = Duration::from_secs(1);
-                        gateway.watch().await;
-                        let why = lock(&cause)
-                            .take()
-                            .unwrap_or_else(|| "the upstream ended".into());
-                        upstream.set(|s| s.last_error = Some(why));
-                    }
-                    Err(e) => upstream.set(|s| s.last_error = Some(e.to_string())),
-                }
-                gateway.detach();
-                gateway.client().disconnect().await;
-                *lock(&upstream.gateway) = None;
-            }
-            Err(e) => upstream.set(|s| s.last_error = Some(e)),
-        }
-        upstream.set(|s| s.phase = "down");
-        let error = lock(&upstream.state).last_error.clone().unwrap_or_default();
-        tracing::warn!(server = %upstream.spec.name, %error, retry_in = ?backoff, "bridge: upstream down");
-        upstream.restarts.fetch_add(1, Ordering::Relaxed);
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_BACKOFF);
-    }
-}
-
-/// A per-server endpoint's options: named for the server; logs and completions go to
-/// whichever gateway is up.
-fn own_options(upstream: &Arc<Upstream>) -> ServerOptions {
-    let up = upstream.clone();
-    ServerOptions::new(upstream.spec.name.clone(), "")
-        .with_logging()
-        .with_completer(move |params, _ctx| {
-            let gateway = lock(&up.gateway).clone();
-            async move { complete(gateway, params, "").await }
-        })
-}
-
-/// The merged endpoint's options: completions routed by the prompt's prefix.
-fn merged_options(upstreams: &[Arc<Upstream>], separator: &str) -> ServerOptions {
-    let upstreams = upstreams.to_vec();
-    let separator = separator.to_owned();
-    ServerOptions::new("orkestrel-mcp bridge", env!("CARGO_PKG_VERSION"))
-        .with_logging()
-        .with_completer(move |params, _ctx| {
-            let name = params["ref"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            let owner = upstreams
-                .iter()
-                .find(|u| name.starts_with(&format!("{}{separator}", u.spec.name)));
-            let (gateway, prefix) = match owner {
-                Some(u) => (
-                    lock(&u.gateway).clone(),
-                    format!("{}{separator}", u.spec.name),
-                ),
-                None => (None, String::new()),
-            };
-            async move { complete(gateway, params, &prefix).await }
-        })
-}
-
-async fn complete(
+pub(super) async fn complete(
     gateway: Option<Gateway>,
     params: Value,
     prefix: &str,
@@ -446,7 +326,7 @@ async fn complete(
     }
 }
 
-fn endpoint(
+pub(super) fn endpoint(
     server: McpServer,
     path: &str,
     local: std::net::SocketAddr,
@@ -457,11 +337,21 @@ fn endpoint(
 }
 
 /// Listen at `--http` (or the default address).
-async fn listen(args: &BridgeArgs) -> Result<tokio::net::TcpListener, String> {
+pub(super) async fn listen(args: &BridgeArgs) -> Result<tokio::net::TcpListener, String> {
     args.http.bind().await
 }
 
-type Status = Arc<dyn Fn() -> Value + Send + Sync>;
+pub(super) type Status = Arc<dyn Fn() -> Value + Send + Sync>;
+
+/// Finds the endpoint serving a path, if any.
+pub(super) type RouteFn = Arc<dyn Fn(&str) -> Option<Endpoint> + Send + Sync>;
+
+/// The endpoints beside the main one (`--config`'s `/servers/NAME/mcp`): how to find one by
+/// path, and how to begin their shutdown.
+pub(super) struct Extra {
+    pub(super) route: RouteFn,
+    pub(super) shutdown: Arc<dyn Fn() + Send + Sync>,
+}
 
 fn status_of(upstreams: Vec<Arc<Upstream>>) -> Status {
     Arc::new(move || {
@@ -476,10 +366,10 @@ fn status_of(upstreams: Vec<Arc<Upstream>>) -> Status {
 
 /// Serve the merged endpoint at /mcp, `others` at their paths, /healthz and /status, until
 /// a signal or `until` ends.
-async fn serve_http(
+pub(super) async fn serve_http(
     listener: tokio::net::TcpListener,
     main: Endpoint,
-    others: Vec<(String, Endpoint)>,
+    extra: Option<Extra>,
     status: Status,
     until: impl std::future::Future<Output = ()>,
 ) -> Result<(), String> {
@@ -487,11 +377,12 @@ async fn serve_http(
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path){}",
         http::DEFAULT_MCP_PATH,
-        if others.is_empty() { "" } else { "; each server at /servers/NAME/mcp" }
+        if extra.is_some() { "; each server at /servers/NAME/mcp" } else { "" }
     );
+    let shutdown = extra.as_ref().map(|e| e.shutdown.clone());
     let router = Router {
         main: main.clone(),
-        others: Arc::new(others.clone()),
+        route: extra.map(|e| e.route),
         status,
     };
     let stop = async move {
@@ -499,8 +390,8 @@ async fn serve_http(
             () = super::shutdown_signal() => {}
             () = until => {}
         }
-        for (_, endpoint) in &others {
-            endpoint.shutdown();
+        if let Some(shutdown) = shutdown {
+            shutdown();
         }
     };
     let drain = orkestrel_mcp::native::shutdown::DEFAULT_DRAIN;
@@ -513,7 +404,7 @@ async fn serve_http(
 #[derive(Clone)]
 struct Router {
     main: Endpoint,
-    others: Arc<Vec<(String, Endpoint)>>,
+    route: Option<RouteFn>,
     status: Status,
 }
 
@@ -541,10 +432,10 @@ impl tower_service::Service<Request<hyper::body::Incoming>> for Router {
             }
             _ => {
                 let endpoint = self
-                    .others
-                    .iter()
-                    .find(|(p, _)| *p == path)
-                    .map_or_else(|| self.main.clone(), |(_, e)| e.clone());
+                    .route
+                    .as_ref()
+                    .and_then(|route| route(&path))
+                    .unwrap_or_else(|| self.main.clone());
                 Box::pin(async move { Ok(endpoint.respond(request).await) })
             }
         }
@@ -567,6 +458,6 @@ fn plain(status: StatusCode, content_type: &str, body: String) -> Response<Respo
     response
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::error::CliError;
 
 /// Connection options shared by the client commands.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct ConnectArgs {
     /// An extra HTTP / WebSocket handshake header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]

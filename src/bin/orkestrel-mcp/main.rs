@@ -5,6 +5,7 @@
 mod addr;
 mod bridge;
 mod bridge_config;
+mod bridge_fleet;
 mod builtin;
 mod client;
 mod error;
