@@ -67,7 +67,7 @@ suite "fuzz: coverage-guided, about a minute in all (tests/fuzz.sh; skipped with
 if [ -z "${SKIP_INTEROP:-}" ]; then
   cargo build --features native --bin orkestrel-mcp --example conformance-server --example conformance-client --example client-tour
   BIN=target/debug/orkestrel-mcp
-  suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP)" tests/interop/run.sh "$BIN"
+  suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP, and HTTP through the bridge)" tests/interop/run.sh "$BIN"
   suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
   suite "interop: our client (tools, call, bridge) against server-everything and the Python SDK; the TS SDK through the bridge" tests/interop/client/run.sh "$BIN" target/debug/examples/client-tour
   suite "conformance: the official MCP suite, server legs and client legs" tests/conformance/run.sh target/debug/examples/conformance-server target/debug/examples/conformance-client

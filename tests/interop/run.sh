@@ -165,6 +165,28 @@ else
   FAILED=$((FAILED + 2))
 fi
 
+# ---------------------------------------------------------------- through the bridge
+# The same clients, through `bridge --http` in front of `serve --stdio` (issue 17: the official
+# clients are downstream of the gateway, our stdio server upstream of it).
+BPORT="$(free_port)"
+: >"$WORK/bridge.log"
+"$BINARY" bridge --http "127.0.0.1:$BPORT" -- "$BINARY" serve --stdio >"$WORK/bridge.log" 2>&1 &
+SERVER_PID=$!
+bridge_up=0
+for _ in $(seq 1 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$BPORT") 2>/dev/null; then bridge_up=1; break; fi
+  kill -0 "$SERVER_PID" 2>/dev/null || break
+  sleep 0.1
+done
+if [ "$bridge_up" = 1 ]; then
+  run_client "ts http via bridge" node "$HERE/ts_client.mjs" http "http://127.0.0.1:$BPORT/mcp"
+  run_client "py http via bridge" "$VPY" "$HERE/py_client.py" http "http://127.0.0.1:$BPORT/mcp"
+else
+  log "ts/py via bridge FAILED (the bridge did not listen)"; tail -n 20 "$WORK/bridge.log" >&2 || true
+  FAILED=$((FAILED + 2))
+fi
+stop_server
+
 ELAPSED_MS=$(( ($(date +%s%N) - START_NS) / 1000000 ))
 log "finished in $((ELAPSED_MS / 1000)).$(printf '%03d' $((ELAPSED_MS % 1000)))s"
 echo "interop: $PASSED passed, $FAILED failed"
