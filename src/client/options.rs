@@ -166,6 +166,11 @@ pub struct RequestOptions {
     /// `logging/setLevel` there); ignored in the handshake era, where
     /// [`McpClient::set_logging_level`](super::McpClient::set_logging_level) sets it.
     pub log_level: Option<crate::protocol::LogLevel>,
+    /// Who answers this request's 2026-07-28 input-required rounds (its sampling, elicitation
+    /// and roots inputs) instead of [`ClientOptions::with_handler`]'s handler — a gateway
+    /// relaying each call's inputs to the client that made it. The capabilities declared stay
+    /// the client's.
+    pub handler: Option<Arc<dyn super::handlers::ClientHandler>>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -176,6 +181,7 @@ impl fmt::Debug for RequestOptions {
             .field("max_total_timeout", &self.max_total_timeout)
             .field("declare_tasks", &self.declare_tasks)
             .field("log_level", &self.log_level)
+            .field("handler", &self.handler.is_some())
             .finish()
     }
 }

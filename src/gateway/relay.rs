@@ -3,9 +3,12 @@
 //! each side speaks.
 //!
 //! The [`Relay`] is the upstream client's [`ClientHandler`]. Each call the gateway forwards
-//! ([`Relay::run`]) registers itself while it runs; an upstream request goes to the most
-//! recently started call still in flight (on stdio and the handshake-era wire a server→client
-//! request names no call, so with several calls in flight the newest one answers it).
+//! ([`Relay::run`]) registers itself while it runs. A 2026-07-28 upstream's input requests
+//! come back inside the call they belong to (a per-request handler), so they reach its client
+//! exactly. A handshake-era server→client request names no call: it goes to the call in
+//! flight — with several, to the newest when they all came on one downstream connection or
+//! session, and is refused (`-32603`) when they came from several clients, rather than asked
+//! of the wrong one.
 //!
 //! How the downstream client is asked depends on its era:
 //! - **handshake era** (2025-11-25 and before): a real server→client request on its channel
@@ -102,6 +105,8 @@ struct Active {
     asks: mpsc::Sender<Ask>,
     sink: Sink,
     parked: bool,
+    /// The downstream connection or session the call came on (`None`: a stateless request).
+    scope: Option<Arc<str>>,
 }
 
 /// A call's state between polls.
@@ -289,9 +294,10 @@ impl Relay {
         let sink: Sink = Arc::new(Mutex::new(Some(ctx.clone())));
         lock(&self.inner.active).push(Active {
             id,
-            asks: tx,
+            asks: tx.clone(),
             sink: sink.clone(),
             parked: false,
+            scope: ctx.scope.clone(),
         });
         let progress_sink = sink.clone();
         // Logs upstream: as many as this client takes (a handshake-era client takes every
@@ -302,6 +308,8 @@ impl Relay {
         };
         let options = RequestOptions {
             log_level,
+            // A 2026-07-28 upstream's inputs for this call come back to this call.
+            handler: Some(Arc::new(CallHandler { asks: tx })),
             on_progress: Some(Arc::new(move |p: &crate::client::Progress| {
                 if let Some(ctx) = lock(&progress_sink).as_ref() {
                     ctx.progress(p.progress, p.total, p.message.as_deref());
@@ -394,44 +402,40 @@ impl Relay {
         lock(&self.inner.active).retain(|a| a.id != id);
     }
 
-    /// Route one upstream request to the newest running call (else the newest parked one).
+    /// Route one upstream request that names no call (the handshake era) to the call in
+    /// flight: the running ones first, else the parked ones. Several candidates are told apart
+    /// only when they all came on the same downstream connection or session (then the newest
+    /// answers); otherwise the request is refused rather than shown to the wrong client.
     fn ask(&self, method: &str, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
-        let (tx, rx) = oneshot::channel();
-        let ask = Ask {
-            method: method.to_owned(),
-            params,
-            answer: tx,
-        };
-        let sent = {
-            let mut active = lock(&self.inner.active);
-            let target = active
-                .iter()
-                .rev()
-                .find(|a| !a.parked)
-                .or_else(|| active.last())
-                .map(|a| a.id);
-            match target.and_then(|id| active.iter_mut().find(|a| a.id == id)) {
-                Some(a) => a.asks.try_send(ask).map_err(|e| {
-                    if e.is_full() {
-                        "too many requests are waiting for this call's client"
-                    } else {
-                        "the call ended"
-                    }
-                }),
-                None => Err("no call is in flight through the gateway to ask its client"),
+        let target = {
+            let active = lock(&self.inner.active);
+            let running: Vec<&Active> = active.iter().filter(|a| !a.parked).collect();
+            let candidates = if running.is_empty() {
+                active.iter().collect()
+            } else {
+                running
+            };
+            match candidates.as_slice() {
+                [] => Err("no call is in flight through the gateway to ask its client"),
+                [one] => Ok(one.asks.clone()),
+                [first, ..]
+                    if first.scope.is_some()
+                        && candidates.iter().all(|a| a.scope == first.scope) =>
+                {
+                    Ok(candidates[candidates.len() - 1].asks.clone())
+                }
+                _ => {
+                    Err("calls of several clients are in flight and the request names none of them")
+                }
             }
         };
-        let method = method.to_owned();
-        Box::pin(async move {
-            if let Err(why) = sent {
-                return Err(ErrorObject::internal(format!("{method}: {why}")));
+        match target {
+            Ok(asks) => send_ask(asks, method, params),
+            Err(why) => {
+                let error = ErrorObject::internal(format!("{method}: {why}"));
+                Box::pin(async move { Err(error) })
             }
-            rx.await.unwrap_or_else(|_| {
-                Err(ErrorObject::internal(format!(
-                    "{method}: the call ended before its client answered"
-                )))
-            })
-        })
+        }
     }
 
     /// Relay an upstream `notifications/message` to the newest call in flight (its client's
@@ -463,7 +467,7 @@ impl ClientHandler for Relay {
     /// Sampling, elicitation (form and URL) and roots: whatever the downstream client of the
     /// call declared decides, per request.
     fn capabilities(&self) -> Value {
-        json!({ "sampling": {}, "elicitation": { "form": {}, "url": {} }, "roots": {} })
+        capabilities()
     }
 
     fn create_message(&self, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
@@ -477,6 +481,68 @@ impl ClientHandler for Relay {
     fn list_roots(&self) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         self.ask("roots/list", json!({}))
     }
+}
+
+/// Put one upstream request on a call's channel and wait for its client's answer.
+fn send_ask(
+    mut asks: mpsc::Sender<Ask>,
+    method: &str,
+    params: Value,
+) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+    let (tx, rx) = oneshot::channel();
+    let ask = Ask {
+        method: method.to_owned(),
+        params,
+        answer: tx,
+    };
+    let sent = asks.try_send(ask).map_err(|e| {
+        if e.is_full() {
+            "too many requests are waiting for this call's client"
+        } else {
+            "the call ended"
+        }
+    });
+    let method = method.to_owned();
+    Box::pin(async move {
+        if let Err(why) = sent {
+            return Err(ErrorObject::internal(format!("{method}: {why}")));
+        }
+        rx.await.unwrap_or_else(|_| {
+            Err(ErrorObject::internal(format!(
+                "{method}: the call ended before its client answered"
+            )))
+        })
+    })
+}
+
+/// One call's handler for a 2026-07-28 upstream: its input requests arrive on the call's own
+/// channel (exact, whatever else is in flight).
+struct CallHandler {
+    asks: mpsc::Sender<Ask>,
+}
+
+impl ClientHandler for CallHandler {
+    fn capabilities(&self) -> Value {
+        capabilities()
+    }
+
+    fn create_message(&self, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        send_ask(self.asks.clone(), "sampling/createMessage", params)
+    }
+
+    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        send_ask(self.asks.clone(), "elicitation/create", params)
+    }
+
+    fn list_roots(&self) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        send_ask(self.asks.clone(), "roots/list", json!({}))
+    }
+}
+
+/// What a gateway's client declares: whatever the downstream client of each call declared
+/// decides, per request.
+fn capabilities() -> Value {
+    json!({ "sampling": {}, "elicitation": { "form": {}, "url": {} }, "roots": {} })
 }
 
 /// Takes a call out of the in-flight table when its future ends or is dropped (a downstream

@@ -140,3 +140,44 @@ fn the_filter_and_a_prefix_shape_what_is_served() {
     let hidden = call(&server, 2, "up__secret", json!({}));
     assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
 }
+
+#[test]
+fn a_handshake_era_request_is_refused_while_calls_of_several_clients_are_in_flight() {
+    use super::relay::Start;
+    use crate::client::ClientHandler;
+    let relay = Relay::default();
+    let pending = || -> Start { Box::new(|_| Box::pin(futures::future::pending())) };
+    let (a, b) = (
+        RequestContext::new().with_scope("client-a"),
+        RequestContext::new().with_scope("client-b"),
+    );
+    block_on(async {
+        let mut one = Box::pin(relay.run(&a, pending()));
+        let mut two = Box::pin(relay.run(&b, pending()));
+        assert!(futures::poll!(&mut one).is_pending() && futures::poll!(&mut two).is_pending());
+        assert_eq!(relay.in_flight(), 2);
+        let refused = relay.elicit(json!({"message": "?"})).await.unwrap_err();
+        assert!(
+            refused.message.contains("several clients"),
+            "{}",
+            refused.message
+        );
+        // One client left: its call is asked (here it has no channel to its client, which is
+        // the answer that comes back).
+        drop(two);
+        let asked = relay.elicit(json!({"message": "?"}));
+        futures::pin_mut!(asked);
+        let answer = match futures::future::select(asked, &mut one).await {
+            futures::future::Either::Left((answer, _)) => answer,
+            futures::future::Either::Right(_) => panic!("the call never ends"),
+        };
+        let error = answer.unwrap_err();
+        assert!(
+            !error.message.contains("several clients"),
+            "{}",
+            error.message
+        );
+        assert_eq!(relay.in_flight(), 1);
+    });
+    assert_eq!(relay.in_flight(), 0, "a dropped call leaves the table");
+}

@@ -187,7 +187,13 @@ impl McpClient {
                 )));
             }
             round
-                .answer(self.inner.options.handler.clone(), &value)
+                .answer(
+                    options
+                        .handler
+                        .clone()
+                        .or_else(|| self.inner.options.handler.clone()),
+                    &value,
+                )
                 .await?;
         }
     }
