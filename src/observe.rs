@@ -65,12 +65,7 @@ impl Observation {
     }
 
     /// The client's span for a request it sends (`CLIENT` kind), a child of the current span.
-    pub(crate) fn client(
-        method: &str,
-        id: i64,
-        params: Option<&Value>,
-        session: Option<&str>,
-    ) -> Observation {
+    pub(crate) fn client(method: &str, id: i64, params: Option<&Value>) -> Observation {
         let params = params.and_then(Value::as_object);
         let target = span_target(method, params);
         let span = tracing::info_span!(
@@ -81,7 +76,7 @@ impl Observation {
             mcp.method.name = method,
             jsonrpc.request.id = %id,
             mcp.protocol.version = Empty,
-            mcp.session.id = session,
+            mcp.session.id = Empty,
             gen_ai.operation.name = operation_name(method),
             gen_ai.tool.name = target.filter(|_| method == "tools/call"),
             gen_ai.prompt.name = target.filter(|_| method == "prompts/get"),
@@ -101,6 +96,13 @@ impl Observation {
     /// Whether a subscriber records the span (else recording anything is skipped).
     pub(crate) fn enabled(&self) -> bool {
         !self.span.is_disabled()
+    }
+
+    /// Record `mcp.session.id`.
+    pub(crate) fn session_id(&self, session: Option<&str>) {
+        if let Some(session) = session {
+            self.span.record("mcp.session.id", session);
+        }
     }
 
     /// Record `mcp.protocol.version`.

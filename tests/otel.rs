@@ -28,6 +28,7 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
+use serde_json::json;
 use support::server::{spawn_listening_env, BIN};
 use support::{eventually, DEADLINE};
 
@@ -199,6 +200,13 @@ fn otel_env(endpoint: &str, service: &str) -> Vec<(String, String)> {
     .collect()
 }
 
+/// A `traceparent` of a trace none of the processes started.
+const FOREIGN: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn find<'a>(spans: &'a [Got], service: &str, name: &str) -> Vec<&'a Got> {
     spans
         .iter()
@@ -220,6 +228,39 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
     assert!(out.contains("traced"), "{out}");
     let (ok, _) = call(&endpoint, &url, "fail", r#"{"message":"boom"}"#, "legacy").await;
     assert!(!ok, "call fail exits non-zero");
+
+    // Context from a peer that is no client of ours: a malformed `traceparent` is ignored (the
+    // request is served, its span a root); a valid one from another trace is adopted.
+    let addr: SocketAddr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let session = support::new_session(addr, "2025-11-25").await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    for (id, meta) in [
+        (
+            41,
+            json!({"traceparent": "00-not-a-trace", "tracestate": "x=1", "baggage": 7}),
+        ),
+        (42, json!({"traceparent": FOREIGN, "progressToken": "p"})),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x"}, "_meta": meta}});
+        let reply = support::post(addr, &headers, &body.to_string()).await;
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let answer = reply
+            .messages()
+            .into_iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("an answer to {id}: {reply:?}"));
+        assert!(answer["result"]["content"].is_array(), "{answer}");
+    }
 
     // The server flushes what it buffered on a graceful shutdown.
     kill(Pid::from_raw(server.id().unwrap() as i32), Signal::SIGTERM).unwrap();
@@ -251,7 +292,10 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
 
     // The echo call: one client span, one server span, one trace, parent = the client span.
     let client = find(&r.spans, "otel-test-client", "tools/call echo");
-    let server = find(&r.spans, "otel-test-server", "tools/call echo");
+    let server: Vec<&Got> = find(&r.spans, "otel-test-server", "tools/call echo")
+        .into_iter()
+        .filter(|g| g.attr("mcp.session.id").is_none()) // not the raw requests below
+        .collect();
     assert_eq!(
         (client.len(), server.len()),
         (1, 1),
@@ -289,6 +333,23 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
         server.attr("jsonrpc.request.id")
     );
 
+    let raw = |id: &str| {
+        let spans: Vec<&Got> = r
+            .spans
+            .iter()
+            .filter(|g| g.service == "otel-test-server")
+            .filter(|g| g.attr("jsonrpc.request.id").as_deref() == Some(id))
+            .filter(|g| g.attr("mcp.session.id").as_deref() == Some(session.as_str()))
+            .collect();
+        assert_eq!(spans.len(), 1, "{id}: {spans:?}");
+        spans[0]
+    };
+    let malformed = raw("41");
+    assert!(malformed.span.parent_span_id.is_empty(), "{malformed:?}");
+    let foreign = raw("42");
+    assert_eq!(hex(&foreign.span.trace_id), FOREIGN[3..35]);
+    assert_eq!(hex(&foreign.span.parent_span_id), FOREIGN[36..52]);
+
     // Every request the server served came from a client span (its other requests too, named
     // by the method alone): each server span is the child of the client span of its request.
     let client_spans: HashMap<&[u8], &Got> = r
@@ -303,7 +364,14 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
         .filter(|g| g.service == "otel-test-server")
         .collect();
     assert!(server_spans.len() >= 4, "{server_spans:?}");
-    for span in server_spans {
+    let ours = |g: &&Got| {
+        g.span.trace_id != foreign.span.trace_id
+            && g.span.trace_id != malformed.span.trace_id
+            && !(g.span.name == "initialize" && g.span.parent_span_id.is_empty())
+    };
+    let raw_spans = server_spans.iter().filter(|g| !ours(g)).count();
+    assert_eq!(raw_spans, 3, "the raw requests' spans: initialize, 41, 42");
+    for span in server_spans.into_iter().filter(ours) {
         let parent = client_spans
             .get(span.span.parent_span_id.as_slice())
             .unwrap_or_else(|| panic!("no client span is the parent of {span:?}"));

@@ -171,9 +171,9 @@ impl Inner {
         options: &RequestOptions,
         headers: Option<Vec<(String, String)>>,
     ) -> Result<Value, ClientError> {
-        let session = self.transport.session_id();
-        let observed = Observation::client(method, id, params.as_ref(), session.as_deref());
+        let observed = Observation::client(method, id, params.as_ref());
         if observed.enabled() {
+            observed.session_id(self.transport.session_id().as_deref());
             let version = self.era.modern_version().or_else(|| {
                 let state = self.lock();
                 state
