@@ -51,9 +51,9 @@ step "cargo test (no features: core, doctests)"
 run_tests
 step "cargo test --features native (transports, binary, doctests)"
 run_tests --features native
-# One test crate with the `otel` feature (the lib and the binary rebuilt once with it, plus the
-# OpenTelemetry crates, about a minute and a half cold): the real binaries export to a real OTLP
-# receiver. The other test crates stay on the plain `native` build.
+# One test crate with the `otel` feature (the OpenTelemetry crates built once, then the lib, the
+# binary and this test with the feature; about 12 s warm): the real binaries export to a real
+# OTLP receiver. The other test crates stay on the plain `native` build.
 step "cargo test --features otel --test otel (OpenTelemetry: spans, _meta context, metrics over OTLP)"
 run_tests --features otel --test otel
 
