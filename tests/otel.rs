@@ -24,6 +24,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as NumberValue;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -60,6 +61,8 @@ struct Received {
     spans: Vec<Got>,
     /// Metric name → (service, unit, number of recorded values).
     histograms: Vec<(String, String, String, u64)>,
+    /// Counter name → (service, total).
+    counters: Vec<(String, String, i64)>,
     bad: Vec<String>,
 }
 
@@ -140,6 +143,19 @@ fn accept(path: &str, body: &[u8], store: &Mutex<Received>) -> u16 {
                     let service = service_of(resource.resource.as_ref());
                     for scope in resource.scope_metrics {
                         for metric in scope.metrics {
+                            if let Some(Data::Sum(sum)) = &metric.data {
+                                let total = sum
+                                    .data_points
+                                    .iter()
+                                    .map(|p| match p.value {
+                                        Some(NumberValue::AsInt(n)) => n,
+                                        _ => 0,
+                                    })
+                                    .sum();
+                                store
+                                    .counters
+                                    .push((metric.name.clone(), service.clone(), total));
+                            }
                             if let Some(Data::Histogram(h)) = &metric.data {
                                 let count = h.data_points.iter().map(|p| p.count).sum();
                                 store.histograms.push((
@@ -400,6 +416,33 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
         assert!(version.starts_with("2025-"), "{version}");
     }
     assert_eq!(client.attr("mcp.session.id"), server.attr("mcp.session.id"));
+
+    // The request counters: the client process counted its requests, the server every one.
+    let counted = |name: &str, service: &str| -> i64 {
+        r.counters
+            .iter()
+            .filter(|(n, s, _)| n == name && s == service)
+            .map(|(_, _, total)| total)
+            .sum()
+    };
+    let client_requests = r
+        .spans
+        .iter()
+        .filter(|g| g.service == "otel-test-client")
+        .count();
+    assert_eq!(
+        counted("orkestrel.mcp.client.requests", "otel-test-client"),
+        client_requests as i64
+    );
+    let server_requests = r
+        .spans
+        .iter()
+        .filter(|g| g.service == "otel-test-server")
+        .count();
+    assert_eq!(
+        counted("orkestrel.mcp.server.requests", "otel-test-server"),
+        server_requests as i64
+    );
 
     // The histograms are in seconds.
     for (name, service) in [
