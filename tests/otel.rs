@@ -277,6 +277,16 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
             .unwrap_or_else(|| panic!("an answer to {id}: {reply:?}"));
         assert!(answer["result"]["content"].is_array(), "{answer}");
     }
+    // A JSON-RPC error (an unknown tool: -32602).
+    let body = json!({"jsonrpc": "2.0", "id": 43, "method": "tools/call",
+        "params": {"name": "no-such-tool", "arguments": {}}});
+    let reply = support::post(addr, &headers, &body.to_string()).await;
+    let answer = reply.messages().into_iter().find(|m| m["id"] == 43);
+    assert_eq!(
+        answer.as_ref().map(|a| a["error"]["code"].clone()),
+        Some(json!(-32602)),
+        "{reply:?}"
+    );
 
     // The server flushes what it buffered on a graceful shutdown.
     kill(Pid::from_raw(server.id().unwrap() as i32), Signal::SIGTERM).unwrap();
@@ -362,6 +372,16 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
     };
     let malformed = raw("41");
     assert!(malformed.span.parent_span_id.is_empty(), "{malformed:?}");
+    let refused = raw("43");
+    assert_eq!(refused.span.name, "tools/call no-such-tool");
+    assert_eq!(refused.attr("error.type").as_deref(), Some("-32602"));
+    assert_eq!(
+        refused.attr("rpc.response.status_code").as_deref(),
+        Some("-32602")
+    );
+    let status = refused.span.status.as_ref().expect("a status");
+    assert_eq!(status.code, StatusCode::Error as i32);
+    assert!(status.message.contains("no-such-tool"), "{status:?}");
     let foreign = raw("42");
     assert_eq!(hex(&foreign.span.trace_id), FOREIGN[3..35]);
     assert_eq!(hex(&foreign.span.parent_span_id), FOREIGN[36..52]);
@@ -383,10 +403,14 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
     let ours = |g: &&Got| {
         g.span.trace_id != foreign.span.trace_id
             && g.span.trace_id != malformed.span.trace_id
+            && g.span.trace_id != refused.span.trace_id
             && !(g.span.name == "initialize" && g.span.parent_span_id.is_empty())
     };
     let raw_spans = server_spans.iter().filter(|g| !ours(g)).count();
-    assert_eq!(raw_spans, 3, "the raw requests' spans: initialize, 41, 42");
+    assert_eq!(
+        raw_spans, 4,
+        "the raw requests' spans: initialize, 41, 42, 43"
+    );
     for span in server_spans.into_iter().filter(ours) {
         let parent = client_spans
             .get(span.span.parent_span_id.as_slice())
