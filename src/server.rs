@@ -303,7 +303,9 @@ impl McpServer {
                 ctx.client_initialized = initialized;
             }
         }
-        observed.protocol_version(ctx.protocol_version.as_deref());
+        if observed.enabled() {
+            observed.protocol_version(self.served_version(&ctx).as_deref());
+        }
         let id = request.id.clone();
         let scope = ctx.scope.clone();
         if scope.is_none() {
@@ -337,6 +339,23 @@ impl McpServer {
                 None
             }
         }
+    }
+
+    /// The protocol version a request is served under, for its span: the transport's (HTTP),
+    /// else the request's `_meta` (2026-07-28), else the version its scope negotiated.
+    fn served_version(&self, ctx: &RequestContext) -> Option<String> {
+        if let Some(version) = &ctx.protocol_version {
+            return Some(version.clone());
+        }
+        let meta = ctx.meta.as_ref();
+        if let Some(version) = meta.and_then(|m| m.get(era::META_PROTOCOL_VERSION)) {
+            return version.as_str().map(str::to_owned);
+        }
+        let scope = ctx.scope.as_deref()?;
+        self.inner
+            .peers
+            .read(scope, |p| p.protocol_version.clone())
+            .flatten()
     }
 
     /// A request's result: the shared JSON text of a cached listing when one answers it

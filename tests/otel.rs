@@ -488,37 +488,52 @@ async fn spans_and_metrics_reach_an_otlp_receiver_with_the_client_span_as_the_se
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_stdio_the_childs_server_span_is_the_child_of_the_client_span() {
     let (endpoint, received) = receiver().await;
-    let output = tokio::time::timeout(
-        DEADLINE,
-        tokio::process::Command::new(BIN)
-            .args(["call", "echo", "--args", r#"{"text":"piped"}"#, "--", BIN])
-            .args(["serve", "--stdio"])
-            .envs(otel_env(&endpoint, "otel-test-stdio"))
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("the call ends within the deadline")
-    .expect("run orkestrel-mcp call");
-    assert!(output.status.success(), "{output:?}");
+    for era in ["auto", "legacy"] {
+        let service = format!("otel-test-stdio-{era}");
+        let output = tokio::time::timeout(
+            DEADLINE,
+            tokio::process::Command::new(BIN)
+                .args([
+                    "call",
+                    "echo",
+                    "--args",
+                    r#"{"text":"piped"}"#,
+                    "--era",
+                    era,
+                ])
+                .args(["--", BIN, "serve", "--stdio"])
+                .envs(otel_env(&endpoint, &service))
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the call ends within the deadline")
+        .expect("run orkestrel-mcp call");
+        assert!(output.status.success(), "{era}: {output:?}");
 
-    let pair = |r: &Received| {
-        let spans = find(&r.spans, "otel-test-stdio", "tools/call echo");
-        let client = spans
-            .iter()
-            .find(|g| g.span.kind == SpanKind::Client as i32)?;
-        let server = spans
-            .iter()
-            .find(|g| g.span.kind == SpanKind::Server as i32)?;
-        Some((client.span.clone(), server.span.clone()))
-    };
-    eventually(
-        DEADLINE,
-        "the client's and the stdio server's spans",
-        || pair(&received.lock().unwrap()).is_some(),
-    )
-    .await;
-    let (client, server) = pair(&received.lock().unwrap()).unwrap();
-    assert_eq!(server.trace_id, client.trace_id);
-    assert_eq!(server.parent_span_id, client.span_id);
+        let pair = |r: &Received| {
+            let spans = find(&r.spans, &service, "tools/call echo");
+            let client = spans
+                .iter()
+                .find(|g| g.span.kind == SpanKind::Client as i32)?;
+            let server = spans
+                .iter()
+                .find(|g| g.span.kind == SpanKind::Server as i32)?;
+            Some((client.span.clone(), server.span.clone()))
+        };
+        eventually(
+            DEADLINE,
+            "the client's and the stdio server's spans",
+            || pair(&received.lock().unwrap()).is_some(),
+        )
+        .await;
+        let (client, server) = pair(&received.lock().unwrap()).unwrap();
+        assert_eq!(server.trace_id, client.trace_id, "{era}");
+        assert_eq!(server.parent_span_id, client.span_id, "{era}");
+        // No header says the version over stdio: the server takes it from the request's
+        // `_meta` (2026-07-28) or the connection's `initialize` (handshake era).
+        let version = |span: &Span| text(&span.attributes, "mcp.protocol.version");
+        assert!(version(&server).is_some(), "{era}: {server:?}");
+        assert_eq!(version(&server), version(&client), "{era}");
+    }
 }
