@@ -55,6 +55,7 @@
 //! |---|---|
 //! | *(none)* | the core: every module of the layout above but the drivers — builds for wasm32 |
 //! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), `native::client` (stdio, Streamable HTTP and WebSocket client transports), and the `orkestrel-mcp` binary (`serve`, `tools`, `call`, `bridge`) |
+//! | `otel` | OpenTelemetry (implies `native`): per-request spans and W3C trace context in `params._meta` ([`protocol::trace`]), the `mcp.*.operation.duration` metrics, OTLP export from the binary (README, "Observability") |
 //! | `tls` | `https://` and `wss://` for the client transports (rustls with `ring`, webpki roots) |
 //!
 //! ## Example
@@ -88,6 +89,7 @@ pub mod era;
 pub mod gateway;
 pub mod host;
 pub mod http;
+mod observe;
 pub mod primitives;
 pub mod protocol;
 pub mod server;

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::wire::jsonrpc::ErrorObject;
 
 pub(crate) mod params;
+pub mod trace;
 
 /// The protocol revision negotiated by default: `2025-06-18`, as in the seed
 /// (`MCP_PROTOCOL_VERSION`).

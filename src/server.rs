@@ -39,6 +39,7 @@ use std::sync::{Arc, RwLock};
 
 use futures::future::{AbortHandle, Abortable};
 use serde_json::{json, Map, Value};
+use tracing::Instrument;
 
 pub use crate::host::{Clock, ErrorHandler};
 pub use options::{Completer, Completion, RequestListener, ServerOptions};
@@ -46,6 +47,7 @@ pub use push::ListKind;
 
 use crate::era::mrtr::StateSealer;
 use crate::era::{self, Era};
+use crate::observe::Observation;
 use crate::primitives::prompts::PromptRegistry;
 use crate::primitives::resources::ResourceRegistry;
 use crate::primitives::skills::SkillRegistry;
@@ -220,63 +222,23 @@ impl McpServer {
     pub async fn dispatch_with(
         &self,
         message: JsonRpcMessage,
-        mut ctx: RequestContext,
+        ctx: RequestContext,
     ) -> Option<JsonRpcResponse> {
         match message {
             JsonRpcMessage::Request(request) => {
-                self.emit_request(&request.method, Some(&request.id));
-                ctx.id = Some(request.id.clone());
-                ctx.method.clone_from(&request.method);
-                ctx.meta = meta_of(request.params.as_ref());
-                ctx.pending = Some(self.inner.pending.clone());
-                ctx.logging_undeclared = !self.inner.options.logging;
-                if ctx.era == Era::Modern || era::has_modern_meta(request.params.as_ref()) {
-                    ctx.era = Era::Modern;
-                    if let Err(error) = self.prepare_modern(&request, &mut ctx) {
-                        return Some(JsonRpcResponse::error(Some(request.id), error));
-                    }
-                } else if let Some(scope) = &ctx.scope {
-                    if let Some((caps, level, initialized)) = self.inner.peers.read(scope, |p| {
-                        (p.client_capabilities.clone(), p.log_level, p.initialized)
-                    }) {
-                        ctx.client_capabilities = ctx.client_capabilities.or(caps);
-                        ctx.log_level = ctx.log_level.or(level);
-                        ctx.client_initialized = initialized;
-                    }
-                }
-                let id = request.id.clone();
-                let scope = ctx.scope.clone();
-                if scope.is_none() {
-                    let payload = self.answer(request, ctx).await;
-                    return Some(JsonRpcResponse {
-                        id: Some(id),
-                        payload,
-                    });
-                }
-                let (handle, registration) = AbortHandle::new_pair();
-                if !self.inner.peers.start(scope.clone(), id.clone(), handle) {
-                    // Two requests with one id in flight could not be told apart by a
-                    // cancellation or an answer: the later one is refused, with its id.
-                    tracing::debug!(%id, "a request reuses the id of a request in flight");
-                    return Some(JsonRpcResponse::error(
-                        Some(id),
-                        ErrorObject::invalid_request(
-                            "the request id is already in use by a request in flight",
-                        ),
-                    ));
-                }
-                let outcome = Abortable::new(self.answer(request, ctx), registration).await;
-                self.inner.peers.finish(&scope, &id);
-                match outcome {
-                    Ok(payload) => Some(JsonRpcResponse {
-                        id: Some(id),
-                        payload,
-                    }),
-                    Err(_) => {
-                        tracing::debug!(%id, "request cancelled; no response");
-                        None
-                    }
-                }
+                let observed = Observation::server(
+                    &request.method,
+                    &request.id,
+                    request.params.as_ref(),
+                    ctx.session().map(|s| s.id()),
+                );
+                let tool_call = request.method == "tools/call";
+                let response = self
+                    .dispatch_request(request, ctx, &observed)
+                    .instrument(observed.span.clone())
+                    .await;
+                observed.finish_response(tool_call, response.as_ref());
+                response
             }
             JsonRpcMessage::Notification(notification) => {
                 self.emit_request(&notification.method, None);
@@ -312,6 +274,88 @@ impl McpServer {
                 None
             }
         }
+    }
+
+    /// One request of [`McpServer::dispatch_with`], inside its span.
+    async fn dispatch_request(
+        &self,
+        request: JsonRpcRequest,
+        mut ctx: RequestContext,
+        observed: &Observation,
+    ) -> Option<JsonRpcResponse> {
+        self.emit_request(&request.method, Some(&request.id));
+        ctx.id = Some(request.id.clone());
+        ctx.method.clone_from(&request.method);
+        ctx.meta = meta_of(request.params.as_ref());
+        ctx.pending = Some(self.inner.pending.clone());
+        ctx.logging_undeclared = !self.inner.options.logging;
+        if ctx.era == Era::Modern || era::has_modern_meta(request.params.as_ref()) {
+            ctx.era = Era::Modern;
+            if let Err(error) = self.prepare_modern(&request, &mut ctx) {
+                return Some(JsonRpcResponse::error(Some(request.id), error));
+            }
+        } else if let Some(scope) = &ctx.scope {
+            if let Some((caps, level, initialized)) = self.inner.peers.read(scope, |p| {
+                (p.client_capabilities.clone(), p.log_level, p.initialized)
+            }) {
+                ctx.client_capabilities = ctx.client_capabilities.or(caps);
+                ctx.log_level = ctx.log_level.or(level);
+                ctx.client_initialized = initialized;
+            }
+        }
+        if observed.enabled() {
+            observed.protocol_version(self.served_version(&ctx).as_deref());
+        }
+        let id = request.id.clone();
+        let scope = ctx.scope.clone();
+        if scope.is_none() {
+            let payload = self.answer(request, ctx).await;
+            return Some(JsonRpcResponse {
+                id: Some(id),
+                payload,
+            });
+        }
+        let (handle, registration) = AbortHandle::new_pair();
+        if !self.inner.peers.start(scope.clone(), id.clone(), handle) {
+            // Two requests with one id in flight could not be told apart by a
+            // cancellation or an answer: the later one is refused, with its id.
+            tracing::debug!(%id, "a request reuses the id of a request in flight");
+            return Some(JsonRpcResponse::error(
+                Some(id),
+                ErrorObject::invalid_request(
+                    "the request id is already in use by a request in flight",
+                ),
+            ));
+        }
+        let outcome = Abortable::new(self.answer(request, ctx), registration).await;
+        self.inner.peers.finish(&scope, &id);
+        match outcome {
+            Ok(payload) => Some(JsonRpcResponse {
+                id: Some(id),
+                payload,
+            }),
+            Err(_) => {
+                tracing::debug!(%id, "request cancelled; no response");
+                None
+            }
+        }
+    }
+
+    /// The protocol version a request is served under, for its span: the transport's (HTTP),
+    /// else the request's `_meta` (2026-07-28), else the version its scope negotiated.
+    fn served_version(&self, ctx: &RequestContext) -> Option<String> {
+        if let Some(version) = &ctx.protocol_version {
+            return Some(version.clone());
+        }
+        let meta = ctx.meta.as_ref();
+        if let Some(version) = meta.and_then(|m| m.get(era::META_PROTOCOL_VERSION)) {
+            return version.as_str().map(str::to_owned);
+        }
+        let scope = ctx.scope.as_deref()?;
+        self.inner
+            .peers
+            .read(scope, |p| p.protocol_version.clone())
+            .flatten()
     }
 
     /// A request's result: the shared JSON text of a cached listing when one answers it

@@ -37,6 +37,8 @@ cargo fmt --all -- --check || fail "cargo fmt (run 'cargo fmt --all')"
 step "cargo clippy (no features, then native), warnings are errors"
 cargo clippy --all-targets -- -D warnings || fail "clippy"
 cargo clippy --all-targets --features native -- -D warnings || fail "clippy --features native"
+# The `otel` code only (lib, binary, its test): the other targets were just checked with native.
+cargo clippy --features otel --lib --bins --test otel -- -D warnings || fail "clippy --features otel"
 
 step "wasm32-unknown-unknown: the core builds with no features and with --all-features"
 cargo check --lib --target wasm32-unknown-unknown || fail "wasm32 check"
@@ -49,6 +51,11 @@ step "cargo test (no features: core, doctests)"
 run_tests
 step "cargo test --features native (transports, binary, doctests)"
 run_tests --features native
+# One test crate with the `otel` feature (the OpenTelemetry crates built once, then the lib, the
+# binary and this test with the feature; about 12 s warm): the real binaries export to a real
+# OTLP receiver. The other test crates stay on the plain `native` build.
+step "cargo test --features otel --test otel (OpenTelemetry: spans, _meta context, metrics over OTLP)"
+run_tests --features otel --test otel
 
 # An interop or conformance script: its "NAME: N passed, M failed" line is added to the totals.
 suite() { # LABEL SCRIPT ARGS...

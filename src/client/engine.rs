@@ -11,11 +11,13 @@ use std::time::Duration;
 use futures::channel::oneshot;
 use futures::future::{self, Either};
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use super::{
     era, features, ClientError, ClientEvent, ClientOptions, ClientTransport, Listener,
     ProgressCallback, RequestOptions, SinkHandler,
 };
+use crate::observe::Observation;
 use crate::primitives::tools::panic_message;
 use crate::protocol::InitializeResult;
 use crate::wire::jsonrpc::{
@@ -167,8 +169,43 @@ impl Inner {
         self.request_id(id, method, params, options, headers).await
     }
 
-    /// [`Inner::request_with`] under an id taken from `next_id` beforehand.
+    /// [`Inner::request_with`] under an id taken from `next_id` beforehand, inside the
+    /// request's client span (its trace context goes out in `params._meta`).
     pub(super) async fn request_id(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<Value>,
+        options: &RequestOptions,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Result<Value, ClientError> {
+        let observed = Observation::client(method, id, params.as_ref());
+        if observed.enabled() {
+            observed.session_id(self.transport.session_id().as_deref());
+            let version = self.era.modern_version().or_else(|| {
+                let state = self.lock();
+                state
+                    .initialized
+                    .as_ref()
+                    .map(|i| i.protocol_version.clone())
+            });
+            observed.protocol_version(version.as_deref());
+        }
+        let params = observed.inject(params);
+        let result = self
+            .exchange(id, method, params, options, headers)
+            .instrument(observed.span.clone())
+            .await;
+        match &result {
+            Ok(value) => observed.finish_result(method, value),
+            Err(ClientError::Rpc(error)) => observed.finish_object(method, error),
+            Err(error) => observed.finish_error(error.error_type(), Some(&error.to_string())),
+        }
+        result
+    }
+
+    /// One request's exchange: pending entry, send, answer or deadline.
+    async fn exchange(
         &self,
         id: i64,
         method: &str,

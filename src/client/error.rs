@@ -1,5 +1,6 @@
 //! The client's error type.
 
+use crate::protocol::trace::ErrorType;
 use crate::protocol::ToolResult;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
@@ -146,6 +147,31 @@ impl ClientError {
     /// Whether the HTTP session expired.
     pub fn is_session_expired(&self) -> bool {
         matches!(self, ClientError::SessionExpired { .. })
+    }
+
+    /// `error.type` of a request that failed so (MCP semantic conventions): the JSON-RPC code
+    /// when there is one, else a low-cardinality name of the failure.
+    pub(crate) fn error_type(&self) -> ErrorType {
+        if let Some(code) = self.code() {
+            return ErrorType::Code(code.0);
+        }
+        ErrorType::Named(match self {
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::Rpc(_) => "rpc_error",
+            ClientError::Tool { .. } => "tool_error",
+            ClientError::TransportClosed { .. } => "transport_closed",
+            ClientError::Transport(_) => "transport_error",
+            ClientError::ConnectionRefused { .. } => "connection_refused",
+            ClientError::HttpStatus { .. } => "http_error",
+            ClientError::SessionExpired { .. } => "session_expired",
+            ClientError::InvalidResponse(_) => "invalid_response",
+            ClientError::UnsupportedVersion { .. } => "unsupported_version",
+            ClientError::InvalidArguments(_) => "invalid_arguments",
+            ClientError::NotConnected => "not_connected",
+            ClientError::NotDeclared { .. } => "not_declared",
+            ClientError::TooManyPending { .. } => "too_many_pending",
+            ClientError::Skill(_) => "skill_verification",
+        })
     }
 
     /// Build a [`ClientError::TransportClosed`].

@@ -11,6 +11,7 @@
 //! - [`shutdown`]: serving an endpoint until a signal, then a bounded graceful drain.
 //! - [`skills`]: skills served from a directory tree (`SKILL.md` and files), refreshed on change.
 //! - [`terminal`]: a peer's text made safe to write to a terminal (control characters escaped).
+//! - `otel` (feature `otel`): the OpenTelemetry binding of the per-request spans and metrics.
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
@@ -19,6 +20,8 @@ pub mod client;
 pub(crate) mod connection;
 pub mod endpoint;
 pub mod http;
+#[cfg(feature = "otel")]
+pub(crate) mod otel;
 pub mod security;
 pub mod session;
 pub mod shutdown;

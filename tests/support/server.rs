@@ -120,9 +120,19 @@ pub async fn new_session(addr: SocketAddr, version: &str) -> String {
 /// -- …`) with `RUST_LOG` = `log`, and wait for the `http://` URL it prints once it listens;
 /// the URL and the child (killed on drop). The rest of its stderr is drained.
 pub async fn spawn_listening(args: &[&str], log: &str) -> (String, Child) {
+    spawn_listening_env(args, log, &[]).await
+}
+
+/// [`spawn_listening`] with more environment variables for the child.
+pub async fn spawn_listening_env(
+    args: &[&str],
+    log: &str,
+    env: &[(&str, &str)],
+) -> (String, Child) {
     let mut child = Command::new(BIN)
         .args(args)
         .env("RUST_LOG", log)
+        .envs(env.iter().copied())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()

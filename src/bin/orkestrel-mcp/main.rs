@@ -9,6 +9,7 @@ mod bridge_fleet;
 mod builtin;
 mod client;
 mod error;
+mod otel;
 mod skills;
 
 use std::process::ExitCode;
@@ -21,7 +22,6 @@ use orkestrel_mcp::native::endpoint::{cors_layer, Endpoint, EndpointOptions};
 use orkestrel_mcp::native::shutdown::serve_gracefully_with;
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp::{McpServer, ServerOptions, ToolRegistry};
-use tracing_subscriber::EnvFilter;
 
 /// Serve and call Model Context Protocol (MCP) servers.
 ///
@@ -126,14 +126,9 @@ struct ServeArgs {
 
 /// Run the command line; the exit code says whether it succeeded.
 pub fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-            // The client commands keep stderr for errors; the servers log their progress.
-            EnvFilter::new(if quiet_by_default() { "warn" } else { "info" })
-        }))
-        .init();
+    // The client commands keep stderr for errors; the servers log their progress. Dropped last
+    // (after the runtime): flushes the OTLP exporters, when configured.
+    let _telemetry = otel::init(quiet_by_default());
     let cli = Cli::parse();
     if let Command::Help(args) = &cli.command {
         return help(args.command.as_deref());
