@@ -374,6 +374,9 @@ pub(super) async fn serve_http(
     until: impl std::future::Future<Output = ()>,
 ) -> Result<(), String> {
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    // The signal handlers are in place before the address is announced: a SIGTERM right
+    // after it still shuts down gracefully.
+    let signal = super::shutdown_signal();
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path){}",
         http::DEFAULT_MCP_PATH,
@@ -387,7 +390,7 @@ pub(super) async fn serve_http(
     };
     let stop = async move {
         tokio::select! {
-            () = super::shutdown_signal() => {}
+            () = signal => {}
             () = until => {}
         }
         if let Some(shutdown) = shutdown {

@@ -165,7 +165,9 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
     };
     let fleet = Fleet::new(&args, local);
     fleet.apply(specs)?;
-    let reload = reload(fleet.clone(), path, args.watch);
+    // SIGHUP's handler is in place before the address is announced (its default ends us).
+    let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    let reload = reload(fleet.clone(), path, args.watch, hangup);
     let result = match listener {
         None => tokio::select! {
             served = stdio::serve_stdio(fleet.merged.clone()) => served.map_err(|e| e.to_string()),
@@ -203,8 +205,12 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
 /// Reload the config on SIGHUP, and with `watch` when its modification time changes (checked
 /// each second). A file that does not read or parse leaves the running set as it is. Never
 /// returns.
-async fn reload(fleet: Arc<Fleet>, path: PathBuf, watch: bool) {
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+async fn reload(
+    fleet: Arc<Fleet>,
+    path: PathBuf,
+    watch: bool,
+    mut hangup: Option<tokio::signal::unix::Signal>,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut seen = modified(&path);
     loop {
