@@ -47,6 +47,13 @@ cargo check --lib --target wasm32-unknown-unknown --all-features || fail "wasm32
 step "benchmarks build (not run): the bench crate, with rmcp and criterion (~2 min cold, release)"
 cargo build --release -q -p orkestrel-mcp-bench --benches --bins || fail "bench crate build"
 
+step "test dependencies: a real authorization server (oidc-provider, tests/auth) for tests/auth.rs"
+if [ ! -f tests/auth/node_modules/.orkestrel-stamp ] \
+   || ! cmp -s tests/auth/package-lock.json tests/auth/node_modules/.orkestrel-stamp; then
+  (cd tests/auth && timeout 300 npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci in tests/auth"
+  cp tests/auth/package-lock.json tests/auth/node_modules/.orkestrel-stamp
+fi
+
 step "cargo test (no features: core, doctests)"
 run_tests
 step "cargo test --features native (transports, binary, doctests)"

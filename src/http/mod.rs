@@ -27,6 +27,7 @@
 //!   HTTP and the wasm fetch transports.
 
 pub mod answer;
+pub mod auth;
 pub mod exchange;
 pub mod guard;
 pub mod headers;

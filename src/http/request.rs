@@ -123,6 +123,10 @@ pub struct HttpRequest {
     /// (`POST http://host:port/mcp HTTP/1.1`, RFC 9112 §3.2.2) or HTTP/2's `:authority`. The
     /// `Host` guard ([`crate::http::guard::Guard::check_request`]) checks it as well as `Host`.
     pub authority: Option<String>,
+    /// The identity the endpoint's bearer-token gate verified ([`crate::http::auth`]), set by
+    /// [`Route::authorize`](crate::http::route::Route::authorize); it reaches the request
+    /// context.
+    pub identity: Option<std::sync::Arc<crate::http::auth::Identity>>,
 }
 
 impl HttpRequest {

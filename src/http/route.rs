@@ -110,6 +110,7 @@ pub struct Route {
     options: Arc<RouteOptions>,
     sessions: Option<Sessions>,
     spawn: Spawn,
+    auth: Option<crate::http::auth::Authorizer>,
 }
 
 impl std::fmt::Debug for Route {
@@ -142,6 +143,7 @@ impl Route {
             options: Arc::new(options),
             sessions: None,
             spawn,
+            auth: None,
         }
     }
 
@@ -149,6 +151,40 @@ impl Route {
     pub fn with_sessions(mut self, store: Arc<SessionStore>) -> Self {
         self.sessions = Some(Sessions::new(store));
         self
+    }
+
+    /// Require a bearer token on the MCP path and serve the protected resource metadata
+    /// ([`crate::http::auth`]); the hosts call [`Route::authorize`] first.
+    pub fn with_auth(mut self, auth: crate::http::auth::Authorizer) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The bearer-token gate, when there is one.
+    pub fn auth(&self) -> Option<&crate::http::auth::Authorizer> {
+        self.auth.as_ref()
+    }
+
+    /// The gate's decision on `request` (before its body is read): `None` to go on — with the
+    /// verified identity set on the request — or the answer (the metadata document, `401`,
+    /// `403`, `503`). No gate, or a path that is neither the MCP path nor the metadata's:
+    /// `None`.
+    pub async fn authorize(&self, request: &mut HttpRequest) -> Option<Answer> {
+        let auth = self.auth.as_ref()?;
+        if request.path != self.options.path && !auth.is_metadata_path(&request.path) {
+            return None;
+        }
+        // A CORS preflight carries no credentials (Fetch standard): not gated.
+        if request.method == "OPTIONS" {
+            return None;
+        }
+        match auth.check(request).await {
+            crate::http::auth::Gate::Pass(identity) => {
+                request.identity = Some(identity);
+                None
+            }
+            crate::http::auth::Gate::Answer(answer) => Some(answer),
+        }
     }
 
     /// The options.
@@ -254,6 +290,7 @@ impl Route {
             peer_loopback,
             version,
             authority,
+            identity,
         } = request;
         let body = match body_bytes(body, self.options.max_body_bytes) {
             Ok(body) => body,
@@ -271,6 +308,7 @@ impl Route {
             peer_loopback,
             version,
             authority,
+            identity,
         };
         let mut answer = self.respond_in(request, admitted.session.clone()).await;
         if let Some(id) = sessions.settle(&admitted, answer.is_success()) {
@@ -309,7 +347,7 @@ impl Route {
                 };
             }
         };
-        let mut ctx = RequestContext::new();
+        let mut ctx = RequestContext::new().with_identity(request.identity.clone());
         let request = match message {
             JsonRpcMessage::Request(request) => request,
             other => {

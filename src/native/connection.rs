@@ -53,6 +53,14 @@ impl Driver {
         }
     }
 
+    /// Run the connection's requests as `identity` ([`Connection::set_identity`]).
+    pub(crate) fn set_identity(
+        &mut self,
+        identity: Option<std::sync::Arc<crate::http::auth::Identity>>,
+    ) {
+        self.conn.set_identity(identity);
+    }
+
     /// Wait until the next message may be taken: finished calls are reaped and, while the rules
     /// pause input at the in-flight limit, this waits until the connection is readable again (a
     /// call completed, or every call in flight now waits for the client).

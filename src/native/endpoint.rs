@@ -61,6 +61,9 @@ pub struct EndpointOptions {
     pub security: SecurityOptions,
     /// The clock sessions use, in ms (default: the system clock).
     pub clock: Option<Clock>,
+    /// Require a bearer token on the MCP path (HTTP and the WebSocket upgrade) and serve the
+    /// protected resource metadata ([`crate::http::auth`]); `None` (the default) requires none.
+    pub auth: Option<crate::http::auth::Authorizer>,
 }
 
 impl std::fmt::Debug for EndpointOptions {
@@ -71,6 +74,7 @@ impl std::fmt::Debug for EndpointOptions {
             .field("websocket", &self.websocket)
             .field("security", &self.security)
             .field("clock", &self.clock.is_some())
+            .field("auth", &self.auth)
             .finish()
     }
 }
@@ -87,6 +91,7 @@ impl Default for EndpointOptions {
                 ..SecurityOptions::default()
             },
             clock: None,
+            auth: None,
         }
     }
 }
@@ -149,6 +154,9 @@ impl Endpoint {
         if let Some(store) = &store {
             route = route.with_sessions(store.clone());
         }
+        if let Some(auth) = options.auth {
+            route = route.with_auth(auth);
+        }
         Ok(Endpoint {
             server,
             guard,
@@ -209,12 +217,24 @@ impl Endpoint {
                 Handshake::NotWebSocket => {}
                 Handshake::Refuse(response) => return response,
                 Handshake::Accept => {
+                    // The upgrade is gated as a POST would be (a browser cannot send the header
+                    // on a WebSocket, so a gated WebSocket is for native clients).
+                    let mut request = request;
+                    if self.route.auth().is_some() {
+                        let mut head = crate::native::http::describe_head(&request);
+                        if let Some(answer) = self.route.authorize(&mut head).await {
+                            return response(answer, None);
+                        }
+                        if let Some(identity) = head.identity {
+                            request.extensions_mut().insert(identity);
+                        }
+                    }
                     return ws::upgrade(
                         self.server.clone(),
                         request,
                         options,
                         self.shutdown.subscribe(),
-                    )
+                    );
                 }
             }
         }

@@ -159,6 +159,9 @@ where
         Plan::Whole => None,
     };
     let mut request = describe(&parts);
+    if let Some(answer) = route.authorize(&mut request).await {
+        return response(answer, keep_alive);
+    }
     let head = route.head_of(&request, session.as_ref());
     request.body = match head {
         Head::Answer(answer) => return response(answer, keep_alive),
@@ -193,6 +196,21 @@ pub(crate) fn describe(parts: &hyper::http::request::Parts) -> HttpRequest {
         peer_loopback: None,
         version: wire_version(&parts.extensions, parts.version),
         authority: parts.uri.authority().map(|a| a.as_str().to_owned()),
+        identity: None,
+    }
+}
+
+/// [`describe`] for a whole request (its head only).
+pub(crate) fn describe_head<B>(request: &Request<B>) -> HttpRequest {
+    HttpRequest {
+        method: request.method().as_str().to_owned(),
+        path: request.uri().path().to_owned(),
+        headers: fields(request.headers()),
+        body: Body::default(),
+        peer_loopback: None,
+        version: wire_version(request.extensions(), request.version()),
+        authority: request.uri().authority().map(|a| a.as_str().to_owned()),
+        identity: None,
     }
 }
 

@@ -16,6 +16,7 @@
 //!   clauses 15, 17, 20).
 
 pub mod admission;
+pub mod auth;
 pub mod client;
 pub(crate) mod connection;
 pub mod endpoint;

@@ -35,6 +35,7 @@
 //! server shutdown the connection first drains (at most [`WebSocketOptions::drain`]): the calls
 //! in flight get their answers, then close `1001` ([`run_draining`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -197,13 +198,26 @@ pub fn upgrade<B>(
         .max_message_size(Some(options.max_message_bytes))
         .max_frame_size(Some(options.max_message_bytes));
     let (max_in_flight, drain) = (options.max_in_flight, options.drain);
+    let identity = request
+        .extensions()
+        .get::<Arc<crate::http::auth::Identity>>()
+        .cloned();
     let ping_interval = options.ping_interval;
     tokio::spawn(async move {
         match on_upgrade.await {
             Ok(upgraded) => {
                 let io = hyper_util::rt::TokioIo::new(upgraded);
                 let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-                run_with(server, ws, shutdown, max_in_flight, drain, ping_interval).await;
+                run_as(
+                    server,
+                    ws,
+                    shutdown,
+                    max_in_flight,
+                    drain,
+                    ping_interval,
+                    identity,
+                )
+                .await;
             }
             Err(e) => tracing::debug!(error = %e, "ws: upgrade failed"),
         }
@@ -288,11 +302,35 @@ pub async fn run_pinging<S>(
 /// ([`run_pinging`]); what [`upgrade`] runs, with the [`WebSocketOptions`].
 pub async fn run_with<S>(
     server: McpServer,
+    ws: WebSocketStream<S>,
+    shutdown: watch::Receiver<bool>,
+    max_in_flight: usize,
+    drain: Duration,
+    ping_interval: Option<Duration>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    run_as(
+        server,
+        ws,
+        shutdown,
+        max_in_flight,
+        drain,
+        ping_interval,
+        None,
+    )
+    .await;
+}
+
+/// [`run_with`], every request run as `identity` (the upgrade's verified bearer token).
+async fn run_as<S>(
+    server: McpServer,
     mut ws: WebSocketStream<S>,
     mut shutdown: watch::Receiver<bool>,
     max_in_flight: usize,
     drain: Duration,
     ping_interval: Option<Duration>,
+    identity: Option<Arc<crate::http::auth::Identity>>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -301,6 +339,7 @@ pub async fn run_with<S>(
     let (out_tx, mut out_rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
     let rules = ConnectionOptions::websocket(max_in_flight);
     let mut conn = Driver::new(server, "ws", rules, out_tx);
+    conn.set_identity(identity);
     let mut closing: Option<tokio::time::Instant> = None;
     let mut draining: Option<tokio::time::Instant> = None;
     // One timer for the liveness rule, moved only when it fires (the rule then says how long is

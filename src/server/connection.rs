@@ -251,6 +251,7 @@ pub struct Connection {
     counts: Arc<Counts>,
     closing: bool,
     draining: bool,
+    identity: Option<Arc<crate::http::auth::Identity>>,
 }
 
 impl fmt::Debug for Connection {
@@ -297,6 +298,7 @@ impl Connection {
             counts,
             closing: false,
             draining: false,
+            identity: None,
         }
     }
 
@@ -305,7 +307,13 @@ impl Connection {
         &self.scope
     }
 
-    /// The rules it follows.
+    /// Run every request of this connection as `identity` (the bearer token its WebSocket
+    /// upgrade carried, [`crate::http::auth`]).
+    pub fn set_identity(&mut self, identity: Option<Arc<crate::http::auth::Identity>>) {
+        self.identity = identity;
+    }
+
+    /// The rules.
     pub fn options(&self) -> &ConnectionOptions {
         &self.options
     }
@@ -465,7 +473,8 @@ impl Connection {
         let server = self.server.clone();
         let ctx = RequestContext::new()
             .with_outbound(self.outbound.clone())
-            .with_scope(self.scope.clone());
+            .with_scope(self.scope.clone())
+            .with_identity(self.identity.clone());
         let counts = initialize.map(|first| (first, self.counts.clone()));
         Received::Dispatch(Call {
             future: Box::pin(async move {

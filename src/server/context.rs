@@ -58,6 +58,9 @@ pub struct RequestContext {
     /// the session's negotiated version, else `2025-03-26` over HTTP with no session (spec
     /// `basic/transports`, Protocol Version Header); `None` when the transport does not say.
     pub protocol_version: Option<String>,
+    /// Who the request's bearer token speaks for, when the endpoint requires one
+    /// ([`crate::http::auth`]): subject, client id, scopes, claims.
+    pub identity: Option<Arc<crate::http::auth::Identity>>,
     session: Option<Arc<Session>>,
     /// The session stream the request is answered on (set with the session by the HTTP route,
     /// for a request answered over SSE).
@@ -104,6 +107,12 @@ impl RequestContext {
     /// capabilities, subscriptions, cancellation) applies.
     pub fn with_scope(mut self, scope: impl Into<Arc<str>>) -> Self {
         self.scope = Some(scope.into());
+        self
+    }
+
+    /// Attach the verified identity of the request's bearer token (set by the HTTP route).
+    pub fn with_identity(mut self, identity: Option<Arc<crate::http::auth::Identity>>) -> Self {
+        self.identity = identity;
         self
     }
 

@@ -10,6 +10,7 @@ mod builtin;
 mod client;
 mod error;
 mod otel;
+mod serve_auth;
 mod skills;
 
 use std::process::ExitCode;
@@ -122,6 +123,8 @@ struct ServeArgs {
     /// picked up on the next request.
     #[arg(long, value_name = "DIR")]
     skills: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    auth: serve_auth::AuthArgs,
 }
 
 /// Run the command line; the exit code says whether it succeeded.
@@ -253,6 +256,7 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
             if !args.allow_host.is_empty() {
                 options.security.allowed_hosts = Some(args.allow_host.clone());
             }
+            options.auth = args.auth.authorizer(local, &server).await?;
             // A bad --allow-origin / --cors origin: the command line's.
             let endpoint =
                 Endpoint::new(server, options).map_err(|e| CliError::usage(e.to_string()))?;

@@ -107,7 +107,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn connector() -> Connector {
+pub(crate) fn connector() -> Connector {
     #[cfg(feature = "tls")]
     {
         hyper_rustls::HttpsConnectorBuilder::new()

@@ -1,0 +1,86 @@
+//! `serve --auth-issuer URL`: the HTTP endpoint requires bearer tokens issued by URL (JWT
+//! access tokens checked against its published keys, for this server's resource URI), and a
+//! `whoami` tool shows who a token speaks for.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use orkestrel_mcp::http::auth::{Authorizer, ResourceMetadata};
+use orkestrel_mcp::native::auth::JwtVerifier;
+use orkestrel_mcp::{McpServer, RequestContext, Tool};
+use serde_json::{json, Map, Value};
+
+use super::error::CliError;
+
+/// Bearer-token options of `serve --http`.
+#[derive(Args)]
+pub struct AuthArgs {
+    /// HTTP: require bearer tokens (JWT access tokens) issued by this authorization server
+    /// (its issuer URL; its metadata and keys are read at start). Without it, no token is
+    /// required.
+    #[arg(long, value_name = "URL", requires = "http")]
+    auth_issuer: Option<String>,
+    /// HTTP, with --auth-issuer: this server's resource URI, as tokens name it in `aud` and the
+    /// protected resource metadata gives it [default: http://ADDR/mcp, the bound address].
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_resource: Option<String>,
+    /// HTTP, with --auth-issuer: a scope every token must carry (repeatable; 403
+    /// insufficient_scope otherwise) [default: none].
+    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    auth_scope: Vec<String>,
+}
+
+impl AuthArgs {
+    /// The gate for an endpoint bound at `local`, with `whoami` added to `server`; `None`
+    /// without `--auth-issuer`.
+    ///
+    /// # Errors
+    /// A runtime error when the issuer's metadata or keys cannot be read or lie about the issuer.
+    pub async fn authorizer(
+        &self,
+        local: SocketAddr,
+        server: &McpServer,
+    ) -> Result<Option<Authorizer>, CliError> {
+        let Some(issuer) = &self.auth_issuer else {
+            return Ok(None);
+        };
+        let resource = self.auth_resource.clone().unwrap_or_else(|| {
+            format!(
+                "http://{local}{}",
+                orkestrel_mcp::native::http::DEFAULT_MCP_PATH
+            )
+        });
+        let verifier = JwtVerifier::discover(issuer, Some(resource.clone()))
+            .await
+            .map_err(|e| CliError::Runtime(format!("--auth-issuer: {e}")))?;
+        tracing::info!(%issuer, %resource, scopes = ?self.auth_scope, "requiring bearer tokens");
+        server.tools().add(
+            Tool::from_json(
+                "whoami",
+                json!({"type": "object"}),
+                |_args: Map<String, Value>, ctx: RequestContext| async move {
+                    Ok::<_, String>(orkestrel_mcp::Json(match &ctx.identity {
+                        Some(identity) => json!({
+                            "subject": identity.subject,
+                            "clientId": identity.client_id,
+                            "scopes": identity.scopes,
+                        }),
+                        None => Value::Null,
+                    }))
+                },
+            )
+            .with_description(
+                "Who the request's bearer token speaks for: subject, client id, scopes.",
+            ),
+        );
+        Ok(Some(Authorizer::new(
+            ResourceMetadata {
+                resource,
+                authorization_servers: vec![issuer.clone()],
+                scopes_supported: self.auth_scope.clone(),
+                required_scopes: self.auth_scope.clone(),
+            },
+            verifier,
+        )))
+    }
+}

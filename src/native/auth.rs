@@ -1,0 +1,433 @@
+//! Bearer tokens checked natively ([`crate::http::auth::TokenVerifier`]): JWT access tokens
+//! against the keys their issuer publishes.
+//!
+//! [`JwtVerifier::discover`] reads the issuer's metadata (RFC 8414
+//! `/.well-known/oauth-authorization-server`, then OpenID Connect discovery, each with the
+//! issuer's path inserted as the specs say), requires its `issuer` to be exactly the one asked
+//! for (metadata that names another issuer is refused), and fetches its `jwks_uri`. A token is
+//! then accepted when its signature verifies with one of those keys (an asymmetric algorithm
+//! only: `RS*`, `PS*`, `ES*`, `EdDSA`; never `none` or a shared-secret `HS*`), its `iss` is the
+//! issuer, its `aud` holds the audience (the MCP server's resource URI, RFC 8707), and it is
+//! within `exp` / `nbf` with 30 s of leeway. A token signed by a key not in the set makes the
+//! verifier fetch the set again (at most every 10 s), so the issuer's key rotation is honoured.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::Uri;
+use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::Value;
+
+use crate::http::auth::{Identity, TokenError, TokenVerifier};
+use crate::BoxFuture;
+
+/// How long a metadata or key-set fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest metadata document or key set read.
+const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+/// A token naming an unknown key fetches the set again at most this often.
+const REFETCH_EVERY: Duration = Duration::from_secs(10);
+/// Clock skew allowed on `exp` and `nbf`, in seconds.
+const LEEWAY_SECS: u64 = 30;
+
+/// Why a verifier could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthSetupError {
+    /// The issuer's metadata could not be read (every well-known URL tried).
+    #[error("cannot read the authorization server metadata of {issuer}: {reason}")]
+    Metadata {
+        /// The issuer asked for.
+        issuer: String,
+        /// What went wrong, per URL.
+        reason: String,
+    },
+    /// The metadata names another issuer than the one asked for.
+    #[error("the metadata at {url} names issuer {found:?}, not {expected:?}")]
+    IssuerMismatch {
+        /// Where it was read.
+        url: String,
+        /// The issuer asked for.
+        expected: String,
+        /// The issuer it names.
+        found: String,
+    },
+    /// The key set could not be read or holds no usable key.
+    #[error("cannot use the key set {url}: {reason}")]
+    Keys {
+        /// `jwks_uri`.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// One verification key.
+struct Key {
+    key: DecodingKey,
+    /// The algorithm the key says it is for, when it says.
+    algorithm: Option<Algorithm>,
+    family: Family,
+}
+
+/// Which algorithms a key can verify.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Rsa,
+    Ec,
+    Okp,
+}
+
+struct Keys {
+    by_id: HashMap<String, Arc<Key>>,
+    unnamed: Vec<Arc<Key>>,
+    fetched: Instant,
+}
+
+struct Inner {
+    issuer: String,
+    audience: Option<String>,
+    jwks_uri: String,
+    keys: Mutex<Keys>,
+}
+
+/// Verifies JWT access tokens against an issuer's published keys (cheap to clone).
+#[derive(Clone)]
+pub struct JwtVerifier {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("issuer", &self.inner.issuer)
+            .field("audience", &self.inner.audience)
+            .field("jwks_uri", &self.inner.jwks_uri)
+            .finish()
+    }
+}
+
+impl JwtVerifier {
+    /// Read `issuer`'s metadata and keys; accept tokens for `audience` (`None`: any audience —
+    /// not advisable, tokens for other servers would pass).
+    ///
+    /// # Errors
+    /// [`AuthSetupError`]: no metadata at any well-known URL, an issuer mismatch, no usable key.
+    pub async fn discover(issuer: &str, audience: Option<String>) -> Result<Self, AuthSetupError> {
+        let mut reasons = Vec::new();
+        let mut metadata = None;
+        for url in metadata_urls(issuer) {
+            match get_json(&url).await {
+                Ok(doc) => {
+                    let found = doc["issuer"].as_str().unwrap_or_default().to_owned();
+                    if found != issuer {
+                        return Err(AuthSetupError::IssuerMismatch {
+                            url,
+                            expected: issuer.to_owned(),
+                            found,
+                        });
+                    }
+                    metadata = Some(doc);
+                    break;
+                }
+                Err(e) => reasons.push(format!("{url}: {e}")),
+            }
+        }
+        let Some(metadata) = metadata else {
+            return Err(AuthSetupError::Metadata {
+                issuer: issuer.to_owned(),
+                reason: reasons.join("; "),
+            });
+        };
+        let jwks_uri = metadata["jwks_uri"]
+            .as_str()
+            .ok_or_else(|| AuthSetupError::Metadata {
+                issuer: issuer.to_owned(),
+                reason: "it has no jwks_uri".into(),
+            })?
+            .to_owned();
+        let keys = fetch_keys(&jwks_uri)
+            .await
+            .map_err(|reason| AuthSetupError::Keys {
+                url: jwks_uri.clone(),
+                reason,
+            })?;
+        Ok(JwtVerifier {
+            inner: Arc::new(Inner {
+                issuer: issuer.to_owned(),
+                audience,
+                jwks_uri,
+                keys: Mutex::new(keys),
+            }),
+        })
+    }
+
+    /// The issuer.
+    pub fn issuer(&self) -> &str {
+        &self.inner.issuer
+    }
+
+    async fn check(&self, token: &str) -> Result<Identity, TokenError> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| TokenError::Invalid(format!("not a JWT ({e})")))?;
+        if family_of(header.alg).is_none() {
+            return Err(TokenError::Invalid(format!(
+                "algorithm {:?} is not accepted",
+                header.alg
+            )));
+        }
+        let key = match self.key_for(header.kid.as_deref(), header.alg) {
+            Some(key) => key,
+            None => {
+                self.refetch().await?;
+                self.key_for(header.kid.as_deref(), header.alg)
+                    .ok_or_else(|| {
+                        TokenError::Invalid("signed with a key the issuer does not publish".into())
+                    })?
+            }
+        };
+        if key.algorithm.is_some_and(|a| a != header.alg) {
+            return Err(TokenError::Invalid("the algorithm is not the key's".into()));
+        }
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.inner.issuer]);
+        match &self.inner.audience {
+            Some(audience) => validation.set_audience(&[audience]),
+            None => validation.validate_aud = false,
+        }
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp", "iss"]);
+        let data = jsonwebtoken::decode::<Value>(token, &key.key, &validation).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind;
+            TokenError::Invalid(
+                match e.kind() {
+                    ErrorKind::ExpiredSignature => "expired",
+                    ErrorKind::ImmatureSignature => "not valid yet",
+                    ErrorKind::InvalidAudience => "for another audience",
+                    ErrorKind::InvalidIssuer => "from another issuer",
+                    ErrorKind::InvalidSignature => "the signature does not verify",
+                    ErrorKind::MissingRequiredClaim(_) => "a required claim is missing",
+                    ErrorKind::InvalidAlgorithm => "the algorithm is not the key's",
+                    _ => "malformed",
+                }
+                .to_owned(),
+            )
+        })?;
+        Ok(identity(data.claims))
+    }
+
+    fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Option<Arc<Key>> {
+        let keys = self.inner.keys.lock().unwrap_or_else(|e| e.into_inner());
+        let family = family_of(alg)?;
+        match kid {
+            Some(kid) => keys.by_id.get(kid).filter(|k| k.family == family).cloned(),
+            None => keys
+                .unnamed
+                .iter()
+                .chain(keys.by_id.values())
+                .find(|k| k.family == family)
+                .cloned(),
+        }
+    }
+
+    /// Fetch the key set again, unless it was fetched within [`REFETCH_EVERY`].
+    async fn refetch(&self) -> Result<(), TokenError> {
+        let recent = {
+            let keys = self.inner.keys.lock().unwrap_or_else(|e| e.into_inner());
+            keys.fetched.elapsed() < REFETCH_EVERY
+        };
+        if recent {
+            return Ok(());
+        }
+        let fresh = fetch_keys(&self.inner.jwks_uri)
+            .await
+            .map_err(TokenError::Unavailable)?;
+        *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+        Ok(())
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify(&self, token: &str) -> BoxFuture<'_, Result<Identity, TokenError>> {
+        let token = token.to_owned();
+        Box::pin(async move { self.check(&token).await })
+    }
+}
+
+/// The identity a token's claims describe.
+fn identity(claims: Value) -> Identity {
+    let text = |k: &str| claims[k].as_str().map(str::to_owned);
+    let scopes = match (&claims["scope"], &claims["scp"]) {
+        (Value::String(s), _) => s.split_whitespace().map(str::to_owned).collect(),
+        (_, Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        (_, Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    };
+    Identity {
+        subject: text("sub"),
+        client_id: text("client_id").or_else(|| text("azp")),
+        scopes,
+        claims,
+    }
+}
+
+fn family_of(alg: Algorithm) -> Option<Family> {
+    use Algorithm::*;
+    match alg {
+        RS256 | RS384 | RS512 | PS256 | PS384 | PS512 => Some(Family::Rsa),
+        ES256 | ES384 => Some(Family::Ec),
+        EdDSA => Some(Family::Okp),
+        HS256 | HS384 | HS512 => None,
+    }
+}
+
+/// The metadata URLs of `issuer`, in the order the specs give: RFC 8414 (path inserted after
+/// the well-known prefix), OpenID Connect with the path inserted, OpenID Connect appended.
+pub fn metadata_urls(issuer: &str) -> Vec<String> {
+    let trimmed = issuer.trim_end_matches('/');
+    let after_scheme = trimmed.find("://").map_or(0, |i| i + 3);
+    let (origin, path) = match trimmed[after_scheme..].find('/') {
+        Some(i) => trimmed.split_at(after_scheme + i),
+        None => (trimmed, ""),
+    };
+    let mut urls = vec![format!(
+        "{origin}/.well-known/oauth-authorization-server{path}"
+    )];
+    if path.is_empty() {
+        urls.push(format!("{origin}/.well-known/openid-configuration"));
+    } else {
+        urls.push(format!("{origin}/.well-known/openid-configuration{path}"));
+        urls.push(format!("{origin}{path}/.well-known/openid-configuration"));
+    }
+    urls
+}
+
+async fn fetch_keys(url: &str) -> Result<Keys, String> {
+    let doc = get_json(url).await?;
+    let set: JwkSet = serde_json::from_value(doc).map_err(|e| format!("not a JWK set: {e}"))?;
+    let mut keys = Keys {
+        by_id: HashMap::new(),
+        unnamed: Vec::new(),
+        fetched: Instant::now(),
+    };
+    for jwk in &set.keys {
+        let family = match &jwk.algorithm {
+            AlgorithmParameters::RSA(_) => Family::Rsa,
+            AlgorithmParameters::EllipticCurve(_) => Family::Ec,
+            AlgorithmParameters::OctetKeyPair(_) => Family::Okp,
+            // A shared secret is never a published verification key.
+            AlgorithmParameters::OctetKey(_) => continue,
+        };
+        if matches!(
+            &jwk.common.public_key_use,
+            Some(jsonwebtoken::jwk::PublicKeyUse::Encryption)
+        ) {
+            continue;
+        }
+        let Ok(key) = DecodingKey::from_jwk(jwk) else {
+            continue;
+        };
+        let algorithm = jwk
+            .common
+            .key_algorithm
+            .and_then(|a| serde_json::to_value(a).ok())
+            .and_then(|v| v.as_str().and_then(|s| s.parse::<Algorithm>().ok()));
+        let key = Arc::new(Key {
+            key,
+            algorithm,
+            family,
+        });
+        match &jwk.common.key_id {
+            Some(kid) => {
+                keys.by_id.insert(kid.clone(), key);
+            }
+            None => keys.unnamed.push(key),
+        }
+    }
+    if keys.by_id.is_empty() && keys.unnamed.is_empty() {
+        return Err("it holds no signature verification key".into());
+    }
+    Ok(keys)
+}
+
+/// `GET url` as JSON: status 200, at most [`MAX_DOCUMENT_BYTES`], within [`FETCH_TIMEOUT`];
+/// redirects are not followed.
+async fn get_json(url: &str) -> Result<Value, String> {
+    let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
+    let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(crate::native::client::http::connector());
+    let request = hyper::Request::get(uri)
+        .header(hyper::header::ACCEPT, "application/json")
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    let fetched = async {
+        let response = client.request(request).await.map_err(|e| {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                text.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            text
+        })?;
+        if response.status() != hyper::StatusCode::OK {
+            return Err(format!("HTTP {}", response.status().as_u16()));
+        }
+        let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
+            .collect()
+            .await
+            .map_err(|e| format!("reading the body: {e}"))?
+            .to_bytes();
+        serde_json::from_slice(&body).map_err(|e| format!("not JSON: {e}"))
+    };
+    tokio::time::timeout(FETCH_TIMEOUT, fetched)
+        .await
+        .map_err(|_| format!("no answer within {FETCH_TIMEOUT:?}"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_urls_follow_the_path_insertion_order() {
+        assert_eq!(
+            metadata_urls("https://auth.example.com"),
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(
+            metadata_urls("https://auth.example.com/tenant1"),
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/.well-known/openid-configuration/tenant1",
+                "https://auth.example.com/tenant1/.well-known/openid-configuration",
+            ]
+        );
+    }
+
+    #[test]
+    fn scopes_come_from_scope_or_scp() {
+        let a = identity(serde_json::json!({"sub": "u", "scope": "a b", "client_id": "c"}));
+        assert_eq!(
+            (a.subject.as_deref(), a.client_id.as_deref(), a.scopes),
+            (Some("u"), Some("c"), vec!["a".to_owned(), "b".to_owned()])
+        );
+        let b = identity(serde_json::json!({"scp": ["x"], "azp": "d"}));
+        assert_eq!(
+            (b.client_id.as_deref(), b.scopes),
+            (Some("d"), vec!["x".to_owned()])
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! The resource server's half of authorization, against a real authorization server: the
+//! `oidc-provider` npm package (tests/auth/provider.mjs) on 127.0.0.1 issues JWT access tokens
+//! with resource indicators; `orkestrel-mcp serve --http --auth-issuer` requires them.
+//! tests/run.sh installs the package (`npm ci` in tests/auth) when it is missing.
+
+#![cfg(all(feature = "native", unix))]
+
+mod support;
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use hyper::Method;
+use orkestrel_mcp::client::ClientEra;
+use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
+use orkestrel_mcp::McpClient;
+use serde_json::{json, Value};
+use support::client::era_options;
+use support::server::BIN;
+use support::{eventually, DEADLINE};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const HERE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/auth");
+
+/// `node provider.mjs`: the issuer URL and the process.
+async fn authorization_server() -> (String, Child) {
+    assert!(
+        std::path::Path::new(HERE)
+            .join("node_modules/oidc-provider")
+            .exists(),
+        "oidc-provider is not installed: run `npm ci` in tests/auth (tests/run.sh does)"
+    );
+    let mut child = Command::new("node")
+        .arg(format!("{HERE}/provider.mjs"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run node");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let issuer = tokio::time::timeout(DEADLINE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(issuer) = line.strip_prefix("issuer ") {
+                return issuer.to_owned();
+            }
+        }
+        panic!("provider.mjs printed no issuer")
+    })
+    .await
+    .expect("the authorization server within the deadline");
+    (issuer, child)
+}
+
+/// `serve --http 127.0.0.1:0 ARGS…` with stderr kept: its URL, the child and its log.
+async fn serve(args: &[&str]) -> (String, Child, Arc<Mutex<String>>) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
+        .env("RUST_LOG", "debug")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let log = Arc::new(Mutex::new(String::new()));
+    let url = tokio::time::timeout(DEADLINE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            log.lock().unwrap().push_str(&format!("{line}\n"));
+            if let Some(i) = line.find("serving MCP at http://") {
+                return line[i + "serving MCP at ".len()..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .to_owned();
+            }
+        }
+        panic!("serve printed no URL: {}", log.lock().unwrap())
+    })
+    .await
+    .expect("the server within the deadline");
+    let kept = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            kept.lock().unwrap().push_str(&format!("{line}\n"));
+        }
+    });
+    (url, child, log)
+}
+
+fn addr_of(url: &str) -> SocketAddr {
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A client_credentials token from `issuer` for `resource` with `scope`.
+async fn token(issuer: &str, resource: &str, scope: &str) -> String {
+    let body = format!(
+        "grant_type=client_credentials&resource={}&scope={}",
+        urlencode(resource),
+        urlencode(scope)
+    );
+    // machine:machine-secret
+    let basic = "Basic bWFjaGluZTptYWNoaW5lLXNlY3JldA==";
+    let reply = support::http::request(
+        addr_of(issuer),
+        Method::POST,
+        "/token",
+        &[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("authorization", basic),
+        ],
+        body,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.json()["access_token"].as_str().unwrap().to_owned()
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A POST of `ping` to the MCP path with `authorization`: status, `WWW-Authenticate`, body.
+async fn ping(url: &str, authorization: Option<&str>) -> (u16, String, Value) {
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    if let Some(value) = authorization {
+        headers.push(("authorization", value));
+    }
+    let reply = support::http::request(
+        addr_of(url),
+        Method::POST,
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    )
+    .await;
+    let challenge = reply
+        .header("www-authenticate")
+        .unwrap_or_default()
+        .to_owned();
+    let body = serde_json::from_str(&reply.body).unwrap_or(Value::Null);
+    (reply.status, challenge, body)
+}
+
+/// Our client over HTTP (or WebSocket) sending `Authorization: Bearer token`.
+fn client(url: &str, token: &str, websocket: bool) -> McpClient {
+    let header = vec![("Authorization".to_owned(), format!("Bearer {token}"))];
+    let options = era_options(ClientEra::Auto);
+    if websocket {
+        let mut ws = WsClientOptions::new(url.replacen("http://", "ws://", 1));
+        ws.headers = header;
+        McpClient::new(WsTransport::new(ws).unwrap(), options)
+    } else {
+        let mut http = HttpClientOptions::new(url);
+        http.headers = header;
+        McpClient::new(HttpTransport::new(http).unwrap(), options)
+    }
+}
+
+#[tokio::test]
+async fn tokens_from_a_real_authorization_server_are_required_and_checked() {
+    let (issuer, _provider) = authorization_server().await;
+    let (url, _server, log) = serve(&["--auth-issuer", &issuer, "--auth-scope", "mcp:tools"]).await;
+    let resource = url.clone();
+    let metadata_url = format!(
+        "http://{}/.well-known/oauth-protected-resource/mcp",
+        addr_of(&url)
+    );
+
+    // No token: 401 naming the metadata and the scope; the metadata names the issuer.
+    let (status, challenge, body) = ping(&url, None).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(
+        challenge,
+        format!(r#"Bearer resource_metadata="{metadata_url}", scope="mcp:tools""#)
+    );
+    assert_eq!(body["error"]["code"], -32600);
+    let doc = support::http::request(
+        addr_of(&url),
+        Method::GET,
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(
+        doc.json(),
+        json!({"resource": resource, "authorization_servers": [issuer], "bearer_methods_supported": ["header"], "scopes_supported": ["mcp:tools"]})
+    );
+
+    // A valid token: the tool sees who it speaks for, over HTTP and WebSocket.
+    let good = token(&issuer, &resource, "mcp:tools").await;
+    for websocket in [false, true] {
+        let client = client(&url, &good, websocket);
+        client.connect().await.unwrap();
+        let me = client.call("whoami", json!({})).await.unwrap().unwrap();
+        assert_eq!(
+            me,
+            json!({"subject": "machine", "clientId": "machine", "scopes": ["mcp:tools"]}),
+            "websocket {websocket}"
+        );
+        client.disconnect().await;
+    }
+
+    // Valid but without the scope: 403 insufficient_scope.
+    let weak = token(&issuer, &resource, "mcp:admin").await;
+    let (status, challenge, _) = ping(&url, Some(&format!("Bearer {weak}"))).await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#),
+        "{challenge}"
+    );
+
+    // For another resource, forged, or from another issuer: 401 invalid_token.
+    let elsewhere = token(&issuer, "http://other.test/mcp", "mcp:tools").await;
+    let forged = forge(&good);
+    let (other_issuer, _other) = authorization_server().await;
+    let foreign = token(&other_issuer, &resource, "mcp:tools").await;
+    for (what, bad, reason) in [
+        ("another audience", &elsewhere, "for another audience"),
+        (
+            "a forged signature",
+            &forged,
+            "the signature does not verify",
+        ),
+        ("another issuer", &foreign, "from another issuer"),
+    ] {
+        let (status, challenge, body) = ping(&url, Some(&format!("Bearer {bad}"))).await;
+        assert_eq!(status, 401, "{what}: {body}");
+        assert!(
+            challenge.contains(r#"error="invalid_token""#),
+            "{what}: {challenge}"
+        );
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(reason),
+            "{what}: {body}"
+        );
+    }
+    // A WebSocket upgrade without a token is refused the same way.
+    let anonymous = McpClient::new(
+        WsTransport::new(WsClientOptions::new(url.replacen("http://", "ws://", 1))).unwrap(),
+        era_options(ClientEra::Legacy),
+    );
+    assert!(anonymous.connect().await.is_err());
+
+    // No token ever reaches the log, even at debug.
+    eventually(DEADLINE, "the log has the refusals", || {
+        log.lock().unwrap().contains("token refused")
+    })
+    .await;
+    let log = log.lock().unwrap().clone();
+    for secret in [&good, &weak, &elsewhere, &forged, &foreign] {
+        let signature = secret.rsplit('.').next().unwrap();
+        assert!(!log.contains(signature), "a token in the log");
+    }
+}
+
+/// `token` with one signature character changed (still base64url).
+fn forge(token: &str) -> String {
+    let (head, signature) = token.rsplit_once('.').unwrap();
+    let mut bytes = signature.as_bytes().to_vec();
+    let i = bytes.len() / 2;
+    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+    format!("{head}.{}", String::from_utf8(bytes).unwrap())
+}
+
+#[tokio::test]
+async fn metadata_that_names_another_issuer_stops_the_server() {
+    let (issuer, _provider) = authorization_server().await;
+    // The same server under another name: its metadata says 127.0.0.1, not localhost.
+    let aliased = issuer.replace("127.0.0.1", "localhost");
+    let output = tokio::time::timeout(
+        DEADLINE,
+        Command::new(BIN)
+            .args(["serve", "--http", "127.0.0.1:0", "--auth-issuer", &aliased])
+            .env("RUST_LOG", "warn")
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("names issuer") && stderr.contains(&issuer),
+        "{stderr}"
+    );
+}
