@@ -303,3 +303,40 @@ async fn metadata_that_names_another_issuer_stops_the_server() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn the_bridge_requires_tokens_of_its_downstream_clients() {
+    let (issuer, _provider) = authorization_server().await;
+    let (url, _bridge) = support::server::spawn_listening(
+        &[
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &issuer,
+            "--",
+            BIN,
+            "serve",
+            "--stdio",
+        ],
+        "warn",
+    )
+    .await;
+    let (status, challenge, _) = ping(&url, None).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.starts_with("Bearer resource_metadata="),
+        "{challenge}"
+    );
+    let good = token(&issuer, &url, "mcp:tools").await;
+    let client = client(&url, &good, false);
+    client.connect().await.unwrap();
+    assert_eq!(
+        client
+            .call("echo", json!({"text": "signed in"}))
+            .await
+            .unwrap(),
+        Some(json!("signed in"))
+    );
+    client.disconnect().await;
+}

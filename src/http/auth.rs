@@ -19,37 +19,17 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::http::answer::{Answer, AnswerBody};
 use crate::http::headers;
+pub use crate::http::identity::Identity;
 use crate::http::request::{Fields, HttpRequest};
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcResponse};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// The well-known path of the protected resource metadata (RFC 9728 §3).
 pub const PROTECTED_RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
-
-/// Who a verified token speaks for.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Identity {
-    /// The token's subject (`sub`), when it has one.
-    pub subject: Option<String>,
-    /// The client it was issued to (`client_id`, else `azp`).
-    pub client_id: Option<String>,
-    /// Its scopes (`scope`, space-separated, or `scp`).
-    pub scopes: Vec<String>,
-    /// Every claim, as the verifier read them.
-    pub claims: Value,
-}
-
-impl Identity {
-    /// Whether the token carries `scope`.
-    pub fn has_scope(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|s| s == scope)
-    }
-}
 
 /// Why a token was not accepted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -31,6 +31,7 @@ pub mod auth;
 pub mod exchange;
 pub mod guard;
 pub mod headers;
+pub mod identity;
 pub mod media;
 pub mod negotiate;
 pub mod request;

@@ -126,7 +126,7 @@ pub struct HttpRequest {
     /// The identity the endpoint's bearer-token gate verified ([`crate::http::auth`]), set by
     /// [`Route::authorize`](crate::http::route::Route::authorize); it reaches the request
     /// context.
-    pub identity: Option<std::sync::Arc<crate::http::auth::Identity>>,
+    pub identity: Option<std::sync::Arc<crate::http::identity::Identity>>,
 }
 
 impl HttpRequest {

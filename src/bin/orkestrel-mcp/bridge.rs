@@ -70,6 +70,9 @@ pub struct BridgeArgs {
     ignore: Vec<String>,
     #[command(flatten)]
     pub(super) connect: ConnectArgs,
+    /// Inbound bearer tokens (downstream HTTP): as `serve --auth-issuer`.
+    #[command(flatten)]
+    pub(super) auth: super::serve_auth::AuthArgs,
     /// The stdio server command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -294,7 +297,12 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
         let listener = listen(&args).await?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         let status = status_of(vec![upstream.clone()]);
-        let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, local)?;
+        let gate = args
+            .auth
+            .gate(local)
+            .await
+            .map_err(|e| e.message().to_owned())?;
+        let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, local, gate)?;
         serve_http(listener, endpoint, None, status, watch).await
     };
     gateway.client().disconnect().await;
@@ -330,9 +338,11 @@ pub(super) fn endpoint(
     server: McpServer,
     path: &str,
     local: std::net::SocketAddr,
+    auth: Option<orkestrel_mcp::http::auth::Authorizer>,
 ) -> Result<Endpoint, String> {
     let mut options = EndpointOptions::for_bind(local);
     options.http.path = path.to_owned();
+    options.auth = auth;
     Endpoint::new(server, options).map_err(|e| e.to_string())
 }
 

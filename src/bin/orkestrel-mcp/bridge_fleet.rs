@@ -36,13 +36,20 @@ pub(super) struct Fleet {
     log_calls: bool,
     /// Where the endpoints are served (`None` on stdio: the merged server only).
     local: Option<SocketAddr>,
+    /// The bearer-token gate of every endpoint (one resource: the merged endpoint's).
+    gate: Option<orkestrel_mcp::http::auth::Authorizer>,
     merged: McpServer,
     members: Mutex<IndexMap<String, Member>>,
 }
 
 impl Fleet {
-    fn new(args: &BridgeArgs, local: Option<SocketAddr>) -> Arc<Fleet> {
+    fn new(
+        args: &BridgeArgs,
+        local: Option<SocketAddr>,
+        gate: Option<orkestrel_mcp::http::auth::Authorizer>,
+    ) -> Arc<Fleet> {
         Arc::new_cyclic(|fleet: &Weak<Fleet>| Fleet {
+            gate,
             connect: args.connect.clone(),
             separator: args.separator.clone(),
             log_calls: args.log_calls,
@@ -86,6 +93,7 @@ impl Fleet {
                 own.clone(),
                 &own_path(&upstream.spec.name),
                 local,
+                self.gate.clone(),
             )?),
             None => None,
         };
@@ -163,7 +171,15 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
         Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
         None => None,
     };
-    let fleet = Fleet::new(&args, local);
+    let gate = match local {
+        Some(local) => args
+            .auth
+            .gate(local)
+            .await
+            .map_err(|e| e.message().to_owned())?,
+        None => None,
+    };
+    let fleet = Fleet::new(&args, local, gate);
     fleet.apply(specs)?;
     // SIGHUP's handler is in place before the address is announced (its default ends us).
     let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
@@ -176,7 +192,12 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
         },
         Some(listener) => {
             let local = local.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
-            let merged = endpoint(fleet.merged.clone(), http::DEFAULT_MCP_PATH, local)?;
+            let merged = endpoint(
+                fleet.merged.clone(),
+                http::DEFAULT_MCP_PATH,
+                local,
+                fleet.gate.clone(),
+            )?;
             let (routes, ends, shows) = (fleet.clone(), fleet.clone(), fleet.clone());
             let extra = Extra {
                 route: Arc::new(move |path| routes.endpoint_at(path)),

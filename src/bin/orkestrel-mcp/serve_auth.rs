@@ -1,6 +1,6 @@
-//! `serve --auth-issuer URL`: the HTTP endpoint requires bearer tokens issued by URL (JWT
-//! access tokens checked against its published keys, for this server's resource URI), and a
-//! `whoami` tool shows who a token speaks for.
+//! `--auth-issuer URL` (`serve --http`, `bridge --http`): the HTTP endpoint requires bearer
+//! tokens issued by URL (JWT access tokens checked against its published keys, for this
+//! server's resource URI); `serve` adds a `whoami` tool that shows who a token speaks for.
 
 use std::net::SocketAddr;
 
@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::CliError;
 
-/// Bearer-token options of `serve --http`.
+/// Bearer-token options of an HTTP endpoint.
 #[derive(Args)]
 pub struct AuthArgs {
     /// HTTP: require bearer tokens (JWT access tokens) issued by this authorization server
@@ -35,12 +35,25 @@ impl AuthArgs {
     /// without `--auth-issuer`.
     ///
     /// # Errors
-    /// A runtime error when the issuer's metadata or keys cannot be read or lie about the issuer.
+    /// A runtime error when the issuer's metadata or keys cannot be read or lie about the
+    /// issuer.
     pub async fn authorizer(
         &self,
         local: SocketAddr,
         server: &McpServer,
     ) -> Result<Option<Authorizer>, CliError> {
+        let gate = self.gate(local).await?;
+        if gate.is_some() {
+            server.tools().add(whoami());
+        }
+        Ok(gate)
+    }
+
+    /// The gate alone (`bridge`: its tools are the upstream's).
+    ///
+    /// # Errors
+    /// As [`AuthArgs::authorizer`].
+    pub async fn gate(&self, local: SocketAddr) -> Result<Option<Authorizer>, CliError> {
         let Some(issuer) = &self.auth_issuer else {
             return Ok(None);
         };
@@ -54,25 +67,6 @@ impl AuthArgs {
             .await
             .map_err(|e| CliError::Runtime(format!("--auth-issuer: {e}")))?;
         tracing::info!(%issuer, %resource, scopes = ?self.auth_scope, "requiring bearer tokens");
-        server.tools().add(
-            Tool::from_json(
-                "whoami",
-                json!({"type": "object"}),
-                |_args: Map<String, Value>, ctx: RequestContext| async move {
-                    Ok::<_, String>(orkestrel_mcp::Json(match &ctx.identity {
-                        Some(identity) => json!({
-                            "subject": identity.subject,
-                            "clientId": identity.client_id,
-                            "scopes": identity.scopes,
-                        }),
-                        None => Value::Null,
-                    }))
-                },
-            )
-            .with_description(
-                "Who the request's bearer token speaks for: subject, client id, scopes.",
-            ),
-        );
         Ok(Some(Authorizer::new(
             ResourceMetadata {
                 resource,
@@ -83,4 +77,23 @@ impl AuthArgs {
             verifier,
         )))
     }
+}
+
+/// `whoami`: who the request's bearer token speaks for.
+fn whoami() -> Tool {
+    Tool::from_json(
+        "whoami",
+        json!({"type": "object"}),
+        |_args: Map<String, Value>, ctx: RequestContext| async move {
+            Ok::<_, String>(orkestrel_mcp::Json(match &ctx.identity {
+                Some(identity) => json!({
+                    "subject": identity.subject,
+                    "clientId": identity.client_id,
+                    "scopes": identity.scopes,
+                }),
+                None => Value::Null,
+            }))
+        },
+    )
+    .with_description("Who the request's bearer token speaks for: subject, client id, scopes.")
 }
