@@ -56,13 +56,13 @@ pub enum ClientError {
     /// A 2026-07-28 HTTP exchange got a non-2xx status (sent through
     /// [`ClientTransport::send_modern`](crate::client::ClientTransport::send_modern)); the
     /// JSON-RPC error of its body, when it had one. The auto-mode probe reads the status ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning)).
-    #[error("MCP transport error: HTTP {status}: {detail}")]
+    #[error("MCP transport error: {detail}")]
     HttpStatus {
         /// The HTTP status code.
         status: u16,
         /// The body's JSON-RPC error, if any.
         error: Option<ErrorObject>,
-        /// The body's error message or text.
+        /// The status line and the body's error message or text (`HTTP 401 Unauthorized: …`).
         detail: String,
     },
     /// The server no longer knows our session (Streamable HTTP: a `404` to a request that

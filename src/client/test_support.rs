@@ -184,7 +184,7 @@ impl Scripted {
                 return Err(ClientError::HttpStatus {
                     status,
                     error,
-                    detail: body.to_string(),
+                    detail: format!("HTTP {status}: {body}"),
                 });
             }
             Reply::Status(_, body) => {
