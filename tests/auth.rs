@@ -51,14 +51,22 @@ async fn authorization_server() -> (String, Child) {
     })
     .await
     .expect("the authorization server within the deadline");
+    // Keep reading: a closed stdout would end the provider at its next line.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (issuer, child)
 }
 
 /// `serve --http 127.0.0.1:0 ARGS…` with stderr kept: its URL, the child and its log.
 async fn serve(args: &[&str]) -> (String, Child, Arc<Mutex<String>>) {
+    serve_env(args, &[]).await
+}
+
+/// [`serve`] with these environment variables.
+async fn serve_env(args: &[&str], env: &[(&str, &str)]) -> (String, Child, Arc<Mutex<String>>) {
     let mut child = Command::new(BIN)
         .args(["serve", "--http", "127.0.0.1:0"])
         .args(args)
+        .envs(env.iter().copied())
         .env("RUST_LOG", "debug")
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -339,4 +347,50 @@ async fn the_bridge_requires_tokens_of_its_downstream_clients() {
         Some(json!("signed in"))
     );
     client.disconnect().await;
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_checked_by_introspection() {
+    let (issuer, _provider) = authorization_server().await;
+    let resource = "http://opaque.test/mcp";
+    let (url, _server, log) = serve_env(
+        &[
+            "--auth-issuer",
+            &issuer,
+            "--auth-resource",
+            resource,
+            "--auth-introspection-client",
+            "machine",
+        ],
+        &[("MCP_AUTH_CLIENT_SECRET", "machine-secret")],
+    )
+    .await;
+    let opaque = token(&issuer, resource, "mcp:tools").await;
+    assert_eq!(
+        opaque.matches('.').count(),
+        0,
+        "an opaque token, not a JWT: {opaque}"
+    );
+    let client = client(&url, &opaque, false);
+    if let Err(e) = client.connect().await {
+        panic!("{e}\n{}", log.lock().unwrap());
+    }
+    let me = match client.call("whoami", json!({})).await {
+        Ok(me) => me.unwrap(),
+        Err(e) => panic!("{e}\n{}", log.lock().unwrap()),
+    };
+    assert_eq!(me["clientId"], "machine");
+    assert_eq!(me["scopes"], json!(["mcp:tools"]));
+    client.disconnect().await;
+    // Unknown to the issuer, or active but for another resource: 401.
+    let (status, challenge, body) = ping(&url, Some("Bearer made-up-token")).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        challenge.contains("invalid_token") && body.to_string().contains("not active"),
+        "{challenge} {body}"
+    );
+    let elsewhere = token(&issuer, "http://opaque-other.test/mcp", "mcp:tools").await;
+    let (status, _, body) = ping(&url, Some(&format!("Bearer {elsewhere}"))).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.to_string().contains("another audience"), "{body}");
 }

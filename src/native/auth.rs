@@ -117,31 +117,7 @@ impl JwtVerifier {
     /// # Errors
     /// [`AuthSetupError`]: no metadata at any well-known URL, an issuer mismatch, no usable key.
     pub async fn discover(issuer: &str, audience: Option<String>) -> Result<Self, AuthSetupError> {
-        let mut reasons = Vec::new();
-        let mut metadata = None;
-        for url in metadata_urls(issuer) {
-            match get_json(&url).await {
-                Ok(doc) => {
-                    let found = doc["issuer"].as_str().unwrap_or_default().to_owned();
-                    if found != issuer {
-                        return Err(AuthSetupError::IssuerMismatch {
-                            url,
-                            expected: issuer.to_owned(),
-                            found,
-                        });
-                    }
-                    metadata = Some(doc);
-                    break;
-                }
-                Err(e) => reasons.push(format!("{url}: {e}")),
-            }
-        }
-        let Some(metadata) = metadata else {
-            return Err(AuthSetupError::Metadata {
-                issuer: issuer.to_owned(),
-                reason: reasons.join("; "),
-            });
-        };
+        let metadata = issuer_metadata(issuer).await?;
         let jwks_uri = metadata["jwks_uri"]
             .as_str()
             .ok_or_else(|| AuthSetupError::Metadata {
@@ -362,13 +338,96 @@ async fn fetch_keys(url: &str) -> Result<Keys, String> {
 /// redirects are not followed.
 async fn get_json(url: &str) -> Result<Value, String> {
     let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
+    fetch_json(|| {
+        hyper::Request::get(uri.clone())
+            .header(hyper::header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// `POST url` of a form (`application/x-www-form-urlencoded`) with HTTP Basic client
+/// authentication, as JSON (as [`get_json`]).
+pub(crate) async fn post_form(
+    url: &str,
+    basic: (&str, &str),
+    form: &[(&str, &str)],
+) -> Result<Value, String> {
+    use base64::Engine;
+    let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
+    // RFC 6749 §2.3.1: the id and secret are form-encoded before the Basic encoding.
+    let credentials = format!("{}:{}", form_encode(basic.0), form_encode(basic.1));
+    let authorization = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    );
+    let body: Vec<String> = form
+        .iter()
+        .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+        .collect();
+    let body = Bytes::from(body.join("&"));
+    fetch_json(|| {
+        hyper::Request::post(uri.clone())
+            .header(hyper::header::ACCEPT, "application/json")
+            .header(
+                hyper::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(hyper::header::AUTHORIZATION, &authorization)
+            .body(Full::new(body.clone()))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// `application/x-www-form-urlencoded` text of `text`.
+fn form_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".to_owned(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Send `request` (rebuilt by `make` for a retry) and read the JSON answer. A request whose
+/// connection failed before any answer (reset, closed: the server dropped an idle
+/// connection) is sent once more on a new connection; both are free of side effects (a
+/// metadata or key read, an introspection).
+async fn fetch_json(
+    make: impl Fn() -> Result<hyper::Request<Full<Bytes>>, String>,
+) -> Result<Value, String> {
+    let first = fetch_once(make()?).await;
+    match first {
+        Err(Fetch::Connection(_)) => fetch_once(make()?).await.map_err(Fetch::text),
+        other => other.map_err(Fetch::text),
+    }
+}
+
+enum Fetch {
+    /// No answer came: the connection failed.
+    Connection(String),
+    /// An answer came, and it is not a JSON document.
+    Answer(String),
+}
+
+impl Fetch {
+    fn text(self) -> String {
+        match self {
+            Fetch::Connection(text) | Fetch::Answer(text) => text,
+        }
+    }
+}
+
+async fn fetch_once(request: hyper::Request<Full<Bytes>>) -> Result<Value, Fetch> {
     let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_max_idle_per_host(0)
             .build(crate::native::client::http::connector());
-    let request = hyper::Request::get(uri)
-        .header(hyper::header::ACCEPT, "application/json")
-        .body(Full::new(Bytes::new()))
-        .map_err(|e| e.to_string())?;
     let fetched = async {
         let response = client.request(request).await.map_err(|e| {
             let mut text = e.to_string();
@@ -377,21 +436,147 @@ async fn get_json(url: &str) -> Result<Value, String> {
                 text.push_str(&format!(": {s}"));
                 source = s.source();
             }
-            text
+            Fetch::Connection(text)
         })?;
         if response.status() != hyper::StatusCode::OK {
-            return Err(format!("HTTP {}", response.status().as_u16()));
+            return Err(Fetch::Answer(format!(
+                "HTTP {}",
+                response.status().as_u16()
+            )));
         }
         let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
             .collect()
             .await
-            .map_err(|e| format!("reading the body: {e}"))?
+            .map_err(|e| Fetch::Answer(format!("reading the body: {e}")))?
             .to_bytes();
-        serde_json::from_slice(&body).map_err(|e| format!("not JSON: {e}"))
+        serde_json::from_slice(&body).map_err(|e| Fetch::Answer(format!("not JSON: {e}")))
     };
     tokio::time::timeout(FETCH_TIMEOUT, fetched)
         .await
-        .map_err(|_| format!("no answer within {FETCH_TIMEOUT:?}"))?
+        .map_err(|_| Fetch::Answer(format!("no answer within {FETCH_TIMEOUT:?}")))?
+}
+
+/// Reads the authorization server metadata of `issuer` (the first of [`metadata_urls`] that
+/// answers), its `issuer` checked.
+async fn issuer_metadata(issuer: &str) -> Result<Value, AuthSetupError> {
+    let mut reasons = Vec::new();
+    for url in metadata_urls(issuer) {
+        match get_json(&url).await {
+            Ok(doc) => {
+                let found = doc["issuer"].as_str().unwrap_or_default().to_owned();
+                if found != issuer {
+                    return Err(AuthSetupError::IssuerMismatch {
+                        url,
+                        expected: issuer.to_owned(),
+                        found,
+                    });
+                }
+                return Ok(doc);
+            }
+            Err(e) => reasons.push(format!("{url}: {e}")),
+        }
+    }
+    Err(AuthSetupError::Metadata {
+        issuer: issuer.to_owned(),
+        reason: reasons.join("; "),
+    })
+}
+
+/// Checks opaque (or any) tokens by asking the issuer's introspection endpoint (RFC 7662),
+/// authenticating as a client of it: a token is accepted when it is `active`, its `aud` holds
+/// the audience, and `exp` has not passed. Cheap to clone.
+#[derive(Clone)]
+pub struct IntrospectionVerifier {
+    inner: Arc<Introspection>,
+}
+
+struct Introspection {
+    endpoint: String,
+    client_id: String,
+    client_secret: String,
+    audience: Option<String>,
+}
+
+impl std::fmt::Debug for IntrospectionVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionVerifier")
+            .field("endpoint", &self.inner.endpoint)
+            .field("client_id", &self.inner.client_id)
+            .field("audience", &self.inner.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IntrospectionVerifier {
+    /// Introspect at `issuer`'s `introspection_endpoint` (read from its metadata, whose issuer
+    /// is checked) as `client_id` / `client_secret`; accept tokens for `audience`.
+    ///
+    /// # Errors
+    /// [`AuthSetupError`]: no metadata, an issuer mismatch, no introspection endpoint.
+    pub async fn discover(
+        issuer: &str,
+        client_id: &str,
+        client_secret: &str,
+        audience: Option<String>,
+    ) -> Result<Self, AuthSetupError> {
+        let metadata = issuer_metadata(issuer).await?;
+        let endpoint = metadata["introspection_endpoint"]
+            .as_str()
+            .ok_or_else(|| AuthSetupError::Metadata {
+                issuer: issuer.to_owned(),
+                reason: "it has no introspection_endpoint".into(),
+            })?
+            .to_owned();
+        Ok(IntrospectionVerifier {
+            inner: Arc::new(Introspection {
+                endpoint,
+                client_id: client_id.to_owned(),
+                client_secret: client_secret.to_owned(),
+                audience,
+            }),
+        })
+    }
+
+    async fn check(&self, token: &str) -> Result<Identity, TokenError> {
+        let i = &self.inner;
+        let answer = post_form(
+            &i.endpoint,
+            (&i.client_id, &i.client_secret),
+            &[("token", token), ("token_type_hint", "access_token")],
+        )
+        .await
+        .map_err(TokenError::Unavailable)?;
+        if answer["active"] != Value::Bool(true) {
+            return Err(TokenError::Invalid("not active".into()));
+        }
+        if let Some(audience) = &i.audience {
+            let held = match &answer["aud"] {
+                Value::String(aud) => aud == audience,
+                Value::Array(auds) => auds.iter().any(|a| a == audience),
+                _ => false,
+            };
+            if !held {
+                return Err(TokenError::Invalid("for another audience".into()));
+            }
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if answer["exp"]
+            .as_u64()
+            .is_some_and(|exp| exp + LEEWAY_SECS < now)
+        {
+            return Err(TokenError::Invalid("expired".into()));
+        }
+        Ok(identity(answer))
+    }
+}
+
+impl TokenVerifier for IntrospectionVerifier {
+    fn verify(&self, token: &str) -> BoxFuture<'_, Result<Identity, TokenError>> {
+        let token = token.to_owned();
+        Box::pin(async move { self.check(&token).await })
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@
 //   node provider.mjs [PORT]      prints "issuer http://127.0.0.1:PORT" once listening (PORT 0 or
 //                                 none: a free one)
 //
-// A token requested for any resource has that resource as its `aud`; scopes `mcp:tools` and
-// `mcp:admin` may be granted.
+// A token requested for any resource has that resource as its `aud` (a JWT, or an opaque token
+// when the resource URI holds `opaque`); scopes `mcp:tools` and `mcp:admin` may be granted;
+// `machine` may introspect.
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -35,7 +36,8 @@ const provider = new Provider(issuer, {
         scope: 'mcp:tools mcp:admin',
         audience: resourceIndicator,
         accessTokenTTL: 300,
-        accessTokenFormat: 'jwt',
+        // A resource whose URI says `opaque` gets opaque tokens (checked by introspection).
+        accessTokenFormat: resourceIndicator.includes('opaque') ? 'opaque' : 'jwt',
         jwt: { sign: { alg: 'RS256' } },
       }),
     },

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use orkestrel_mcp::http::auth::{Authorizer, ResourceMetadata};
-use orkestrel_mcp::native::auth::JwtVerifier;
+use orkestrel_mcp::native::auth::{IntrospectionVerifier, JwtVerifier};
 use orkestrel_mcp::{McpServer, RequestContext, Tool};
 use serde_json::{json, Map, Value};
 
@@ -28,7 +28,17 @@ pub struct AuthArgs {
     /// insufficient_scope otherwise) [default: none].
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     auth_scope: Vec<String>,
+    /// HTTP, with --auth-issuer: check tokens by the issuer's introspection endpoint (RFC
+    /// 7662; opaque tokens too) as this client, whose secret is read from the environment
+    /// variable MCP_AUTH_CLIENT_SECRET [default: JWT access tokens checked against the
+    /// issuer's keys].
+    #[arg(long, value_name = "CLIENT_ID", requires = "auth_issuer")]
+    auth_introspection_client: Option<String>,
 }
+
+/// The environment variable holding `--auth-introspection-client`'s secret (never a flag: the
+/// process list would show it).
+const CLIENT_SECRET_VAR: &str = "MCP_AUTH_CLIENT_SECRET";
 
 impl AuthArgs {
     /// The gate for an endpoint bound at `local`, with `whoami` added to `server`; `None`
@@ -63,19 +73,39 @@ impl AuthArgs {
                 orkestrel_mcp::native::http::DEFAULT_MCP_PATH
             )
         });
-        let verifier = JwtVerifier::discover(issuer, Some(resource.clone()))
-            .await
-            .map_err(|e| CliError::Runtime(format!("--auth-issuer: {e}")))?;
+        let metadata = ResourceMetadata {
+            resource: resource.clone(),
+            authorization_servers: vec![issuer.clone()],
+            scopes_supported: self.auth_scope.clone(),
+            required_scopes: self.auth_scope.clone(),
+        };
+        let setup = |e| CliError::Runtime(format!("--auth-issuer: {e}"));
+        let gate = match &self.auth_introspection_client {
+            Some(client) => {
+                let secret = std::env::var(CLIENT_SECRET_VAR).map_err(|_| {
+                    CliError::usage(format!(
+                        "--auth-introspection-client needs its secret in {CLIENT_SECRET_VAR}"
+                    ))
+                })?;
+                let verifier = IntrospectionVerifier::discover(
+                    issuer,
+                    client,
+                    &secret,
+                    Some(resource.clone()),
+                )
+                .await
+                .map_err(setup)?;
+                Authorizer::new(metadata, verifier)
+            }
+            None => {
+                let verifier = JwtVerifier::discover(issuer, Some(resource.clone()))
+                    .await
+                    .map_err(setup)?;
+                Authorizer::new(metadata, verifier)
+            }
+        };
         tracing::info!(%issuer, %resource, scopes = ?self.auth_scope, "requiring bearer tokens");
-        Ok(Some(Authorizer::new(
-            ResourceMetadata {
-                resource,
-                authorization_servers: vec![issuer.clone()],
-                scopes_supported: self.auth_scope.clone(),
-                required_scopes: self.auth_scope.clone(),
-            },
-            verifier,
-        )))
+        Ok(Some(gate))
     }
 }
 
