@@ -155,7 +155,7 @@ impl McpServer {
         if self.serves_resources() {
             caps["resources"] = json!({ "subscribe": true, "listChanged": true });
         }
-        if !o.prompts.is_empty() {
+        if o.declare_lists || !o.prompts.is_empty() {
             caps["prompts"] = json!({ "listChanged": true });
         }
         if o.completer.is_some() {

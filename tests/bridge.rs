@@ -277,6 +277,8 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
         "ours": {"command": BIN, "args": ["serve", "--stdio"], "env": {"RUST_LOG": "warn"}},
         "remote": {"type": "http", "url": up.url(), "ignore": ["hold"]},
         "broken": {"command": "/nonexistent/mcp-server", "autoApprove": []},
+        "leaky": {"command": "sh", "args": ["-c", "echo STDERRSECRET >&2; exit 3"]},
+        "creds": {"url": "http://user:PWSECRET@127.0.0.1:1/mcp?token=QSECRET"},
     }});
     let path = std::env::temp_dir().join(format!("orkestrel-bridge-{}.json", std::process::id()));
     std::fs::write(&path, config.to_string()).unwrap();
@@ -317,15 +319,40 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
                     && by_name("broken")["lastError"]
                         .as_str()
                         .is_some_and(|e| e.contains("nonexistent"))
+                    && by_name("leaky")["restarts"].as_u64().unwrap_or(0) >= 1
+                    && by_name("creds")["restarts"].as_u64().unwrap_or(0) >= 1
             }
         },
     )
     .await;
     let (_, status) = get(&url, "/status").await;
+    let shown = status.to_string();
+    for secret in ["RUST_LOG", "STDERRSECRET", "PWSECRET", "QSECRET"] {
+        assert!(!shown.contains(secret), "{secret} in /status: {status}");
+    }
     assert!(
-        !status.to_string().contains("RUST_LOG"),
-        "no environment in /status: {status}"
+        shown.contains("http://127.0.0.1:1/mcp") && shown.contains("exit status: 3"),
+        "{status}"
     );
+    // /status is under the endpoint's Host check, and only read.
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let rebound = support::http::request(
+        addr,
+        hyper::Method::GET,
+        "/status",
+        &[("host", "evil.example.com")],
+        "",
+    )
+    .await;
+    assert_eq!(rebound.status, 403);
+    let posted = support::http::request(addr, hyper::Method::POST, "/status", &[], "").await;
+    assert_eq!(posted.status, 405);
 
     // The merged endpoint: prefixed names from the two live servers, calls routed right.
     let merged = http_client_to(&url, era_options(ClientEra::Legacy).with_handler(Answers));
@@ -346,6 +373,12 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
                 .iter()
                 .any(|n| n == "remote__hold" || n.starts_with("broken__")),
             "{names:?}"
+        );
+        // Its upstreams may come later: every list is declared from the start.
+        let caps = merged.server_capabilities().unwrap();
+        assert!(
+            caps.get("prompts").is_some() && caps.get("resources").is_some(),
+            "{caps}"
         );
         assert_eq!(
             merged
@@ -388,6 +421,21 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
             own.call("ask", json!({})).await.unwrap(),
             Some(json!("Ada (first?) / Ada (second?) / file:///work"))
         );
+    })
+    .await
+    .unwrap();
+    // WebSocket on a server's own path too.
+    let ws = ws_client_to(
+        &url.replace("/mcp", "/servers/ours/mcp"),
+        era_options(ClientEra::Legacy),
+    );
+    timeout(HANG_GUARD, async {
+        ws.connect().await.unwrap();
+        assert_eq!(
+            ws.call("echo", json!({"text": "ws"})).await.unwrap(),
+            Some(json!("ws"))
+        );
+        ws.disconnect().await;
     })
     .await
     .unwrap();

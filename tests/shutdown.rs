@@ -233,23 +233,94 @@ async fn closing_the_stdio_client_ends_the_childs_whole_process_group() {
 
 #[tokio::test]
 async fn a_bridge_killed_with_sigterm_ends_its_servers_process_group() {
-    let file = pid_file("bridge");
-    let script = wrapper(&file);
-    let (_url, mut bridge) = spawn_listening(
-        &["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", &script],
-        "info",
-    )
-    .await;
+    // SIGHUP (a closed terminal) too: with one upstream there is nothing to reload.
+    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
+        let file = pid_file("bridge");
+        let script = wrapper(&file);
+        let (_url, mut bridge) = spawn_listening(
+            &["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", &script],
+            "info",
+        )
+        .await;
+        let pids = read_pids(&file).await;
+        assert!(pids.iter().all(|&p| !gone(p)), "both run: {pids:?}");
+        kill(Pid::from_raw(bridge.id().unwrap() as i32), signal).unwrap();
+        let status = tokio::time::timeout(DEADLINE, bridge.wait())
+            .await
+            .expect("the bridge exits within the deadline")
+            .unwrap();
+        assert!(status.success(), "{signal}: {status}");
+        support::eventually(DEADLINE, "the server and its grandchild are gone", || {
+            pids.iter().all(|&p| gone(p))
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_bridge_stopped_while_its_server_starts_ends_it() {
+    // The upstream never answers `initialize`: the bridge is still connecting.
+    let file = pid_file("starting");
+    let script = format!(
+        "sleep 1000 & echo $$ $! > {}; exec sleep 1000",
+        file.display()
+    );
+    let mut bridge = tokio::process::Command::new(support::server::BIN)
+        .args(["bridge", "--http", "127.0.0.1:0", "--", "sh", "-c", &script])
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
     let pids = read_pids(&file).await;
-    assert!(pids.iter().all(|&p| !gone(p)), "both run: {pids:?}");
     kill(Pid::from_raw(bridge.id().unwrap() as i32), Signal::SIGTERM).unwrap();
     let status = tokio::time::timeout(DEADLINE, bridge.wait())
         .await
         .expect("the bridge exits within the deadline")
         .unwrap();
     assert!(status.success(), "{status}");
-    support::eventually(DEADLINE, "the server and its grandchild are gone", || {
-        pids.iter().all(|&p| gone(p))
-    })
+    support::eventually(
+        DEADLINE,
+        "the starting server and its child are gone",
+        || pids.iter().all(|&p| gone(p)),
+    )
     .await;
+}
+
+#[tokio::test]
+async fn a_stdio_bridge_stopped_by_sigterm_exits_while_its_stdin_is_open() {
+    let mut bridge = tokio::process::Command::new(support::server::BIN)
+        .args([
+            "bridge",
+            "--stdio",
+            "--",
+            support::server::BIN,
+            "serve",
+            "--stdio",
+        ])
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Serving: it answers a ping (so the signal finds it past its start).
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut stdin = bridge.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(bridge.stdout.take().unwrap()).lines();
+    let pong = tokio::time::timeout(DEADLINE, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(pong.is_some_and(|l| l.contains("\"id\":1")));
+    kill(Pid::from_raw(bridge.id().unwrap() as i32), Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(DEADLINE, bridge.wait())
+        .await
+        .expect("the bridge exits with its stdin still open")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    drop(stdin);
 }

@@ -575,10 +575,16 @@ async fn ask_handshake_client(
 }
 
 /// The downstream error for an upstream failure: its JSON-RPC error as is, anything else
-/// `-32603` with the reason.
+/// `-32603` with the reason (a closed connection without its cause).
 pub(crate) fn upstream_error(error: ClientError) -> ErrorObject {
     match error {
         ClientError::Rpc(error) => error,
+        // Why it closed (a child's exit status and last stderr lines) is the gateway's to log,
+        // not its clients' to read.
+        ClientError::TransportClosed { cause } => {
+            tracing::warn!(%cause, "gateway: the upstream connection closed");
+            ErrorObject::internal("upstream: the upstream server's connection closed")
+        }
         other => ErrorObject::internal(format!("upstream: {other}")),
     }
 }

@@ -245,8 +245,10 @@ impl Endpoint {
 impl Endpoint {
     /// The checks every request (the WebSocket upgrade too) passes first: an `HTTP/1.1` request
     /// without `Host` → `400` (the core's [`host_required`]), then the `Origin` / `Host` guard
-    /// over the target's authority and the header fields → `403`.
-    fn refuse_head<B>(&self, request: &Request<B>) -> Option<Response<ResponseBody>> {
+    /// over the target's authority and the header fields → `403`. `None` when it passes —
+    /// for a host serving its own paths beside the endpoint (a gateway's `/status`) under the
+    /// same DNS-rebinding protection.
+    pub fn refuse_head<B>(&self, request: &Request<B>) -> Option<Response<ResponseBody>> {
         let version = wire_version(request.extensions(), request.version());
         if let Some(answer) = host_required(version, request.headers()) {
             return Some(response(answer, None));

@@ -100,12 +100,12 @@ impl McpServer {
                 }
                 Ok(json!({}))
             }
-            "prompts/list" if !o.prompts.is_empty() => {
+            "prompts/list" if o.declare_lists || !o.prompts.is_empty() => {
                 checked()?;
                 let (items, next) = page(o.prompts.list(), params.as_ref(), o.page_size)?;
                 Ok(listed("prompts", items, next))
             }
-            "prompts/get" if !o.prompts.is_empty() => {
+            "prompts/get" if o.declare_lists || !o.prompts.is_empty() => {
                 checked()?;
                 let name = string_param(params.as_ref(), "name")?;
                 let arguments = match params.as_ref().and_then(|p| p.get("arguments")) {

@@ -78,6 +78,10 @@ pub struct ServerOptions {
     pub completer: Option<Completer>,
     /// Whether to advertise `logging` and accept `logging/setLevel` (default `false`).
     pub logging: bool,
+    /// Declare and serve `resources` and `prompts` even while their registries are empty (a
+    /// gateway whose upstreams fill them later, announcing `list_changed`); default `false`:
+    /// declared while not empty.
+    pub declare_lists: bool,
     /// Items per page of the list methods; `None` (the default) returns everything at once.
     pub page_size: Option<usize>,
     /// `ttlMs` on cacheable modern results (default 0: always revalidate).
@@ -104,6 +108,7 @@ impl ServerOptions {
             skills: Arc::new(SkillRegistry::new()),
             completer: None,
             logging: false,
+            declare_lists: false,
             page_size: None,
             cache_ttl_ms: 0,
             tasks: None,
@@ -114,6 +119,13 @@ impl ServerOptions {
     /// Advertise `logging` and accept `logging/setLevel`.
     pub fn with_logging(mut self) -> Self {
         self.logging = true;
+        self
+    }
+
+    /// Declare `resources` and `prompts` from the start, empty or not
+    /// ([`ServerOptions::declare_lists`]).
+    pub fn with_declared_lists(mut self) -> Self {
+        self.declare_lists = true;
         self
     }
 

@@ -16,7 +16,7 @@ impl McpServer {
     /// Whether `resources` is served: resources registered, or skills (served as resources).
     pub(super) fn serves_resources(&self) -> bool {
         let o = &self.inner.options;
-        !o.resources.is_empty() || !o.skills.is_empty()
+        o.declare_lists || !o.resources.is_empty() || !o.skills.is_empty()
     }
 
     /// With skills, add `extensions["io.modelcontextprotocol/skills"] = {directoryRead: true}`

@@ -81,6 +81,8 @@ pub struct BridgeArgs {
 /// The default downstream address.
 const DEFAULT_HTTP: &str = "127.0.0.1:3000";
 /// The longest wait between two attempts to start a failed upstream.
+/// Where the stdio transport's exit cause gives the child's last stderr lines.
+const STDERR_TAIL: &str = "; its stderr ended with";
 pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// One upstream and what `/status` shows of it.
@@ -118,15 +120,33 @@ impl Upstream {
     }
 
     pub(super) fn set(&self, change: impl FnOnce(&mut State)) {
-        change(&mut lock(&self.state));
+        let mut state = lock(&self.state);
+        change(&mut state);
+        // `/status` is read remotely: a child's last stderr lines stay in our log.
+        if let Some(error) = &mut state.last_error {
+            if let Some(at) = error.find(STDERR_TAIL) {
+                tracing::warn!(server = %self.spec.name, %error, "bridge: upstream failed");
+                error.truncate(at);
+            }
+        }
     }
 
     /// Connect and wrap the client in a gateway.
     pub(super) async fn connect(&self, connect: &ConnectArgs) -> Result<Gateway, String> {
+        let client = self.client(connect)?;
+        client.connect().await.map_err(|e| e.to_string())?;
+        Ok(self.attach(client))
+    }
+
+    /// The upstream's client, not connected yet.
+    pub(super) fn client(&self, connect: &ConnectArgs) -> Result<McpClient, String> {
         let transport = transport(&self.spec.reach)?;
         let options = client_options(connect.timeout, connect.era).with_handler(self.relay.clone());
-        let client = McpClient::with_transport(transport, options);
-        client.connect().await.map_err(|e| e.to_string())?;
+        Ok(McpClient::with_transport(transport, options))
+    }
+
+    /// The gateway over the connected `client`.
+    pub(super) fn attach(&self, client: McpClient) -> Gateway {
         let era = match client.era() {
             Some(orkestrel_mcp::era::Era::Modern) => "2026-07-28".to_owned(),
             _ => client
@@ -140,7 +160,7 @@ impl Upstream {
             gateway.set_call_log(Some(self.spec.name.clone()));
         }
         *lock(&self.gateway) = Some(gateway.clone());
-        Ok(gateway)
+        gateway
     }
 
     pub(super) fn status(&self) -> Value {
@@ -243,10 +263,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
         allow: (!args.allow.is_empty()).then(|| args.allow.clone()),
         ignore: args.ignore.clone(),
     };
-    let name = match &reach {
-        Reach::Command { argv, .. } => argv[0].clone(),
-        Reach::Url { url, .. } => url.clone(),
-    };
+    let name = reach.shown();
     let log_calls = args.log_calls;
     let upstream = Upstream::new(
         Spec {
@@ -262,7 +279,33 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
 
 /// One upstream, re-served as it is.
 async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
-    let gateway = upstream.connect(&args.connect).await?;
+    // SIGTERM, Ctrl-C and (with one upstream, nothing to reload) SIGHUP — a closed terminal —
+    // end the bridge gracefully from the start, while the upstream starts too.
+    let signal = super::shutdown_signal();
+    let hangup = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+            Ok(mut hangup) => {
+                hangup.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    let stop = async move {
+        tokio::select! {
+            () = signal => {}
+            () = hangup => {}
+        }
+    };
+    tokio::pin!(stop);
+    let client = upstream.client(&args.connect)?;
+    tokio::select! {
+        connected = client.connect() => connected.map_err(|e| e.to_string())?,
+        () = &mut stop => {
+            client.disconnect().await;
+            return Ok(());
+        }
+    }
+    let gateway = upstream.attach(client);
     let cause = Arc::new(Mutex::new(None::<String>));
     {
         let cause = cause.clone();
@@ -291,7 +334,7 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
         tokio::select! {
             served = stdio::serve_stdio(server) => served.map_err(|e| e.to_string()),
             () = watch => Ok(()),
-            () = super::shutdown_signal() => Ok(()),
+            () = &mut stop => Ok(()),
         }
     } else {
         let listener = listen(&args).await?;
@@ -303,7 +346,13 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
             .await
             .map_err(|e| e.message().to_owned())?;
         let endpoint = endpoint(server, http::DEFAULT_MCP_PATH, local, gate)?;
-        serve_http(listener, endpoint, None, status, watch).await
+        let until = async move {
+            tokio::select! {
+                () = watch => {}
+                () = &mut stop => {}
+            }
+        };
+        serve_http(listener, endpoint, None, status, until).await
     };
     gateway.client().disconnect().await;
     served?;
@@ -342,6 +391,9 @@ pub(super) fn endpoint(
 ) -> Result<Endpoint, String> {
     let mut options = EndpointOptions::for_bind(local);
     options.http.path = path.to_owned();
+    if let Some(websocket) = &mut options.websocket {
+        websocket.path = path.to_owned();
+    }
     options.auth = auth;
     Endpoint::new(server, options).map_err(|e| e.to_string())
 }
@@ -435,6 +487,23 @@ impl tower_service::Service<Request<hyper::body::Incoming>> for Router {
 
     fn call(&mut self, request: Request<hyper::body::Incoming>) -> Self::Future {
         let path = request.uri().path().to_owned();
+        if matches!(path.as_str(), "/healthz" | "/status") {
+            // The endpoint's Host / Origin guard (DNS rebinding) applies here too.
+            if let Some(refused) = self.main.refuse_head(&request) {
+                return Box::pin(async move { Ok(refused) });
+            }
+            if !matches!(*request.method(), hyper::Method::GET | hyper::Method::HEAD) {
+                let mut answer = plain(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "text/plain",
+                    "Method Not Allowed: GET only\n".into(),
+                );
+                if let Ok(allow) = "GET, HEAD".parse() {
+                    answer.headers_mut().insert(hyper::header::ALLOW, allow);
+                }
+                return Box::pin(async move { Ok(answer) });
+            }
+        }
         match path.as_str() {
             "/healthz" => {
                 Box::pin(async { Ok(plain(StatusCode::OK, "text/plain", "ok\n".into())) })

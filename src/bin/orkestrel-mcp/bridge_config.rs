@@ -66,7 +66,21 @@ impl Reach {
     pub fn shown(&self) -> String {
         match self {
             Reach::Command { argv, .. } => argv.first().cloned().unwrap_or_default(),
-            Reach::Url { url, .. } => url.split(['?', '#']).next().unwrap_or_default().to_owned(),
+            Reach::Url { url, .. } => {
+                let url = url.split(['?', '#']).next().unwrap_or_default();
+                // No `user:password@` either.
+                match url.split_once("://") {
+                    Some((scheme, rest)) => {
+                        let authority_end = rest.find('/').unwrap_or(rest.len());
+                        let rest = match rest[..authority_end].rfind('@') {
+                            Some(at) => &rest[at + 1..],
+                            None => rest,
+                        };
+                        format!("{scheme}://{rest}")
+                    }
+                    None => url.to_owned(),
+                }
+            }
         }
     }
 }
@@ -155,6 +169,9 @@ pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Vec<
                     env.retain(|(k, _)| *k != key);
                     env.push((key, value));
                 }
+                if command.trim().is_empty() {
+                    return Err(at("`command` is empty"));
+                }
                 let mut argv = vec![command];
                 argv.extend(entry.args);
                 Reach::Command {
@@ -174,8 +191,17 @@ pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Vec<
                 if entry.env.is_some() || entry.cwd.is_some() || !entry.args.is_empty() {
                     return Err(at("`args`, `env` and `cwd` go with `command`, not `url`"));
                 }
+                orkestrel_mcp::native::client::Target::from_url(&url)
+                    .map_err(|e| at(&e.to_string()))?;
                 let headers =
                     pairs(entry.headers, lookup).map_err(|e| at(&format!("headers: {e}")))?;
+                for (name, value) in &headers {
+                    if hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                        || hyper::header::HeaderValue::from_str(value).is_err()
+                    {
+                        return Err(at(&format!("headers: {name:?} is not a valid HTTP header")));
+                    }
+                }
                 Reach::Url { url, headers }
             }
         };
@@ -275,6 +301,11 @@ mod tests {
             }
         );
         assert_eq!(specs[1].reach.shown(), "http://h/mcp");
+        let with_userinfo = Reach::Url {
+            url: "https://u:pw@h:1/p?t=s".into(),
+            headers: Vec::new(),
+        };
+        assert_eq!(with_userinfo.shown(), "https://h:1/p");
         assert!(
             specs[1].filter.admits("a")
                 && !specs[1].filter.admits("b")
@@ -313,6 +344,22 @@ mod tests {
                 "not a string",
             ),
             (r#"{"mcpServers": {}}"#, "no enabled server"),
+            (
+                r#"{"mcpServers": {"s": {"command": " "}}}"#,
+                "`command` is empty",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "ftp://h/mcp"}}}"#,
+                "server s:",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h", "headers": {"a b": "x"}}}}"#,
+                "not a valid HTTP header",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "http://h", "headers": {"A": "x\ny"}}}}"#,
+                "not a valid HTTP header",
+            ),
             ("[]", "not an mcpServers file"),
         ];
         for (text, want) in cases {

@@ -293,11 +293,11 @@ async fn supervise(
                     Ok::<_, orkestrel_mcp::ClientError>((own, all))
                 };
                 match mirrored.await {
-                    Ok((_, all)) => {
+                    Ok((mine, all)) => {
                         if !all.collisions.is_empty() {
                             tracing::warn!(server = %upstream.spec.name, names = ?all.collisions, "bridge: names taken on /mcp by another server, not served there");
                         }
-                        tracing::info!(server = %upstream.spec.name, tools = all.tools, "bridge: upstream up");
+                        tracing::info!(server = %upstream.spec.name, tools = mine.tools, "bridge: upstream up");
                         upstream.set(|s| {
                             s.phase = "up";
                             s.last_error = None;
@@ -331,8 +331,10 @@ async fn supervise(
 /// is up.
 fn own_options(upstream: &Arc<Upstream>) -> ServerOptions {
     let up = upstream.clone();
-    ServerOptions::new(upstream.spec.name.clone(), "")
+    // Its upstream may come up after a client's `initialize`: every list is declared.
+    ServerOptions::new(upstream.spec.name.clone(), env!("CARGO_PKG_VERSION"))
         .with_logging()
+        .with_declared_lists()
         .with_completer(move |params, _ctx| {
             let gateway = lock(&up.gateway).clone();
             async move { complete(gateway, params, "").await }
@@ -343,6 +345,7 @@ fn own_options(upstream: &Arc<Upstream>) -> ServerOptions {
 fn merged_options(fleet: Weak<Fleet>, separator: String) -> ServerOptions {
     ServerOptions::new("orkestrel-mcp bridge", env!("CARGO_PKG_VERSION"))
         .with_logging()
+        .with_declared_lists()
         .with_completer(move |params, _ctx| {
             let name = params["ref"]["name"]
                 .as_str()

@@ -154,6 +154,9 @@ pub fn main() -> ExitCode {
             Command::Help(_) => Ok(()),
         }
     });
+    // The command is over: nothing of it waits on the runtime, but a blocking read of stdin
+    // may (stdio serving, ended by a signal, keeps that thread until stdin closes).
+    runtime.shutdown_background();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => report(name, &e),
