@@ -524,8 +524,23 @@ async fn sighup_reloads_the_config_touching_only_the_servers_that_changed() {
             .any(|l| l.contains("call: ok") && l.contains("server=a") && l.contains("echo"))
     })
     .await;
+    // A call its client gives up on is logged as cancelled.
+    let late = merged
+        .call_with(
+            "a__sleep",
+            json!({"ms": 5000}),
+            RequestOptions::with_timeout(Duration::from_millis(200)),
+        )
+        .await;
+    assert!(late.unwrap_err().is_timeout());
+    eventually(HANG_GUARD, "--log-calls logs the cancelled call", || {
+        let log = log.lock().unwrap();
+        log.lines()
+            .any(|l| l.contains("call: cancelled") && l.contains("sleep"))
+    })
+    .await;
 
-    // b added, a unchanged: a goes on (same process, its call count kept), b comes up.
+    // b added, a unchanged: a goes on (same process, its two calls counted), b comes up.
     std::fs::write(&path, ours(&["a", "b"])).unwrap();
     let pid = nix::unistd::Pid::from_raw(bridge.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
@@ -536,7 +551,7 @@ async fn sighup_reloads_the_config_touching_only_the_servers_that_changed() {
     let a = status_of("a").await.unwrap();
     assert_eq!(
         (a["calls"].as_u64(), a["restarts"].as_u64()),
-        (Some(1), Some(0)),
+        (Some(2), Some(0)),
         "{a}"
     );
     assert_eq!(

@@ -283,7 +283,16 @@ impl Gateway {
             return self.inner.relay.run(ctx, start).await;
         };
         let began = std::time::Instant::now();
+        // Dropped before its end (the client cancelled, or went away): logged so.
+        let mut pending = Cancelled {
+            server: &server,
+            method,
+            name,
+            began,
+            armed: true,
+        };
         let outcome = self.inner.relay.run(ctx, start).await;
+        pending.armed = false;
         let ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
         match &outcome {
             Ok(value) if value["isError"] == true => {
@@ -298,5 +307,24 @@ impl Gateway {
             }
         }
         outcome
+    }
+}
+
+/// Logs a call of [`Gateway::set_call_log`] that was dropped before its end.
+struct Cancelled<'a> {
+    server: &'a str,
+    method: &'a str,
+    name: &'a str,
+    began: std::time::Instant,
+    armed: bool,
+}
+
+impl Drop for Cancelled<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let ms = u64::try_from(self.began.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let (server, method, name) = (self.server, self.method, self.name);
+            tracing::info!(%server, method, name, ms, "call: cancelled");
+        }
     }
 }

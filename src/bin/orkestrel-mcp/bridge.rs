@@ -53,7 +53,7 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "url")]
     config: Option<std::path::PathBuf>,
     /// The separator between a server's name and an item's name on the merged endpoint.
-    #[arg(long, value_name = "TEXT", default_value = DEFAULT_SEPARATOR, requires = "config")]
+    #[arg(long, value_name = "TEXT", default_value = DEFAULT_SEPARATOR, requires = "config", value_parser = non_empty)]
     pub(super) separator: String,
     /// Reload the config when the file changes (checked each second; SIGHUP always reloads):
     /// only the servers whose entry changed are restarted.
@@ -76,6 +76,15 @@ pub struct BridgeArgs {
     /// The stdio server command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+/// A value that must not be empty (`--separator`: names would run together).
+fn non_empty(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(text.to_owned())
+    }
 }
 
 /// The default downstream address.
@@ -427,7 +436,7 @@ fn status_of(upstreams: Vec<Arc<Upstream>>) -> Status {
 }
 
 /// Serve the merged endpoint at /mcp, `others` at their paths, /healthz and /status, until
-/// a signal or `until` ends.
+/// `until` ends (it holds the shutdown signals).
 pub(super) async fn serve_http(
     listener: tokio::net::TcpListener,
     main: Endpoint,
@@ -436,9 +445,6 @@ pub(super) async fn serve_http(
     until: impl std::future::Future<Output = ()>,
 ) -> Result<(), String> {
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    // The signal handlers are in place before the address is announced: a SIGTERM right
-    // after it still shuts down gracefully.
-    let signal = super::shutdown_signal();
     eprintln!(
         "orkestrel-mcp bridge: serving at http://{local}{} (Streamable HTTP with sessions; WebSocket ws://… on the same path){}",
         http::DEFAULT_MCP_PATH,
@@ -450,11 +456,9 @@ pub(super) async fn serve_http(
         route: extra.map(|e| e.route),
         status,
     };
+    // `until` holds the signals (their handlers in place before the address is announced).
     let stop = async move {
-        tokio::select! {
-            () = signal => {}
-            () = until => {}
-        }
+        until.await;
         if let Some(shutdown) = shutdown {
             shutdown();
         }

@@ -102,7 +102,39 @@ pub struct Spec {
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(rename = "mcpServers")]
-    mcp_servers: Map<String, Value>,
+    mcp_servers: Servers,
+}
+
+/// The `mcpServers` object, in order; a name given twice is refused (a JSON object would keep
+/// the last silently).
+struct Servers(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Servers {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = Servers;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of servers by name")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Servers, A::Error> {
+                let mut servers: Vec<(String, Value)> = Vec::new();
+                while let Some((name, entry)) = map.next_entry::<String, Value>()? {
+                    if servers.iter().any(|(n, _)| *n == name) {
+                        return Err(serde::de::Error::custom(format!(
+                            "server {name:?} is named twice"
+                        )));
+                    }
+                    servers.push((name, entry));
+                }
+                Ok(Servers(servers))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
 }
 
 #[derive(Deserialize)]
@@ -134,7 +166,7 @@ pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Vec<
     let file: File = serde_json::from_str(text)
         .map_err(|e| format!("the config is not an mcpServers file: {e}"))?;
     let mut specs = Vec::new();
-    for (name, entry) in file.mcp_servers {
+    for (name, entry) in file.mcp_servers.0 {
         let entry: Entry =
             serde_json::from_value(entry).map_err(|e| format!("server {name}: {e}"))?;
         if !valid_name(&name) {
@@ -344,6 +376,10 @@ mod tests {
                 "not a string",
             ),
             (r#"{"mcpServers": {}}"#, "no enabled server"),
+            (
+                r#"{"mcpServers": {"x": {"command": "a"}, "x": {"command": "b"}}}"#,
+                "named twice",
+            ),
             (
                 r#"{"mcpServers": {"s": {"command": " "}}}"#,
                 "`command` is empty",

@@ -209,12 +209,19 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
                     }
                 }),
             };
+            let signal = super::shutdown_signal();
+            let until = async move {
+                tokio::select! {
+                    () = reload => {}
+                    () = signal => {}
+                }
+            };
             serve_http(
                 listener,
                 merged,
                 Some(extra),
                 Arc::new(move || shows.status()),
-                reload,
+                until,
             )
             .await
         }

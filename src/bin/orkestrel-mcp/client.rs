@@ -23,7 +23,7 @@ pub struct ConnectArgs {
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
     /// The per-request deadline in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) timeout: u64,
     /// The protocol era: `auto` probes with `server/discover` and falls back to the
     /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.
