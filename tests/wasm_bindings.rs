@@ -603,3 +603,84 @@ async fn fetch_checks_versions_and_serves_the_2026_era() {
     .await;
     assert!(status == 404 && body.contains("-32601"), "{status} {body}");
 }
+
+#[wasm_bindgen_test]
+async fn fetch_with_the_auth_option_requires_a_bearer_token() {
+    let s = create_mcp_server(js(r#"{
+        name: 'guarded', version: '1',
+        tools: [{ name: 'whoami', execute: (_args, ctx) => ctx.identity ? ctx.identity.subject : 'nobody' }],
+        auth: {
+          resource: 'https://mcp.example.com/mcp',
+          authorizationServers: ['https://auth.example.com'],
+          requiredScopes: ['mcp:tools'],
+          verify: async (token) => token === 'good' ? { subject: 'ada', clientId: 'app', scopes: ['mcp:tools'] }
+            : token === 'weak' ? { subject: 'bob', scopes: [] }
+            : token === 'throws' ? Promise.reject(new Error('expired'))
+            : null,
+        } }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let (status, _, headers) = fetch(
+        &s,
+        request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(PING)),
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        headers.get("www-authenticate").unwrap().as_deref(),
+        Some(
+            r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#
+        )
+    );
+    for (token, want) in [("forged", 401), ("throws", 401), ("weak", 403)] {
+        let bearer = format!("Bearer {token}");
+        let (status, body, _) = fetch(
+            &s,
+            request(
+                "POST",
+                "/mcp",
+                &[JSON, ACCEPT_BOTH, ("authorization", &bearer)],
+                Some(PING),
+            ),
+        )
+        .await;
+        assert_eq!(status, want, "{token}: {body}");
+    }
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#;
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "POST",
+            "/mcp",
+            &[
+                JSON,
+                ("accept", "application/json"),
+                ("authorization", "Bearer good"),
+            ],
+            Some(call),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""text":"ada""#), "{body}");
+    let (status, body, _) = fetch(
+        &s,
+        request(
+            "GET",
+            "/.well-known/oauth-protected-resource/mcp",
+            &[],
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        doc["authorization_servers"],
+        serde_json::json!(["https://auth.example.com"])
+    );
+    // A malformed option names its member.
+    let bad = create_mcp_server(js("{ name: 'n', version: '1', auth: { resource: 'x' } }"));
+    let error = bad.err().expect("refused");
+    assert_eq!(get(&error, "code").as_f64(), Some(-32602.0));
+}

@@ -30,6 +30,16 @@ impl ToolContext {
             .map_or(JsValue::UNDEFINED, |id| to_js(&id.to_value()))
     }
 
+    /// Who the request's bearer token speaks for (`fetch` with the `auth` option), else
+    /// `undefined`.
+    #[wasm_bindgen(getter, unchecked_return_type = "MCPIdentity | undefined")]
+    pub fn identity(&self) -> JsValue {
+        self.ctx
+            .identity
+            .as_deref()
+            .map_or(JsValue::UNDEFINED, super::auth::identity_to_js)
+    }
+
     /// The caller's `params._meta.progressToken`, when it asked for progress.
     #[wasm_bindgen(getter, js_name = progressToken, unchecked_return_type = "string | number | bigint | undefined")]
     pub fn progress_token(&self) -> JsValue {

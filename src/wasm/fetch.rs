@@ -26,19 +26,31 @@ fn spawner() -> Spawn {
     Arc::new(spawn_local::<crate::BoxFuture<'static, ()>>)
 }
 
-/// Answer one request for `server` mounted at `path`.
+/// Answer one request for `server` mounted at `path`, behind the bearer-token gate `auth` when
+/// there is one.
 ///
 /// # Errors
 /// Only when the JS host fails to build a `Response` (not expected).
-pub async fn respond(server: McpServer, path: &str, request: Request) -> Result<JsValue, JsValue> {
+pub async fn respond(
+    server: McpServer,
+    path: &str,
+    auth: Option<crate::http::auth::Authorizer>,
+    request: Request,
+) -> Result<JsValue, JsValue> {
     let options = RouteOptions {
         path: path.to_owned(),
         ..RouteOptions::default()
     };
-    let route = Route::new(server, options, spawner());
+    let mut route = Route::new(server, options, spawner());
+    if let Some(auth) = auth {
+        route = route.with_auth(auth);
+    }
     let url = Url::new(&request.url())?;
     let mut described = HttpRequest::new(request.method(), url.pathname());
     described.headers = fields(&request.headers())?;
+    if let Some(answer) = route.authorize(&mut described).await {
+        return response(answer);
+    }
     let body = match route.head(&described.method, &described.path, &described.headers) {
         Head::Answer(answer) => return response(answer),
         Head::ReadBody { limit } => read_body(&request, limit).await?,

@@ -15,6 +15,7 @@
 //! becomes a JS number), and `dispatch` takes and returns a `bigint` for an integer beyond
 //! 2^53 − 1 (see [`convert`]).
 
+pub mod auth;
 pub mod client;
 pub mod context;
 pub mod convert;
@@ -153,6 +154,29 @@ export interface MCPServerOptions {
   path?: string;
   /** Receives what a `request` listener throws (default: `console.error`). */
   error?: (error: unknown, event: 'request') => void;
+  /** Require a bearer token on `fetch` (an OAuth 2.1 resource server): 401 / 403 with
+   * `WWW-Authenticate`, and the RFC 9728 metadata at `/.well-known/oauth-protected-resource`. */
+  auth?: MCPAuthOptions;
+}
+/** Who a verified bearer token speaks for. */
+export interface MCPIdentity {
+  subject?: string;
+  clientId?: string;
+  scopes?: string[];
+  claims?: Record<string, unknown>;
+}
+/** `createMCPServer`'s `auth` option. */
+export interface MCPAuthOptions {
+  /** This server's URL: the metadata's `resource`, the audience tokens are for. */
+  resource: string;
+  /** The authorization servers' issuer URLs. */
+  authorizationServers: string[];
+  /** Scopes listed in the metadata. */
+  scopesSupported?: string[];
+  /** Scopes every token must carry (403 `insufficient_scope` otherwise). */
+  requiredScopes?: string[];
+  /** Who `token` speaks for; `null`, a throw or a rejection refuses it (401 `invalid_token`). */
+  verify(token: string): MCPIdentity | null | undefined | Promise<MCPIdentity | null | undefined>;
 }
 /** The `initialize` result. */
 export interface MCPInitializeResult {

@@ -24,6 +24,7 @@ pub struct Server {
     server: McpServer,
     path: Rc<str>,
     on_error: Option<Function>,
+    auth: Option<crate::http::auth::Authorizer>,
 }
 
 /// Create a server over JS tools (seed `createMCPServer`).
@@ -103,12 +104,14 @@ impl Server {
 
     /// The stateless Streamable HTTP route as a `fetch` handler, so
     /// `export default { fetch: (request) => server.fetch(request) }` is a Worker. Same statuses
-    /// as the native route: 200 (JSON, or SSE per `Accept`), 202, 400, 404, 405, 406, 413, 415.
+    /// as the native route: 200 (JSON, or SSE per `Accept`), 202, 400, 404, 405, 406, 413, 415;
+    /// with the `auth` option, 401 / 403 / 503 and the protected resource metadata.
     #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
     pub fn fetch(&self, request: web_sys::Request) -> Promise {
         let server = self.server.clone();
         let path = self.path.clone();
-        future_to_promise(async move { super::fetch::respond(server, &path, request).await })
+        let auth = self.auth.clone();
+        future_to_promise(async move { super::fetch::respond(server, &path, auth, request).await })
     }
 
     /// The `tools/list` descriptors, in registration order.
@@ -203,10 +206,12 @@ impl Server {
                     .map_err(|_| bad("options.error", "must be a function"))?,
             )
         };
+        let auth = super::auth::authorizer_from_js(options)?;
         Ok(Server {
             server: McpServer::new(server_options),
             path: path.into(),
             on_error,
+            auth,
         })
     }
 
@@ -216,6 +221,7 @@ impl Server {
             server,
             path: DEFAULT_MCP_PATH.into(),
             on_error: None,
+            auth: None,
         }
     }
 
