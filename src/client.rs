@@ -62,6 +62,7 @@ pub mod handlers;
 pub mod listen;
 mod memory;
 pub mod mrtr;
+pub mod oauth;
 mod options;
 mod primitives;
 pub mod skills;

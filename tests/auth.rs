@@ -394,3 +394,63 @@ async fn opaque_tokens_are_checked_by_introspection() {
     assert_eq!(status, 401, "{body}");
     assert!(body.to_string().contains("another audience"), "{body}");
 }
+
+#[tokio::test]
+async fn our_client_signs_in_by_client_credentials_on_a_401() {
+    let (issuer, _provider) = authorization_server().await;
+    let (url, _server, _log) =
+        serve(&["--auth-issuer", &issuer, "--auth-scope", "mcp:tools"]).await;
+    let run = |args: Vec<String>, secret: &'static str| async move {
+        let output = tokio::time::timeout(
+            DEADLINE,
+            Command::new(BIN)
+                .args(args)
+                .env("MCP_CLIENT_SECRET", secret)
+                .env("RUST_LOG", "warn")
+                .output(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+    // Directly, then through a stdio bridge that signs in toward its upstream.
+    for args in [
+        s(&["call", &url, "whoami", "--client-id", "machine"]),
+        s(&[
+            "call",
+            "whoami",
+            "--",
+            BIN,
+            "bridge",
+            "--stdio",
+            "--client-id",
+            "machine",
+            &url,
+        ]),
+    ] {
+        let (code, stdout, stderr) = run(args.clone(), "machine-secret").await;
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        let me: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(me["clientId"], "machine", "{args:?}");
+        assert_eq!(
+            me["scopes"],
+            json!(["mcp:tools"]),
+            "the challenge's scope: {args:?}"
+        );
+    }
+    // A wrong secret: no token, the 401 reported, the secret not shown.
+    let (code, _, stderr) = run(
+        s(&["call", &url, "whoami", "--client-id", "machine"]),
+        "wrong-secret",
+    )
+    .await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert!(!stderr.contains("wrong-secret"), "{stderr}");
+}

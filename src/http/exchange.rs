@@ -243,11 +243,17 @@ pub struct Challenge {
 
 /// The authorization seam: what a transport consults on [`Step::Authorize`] (the 2025-11-25
 /// [authorization](https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization)
-/// flow: a `401` → get a token → retry once with `Authorization: Bearer <token>`). An OAuth
-/// client will implement it; none ships yet.
+/// flow: a `401` → get a token → retry once with `Authorization: Bearer <token>`).
+/// `native::client::oauth::ClientCredentials` implements it for machine clients.
 pub trait Authorizer: MaybeSend + MaybeSync {
     /// A bearer token for `challenge`, or `None` to give up (the answer is then read as is).
     fn authorize(&self, challenge: &Challenge) -> BoxFuture<'_, Option<String>>;
+
+    /// The token to send with every request before any challenge (one obtained earlier and
+    /// still valid), so that only a refused or expired one costs a `401` round; default none.
+    fn current(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Whether a `Content-Type` value names `text/event-stream` (parameters ignored).

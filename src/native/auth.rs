@@ -265,25 +265,10 @@ fn family_of(alg: Algorithm) -> Option<Family> {
     }
 }
 
-/// The metadata URLs of `issuer`, in the order the specs give: RFC 8414 (path inserted after
-/// the well-known prefix), OpenID Connect with the path inserted, OpenID Connect appended.
+/// The metadata URLs of `issuer`, in the order the specs give
+/// ([`crate::client::oauth::authorization_server_metadata_urls`]).
 pub fn metadata_urls(issuer: &str) -> Vec<String> {
-    let trimmed = issuer.trim_end_matches('/');
-    let after_scheme = trimmed.find("://").map_or(0, |i| i + 3);
-    let (origin, path) = match trimmed[after_scheme..].find('/') {
-        Some(i) => trimmed.split_at(after_scheme + i),
-        None => (trimmed, ""),
-    };
-    let mut urls = vec![format!(
-        "{origin}/.well-known/oauth-authorization-server{path}"
-    )];
-    if path.is_empty() {
-        urls.push(format!("{origin}/.well-known/openid-configuration"));
-    } else {
-        urls.push(format!("{origin}/.well-known/openid-configuration{path}"));
-        urls.push(format!("{origin}{path}/.well-known/openid-configuration"));
-    }
-    urls
+    crate::client::oauth::authorization_server_metadata_urls(issuer)
 }
 
 async fn fetch_keys(url: &str) -> Result<Keys, String> {
@@ -336,7 +321,7 @@ async fn fetch_keys(url: &str) -> Result<Keys, String> {
 
 /// `GET url` as JSON: status 200, at most [`MAX_DOCUMENT_BYTES`], within [`FETCH_TIMEOUT`];
 /// redirects are not followed.
-async fn get_json(url: &str) -> Result<Value, String> {
+pub(crate) async fn get_json(url: &str) -> Result<Value, String> {
     let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
     fetch_json(|| {
         hyper::Request::get(uri.clone())
@@ -351,30 +336,35 @@ async fn get_json(url: &str) -> Result<Value, String> {
 /// authentication, as JSON (as [`get_json`]).
 pub(crate) async fn post_form(
     url: &str,
-    basic: (&str, &str),
+    basic: Option<(&str, &str)>,
     form: &[(&str, &str)],
 ) -> Result<Value, String> {
     use base64::Engine;
     let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
     // RFC 6749 §2.3.1: the id and secret are form-encoded before the Basic encoding.
-    let credentials = format!("{}:{}", form_encode(basic.0), form_encode(basic.1));
-    let authorization = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(credentials)
-    );
+    let authorization = basic.map(|(id, secret)| {
+        let credentials = format!("{}:{}", form_encode(id), form_encode(secret));
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(credentials)
+        )
+    });
     let body: Vec<String> = form
         .iter()
         .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
         .collect();
     let body = Bytes::from(body.join("&"));
     fetch_json(|| {
-        hyper::Request::post(uri.clone())
+        let mut request = hyper::Request::post(uri.clone())
             .header(hyper::header::ACCEPT, "application/json")
             .header(
                 hyper::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
-            )
-            .header(hyper::header::AUTHORIZATION, &authorization)
+            );
+        if let Some(authorization) = &authorization {
+            request = request.header(hyper::header::AUTHORIZATION, authorization);
+        }
+        request
             .body(Full::new(body.clone()))
             .map_err(|e| e.to_string())
     })
@@ -458,7 +448,7 @@ async fn fetch_once(request: hyper::Request<Full<Bytes>>) -> Result<Value, Fetch
 
 /// Reads the authorization server metadata of `issuer` (the first of [`metadata_urls`] that
 /// answers), its `issuer` checked.
-async fn issuer_metadata(issuer: &str) -> Result<Value, AuthSetupError> {
+pub(crate) async fn issuer_metadata(issuer: &str) -> Result<Value, AuthSetupError> {
     let mut reasons = Vec::new();
     for url in metadata_urls(issuer) {
         match get_json(&url).await {
@@ -541,7 +531,7 @@ impl IntrospectionVerifier {
         let i = &self.inner;
         let answer = post_form(
             &i.endpoint,
-            (&i.client_id, &i.client_secret),
+            Some((&i.client_id, &i.client_secret)),
             &[("token", token), ("token_type_hint", "access_token")],
         )
         .await

@@ -149,7 +149,7 @@ impl Upstream {
 
     /// The upstream's client, not connected yet.
     pub(super) fn client(&self, connect: &ConnectArgs) -> Result<McpClient, String> {
-        let transport = transport(&self.spec.reach)?;
+        let transport = transport(&self.spec.reach, connect)?;
         let options = client_options(connect.timeout, connect.era).with_handler(self.relay.clone());
         Ok(McpClient::with_transport(transport, options))
     }
@@ -193,7 +193,7 @@ impl Upstream {
 }
 
 /// The client transport for one upstream.
-fn transport(reach: &Reach) -> Result<Arc<dyn ClientTransport>, String> {
+fn transport(reach: &Reach, connect: &ConnectArgs) -> Result<Arc<dyn ClientTransport>, String> {
     Ok(match reach {
         Reach::Url { url, headers } => match Target::from_url(url).map_err(|e| e.to_string())? {
             Target::WebSocket(url) => {
@@ -202,9 +202,17 @@ fn transport(reach: &Reach) -> Result<Arc<dyn ClientTransport>, String> {
                 Arc::new(WsTransport::new(options).map_err(|e| e.to_string())?)
             }
             _ => {
-                let mut options = HttpClientOptions::new(url);
+                let mut options = HttpClientOptions::new(url.clone());
                 options.headers = headers.clone();
-                Arc::new(HttpTransport::new(options).map_err(|e| e.to_string())?)
+                let transport = HttpTransport::new(options).map_err(|e| e.to_string())?;
+                // `--client-id`: sign in toward the upstream by client credentials.
+                if let Some(credentials) = connect
+                    .credentials(url)
+                    .map_err(|e| e.message().to_owned())?
+                {
+                    transport.set_authorizer(Arc::new(credentials));
+                }
+                Arc::new(transport)
             }
         },
         Reach::Command { argv, env, cwd } => {
@@ -222,6 +230,11 @@ fn transport(reach: &Reach) -> Result<Arc<dyn ClientTransport>, String> {
 /// single upstream; an error then).
 pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
     let specs = match (&args.config, &args.url, args.command.is_empty()) {
+        (Some(_), None, true) if args.connect.client_id.is_some() => {
+            return Err(CliError::usage(
+                "--client-id signs in toward one upstream: it does not go with --config",
+            ))
+        }
         (Some(path), None, true) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;

@@ -245,8 +245,21 @@ impl Shared {
                 self.act(event);
             }
             step = match step {
-                Step::Send(out) => {
+                Step::Send(mut out) => {
                     body = None;
+                    // A token obtained earlier goes with every request (a refused or expired
+                    // one comes back as a 401, and the authorizer is asked again).
+                    let current = lock(&self.authorizer).as_ref().and_then(|a| a.current());
+                    if let Some(token) = current {
+                        if !out
+                            .headers
+                            .iter()
+                            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+                        {
+                            out.headers
+                                .push(("authorization".into(), format!("Bearer {token}")));
+                        }
+                    }
                     let request = to_hyper(&self.uri, out)?;
                     let response = self.client.request(request).await;
                     if let Some(armed) = armed.take() {

@@ -11,6 +11,7 @@
 //! [`Target`] classifies a command-line style target and [`transport_for`] builds its transport.
 
 pub mod http;
+pub mod oauth;
 pub mod stdio;
 #[cfg(feature = "tls")]
 mod tls;
