@@ -69,8 +69,23 @@ impl ClientHandler for Conformance {
 #[allow(dead_code)]
 mod modern;
 
+/// The OAuth client the scenario's context describes (`client_id` and `client_secret`, as the
+/// `auth/client-credentials-*` scenarios give): client credentials on a `401`.
+fn credentials(url: &str) -> Option<orkestrel_mcp::native::client::oauth::ClientCredentials> {
+    let context: Value =
+        serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let (id, secret) = (
+        context["client_id"].as_str()?,
+        context["client_secret"].as_str()?,
+    );
+    Some(orkestrel_mcp::native::client::oauth::ClientCredentials::new(url, id, secret, None))
+}
+
 async fn run(scenario: &str, url: &str) -> Result<(), String> {
     let transport = HttpTransport::new(HttpClientOptions::new(url)).map_err(|e| e.to_string())?;
+    if let Some(credentials) = credentials(url) {
+        transport.set_authorizer(std::sync::Arc::new(credentials));
+    }
     let options = ClientOptions::new("orkestrel-conformance-client", "1.0.0")
         .with_timeout(Duration::from_secs(30))
         .with_era(orkestrel_mcp::client::ClientEra::Legacy)
