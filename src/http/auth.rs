@@ -192,10 +192,29 @@ impl Authorizer {
         }
     }
 
+    /// `403 insufficient_scope` when `identity` lacks one of the endpoint's required scopes or
+    /// of `also` (a tool's, [`crate::Tool::with_required_scopes`]); the challenge's `scope`
+    /// names them all. `None` when it has them.
+    pub fn check_scopes(&self, identity: &Identity, also: &[String]) -> Option<Answer> {
+        let mut scopes = self.metadata.required_scopes.clone();
+        scopes.extend(
+            also.iter()
+                .filter(|s| !scopes.contains(s))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        identity.lacks(&scopes)?;
+        Some(self.refuse_with(&Refusal::InsufficientScope, &scopes))
+    }
+
     /// The `401` / `403` answer for `refusal`.
     fn refuse(&self, refusal: &Refusal) -> Answer {
+        self.refuse_with(refusal, &self.metadata.required_scopes)
+    }
+
+    fn refuse_with(&self, refusal: &Refusal, required: &[String]) -> Answer {
         let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
-        let scopes = self.metadata.required_scopes.join(" ");
+        let scopes = required.join(" ");
         let (status, message) = match refusal {
             Refusal::Missing => (
                 401,

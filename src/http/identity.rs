@@ -21,4 +21,15 @@ impl Identity {
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == scope)
     }
+
+    /// The scopes of `required` this identity lacks, space-separated; `None` when it has them
+    /// all.
+    pub fn lacks(&self, required: &[String]) -> Option<String> {
+        let missing: Vec<&str> = required
+            .iter()
+            .filter(|s| !self.has_scope(s))
+            .map(String::as_str)
+            .collect();
+        (!missing.is_empty()).then(|| missing.join(" "))
+    }
 }

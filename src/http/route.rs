@@ -160,6 +160,16 @@ impl Route {
         self
     }
 
+    /// The scopes the tool a `tools/call` names requires (none for another method).
+    fn tool_scopes(&self, request: &JsonRpcRequest) -> Vec<String> {
+        let name = (request.method == "tools/call")
+            .then(|| request.params.as_ref()?.get("name")?.as_str())
+            .flatten();
+        name.and_then(|n| self.server.tools().get(n))
+            .map(|t| t.required_scopes().to_vec())
+            .unwrap_or_default()
+    }
+
     /// The bearer-token gate, when there is one.
     pub fn auth(&self) -> Option<&crate::http::auth::Authorizer> {
         self.auth.as_ref()
@@ -358,6 +368,12 @@ impl Route {
                 return Answer::empty(202);
             }
         };
+        // A tool's own scopes: `403 insufficient_scope` before it runs (RFC 6750 §3.1).
+        if let (Some(auth), Some(identity)) = (&self.auth, &ctx.identity) {
+            if let Some(answer) = auth.check_scopes(identity, &self.tool_scopes(&request)) {
+                return answer;
+            }
+        }
         // Classify by shape (the 2026-07-28 transport): modern `_meta`, or a header naming a version outside the
         // handshake era, takes the modern validation path; a live session stays legacy.
         let modern = session.is_none()

@@ -56,7 +56,7 @@ impl Driver {
     /// Run the connection's requests as `identity` ([`Connection::set_identity`]).
     pub(crate) fn set_identity(
         &mut self,
-        identity: Option<std::sync::Arc<crate::http::auth::Identity>>,
+        identity: Option<std::sync::Arc<crate::http::identity::Identity>>,
     ) {
         self.conn.set_identity(identity);
     }

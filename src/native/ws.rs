@@ -200,7 +200,7 @@ pub fn upgrade<B>(
     let (max_in_flight, drain) = (options.max_in_flight, options.drain);
     let identity = request
         .extensions()
-        .get::<Arc<crate::http::auth::Identity>>()
+        .get::<Arc<crate::http::identity::Identity>>()
         .cloned();
     let ping_interval = options.ping_interval;
     tokio::spawn(async move {
@@ -330,7 +330,7 @@ async fn run_as<S>(
     max_in_flight: usize,
     drain: Duration,
     ping_interval: Option<Duration>,
-    identity: Option<Arc<crate::http::auth::Identity>>,
+    identity: Option<Arc<crate::http::identity::Identity>>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {

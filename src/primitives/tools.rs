@@ -108,6 +108,7 @@ pub struct Tool {
     descriptor: ToolDescriptor,
     handler: Handler,
     task_on_demand: bool,
+    required_scopes: Vec<String>,
 }
 
 impl fmt::Debug for Tool {
@@ -187,6 +188,7 @@ impl Tool {
             descriptor,
             handler,
             task_on_demand: false,
+            required_scopes: Vec::new(),
         }
     }
 
@@ -211,6 +213,7 @@ impl Tool {
             descriptor,
             handler,
             task_on_demand: false,
+            required_scopes: Vec::new(),
         }
     }
 
@@ -264,6 +267,24 @@ impl Tool {
     /// Whether the tool becomes a task only on its own request ([`Tool::with_task_on_demand`]).
     pub fn task_on_demand(&self) -> bool {
         self.task_on_demand
+    }
+
+    /// Require these OAuth scopes of a caller's bearer token (an endpoint with
+    /// [`crate::http::auth`]): over HTTP a `tools/call` without them gets `403
+    /// insufficient_scope` naming them; on any transport whose requests carry an identity
+    /// (HTTP, a gated WebSocket), the call is refused with `-32600`. Without a gate (no
+    /// identity, e.g. stdio) the scopes are not checked.
+    pub fn with_required_scopes(
+        mut self,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.required_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The scopes [`Tool::with_required_scopes`] set.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.required_scopes
     }
 
     /// Replace the whole descriptor, keeping the handler (e.g. to re-serve a remote tool).

@@ -251,7 +251,7 @@ pub struct Connection {
     counts: Arc<Counts>,
     closing: bool,
     draining: bool,
-    identity: Option<Arc<crate::http::auth::Identity>>,
+    identity: Option<Arc<crate::http::identity::Identity>>,
 }
 
 impl fmt::Debug for Connection {
@@ -309,7 +309,7 @@ impl Connection {
 
     /// Run every request of this connection as `identity` (the bearer token its WebSocket
     /// upgrade carried, [`crate::http::auth`]).
-    pub fn set_identity(&mut self, identity: Option<Arc<crate::http::auth::Identity>>) {
+    pub fn set_identity(&mut self, identity: Option<Arc<crate::http::identity::Identity>>) {
         self.identity = identity;
     }
 

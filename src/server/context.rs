@@ -60,7 +60,7 @@ pub struct RequestContext {
     pub protocol_version: Option<String>,
     /// Who the request's bearer token speaks for, when the endpoint requires one
     /// ([`crate::http::auth`]): subject, client id, scopes, claims.
-    pub identity: Option<Arc<crate::http::auth::Identity>>,
+    pub identity: Option<Arc<crate::http::identity::Identity>>,
     session: Option<Arc<Session>>,
     /// The session stream the request is answered on (set with the session by the HTTP route,
     /// for a request answered over SSE).
@@ -111,7 +111,7 @@ impl RequestContext {
     }
 
     /// Attach the verified identity of the request's bearer token (set by the HTTP route).
-    pub fn with_identity(mut self, identity: Option<Arc<crate::http::auth::Identity>>) -> Self {
+    pub fn with_identity(mut self, identity: Option<Arc<crate::http::identity::Identity>>) -> Self {
         self.identity = identity;
         self
     }

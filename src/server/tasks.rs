@@ -499,6 +499,15 @@ impl McpServer {
             .tools()
             .get(&name)
             .ok_or_else(|| ErrorObject::invalid_params(UnknownTool(name.clone())))?;
+        if let Some(missing) = ctx
+            .identity
+            .as_deref()
+            .and_then(|i| i.lacks(tool.required_scopes()))
+        {
+            return Err(ErrorObject::invalid_request(format!(
+                "the bearer token lacks the scope {name} requires ({missing})"
+            )));
+        }
         let era = ctx.era;
         let plain =
             |result: ToolResult| serde_json::to_value(result).expect("tool results serialize");

@@ -156,3 +156,62 @@ fn the_metadata_is_served_at_both_well_known_paths() {
         Gate::Pass(_) => panic!(),
     }
 }
+
+#[test]
+fn a_tool_may_require_its_own_scopes() {
+    use crate::http::route::{Route, RouteOptions};
+    use crate::{McpServer, ServerOptions, Tool};
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let object = json!({"type": "object"});
+    server.tools().add(Tool::from_json(
+        "echo",
+        object.clone(),
+        |_a: serde_json::Map<String, Value>, _c| async { Ok::<_, String>("echoed") },
+    ));
+    server.tools().add(
+        Tool::from_json(
+            "admin",
+            object,
+            |_a: serde_json::Map<String, Value>, _c| async { Ok::<_, String>("done") },
+        )
+        .with_required_scopes(["mcp:admin"]),
+    );
+    let spawn: crate::http::route::Spawn = Arc::new(futures::executor::block_on);
+    let route =
+        Route::new(server.clone(), RouteOptions::default(), spawn).with_auth(gate(&["mcp:tools"]));
+    let call = |tool: &str| {
+        let mut request = post(Some("Bearer good"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#));
+        block_on(async {
+            match route.authorize(&mut request).await {
+                Some(answer) => answer,
+                None => route.respond(request).await,
+            }
+        })
+    };
+    assert_eq!(call("echo").status, 200);
+    let refused = call("admin");
+    assert_eq!(refused.status, 403);
+    let challenge = refused.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#)
+            && challenge.contains(r#"scope="mcp:tools mcp:admin""#),
+        "{challenge}"
+    );
+    // Without HTTP (an identity on the context), the dispatch refuses it too.
+    let ctx =
+        crate::server::context::RequestContext::new().with_identity(Some(Arc::new(Identity {
+            scopes: vec!["mcp:tools".into()],
+            ..Identity::default()
+        })));
+    let message = crate::wire::jsonrpc::JsonRpcMessage::from_slice(
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"admin","arguments":{}}}"#,
+    )
+    .unwrap();
+    let answer = block_on(server.dispatch_with(message, ctx)).unwrap();
+    let error = answer.payload.unwrap_err();
+    assert_eq!(error.code, crate::wire::jsonrpc::ErrorCode::INVALID_REQUEST);
+    assert!(error.message.contains("mcp:admin"), "{}", error.message);
+}
