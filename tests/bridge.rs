@@ -23,6 +23,12 @@ use support::server::{spawn_listening, start, TestServer};
 use support::{eventually, HANG_GUARD};
 use tokio::time::timeout;
 
+/// The names of the tools `client` lists.
+async fn tool_names(client: &McpClient) -> Vec<String> {
+    let tools = client.list_tools().await.unwrap();
+    tools.into_iter().map(|t| t.name).collect()
+}
+
 /// Answers elicitation with `{"name": "Ada"}` and lists one root.
 struct Answers;
 
@@ -139,13 +145,7 @@ async fn carried_across(client: &McpClient, cancelled: &Cancelled, what: &str) {
                 }
             }
         });
-        let names: Vec<String> = client
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let names = tool_names(client).await;
         assert_eq!(names, ["ask", "count", "hold"], "{what}");
 
         let progress = Arc::new(Mutex::new(Vec::new()));
@@ -247,7 +247,7 @@ async fn an_upstream_list_change_is_mirrored_and_announced() {
         }));
         server.notify_list_changed(ListKind::Tools);
         eventually(HANG_GUARD, "the bridge announces the change", || *announced.lock().unwrap() > 0).await;
-        let names: Vec<String> = client.list_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        let names = tool_names(&client).await;
         assert!(names.contains(&"late".to_owned()), "{names:?}");
         assert_eq!(client.call("late", json!({})).await.unwrap(), Some(json!("late")));
         client.disconnect().await;
@@ -358,13 +358,7 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
     let merged = http_client_to(&url, era_options(ClientEra::Legacy).with_handler(Answers));
     timeout(HANG_GUARD, async {
         merged.connect().await.unwrap();
-        let names: Vec<String> = merged
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let names = tool_names(&merged).await;
         for want in ["ours__echo", "ours__add", "remote__ask", "remote__count"] {
             assert!(names.contains(&want.to_owned()), "{want} in {names:?}");
         }
@@ -409,13 +403,7 @@ async fn a_config_of_three_servers_serves_the_two_live_ones_and_reports_the_brok
     );
     timeout(HANG_GUARD, async {
         own.connect().await.unwrap();
-        let names: Vec<String> = own
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let names = tool_names(&own).await;
         assert_eq!(names, ["ask", "count"]);
         assert_eq!(
             own.call("ask", json!({})).await.unwrap(),
@@ -569,13 +557,7 @@ async fn sighup_reloads_the_config_touching_only_the_servers_that_changed() {
         status_of("a").await.is_none()
     })
     .await;
-    let names: Vec<String> = merged
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let names = tool_names(&merged).await;
     assert!(
         names.iter().all(|n| !n.starts_with("a__")) && names.contains(&"b__echo".to_owned()),
         "{names:?}"

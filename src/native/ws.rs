@@ -299,7 +299,8 @@ pub async fn run_pinging<S>(
 }
 
 /// [`run`] with both bounds: the shutdown `drain` ([`run_draining`]) and the `ping_interval`
-/// ([`run_pinging`]); what [`upgrade`] runs, with the [`WebSocketOptions`].
+/// ([`run_pinging`]); what [`upgrade`] runs with the [`WebSocketOptions`] (as the identity
+/// its gated upgrade verified, when it has one).
 pub async fn run_with<S>(
     server: McpServer,
     ws: WebSocketStream<S>,

@@ -328,15 +328,7 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
         }
     }
     let gateway = upstream.attach(client);
-    let cause = Arc::new(Mutex::new(None::<String>));
-    {
-        let cause = cause.clone();
-        gateway.client().on(move |event| {
-            if let ClientEvent::Disconnect { cause: why } = event {
-                *lock(&cause) = Some(why.clone());
-            }
-        });
-    }
+    let cause = disconnect_cause(gateway.client());
     let server = McpServer::new(gateway.server_options());
     let synced = gateway
         .mirror_into(&server, "")
@@ -555,6 +547,18 @@ fn plain(status: StatusCode, content_type: &str, body: String) -> Response<Respo
             .insert(hyper::header::CACHE_CONTROL, value);
     }
     response
+}
+
+/// Where `client`'s disconnect cause will be, once it disconnects.
+pub(super) fn disconnect_cause(client: &McpClient) -> Arc<Mutex<Option<String>>> {
+    let cause = Arc::new(Mutex::new(None::<String>));
+    let kept = cause.clone();
+    client.on(move |event| {
+        if let ClientEvent::Disconnect { cause: why } = event {
+            *lock(&kept) = Some(why.clone());
+        }
+    });
+    cause
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

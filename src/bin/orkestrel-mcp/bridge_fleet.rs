@@ -10,14 +10,14 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use orkestrel_mcp::client::ClientEvent;
 use orkestrel_mcp::native::endpoint::Endpoint;
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp::{McpServer, ServerOptions};
 use serde_json::{json, Value};
 
 use super::bridge::{
-    complete, endpoint, listen, lock, serve_http, BridgeArgs, Extra, Upstream, MAX_BACKOFF,
+    complete, disconnect_cause, endpoint, listen, lock, serve_http, BridgeArgs, Extra, Upstream,
+    MAX_BACKOFF,
 };
 use super::bridge_config::{self, Spec};
 use super::client::ConnectArgs;
@@ -285,15 +285,7 @@ async fn supervise(
         upstream.set(|s| s.phase = "starting");
         match upstream.connect(&connect).await {
             Ok(gateway) => {
-                let cause = Arc::new(Mutex::new(None::<String>));
-                {
-                    let cause = cause.clone();
-                    gateway.client().on(move |event| {
-                        if let ClientEvent::Disconnect { cause: why } = event {
-                            *lock(&cause) = Some(why.clone());
-                        }
-                    });
-                }
+                let cause = disconnect_cause(gateway.client());
                 let mirrored = async {
                     let own = gateway.mirror_into(&own, "").await?;
                     let all = gateway.mirror_into(&merged, &prefix).await?;
