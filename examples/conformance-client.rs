@@ -22,10 +22,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use orkestrel_mcp::client::oauth::{ClientRegistration, OAuthConfig};
 use orkestrel_mcp::client::{
     apply_elicitation_defaults, ClientError, ClientHandler, ClientOptions, McpClient,
 };
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+use orkestrel_mcp::native::client::oauth::{AutoApprove, OAuthClient};
 use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::BoxFuture;
 use serde_json::{json, Value};
@@ -69,23 +71,39 @@ impl ClientHandler for Conformance {
 #[allow(dead_code)]
 mod modern;
 
-/// The OAuth client the scenario's context describes (`client_id` and `client_secret`, as the
-/// `auth/client-credentials-*` scenarios give): client credentials on a `401`.
-fn credentials(url: &str) -> Option<orkestrel_mcp::native::client::oauth::ClientCredentials> {
-    let context: Value =
-        serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
-    let (id, secret) = (
-        context["client_id"].as_str()?,
-        context["client_secret"].as_str()?,
-    );
-    Some(orkestrel_mcp::native::client::oauth::ClientCredentials::new(url, id, secret, None))
+/// The CIMD URL the `auth/*` scenarios expect as a URL-based `client_id`.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client for `scenario` at `url`: client credentials for the
+/// `auth/client-credentials-*` scenarios (the id and secret from the scenario's context),
+/// else the authorization code flow, pre-registered when the context gives a `client_id`,
+/// signing in through the suite's authorization servers, which approve without a user.
+fn authorizer(scenario: &str, url: &str) -> std::sync::Arc<OAuthClient> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let id = context["client_id"].as_str();
+    let secret = context["client_secret"].as_str();
+    if let (true, Some(id), Some(secret)) =
+        (scenario.starts_with("auth/client-credentials"), id, secret)
+    {
+        return std::sync::Arc::new(OAuthClient::client_credentials(url, id, secret, None));
+    }
+    let mut config = OAuthConfig::authorization_code(url, "");
+    config.client_name = "orkestrel-conformance-client".into();
+    config.client_metadata_url = Some(CLIENT_METADATA_URL.into());
+    config.client = id.map(|id| ClientRegistration {
+        client_id: id.to_owned(),
+        client_secret: secret.map(str::to_owned),
+    });
+    let agent = std::sync::Arc::new(AutoApprove::new("http://localhost:3000/callback"));
+    std::sync::Arc::new(OAuthClient::authorization_code(config, agent))
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), String> {
     let transport = HttpTransport::new(HttpClientOptions::new(url)).map_err(|e| e.to_string())?;
-    if let Some(credentials) = credentials(url) {
-        transport.set_authorizer(std::sync::Arc::new(credentials));
-    }
+    transport.set_authorizer(authorizer(scenario, url));
     let options = ClientOptions::new("orkestrel-conformance-client", "1.0.0")
         .with_timeout(Duration::from_secs(30))
         .with_era(orkestrel_mcp::client::ClientEra::Legacy)
@@ -149,7 +167,7 @@ async fn main() -> ExitCode {
     if std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() == Ok("2026-07-28") {
         return match tokio::time::timeout(
             Duration::from_secs(60),
-            modern::run_modern(&scenario, &url),
+            modern::run_modern(&scenario, &url, Some(authorizer(&scenario, &url))),
         )
         .await
         {

@@ -1,8 +1,8 @@
-//! The 2026-07-28 leg of the conformance client: what our client does for each non-auth client
+//! The 2026-07-28 leg of the conformance client: what our client does for each client
 //! scenario of `@modelcontextprotocol/conformance` 0.2.0-alpha (`--requirements 2026-07-28`; the
 //! revision: <https://modelcontextprotocol.io/specification/2026-07-28>).
 //!
-//! Entry point: [`run_modern`]`(scenario, url)`. The conformance client example includes this
+//! Entry point: [`run_modern`]`(scenario, url, authorizer)`. The conformance client example includes this
 //! file (`#[path = "conformance_client_modern.rs"] mod modern;`) and calls it when
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` is `2026-07-28`. Run on its own it is a complete client:
 //!
@@ -86,9 +86,24 @@ fn names(result: &Value, key: &str, field: &str) -> Vec<String> {
 /// # Errors
 /// A description of the first step that failed (the connection, a listing, a call the scenario
 /// needs to succeed).
-pub async fn run_modern(scenario: &str, url: &str) -> Result<(), String> {
+pub async fn run_modern(
+    scenario: &str,
+    url: &str,
+    authorizer: Option<std::sync::Arc<dyn orkestrel_mcp::http::exchange::Authorizer>>,
+) -> Result<(), String> {
     let target = Target::from_url(url).map_err(|e| e.to_string())?;
-    let transport = transport_for(&target).map_err(|e| e.to_string())?;
+    let transport: std::sync::Arc<dyn orkestrel_mcp::client::ClientTransport> = match &target {
+        Target::Http(http_url) => {
+            use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
+            let http =
+                HttpTransport::new(HttpClientOptions::new(http_url)).map_err(|e| e.to_string())?;
+            if let Some(authorizer) = authorizer {
+                http.set_authorizer(authorizer);
+            }
+            std::sync::Arc::new(http)
+        }
+        _ => transport_for(&target).map_err(|e| e.to_string())?,
+    };
     let options = ClientOptions::new("orkestrel-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .with_era(ClientEra::Modern)
         .with_timeout(Duration::from_secs(10))
@@ -285,7 +300,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run_modern(&scenario, &url)) {
+    match runtime.block_on(run_modern(&scenario, &url, None)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("conformance client ({scenario}): {e}");

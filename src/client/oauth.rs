@@ -3,7 +3,16 @@
 //! authorization server metadata are, what the token request holds, and what its answer means.
 //! The hosts fetch; [`crate::native`]'s client credentials authorizer drives these.
 
+use base64::Engine;
 use serde_json::Value;
+
+mod config;
+mod flow;
+
+pub use config::{
+    Action, ClientRegistration, Grant, OAuthConfig, OAuthError, OAuthRequest, Tokens,
+};
+pub use flow::{AuthFlow, EXPIRY_MARGIN_SECS, MAX_ROUNDS, ROUND_WINDOW_SECS};
 
 /// What a `WWW-Authenticate: Bearer …` challenge says (RFC 6750 §3, RFC 9728 §5.1).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -227,6 +236,92 @@ impl AccessToken {
             scope: value["scope"].as_str().map(str::to_owned),
         })
     }
+}
+
+/// The scopes of a space-separated list.
+pub(crate) fn scope_set(scope: Option<&str>) -> Vec<&str> {
+    scope
+        .map(|s| s.split_whitespace().collect())
+        .unwrap_or_default()
+}
+
+/// The union of two space-separated scope lists, in order of first appearance.
+pub fn union_scopes(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    for s in scope_set(a).into_iter().chain(scope_set(b)) {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
+/// 32 random bytes, base64url: a PKCE verifier (RFC 7636 §4.1: 43 characters) or a `state`.
+pub(crate) fn random_token() -> Option<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+pub(crate) fn encode_form(pairs: &[(&str, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The decoded `name=value` pairs of a URL's query (`+` is a space, `%XX` a byte).
+pub fn query_params(url: &str) -> Vec<(String, String)> {
+    let query = url.split('#').next().unwrap_or_default();
+    let Some((_, query)) = query.split_once('?') else {
+        return Vec::new();
+    };
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| (bytes[at] as char).to_digit(16);
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(i + 1), hex(i + 2)) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `application/x-www-form-urlencoded` text of `text` (the WHATWG form encoding: unreserved
+/// bytes kept, space as `+`, every other byte `%XX`).
+pub fn form_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".to_owned(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// `scheme://authority` and the path of a URL.

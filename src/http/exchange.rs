@@ -244,7 +244,7 @@ pub struct Challenge {
 /// The authorization seam: what a transport consults on [`Step::Authorize`] (the 2025-11-25
 /// [authorization](https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization)
 /// flow: a `401` → get a token → retry once with `Authorization: Bearer <token>`).
-/// `native::client::oauth::ClientCredentials` implements it for machine clients.
+/// `native::client::oauth::OAuthClient` implements it (the authorization code and client credentials grants).
 pub trait Authorizer: MaybeSend + MaybeSync {
     /// A bearer token for `challenge`, or `None` to give up (the answer is then read as is).
     fn authorize(&self, challenge: &Challenge) -> BoxFuture<'_, Option<String>>;

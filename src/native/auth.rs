@@ -22,6 +22,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 
+use crate::client::oauth::form_encode;
 use crate::http::auth::{Identity, TokenError, TokenVerifier};
 use crate::BoxFuture;
 
@@ -369,19 +370,6 @@ pub(crate) async fn post_form(
             .map_err(|e| e.to_string())
     })
     .await
-}
-
-/// `application/x-www-form-urlencoded` text of `text`.
-fn form_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                (b as char).to_string()
-            }
-            b' ' => "+".to_owned(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Send `request` (rebuilt by `make` for a retry) and read the JSON answer. A request whose

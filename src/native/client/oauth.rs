@@ -1,209 +1,250 @@
-//! OAuth 2.1 client credentials for machine clients ([`Authorizer`] of
-//! [`HttpTransport`](super::http::HttpTransport)): on a `401` (or a `403 insufficient_scope`)
-//! the protected resource metadata is found (the challenge's `resource_metadata`, else the
-//! well-known URLs; its `resource` must name this server), then its authorization server's
-//! metadata (issuer checked), and a token is asked for at its `token_endpoint` with
-//! `grant_type=client_credentials`, the `resource` (RFC 8707) and the scope the challenge names
-//! (else the configured one, else `scopes_supported`). The token is then sent with every
-//! request until it expires.
+//! OAuth 2.1 toward a protected MCP server: [`OAuthClient`] is the [`Authorizer`] of
+//! [`HttpTransport`](super::http::HttpTransport) that drives the core's
+//! [`AuthFlow`](crate::client::oauth::AuthFlow) with hyper (discovery, registration, the
+//! token requests) and a [`UserAgent`] (the sign-in: a browser on a loopback redirect,
+//! [`LoopbackBrowser`], or an authorization server that approves without a user,
+//! [`AutoApprove`]). The rules are the core's; this module only performs what it asks.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
 
-use crate::client::oauth::{
-    protected_resource_metadata_urls, resource_matches, select_scope, AccessToken, BearerChallenge,
-    TokenEndpointAuth,
-};
+use crate::client::oauth::{Action, AuthFlow, OAuthConfig, OAuthRequest, Tokens};
 use crate::http::exchange::{Authorizer, Challenge};
-use crate::native::auth::{get_json, issuer_metadata, post_form};
 use crate::BoxFuture;
 
-/// A token is dropped this long before its `expires_in` runs out.
-const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+mod loopback;
 
-/// What discovery found: where and how to ask for tokens.
-#[derive(Clone)]
-struct Found {
-    token_endpoint: String,
-    auth: TokenEndpointAuth,
-    resource: String,
-    scopes_supported: Value,
+pub use loopback::LoopbackBrowser;
+
+/// One request to an authorization server gets this long.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
+/// An authorization server's answer is read up to this many bytes.
+const MAX_ANSWER_BYTES: usize = 1 << 20;
+/// A sign-in gets this long before the round fails.
+pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The sign-in: sends the user to an authorization URL and returns where the authorization
+/// server sent them back (the redirect URI with its `code`, `state` and `iss`).
+pub trait UserAgent: Send + Sync {
+    /// The redirect URI this agent receives (the `redirect_uri` of the flow).
+    fn redirect_uri(&self) -> String;
+    /// Send the user to `url`; resolve with the redirect the authorization server made.
+    fn sign_in<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<String, String>>;
 }
 
-#[derive(Default)]
-struct State {
-    found: Option<Found>,
-    token: Option<(String, Option<Instant>)>,
+/// A [`UserAgent`] for an authorization server that approves without a user (a test's, the
+/// conformance suite's, a machine account's): it requests the authorization URL itself and
+/// reads the redirect from the answer's `Location`.
+#[derive(Clone, Debug)]
+pub struct AutoApprove {
+    redirect_uri: String,
 }
 
-/// Client credentials toward one MCP server (cheap to clone).
+impl AutoApprove {
+    /// Ask to be redirected to `redirect_uri` (nothing listens there: the redirect is read,
+    /// not followed).
+    pub fn new(redirect_uri: impl Into<String>) -> Self {
+        AutoApprove {
+            redirect_uri: redirect_uri.into(),
+        }
+    }
+}
+
+impl UserAgent for AutoApprove {
+    fn redirect_uri(&self) -> String {
+        self.redirect_uri.clone()
+    }
+
+    fn sign_in<'a>(&'a self, url: &'a str) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let request = OAuthRequest {
+                method: "GET",
+                url: url.to_owned(),
+                headers: Vec::new(),
+                body: Vec::new(),
+            };
+            let answer = perform(&request).await?;
+            match answer.location {
+                Some(location) if (300..400).contains(&answer.status) => Ok(location),
+                _ => Err(format!(
+                    "the authorization endpoint answered HTTP {} without a redirect",
+                    answer.status
+                )),
+            }
+        })
+    }
+}
+
+/// An HTTP answer, as the machine needs it.
+struct Answer {
+    status: u16,
+    location: Option<String>,
+    body: Bytes,
+}
+
+/// Perform `request` once: redirects not followed, the body bounded, within
+/// [`FETCH_TIMEOUT`].
+async fn perform(request: &OAuthRequest) -> Result<Answer, String> {
+    let uri: hyper::Uri = request
+        .url
+        .parse()
+        .map_err(|e| format!("not a URL ({e})"))?;
+    let mut builder = hyper::Request::builder().method(request.method).uri(uri);
+    for (name, value) in &request.headers {
+        builder = builder.header(*name, value);
+    }
+    let http_request = builder
+        .body(Full::new(Bytes::from(request.body.clone())))
+        .map_err(|e| e.to_string())?;
+    let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_max_idle_per_host(0)
+            .build(super::http::connector());
+    let fetched = async {
+        let response = client
+            .request(http_request)
+            .await
+            .map_err(|e| super::error_chain(&e))?;
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(hyper::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await
+            .map_err(|e| format!("reading the answer: {e}"))?
+            .to_bytes();
+        Ok(Answer {
+            status,
+            location,
+            body,
+        })
+    };
+    tokio::time::timeout(FETCH_TIMEOUT, fetched)
+        .await
+        .map_err(|_| format!("no answer within {FETCH_TIMEOUT:?}"))?
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The OAuth client of one MCP server (cheap to clone): holds its tokens and the registered
+/// client, and signs in again when the server asks.
 #[derive(Clone)]
-pub struct ClientCredentials {
+pub struct OAuthClient {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    server_url: String,
-    client_id: String,
-    client_secret: String,
-    scope: Option<String>,
-    state: Mutex<State>,
+    flow: Mutex<AuthFlow>,
+    /// One round at a time: concurrent challenges wait for the round in progress.
+    round: tokio::sync::Mutex<()>,
+    agent: Option<Arc<dyn UserAgent>>,
 }
 
-impl std::fmt::Debug for ClientCredentials {
+impl std::fmt::Debug for OAuthClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientCredentials")
-            .field("server_url", &self.inner.server_url)
-            .field("client_id", &self.inner.client_id)
-            .field("scope", &self.inner.scope)
-            .finish_non_exhaustive()
+        f.debug_tuple("OAuthClient").field(&*self.flow()).finish()
     }
 }
 
-impl ClientCredentials {
-    /// Tokens for the MCP server at `server_url`, as the confidential client `client_id` /
-    /// `client_secret`, asking for `scope` unless a challenge names one.
-    pub fn new(
+impl OAuthClient {
+    /// The authorization code flow for `config` (its redirect URI is the agent's), signing in
+    /// through `agent`.
+    pub fn authorization_code(mut config: OAuthConfig, agent: Arc<dyn UserAgent>) -> Self {
+        config.grant = crate::client::oauth::Grant::AuthorizationCode {
+            redirect_uri: agent.redirect_uri(),
+        };
+        OAuthClient::with_flow(AuthFlow::new(config), Some(agent))
+    }
+
+    /// Client credentials toward the MCP server at `server_url`, as the confidential client
+    /// `client_id` / `client_secret`, asking for `scope` unless a challenge names one.
+    pub fn client_credentials(
         server_url: impl Into<String>,
         client_id: impl Into<String>,
         client_secret: impl Into<String>,
         scope: Option<String>,
     ) -> Self {
-        ClientCredentials {
+        let mut config = OAuthConfig::client_credentials(server_url, client_id, client_secret);
+        config.scope = scope;
+        OAuthClient::with_flow(AuthFlow::new(config), None)
+    }
+
+    fn with_flow(flow: AuthFlow, agent: Option<Arc<dyn UserAgent>>) -> Self {
+        OAuthClient {
             inner: Arc::new(Inner {
-                server_url: server_url.into(),
-                client_id: client_id.into(),
-                client_secret: client_secret.into(),
-                scope,
-                state: Mutex::new(State::default()),
+                flow: Mutex::new(flow),
+                round: tokio::sync::Mutex::new(()),
+                agent,
             }),
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn flow(&self) -> std::sync::MutexGuard<'_, AuthFlow> {
+        self.inner.flow.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A new token for `challenge`.
+    /// The tokens in hand and their issuer.
+    pub fn tokens(&self) -> Option<(String, Tokens)> {
+        self.flow().tokens().map(|(i, t)| (i.to_owned(), t.clone()))
+    }
+
+    /// Restore tokens issued by `issuer` (from a token store).
+    pub fn set_tokens(&self, issuer: &str, tokens: Tokens) {
+        self.flow().set_tokens(issuer, tokens);
+    }
+
+    /// A token for `challenge`: one authorization round.
     ///
     /// # Errors
-    /// What failed: discovery, a metadata that names another resource or issuer, the token
-    /// endpoint's refusal. Never the secret or a token.
+    /// Why none came ([`OAuthError`](crate::client::oauth::OAuthError)'s text: never a secret,
+    /// a code or a token).
     pub async fn obtain(&self, challenge: &Challenge) -> Result<String, String> {
-        let bearer = challenge
-            .www_authenticate
-            .as_deref()
-            .and_then(BearerChallenge::parse)
-            .unwrap_or_default();
-        let cached = self.state().found.clone();
-        let found = match cached {
-            Some(found) => found,
-            None => {
-                let found = self.discover(&bearer).await?;
-                self.state().found = Some(found.clone());
-                found
-            }
-        };
-        let scope = select_scope(
-            bearer.scope.as_deref(),
-            self.inner.scope.as_deref(),
-            &found.scopes_supported,
+        let _round = self.inner.round.lock().await;
+        let mut action = self.flow().challenge(
+            challenge.status,
+            challenge.www_authenticate.as_deref(),
+            now(),
         );
-        let i = &self.inner;
-        let mut form = vec![
-            ("grant_type", "client_credentials"),
-            ("resource", found.resource.as_str()),
-        ];
-        if let Some(scope) = &scope {
-            form.push(("scope", scope));
-        }
-        let answer = match found.auth {
-            TokenEndpointAuth::ClientSecretBasic => {
-                post_form(
-                    &found.token_endpoint,
-                    Some((&i.client_id, &i.client_secret)),
-                    &form,
-                )
-                .await
-            }
-            TokenEndpointAuth::ClientSecretPost => {
-                form.push(("client_id", &i.client_id));
-                form.push(("client_secret", &i.client_secret));
-                post_form(&found.token_endpoint, None, &form).await
-            }
-        };
-        // A refused request answers 400 / 401 with an OAuth error body, which `post_form`
-        // reports by status: the body's `error` is read when it came.
-        let token =
-            AccessToken::from_response(&answer.map_err(|e| {
-                format!("the token request to {} failed: {e}", found.token_endpoint)
-            })?)?;
-        let expires = token
-            .expires_in
-            .map(|s| Instant::now() + Duration::from_secs(s).saturating_sub(EXPIRY_MARGIN));
-        self.state().token = Some((token.token.clone(), expires));
-        tracing::debug!(server = %i.server_url, scope = ?token.scope, "oauth: a token by client credentials");
-        Ok(token.token)
-    }
-
-    /// Find the token endpoint: protected resource metadata, then its authorization server's.
-    async fn discover(&self, bearer: &BearerChallenge) -> Result<Found, String> {
-        let server = &self.inner.server_url;
-        let mut urls: Vec<String> = bearer.resource_metadata.iter().cloned().collect();
-        urls.extend(protected_resource_metadata_urls(server));
-        let mut reasons = Vec::new();
-        let mut metadata = None;
-        for url in &urls {
-            match get_json(url).await {
-                Ok(doc) => {
-                    metadata = Some(doc);
-                    break;
+        loop {
+            action = match action {
+                Action::Fetch(request) => {
+                    tracing::debug!(request = ?request, "oauth: fetch");
+                    match perform(&request).await {
+                        Ok(answer) => self.flow().fetched(answer.status, &answer.body),
+                        Err(e) => self.flow().fetch_failed(&e),
+                    }
                 }
-                Err(e) => reasons.push(format!("{url}: {e}")),
-            }
+                Action::Authorize(url) => {
+                    let Some(agent) = self.inner.agent.clone() else {
+                        return Err("a sign-in is needed and this client has no user agent".into());
+                    };
+                    let redirect = tokio::time::timeout(SIGN_IN_TIMEOUT, agent.sign_in(&url))
+                        .await
+                        .map_err(|_| format!("no sign-in within {SIGN_IN_TIMEOUT:?}"))??;
+                    self.flow().redirected(&redirect)
+                }
+                Action::Ready(token) => {
+                    tracing::debug!("oauth: authorized");
+                    return Ok(token);
+                }
+                Action::Failed(e) => return Err(e.to_string()),
+            };
         }
-        let metadata = metadata.ok_or_else(|| {
-            format!(
-                "no protected resource metadata for {server} ({})",
-                reasons.join("; ")
-            )
-        })?;
-        let resource = metadata["resource"].as_str().unwrap_or_default().to_owned();
-        if !resource_matches(&resource, server) {
-            return Err(format!(
-                "the protected resource metadata names resource {resource:?}, not {server}"
-            ));
-        }
-        let issuer = metadata["authorization_servers"][0]
-            .as_str()
-            .ok_or("the protected resource metadata names no authorization server")?;
-        let issuer_doc = issuer_metadata(issuer).await.map_err(|e| e.to_string())?;
-        let token_endpoint = issuer_doc["token_endpoint"]
-            .as_str()
-            .ok_or_else(|| format!("{issuer} has no token_endpoint"))?
-            .to_owned();
-        if let Some(grants) = issuer_doc["grant_types_supported"].as_array() {
-            if !grants.iter().any(|g| g == "client_credentials") {
-                return Err(format!(
-                    "{issuer} does not support the client_credentials grant"
-                ));
-            }
-        }
-        let auth = TokenEndpointAuth::choose(&issuer_doc).ok_or_else(|| {
-            format!("{issuer} accepts neither client_secret_basic nor client_secret_post")
-        })?;
-        Ok(Found {
-            token_endpoint,
-            auth,
-            resource,
-            scopes_supported: metadata["scopes_supported"].clone(),
-        })
     }
 }
 
-impl Authorizer for ClientCredentials {
+impl Authorizer for OAuthClient {
     fn authorize(&self, challenge: &Challenge) -> BoxFuture<'_, Option<String>> {
         let challenge = challenge.clone();
         Box::pin(async move {
@@ -218,10 +259,6 @@ impl Authorizer for ClientCredentials {
     }
 
     fn current(&self) -> Option<String> {
-        let state = self.state();
-        let (token, expires) = state.token.as_ref()?;
-        expires
-            .is_none_or(|at| Instant::now() < at)
-            .then(|| token.clone())
+        self.flow().current(now()).map(str::to_owned)
     }
 }

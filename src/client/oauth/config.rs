@@ -1,0 +1,217 @@
+//! The authorization machine's inputs and outputs: what it is configured with, what it asks
+//! of its host ([`Action`]), what it hands back ([`Tokens`]) and why it fails
+//! ([`OAuthError`]).
+
+/// How the client obtains its tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// The authorization code grant with PKCE: a user signs in at the authorization server,
+    /// which redirects to `redirect_uri` (OAuth 2.1 §4.1).
+    AuthorizationCode {
+        /// Where the authorization server sends the user back (a loopback URL for a native
+        /// client, RFC 8252 §7.3).
+        redirect_uri: String,
+    },
+    /// The client credentials grant, for a machine client with a pre-registered id and
+    /// secret (OAuth 2.1 §4.2; the MCP client credentials extension, SEP-1046).
+    ClientCredentials,
+}
+
+/// A client the authorization server already knows (pre-registration).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientRegistration {
+    /// `client_id`.
+    pub client_id: String,
+    /// `client_secret`, for a confidential client.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for ClientRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientRegistration")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
+/// What the machine knows before it starts.
+#[derive(Clone, Debug)]
+pub struct OAuthConfig {
+    /// The MCP server's URL (the protected resource).
+    pub server_url: String,
+    /// How tokens are obtained.
+    pub grant: Grant,
+    /// A pre-registered client (required for [`Grant::ClientCredentials`]).
+    pub client: Option<ClientRegistration>,
+    /// An HTTPS URL of this client's Client ID Metadata Document, used as its `client_id`
+    /// where the authorization server says `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
+    /// `client_name` for dynamic registration.
+    pub client_name: String,
+    /// The scope to ask for when no challenge names one.
+    pub scope: Option<String>,
+}
+
+impl OAuthConfig {
+    /// An authorization code client for the server at `server_url`, redirected to
+    /// `redirect_uri`, that registers itself as `orkestrel-mcp` when it must.
+    pub fn authorization_code(
+        server_url: impl Into<String>,
+        redirect_uri: impl Into<String>,
+    ) -> Self {
+        OAuthConfig {
+            server_url: server_url.into(),
+            grant: Grant::AuthorizationCode {
+                redirect_uri: redirect_uri.into(),
+            },
+            client: None,
+            client_metadata_url: None,
+            client_name: "orkestrel-mcp".into(),
+            scope: None,
+        }
+    }
+
+    /// A client credentials client for the server at `server_url`.
+    pub fn client_credentials(
+        server_url: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        OAuthConfig {
+            server_url: server_url.into(),
+            grant: Grant::ClientCredentials,
+            client: Some(ClientRegistration {
+                client_id: client_id.into(),
+                client_secret: Some(client_secret.into()),
+            }),
+            client_metadata_url: None,
+            client_name: "orkestrel-mcp".into(),
+            scope: None,
+        }
+    }
+}
+
+/// Tokens from a token endpoint (RFC 6749 §5.1).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Tokens {
+    /// The access token.
+    pub access_token: String,
+    /// The refresh token, when one was issued.
+    pub refresh_token: Option<String>,
+    /// When the access token expires, in seconds since the Unix epoch (`None`: not said).
+    pub expires_at: Option<u64>,
+    /// The scope granted (the one asked for when the answer does not say).
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("expires_at", &self.expires_at)
+            .field("scope", &self.scope)
+            .field("refresh_token", &self.refresh_token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An HTTP request the host performs for the machine. Redirects must not be followed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OAuthRequest {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The absolute URL.
+    pub url: String,
+    /// Headers to send (`Accept`, `Content-Type`, `Authorization`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The body (empty for `GET`).
+    pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for OAuthRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The body and the Authorization header hold secrets: only the request line shows.
+        write!(f, "{} {}", self.method, self.url)
+    }
+}
+
+/// What the host does next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Perform this request; give its answer to [`AuthFlow::fetched`] (or its failure to
+    /// [`AuthFlow::fetch_failed`]).
+    Fetch(OAuthRequest),
+    /// Send the user to this authorization URL; give the URL the authorization server
+    /// redirects back to (the redirect URI with `code`, `state`, `iss`) to
+    /// [`AuthFlow::redirected`].
+    Authorize(String),
+    /// Authorized: send this access token as `Authorization: Bearer …`.
+    Ready(String),
+    /// No token; the original answer stands.
+    Failed(OAuthError),
+}
+
+/// Why no token came. The text never holds a secret, a code or a token.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OAuthError {
+    /// No protected resource metadata and no usable fallback.
+    #[error("no authorization server found for {server}: {detail}")]
+    Discovery {
+        /// The MCP server.
+        server: String,
+        /// What each URL answered.
+        detail: String,
+    },
+    /// The protected resource metadata names another resource (RFC 9728 §3.3).
+    #[error("the protected resource metadata names resource {resource:?}, not {server}")]
+    ResourceMismatch {
+        /// The `resource` it names.
+        resource: String,
+        /// The MCP server.
+        server: String,
+    },
+    /// The authorization server metadata names another issuer (RFC 8414 §3.3).
+    #[error("the metadata at {url} names issuer {found:?}, not {expected:?}")]
+    IssuerMismatch {
+        /// Where the metadata was read.
+        url: String,
+        /// The issuer asked about.
+        expected: String,
+        /// The one it names.
+        found: String,
+    },
+    /// The authorization server does what the client may not use.
+    #[error("the authorization server {issuer} cannot be used: {reason}")]
+    Unsupported {
+        /// The issuer.
+        issuer: String,
+        /// What is missing (PKCE S256, a grant, an authentication method, an endpoint).
+        reason: String,
+    },
+    /// The authorization response was refused: a `state` or `iss` mismatch, an `error`.
+    #[error("the authorization response was refused: {0}")]
+    AuthorizationResponse(String),
+    /// An endpoint answered with an error (`error`, `error_description`) or nonsense.
+    #[error("{endpoint} refused: {detail}")]
+    Endpoint {
+        /// Which endpoint (registration, token).
+        endpoint: &'static str,
+        /// Its `error` and `error_description`, or what was malformed.
+        detail: String,
+    },
+    /// A request could not be made.
+    #[error("{url}: {detail}")]
+    Fetch {
+        /// Its URL.
+        url: String,
+        /// What failed.
+        detail: String,
+    },
+    /// The server asks again for scopes it was already granted, or authorizations repeat
+    /// too often: retrying would loop.
+    #[error("authorization loop: {0}")]
+    Loop(String),
+    /// The host called an input the machine was not waiting for.
+    #[error("the authorization machine was not waiting for {0}")]
+    OutOfOrder(&'static str),
+}

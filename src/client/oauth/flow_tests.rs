@@ -1,0 +1,366 @@
+//! The authorization machine driven by hand: each answer is what a real authorization server
+//! or MCP server would send, and each assertion pins a rule of the module docs.
+
+use base64::Engine;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::super::{query_params, Action, ClientRegistration, OAuthConfig, OAuthError};
+use super::AuthFlow;
+
+const MCP: &str = "http://rs.test/mcp";
+const AS: &str = "http://as.test";
+const PRM: &str = "http://rs.test/.well-known/oauth-protected-resource/mcp";
+const CHALLENGE: &str =
+    r#"Bearer resource_metadata="http://rs.test/.well-known/oauth-protected-resource/mcp""#;
+
+fn flow() -> AuthFlow {
+    AuthFlow::new(OAuthConfig::authorization_code(
+        MCP,
+        "http://127.0.0.1:9/callback",
+    ))
+}
+
+fn prm() -> Value {
+    json!({ "resource": MCP, "authorization_servers": [AS], "scopes_supported": ["mcp:read"] })
+}
+
+fn as_metadata() -> Value {
+    json!({
+        "issuer": AS,
+        "authorization_endpoint": format!("{AS}/authorize"),
+        "token_endpoint": format!("{AS}/token"),
+        "registration_endpoint": format!("{AS}/register"),
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "authorization_response_iss_parameter_supported": true,
+    })
+}
+
+fn fetch(action: Action) -> super::OAuthRequest {
+    match action {
+        Action::Fetch(request) => request,
+        other => panic!("expected a fetch, got {other:?}"),
+    }
+}
+
+fn answer(flow: &mut AuthFlow, status: u16, doc: &Value) -> Action {
+    flow.fetched(status, doc.to_string().as_bytes())
+}
+
+fn param(url_or_body: &str, name: &str) -> Option<String> {
+    let text = if url_or_body.contains('?') {
+        url_or_body.to_owned()
+    } else {
+        format!("?{url_or_body}")
+    };
+    query_params(&text)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+}
+
+/// Discovery and registration up to the authorization URL.
+fn to_authorize(flow: &mut AuthFlow, metadata: Value) -> String {
+    let request = fetch(flow.challenge(401, Some(CHALLENGE), 1_000));
+    assert_eq!(request.url, PRM);
+    let request = fetch(answer(flow, 200, &prm()));
+    assert_eq!(
+        request.url,
+        "http://as.test/.well-known/oauth-authorization-server"
+    );
+    let register = fetch(answer(flow, 200, &metadata));
+    assert_eq!(
+        (register.method, register.url.as_str()),
+        ("POST", "http://as.test/register")
+    );
+    let body: Value = serde_json::from_slice(&register.body).unwrap();
+    assert_eq!(body["application_type"], "native");
+    assert_eq!(
+        body["redirect_uris"],
+        json!(["http://127.0.0.1:9/callback"])
+    );
+    assert_eq!(body["token_endpoint_auth_method"], "none");
+    match answer(flow, 201, &json!({ "client_id": "c1" })) {
+        Action::Authorize(url) => url,
+        other => panic!("expected the authorization URL, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_authorization_code_flow_with_pkce_and_the_resource() {
+    let mut flow = flow();
+    let url = to_authorize(&mut flow, as_metadata());
+    assert!(url.starts_with("http://as.test/authorize?response_type=code&"));
+    assert_eq!(param(&url, "client_id").as_deref(), Some("c1"));
+    assert_eq!(param(&url, "resource").as_deref(), Some(MCP));
+    assert_eq!(param(&url, "scope").as_deref(), Some("mcp:read"));
+    assert_eq!(
+        param(&url, "code_challenge_method").as_deref(),
+        Some("S256")
+    );
+    let state = param(&url, "state").unwrap();
+    let callback =
+        format!("http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test");
+    let token = fetch(flow.redirected(&callback));
+    let body = String::from_utf8(token.body.clone()).unwrap();
+    assert_eq!(
+        param(&body, "grant_type").as_deref(),
+        Some("authorization_code")
+    );
+    assert_eq!(param(&body, "resource").as_deref(), Some(MCP));
+    assert_eq!(param(&body, "client_id").as_deref(), Some("c1"));
+    let verifier = param(&body, "code_verifier").unwrap();
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(Sha256::digest(verifier.as_bytes()));
+    assert_eq!(param(&url, "code_challenge"), Some(challenge));
+    assert!(!token.headers.iter().any(|(k, _)| *k == "authorization"));
+    let ready = answer(
+        &mut flow,
+        200,
+        &json!({ "access_token": "T", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "R" }),
+    );
+    assert_eq!(ready, Action::Ready("T".into()));
+    assert_eq!(flow.current(1_000), Some("T"));
+    assert_eq!(flow.current(1_000 + 3600), None, "expired");
+    // A later 401 refreshes first, with the same resource.
+    let _prm = fetch(flow.challenge(401, Some(CHALLENGE), 5_000));
+    let refresh = fetch(answer(&mut flow, 200, &prm()));
+    let body = String::from_utf8(refresh.body).unwrap();
+    assert_eq!(param(&body, "grant_type").as_deref(), Some("refresh_token"));
+    assert_eq!(param(&body, "refresh_token").as_deref(), Some("R"));
+    let ready = answer(
+        &mut flow,
+        200,
+        &json!({ "access_token": "T2", "token_type": "bearer" }),
+    );
+    assert_eq!(ready, Action::Ready("T2".into()));
+    assert_eq!(
+        flow.tokens().unwrap().1.refresh_token.as_deref(),
+        Some("R"),
+        "kept"
+    );
+}
+
+#[test]
+fn authorization_responses_are_checked() {
+    let cases = [
+        ("code=k&state=WRONG&iss=http%3A%2F%2Fas.test", "state"),
+        ("code=k&state={s}", "iss"),
+        ("code=k&state={s}&iss=http%3A%2F%2Fas.test%2F", "iss"),
+        (
+            "error=access_denied&state={s}&iss=http%3A%2F%2Fas.test",
+            "access_denied",
+        ),
+    ];
+    for (query, word) in cases {
+        let mut flow = flow();
+        let url = to_authorize(&mut flow, as_metadata());
+        let state = param(&url, "state").unwrap();
+        let callback = format!(
+            "http://127.0.0.1:9/callback?{}",
+            query.replace("{s}", &state)
+        );
+        match flow.redirected(&callback) {
+            Action::Failed(OAuthError::AuthorizationResponse(text)) => {
+                assert!(text.contains(word), "{query}: {text}")
+            }
+            other => panic!("{query}: {other:?}"),
+        }
+    }
+    // Not advertised and absent: accepted.
+    let mut metadata = as_metadata();
+    metadata["authorization_response_iss_parameter_supported"] = Value::Null;
+    let mut flow = flow();
+    let url = to_authorize(&mut flow, metadata);
+    let state = param(&url, "state").unwrap();
+    let token =
+        fetch(flow.redirected(&format!("http://127.0.0.1:9/callback?code=k&state={state}")));
+    assert_eq!(token.url, "http://as.test/token");
+}
+
+#[test]
+fn metadata_that_lies_is_refused() {
+    let mut f = flow();
+    fetch(f.challenge(401, Some(CHALLENGE), 0));
+    let mut other = prm();
+    other["resource"] = json!("https://evil.example/mcp");
+    assert!(matches!(
+        answer(&mut f, 200, &other),
+        Action::Failed(OAuthError::ResourceMismatch { .. })
+    ));
+    let mut f = flow();
+    fetch(f.challenge(401, Some(CHALLENGE), 0));
+    fetch(answer(&mut f, 200, &prm()));
+    let mut metadata = as_metadata();
+    metadata["issuer"] = json!("https://attacker.example");
+    assert!(matches!(
+        answer(&mut f, 200, &metadata),
+        Action::Failed(OAuthError::IssuerMismatch { .. })
+    ));
+    let mut f = flow();
+    fetch(f.challenge(401, Some(CHALLENGE), 0));
+    fetch(answer(&mut f, 200, &prm()));
+    let mut metadata = as_metadata();
+    metadata["code_challenge_methods_supported"] = json!(["plain"]);
+    assert!(matches!(
+        answer(&mut f, 200, &metadata),
+        Action::Failed(OAuthError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn discovery_order_and_the_2025_03_26_fallback() {
+    let mut f = flow();
+    // No resource_metadata in the challenge: path-suffixed, then root.
+    assert_eq!(fetch(f.challenge(401, None, 0)).url, PRM);
+    assert_eq!(
+        fetch(f.fetched(404, b"")).url,
+        "http://rs.test/.well-known/oauth-protected-resource"
+    );
+    // None: the server's origin is the authorization server.
+    assert_eq!(
+        fetch(f.fetched(404, b"")).url,
+        "http://rs.test/.well-known/oauth-authorization-server"
+    );
+    assert_eq!(
+        fetch(f.fetch_failed("connection refused")).url,
+        "http://rs.test/.well-known/openid-configuration"
+    );
+    // No metadata either: the default endpoints.
+    let register = fetch(f.fetched(404, b"not json"));
+    assert_eq!(register.url, "http://rs.test/register");
+    match answer(&mut f, 201, &json!({ "client_id": "c" })) {
+        Action::Authorize(url) => assert!(url.starts_with("http://rs.test/authorize?")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn step_up_asks_for_the_union_and_a_refused_grant_is_not_retried() {
+    let mut f = flow();
+    let url = to_authorize(&mut f, as_metadata());
+    let state = param(&url, "state").unwrap();
+    fetch(f.redirected(&format!(
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+    )));
+    answer(
+        &mut f,
+        200,
+        &json!({ "access_token": "T", "token_type": "Bearer", "scope": "mcp:read" }),
+    );
+    let step_up = r#"Bearer error="insufficient_scope", scope="mcp:write""#;
+    fetch(f.challenge(403, Some(step_up), 10));
+    // The metadata is known: straight to the authorization, no registration again.
+    let url = match answer(&mut f, 200, &prm()) {
+        Action::Authorize(url) => url,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(param(&url, "scope").as_deref(), Some("mcp:read mcp:write"));
+    let state = param(&url, "state").unwrap();
+    fetch(f.redirected(&format!(
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+    )));
+    answer(
+        &mut f,
+        200,
+        &json!({ "access_token": "T2", "token_type": "Bearer" }),
+    );
+    // Granted (the scope asked), and asked again: a loop.
+    let again = r#"Bearer error="insufficient_scope", scope="mcp:write""#;
+    assert!(matches!(
+        f.challenge(403, Some(again), 11),
+        Action::Failed(OAuthError::Loop(_))
+    ));
+}
+
+#[test]
+fn rounds_are_bounded_in_time() {
+    let mut f = flow();
+    for t in 0..super::MAX_ROUNDS as u64 {
+        fetch(f.challenge(401, Some(CHALLENGE), t));
+    }
+    assert!(matches!(
+        f.challenge(401, Some(CHALLENGE), 5),
+        Action::Failed(OAuthError::Loop(_))
+    ));
+    // A minute later, rounds may run again.
+    fetch(f.challenge(401, Some(CHALLENGE), 5 + super::ROUND_WINDOW_SECS + 1));
+}
+
+#[test]
+fn a_new_issuer_drops_the_client_and_tokens() {
+    let mut config = OAuthConfig::authorization_code(MCP, "http://127.0.0.1:9/callback");
+    config.client = Some(ClientRegistration {
+        client_id: "pre".into(),
+        client_secret: Some("s".into()),
+    });
+    let mut f = AuthFlow::new(config);
+    fetch(f.challenge(401, Some(CHALLENGE), 0));
+    fetch(answer(&mut f, 200, &prm()));
+    let mut metadata = as_metadata();
+    metadata["token_endpoint_auth_methods_supported"] = json!(["client_secret_post"]);
+    let url = match answer(&mut f, 200, &metadata) {
+        Action::Authorize(url) => url,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(param(&url, "client_id").as_deref(), Some("pre"));
+    let state = param(&url, "state").unwrap();
+    let token = fetch(f.redirected(&format!(
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+    )));
+    let body = String::from_utf8(token.body).unwrap();
+    assert_eq!(
+        param(&body, "client_secret").as_deref(),
+        Some("s"),
+        "client_secret_post"
+    );
+    answer(
+        &mut f,
+        200,
+        &json!({ "access_token": "T", "token_type": "Bearer", "refresh_token": "R" }),
+    );
+    // The resource moves to another authorization server: no refresh at the old one.
+    fetch(f.challenge(401, Some(CHALLENGE), 100));
+    let mut moved = prm();
+    moved["authorization_servers"] = json!(["http://as2.test"]);
+    let request = fetch(answer(&mut f, 200, &moved));
+    assert_eq!(
+        request.url,
+        "http://as2.test/.well-known/oauth-authorization-server"
+    );
+    assert!(f.tokens().is_none());
+}
+
+#[test]
+fn errors_never_show_secrets() {
+    let mut f = flow();
+    let url = to_authorize(&mut f, as_metadata());
+    let state = param(&url, "state").unwrap();
+    fetch(f.redirected(&format!(
+        "http://127.0.0.1:9/callback?code=SECRETCODE&state={state}&iss=http%3A%2F%2Fas.test"
+    )));
+    let failed = answer(
+        &mut f,
+        400,
+        &json!({ "error": "invalid_grant", "error_description": "expired" }),
+    );
+    let Action::Failed(e) = failed else {
+        panic!("{failed:?}")
+    };
+    let text = e.to_string();
+    assert!(
+        text.contains("invalid_grant") && !text.contains("SECRETCODE"),
+        "{text}"
+    );
+    assert!(!format!("{f:?}").contains("SECRETCODE"));
+    // Out of order inputs are errors, not panics.
+    assert!(matches!(
+        flow().redirected("http://x/?code=1"),
+        Action::Failed(OAuthError::OutOfOrder(_))
+    ));
+    assert!(matches!(
+        flow().fetched(200, b"{}"),
+        Action::Failed(OAuthError::OutOfOrder(_))
+    ));
+}
