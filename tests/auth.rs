@@ -12,6 +12,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use hyper::Method;
+use orkestrel_mcp::client::oauth::form_encode;
 use orkestrel_mcp::client::ClientEra;
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
@@ -111,8 +112,8 @@ fn addr_of(url: &str) -> SocketAddr {
 async fn token(issuer: &str, resource: &str, scope: &str) -> String {
     let body = format!(
         "grant_type=client_credentials&resource={}&scope={}",
-        urlencode(resource),
-        urlencode(scope)
+        form_encode(resource),
+        form_encode(scope)
     );
     // machine:machine-secret
     let basic = "Basic bWFjaGluZTptYWNoaW5lLXNlY3JldA==";
@@ -129,17 +130,6 @@ async fn token(issuer: &str, resource: &str, scope: &str) -> String {
     .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     reply.json()["access_token"].as_str().unwrap().to_owned()
-}
-
-fn urlencode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// A POST of `ping` to the MCP path with `authorization`: status, `WWW-Authenticate`, body.
@@ -421,7 +411,14 @@ async fn our_client_signs_in_by_client_credentials_on_a_401() {
     let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
     // Directly, then through a stdio bridge that signs in toward its upstream.
     for args in [
-        s(&["call", &url, "whoami", "--client-id", "machine"]),
+        s(&[
+            "call",
+            &url,
+            "whoami",
+            "--client-credentials",
+            "--client-id",
+            "machine",
+        ]),
         s(&[
             "call",
             "whoami",
@@ -429,6 +426,7 @@ async fn our_client_signs_in_by_client_credentials_on_a_401() {
             BIN,
             "bridge",
             "--stdio",
+            "--client-credentials",
             "--client-id",
             "machine",
             &url,
@@ -446,11 +444,147 @@ async fn our_client_signs_in_by_client_credentials_on_a_401() {
     }
     // A wrong secret: no token, the 401 reported, the secret not shown.
     let (code, _, stderr) = run(
-        s(&["call", &url, "whoami", "--client-id", "machine"]),
+        s(&[
+            "call",
+            &url,
+            "whoami",
+            "--client-credentials",
+            "--client-id",
+            "machine",
+        ]),
         "wrong-secret",
     )
     .await;
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("401"), "{stderr}");
     assert!(!stderr.contains("wrong-secret"), "{stderr}");
+}
+
+/// Runs `orkestrel-mcp ARGS…` to its end within the deadline: exit code, stdout, stderr.
+async fn cli(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = tokio::time::timeout(
+        DEADLINE,
+        Command::new(BIN)
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .env_remove("MCP_CLIENT_SECRET")
+            .output(),
+    )
+    .await
+    .expect("the command within the deadline")
+    .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn our_cli_signs_in_as_a_user_keeps_and_refreshes_the_tokens() {
+    let (issuer, _provider) = authorization_server().await;
+    let (url, _server, _log) =
+        serve(&["--auth-issuer", &issuer, "--auth-scope", "mcp:tools"]).await;
+    let dir = tempdir();
+    let store = dir.join("tokens.json");
+    let store_arg = store.to_str().unwrap().to_owned();
+    // `login`: the authorization URL is shown; a user (sign_in.mjs) signs in at the provider's
+    // pages, and the provider redirects to the CLI's loopback listener.
+    let mut login = Command::new(BIN)
+        .args(["login", &url, "--no-browser", "--token-store", &store_arg])
+        .env("RUST_LOG", "warn")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(login.stderr.take().unwrap()).lines();
+    let mut shown = String::new();
+    let authorization_url = tokio::time::timeout(DEADLINE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            shown.push_str(&format!("{line}\n"));
+            if let Some(at) = line.find(&format!("{issuer}/auth?")) {
+                return line[at..].trim().to_owned();
+            }
+        }
+        panic!("login showed no authorization URL: {shown}")
+    })
+    .await
+    .unwrap();
+    for (name, value) in [
+        ("code_challenge_method", "S256"),
+        ("resource", url.as_str()),
+    ] {
+        assert!(
+            authorization_url.contains(&format!("{name}={}", form_encode(value))),
+            "{name}: {authorization_url}"
+        );
+    }
+    let signed = Command::new("node")
+        .arg(format!("{HERE}/sign_in.mjs"))
+        .arg(&authorization_url)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        signed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&signed.stderr)
+    );
+    let status = tokio::time::timeout(DEADLINE, login.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut rest = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        rest.push_str(&format!("{line}\n"));
+    }
+    assert!(status.success(), "{rest}");
+    assert!(rest.contains("signed in to"), "{rest}");
+    // Kept: readable by its owner only, bound to the issuer, a refresh token with it.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let kept: Value = serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    let entry = &kept[&url];
+    assert_eq!(entry["issuer"], issuer.as_str());
+    assert!(entry["tokens"]["refresh_token"].is_string(), "{kept}");
+    // A later call, with no terminal and no sign-in flags, uses the kept token.
+    let (code, stdout, stderr) = cli(&["call", &url, "whoami", "--token-store", &store_arg]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let me: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(me["subject"], "alice");
+    assert_eq!(me["clientId"], entry["client_id"], "the registered client");
+    assert_eq!(me["scopes"], json!(["mcp:tools"]));
+    // The access token expires: the next call refreshes it (no sign-in) and keeps the new one.
+    let mut expired = kept.clone();
+    expired[&url]["tokens"]["expires_at"] = json!(1);
+    std::fs::write(&store, serde_json::to_vec(&expired).unwrap()).unwrap();
+    let (code, _, stderr) = cli(&["call", &url, "whoami", "--token-store", &store_arg]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let refreshed: Value = serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    assert_ne!(
+        refreshed[&url]["tokens"]["access_token"], entry["tokens"]["access_token"],
+        "a new access token"
+    );
+    assert!(refreshed[&url]["tokens"]["expires_at"].as_u64().unwrap() > 1);
+    // The token never shows in what the CLI prints.
+    let token = entry["tokens"]["access_token"].as_str().unwrap();
+    assert!(!rest.contains(token) && !stderr.contains(token));
+    // `logout`: forgotten; without a terminal the 401 stands (nothing to sign in with).
+    let (code, _, stderr) = cli(&["logout", &url, "--token-store", &store_arg]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("signed out"), "{stderr}");
+    let (code, _, stderr) = cli(&["call", &url, "whoami", "--token-store", &store_arg]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A fresh folder under the system's temporary one.
+fn tempdir() -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("orkestrel-auth-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

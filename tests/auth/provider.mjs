@@ -1,6 +1,8 @@
 // A real OAuth 2 / OpenID Connect authorization server for tests/auth.rs: oidc-provider on
 // 127.0.0.1, issuing JWT access tokens (RS256, RFC 9068) for a resource indicator (RFC 8707)
-// to the client_credentials client `machine` / `machine-secret`.
+// to the client_credentials client `machine` / `machine-secret`, and by the authorization code
+// flow (PKCE) to clients that register themselves (RFC 7591), through its development login
+// and consent pages (any login name; sign_in.mjs fills them in).
 //
 //   node provider.mjs [PORT]      prints "issuer http://127.0.0.1:PORT" once listening (PORT 0 or
 //                                 none: a free one)
@@ -26,9 +28,13 @@ const provider = new Provider(issuer, {
       scope: 'mcp:tools mcp:admin',
     },
   ],
-  scopes: ['mcp:tools', 'mcp:admin'],
+  scopes: ['openid', 'offline_access', 'mcp:tools', 'mcp:admin'],
+  // A client registered for refresh tokens gets one with every code (not only with
+  // offline_access and a consent prompt), so tests/auth.rs can see a refresh.
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   features: {
     clientCredentials: { enabled: true },
+    registration: { enabled: true },
     introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,

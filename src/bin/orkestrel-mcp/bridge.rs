@@ -205,12 +205,12 @@ fn transport(reach: &Reach, connect: &ConnectArgs) -> Result<Arc<dyn ClientTrans
                 let mut options = HttpClientOptions::new(url.clone());
                 options.headers = headers.clone();
                 let transport = HttpTransport::new(options).map_err(|e| e.to_string())?;
-                // `--client-id`: sign in toward the upstream by client credentials.
-                if let Some(credentials) = connect
-                    .credentials(url)
+                // Sign in toward the upstream (the OAuth options; tokens kept in the store).
+                if let Some(authorizer) = connect
+                    .authorizer(url)
                     .map_err(|e| e.message().to_owned())?
                 {
-                    transport.set_authorizer(Arc::new(credentials));
+                    transport.set_authorizer(Arc::new(authorizer));
                 }
                 Arc::new(transport)
             }
@@ -230,7 +230,7 @@ fn transport(reach: &Reach, connect: &ConnectArgs) -> Result<Arc<dyn ClientTrans
 /// single upstream; an error then).
 pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
     let specs = match (&args.config, &args.url, args.command.is_empty()) {
-        (Some(_), None, true) if args.connect.client_id.is_some() => {
+        (Some(_), None, true) if args.connect.oauth.client_id.is_some() => {
             return Err(CliError::usage(
                 "--client-id signs in toward one upstream: it does not go with --config",
             ))

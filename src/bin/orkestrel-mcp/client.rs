@@ -29,46 +29,20 @@ pub struct ConnectArgs {
     /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.
     #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
     pub(crate) era: ClientEra,
-    /// HTTP: sign in as this OAuth client with the client credentials grant when the server
-    /// answers 401 (a machine client; its secret is read from the environment variable
-    /// MCP_CLIENT_SECRET) [default: no sign-in].
-    #[arg(long, value_name = "CLIENT_ID")]
-    pub(crate) client_id: Option<String>,
-    /// HTTP, with --client-id: the scope to ask for when the server's challenge names none
-    /// [default: the server's scopes_supported].
-    #[arg(long, value_name = "SCOPE", requires = "client_id")]
-    pub(crate) scope: Option<String>,
+    #[command(flatten)]
+    pub(crate) oauth: super::sign_in::OAuthArgs,
 }
 
-/// The environment variable holding `--client-id`'s secret (never a flag: the process list
-/// would show it).
-pub(crate) const CLIENT_SECRET_VAR: &str = "MCP_CLIENT_SECRET";
-
 impl ConnectArgs {
-    /// The client credentials authorizer toward `url`, with `--client-id`.
+    /// The OAuth authorizer toward `url` (see [`super::sign_in::OAuthArgs::authorizer`]).
     ///
     /// # Errors
-    /// A usage error when the secret is not in the environment.
-    pub(crate) fn credentials(
+    /// As that.
+    pub(crate) fn authorizer(
         &self,
         url: &str,
     ) -> Result<Option<orkestrel_mcp::native::client::oauth::OAuthClient>, CliError> {
-        let Some(id) = &self.client_id else {
-            return Ok(None);
-        };
-        let secret = std::env::var(CLIENT_SECRET_VAR).map_err(|_| {
-            CliError::usage(format!(
-                "--client-id needs its secret in {CLIENT_SECRET_VAR}"
-            ))
-        })?;
-        Ok(Some(
-            orkestrel_mcp::native::client::oauth::OAuthClient::client_credentials(
-                url,
-                id.clone(),
-                secret,
-                self.scope.clone(),
-            ),
-        ))
+        self.oauth.authorizer(url, false)
     }
 }
 
@@ -133,8 +107,8 @@ fn transport(target: &Target, connect: &ConnectArgs) -> Result<Arc<dyn ClientTra
             let mut options = HttpClientOptions::new(url);
             options.headers = headers;
             let transport = HttpTransport::new(options)?;
-            if let Some(credentials) = connect.credentials(url)? {
-                transport.set_authorizer(Arc::new(credentials));
+            if let Some(authorizer) = connect.authorizer(url)? {
+                transport.set_authorizer(Arc::new(authorizer));
             }
             Arc::new(transport)
         }

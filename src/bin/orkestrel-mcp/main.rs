@@ -11,6 +11,7 @@ mod client;
 mod error;
 mod otel;
 mod serve_auth;
+mod sign_in;
 mod skills;
 
 use std::process::ExitCode;
@@ -57,6 +58,11 @@ enum Command {
     ///
     /// `skills URL [--load URI [--file PATH]]` or `skills [--load …] -- COMMAND [ARGS…]`.
     Skills(skills::SkillsArgs),
+    /// Sign in to a protected server now (OAuth: a browser on a loopback redirect) and keep
+    /// the tokens for the client commands.
+    Login(sign_in::LoginArgs),
+    /// Forget the tokens kept for a server.
+    Logout(sign_in::LogoutArgs),
     /// Print this message or the help of the given subcommand (`help serve` is `serve --help`).
     Help(HelpArgs),
 }
@@ -77,6 +83,8 @@ impl Command {
             Command::Call(_) => "call",
             Command::Bridge(_) => "bridge",
             Command::Skills(_) => "skills",
+            Command::Login(_) => "login",
+            Command::Logout(_) => "logout",
             Command::Help(_) => "help",
         }
     }
@@ -151,6 +159,8 @@ pub fn main() -> ExitCode {
             Command::Call(args) => client::call(args).await,
             Command::Bridge(args) => bridge::bridge(args).await,
             Command::Skills(args) => skills::skills(args).await,
+            Command::Login(args) => sign_in::login(args).await,
+            Command::Logout(args) => sign_in::logout(args),
             Command::Help(_) => Ok(()),
         }
     });

@@ -93,15 +93,18 @@ impl OAuthConfig {
 }
 
 /// Tokens from a token endpoint (RFC 6749 §5.1).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tokens {
     /// The access token.
     pub access_token: String,
     /// The refresh token, when one was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
     /// When the access token expires, in seconds since the Unix epoch (`None`: not said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
     /// The scope granted (the one asked for when the answer does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }
 
@@ -214,4 +217,46 @@ pub enum OAuthError {
     /// The host called an input the machine was not waiting for.
     #[error("the authorization machine was not waiting for {0}")]
     OutOfOrder(&'static str),
+}
+
+/// What a token store keeps for one MCP server: the issuer, the client it knows, the tokens.
+/// Every field but `issuer` may be absent.
+#[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredCredentials {
+    /// The authorization server (issuer identifier) the client and tokens are bound to.
+    pub issuer: String,
+    /// The client id it knows (registered, pre-registered, or a metadata document URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// `client_secret_basic`, `client_secret_post` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_method: Option<String>,
+    /// The tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+}
+
+impl std::fmt::Debug for StoredCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredCredentials")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("tokens", &self.tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where an OAuth client keeps what it obtained, per MCP server (keyed by its canonical
+/// resource URI, [`canonical_resource`](super::canonical_resource)). In memory by default;
+/// the native CLI keeps a file (`native::client::oauth::FileTokenStore`).
+pub trait TokenStore: crate::MaybeSend + crate::MaybeSync {
+    /// What is kept for `resource`.
+    fn load(&self, resource: &str) -> Option<StoredCredentials>;
+    /// Keep `credentials` for `resource` (replacing what was there).
+    fn save(&self, resource: &str, credentials: &StoredCredentials);
+    /// Forget `resource`; whether anything was kept.
+    fn remove(&self, resource: &str) -> bool;
 }

@@ -29,7 +29,7 @@ use super::{
     authorization_server_metadata_urls, canonical_resource, encode_form, form_encode,
     protected_resource_metadata_urls, query_params, random_token, resource_matches, scope_set,
     select_scope, split, union_scopes, Action, BearerChallenge, Grant, OAuthConfig, OAuthError,
-    OAuthRequest, Tokens,
+    OAuthRequest, StoredCredentials, Tokens,
 };
 
 /// At most this many authorization rounds within [`ROUND_WINDOW_SECS`]; one more fails with
@@ -66,6 +66,16 @@ enum AuthMethod {
     Basic,
     Post,
     None,
+}
+
+impl AuthMethod {
+    fn name(self) -> &'static str {
+        match self {
+            AuthMethod::Basic => "client_secret_basic",
+            AuthMethod::Post => "client_secret_post",
+            AuthMethod::None => "none",
+        }
+    }
 }
 
 /// What an authorization round is for.
@@ -158,6 +168,50 @@ impl AuthFlow {
     /// Restore tokens issued by `issuer` (from a token store).
     pub fn set_tokens(&mut self, issuer: impl Into<String>, tokens: Tokens) {
         self.tokens = Some((issuer.into(), tokens));
+    }
+
+    /// What a token store keeps: the issuer, the client and the tokens (`None` before any).
+    pub fn credentials(&self) -> Option<StoredCredentials> {
+        let issuer = self
+            .tokens
+            .as_ref()
+            .map(|(i, _)| i)
+            .or(self.client.as_ref().map(|(i, _)| i))?
+            .clone();
+        let client = self
+            .client
+            .as_ref()
+            .filter(|(i, _)| *i == issuer)
+            .map(|(_, c)| c);
+        Some(StoredCredentials {
+            client_id: client.map(|c| c.id.clone()),
+            client_secret: client.and_then(|c| c.secret.clone()),
+            token_endpoint_auth_method: client.map(|c| c.method.name().to_owned()),
+            tokens: self
+                .tokens
+                .as_ref()
+                .filter(|(i, _)| *i == issuer)
+                .map(|(_, t)| t.clone()),
+            issuer,
+        })
+    }
+
+    /// Restore what a token store kept (see [`AuthFlow::credentials`]).
+    pub fn restore(&mut self, credentials: StoredCredentials) {
+        if let Some(id) = credentials.client_id {
+            let method = match credentials.token_endpoint_auth_method.as_deref() {
+                Some("client_secret_basic") => AuthMethod::Basic,
+                Some("client_secret_post") => AuthMethod::Post,
+                _ => AuthMethod::None,
+            };
+            let client = Client {
+                id,
+                secret: credentials.client_secret,
+                method,
+            };
+            self.client = Some((credentials.issuer.clone(), client));
+        }
+        self.tokens = credentials.tokens.map(|t| (credentials.issuer, t));
     }
 
     /// Forget every token and the registered client (a logout).
@@ -564,10 +618,21 @@ impl AuthFlow {
         } else {
             "client_secret_post"
         };
+        // Refresh tokens are asked for where the server grants them (SEP-2207).
+        let grants = &server.metadata["grant_types_supported"];
+        let refresh = grants.is_null()
+            || grants
+                .as_array()
+                .is_some_and(|a| a.iter().any(|g| g == "refresh_token"));
+        let grant_types: &[&str] = if refresh {
+            &["authorization_code", "refresh_token"]
+        } else {
+            &["authorization_code"]
+        };
         let body = json!({
             "client_name": self.config.client_name,
             "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
+            "grant_types": grant_types,
             "response_types": ["code"],
             "token_endpoint_auth_method": method,
             "application_type": "native",

@@ -11,13 +11,17 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 
-use crate::client::oauth::{Action, AuthFlow, OAuthConfig, OAuthRequest, Tokens};
+use crate::client::oauth::{
+    canonical_resource, Action, AuthFlow, OAuthConfig, OAuthRequest, TokenStore, Tokens,
+};
 use crate::http::exchange::{Authorizer, Challenge};
 use crate::BoxFuture;
 
 mod loopback;
+mod store;
 
 pub use loopback::LoopbackBrowser;
+pub use store::FileTokenStore;
 
 /// One request to an authorization server gets this long.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
@@ -149,6 +153,9 @@ struct Inner {
     /// One round at a time: concurrent challenges wait for the round in progress.
     round: tokio::sync::Mutex<()>,
     agent: Option<Arc<dyn UserAgent>>,
+    store: Option<Arc<dyn TokenStore>>,
+    /// The store's key: the server's canonical resource URI.
+    resource: String,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -181,13 +188,44 @@ impl OAuthClient {
     }
 
     fn with_flow(flow: AuthFlow, agent: Option<Arc<dyn UserAgent>>) -> Self {
+        let resource = canonical_resource(&flow.config().server_url);
         OAuthClient {
             inner: Arc::new(Inner {
                 flow: Mutex::new(flow),
                 round: tokio::sync::Mutex::new(()),
                 agent,
+                store: None,
+                resource,
             }),
         }
+    }
+
+    /// Keep what is obtained in `store`, starting from what it holds for this server.
+    /// (Call before sharing the client: a clone made earlier keeps no store.)
+    pub fn with_store(self, store: Arc<dyn TokenStore>) -> Self {
+        let config = self.flow().config().clone();
+        let mut flow = std::mem::replace(&mut *self.flow(), AuthFlow::new(config));
+        if let Some(kept) = store.load(&self.inner.resource) {
+            flow.restore(kept);
+        }
+        OAuthClient {
+            inner: Arc::new(Inner {
+                flow: Mutex::new(flow),
+                round: tokio::sync::Mutex::new(()),
+                agent: self.inner.agent.clone(),
+                store: Some(store),
+                resource: self.inner.resource.clone(),
+            }),
+        }
+    }
+
+    /// Whether it holds a live token or one to refresh.
+    pub fn signed_in(&self) -> bool {
+        let flow = self.flow();
+        flow.current(now()).is_some()
+            || flow
+                .tokens()
+                .is_some_and(|(_, t)| t.refresh_token.is_some())
     }
 
     fn flow(&self) -> std::sync::MutexGuard<'_, AuthFlow> {
@@ -236,6 +274,11 @@ impl OAuthClient {
                 }
                 Action::Ready(token) => {
                     tracing::debug!("oauth: authorized");
+                    if let Some(store) = &self.inner.store {
+                        if let Some(kept) = self.flow().credentials() {
+                            store.save(&self.inner.resource, &kept);
+                        }
+                    }
                     return Ok(token);
                 }
                 Action::Failed(e) => return Err(e.to_string()),
