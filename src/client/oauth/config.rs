@@ -2,8 +2,11 @@
 //! of its host ([`Action`]), what it hands back ([`Tokens`]) and why it fails
 //! ([`OAuthError`]).
 
+/// `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
 /// How the client obtains its tokens.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Grant {
     /// The authorization code grant with PKCE: a user signs in at the authorization server,
     /// which redirects to `redirect_uri` (OAuth 2.1 §4.1).
@@ -15,15 +18,101 @@ pub enum Grant {
     /// The client credentials grant, for a machine client with a pre-registered id and
     /// secret (OAuth 2.1 §4.2; the MCP client credentials extension, SEP-1046).
     ClientCredentials,
+    /// The JWT bearer grant with an assertion the client already holds, such as a workload
+    /// identity token (RFC 7523 §2.1; the MCP workload identity federation extension,
+    /// SEP-1933). Its errors are reported, never retried with another grant.
+    JwtBearer {
+        /// The JWT whose audience is the authorization server.
+        assertion: String,
+    },
+    /// Enterprise-managed authorization (the MCP extension, SEP-990): the user's ID token from
+    /// the enterprise identity provider is exchanged there for an identity assertion
+    /// authorization grant (ID-JAG, RFC 8693 token exchange) naming the authorization server
+    /// and the MCP server, which the authorization server takes as a JWT bearer grant.
+    EnterpriseManaged {
+        /// The identity provider's token endpoint.
+        idp_token_endpoint: String,
+        /// This client's id at the identity provider.
+        idp_client_id: String,
+        /// Its secret there, if it has one.
+        idp_client_secret: Option<String>,
+        /// The user's ID token from the identity provider.
+        id_token: String,
+    },
+}
+
+impl Grant {
+    /// Its `grant_type` at the authorization server's token endpoint.
+    pub fn grant_type(&self) -> &'static str {
+        match self {
+            Grant::AuthorizationCode { .. } => "authorization_code",
+            Grant::ClientCredentials => "client_credentials",
+            Grant::JwtBearer { .. } | Grant::EnterpriseManaged { .. } => JWT_BEARER,
+        }
+    }
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Assertions and ID tokens are credentials: only the kind shows.
+        match self {
+            Grant::AuthorizationCode { redirect_uri } => f
+                .debug_struct("AuthorizationCode")
+                .field("redirect_uri", redirect_uri)
+                .finish(),
+            Grant::ClientCredentials => f.write_str("ClientCredentials"),
+            Grant::JwtBearer { .. } => f.write_str("JwtBearer"),
+            Grant::EnterpriseManaged {
+                idp_token_endpoint, ..
+            } => f
+                .debug_struct("EnterpriseManaged")
+                .field("idp_token_endpoint", idp_token_endpoint)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// Signs the client's `private_key_jwt` assertions (RFC 7523 §2.2, OpenID Connect Core §9):
+/// the machine builds the claims, the host's key signs them (pure computation, no I/O).
+pub trait ClientAssertionSigner: crate::MaybeSend + crate::MaybeSync {
+    /// The JWS algorithm (`ES256`, `RS256`, …).
+    fn algorithm(&self) -> &str;
+    /// The compact JWS of `claims`.
+    ///
+    /// # Errors
+    /// Why it cannot sign.
+    fn sign(&self, claims: &serde_json::Value) -> Result<String, String>;
 }
 
 /// A client the authorization server already knows (pre-registration).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ClientRegistration {
     /// `client_id`.
     pub client_id: String,
     /// `client_secret`, for a confidential client.
     pub client_secret: Option<String>,
+    /// A key that signs `private_key_jwt` assertions, used where the authorization server
+    /// lists `private_key_jwt`.
+    pub assertion_signer: Option<std::sync::Arc<dyn ClientAssertionSigner>>,
+}
+
+impl ClientRegistration {
+    /// A client with an id only (a public client).
+    pub fn public(client_id: impl Into<String>) -> Self {
+        ClientRegistration {
+            client_id: client_id.into(),
+            client_secret: None,
+            assertion_signer: None,
+        }
+    }
+
+    /// A confidential client with a secret.
+    pub fn with_secret(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
+        ClientRegistration {
+            client_secret: Some(client_secret.into()),
+            ..ClientRegistration::public(client_id)
+        }
+    }
 }
 
 impl std::fmt::Debug for ClientRegistration {
@@ -31,6 +120,13 @@ impl std::fmt::Debug for ClientRegistration {
         f.debug_struct("ClientRegistration")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field(
+                "assertion_signer",
+                &self
+                    .assertion_signer
+                    .as_ref()
+                    .map(|s| s.algorithm().to_owned()),
+            )
             .finish()
     }
 }
@@ -81,10 +177,7 @@ impl OAuthConfig {
         OAuthConfig {
             server_url: server_url.into(),
             grant: Grant::ClientCredentials,
-            client: Some(ClientRegistration {
-                client_id: client_id.into(),
-                client_secret: Some(client_secret.into()),
-            }),
+            client: Some(ClientRegistration::with_secret(client_id, client_secret)),
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
             scope: None,

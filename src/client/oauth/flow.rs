@@ -58,12 +58,14 @@ struct Client {
     id: String,
     secret: Option<String>,
     method: AuthMethod,
+    signer: Option<std::sync::Arc<dyn super::ClientAssertionSigner>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AuthMethod {
     Basic,
     Post,
+    PrivateKeyJwt,
     None,
 }
 
@@ -72,6 +74,7 @@ impl AuthMethod {
         match self {
             AuthMethod::Basic => "client_secret_basic",
             AuthMethod::Post => "client_secret_post",
+            AuthMethod::PrivateKeyJwt => "private_key_jwt",
             AuthMethod::None => "none",
         }
     }
@@ -102,8 +105,15 @@ enum Phase {
     Prm(String),
     AsMetadata(String),
     Register,
-    Redirect { state: String, verifier: String },
-    Token { refresh: bool },
+    Redirect {
+        state: String,
+        verifier: String,
+    },
+    Token {
+        refresh: bool,
+    },
+    /// Enterprise-managed authorization: the identity provider's token exchange.
+    Exchange,
 }
 
 /// The client's authorization state for one MCP server: discovery, registration, the
@@ -201,12 +211,20 @@ impl AuthFlow {
             let method = match credentials.token_endpoint_auth_method.as_deref() {
                 Some("client_secret_basic") => AuthMethod::Basic,
                 Some("client_secret_post") => AuthMethod::Post,
+                Some("private_key_jwt") => AuthMethod::PrivateKeyJwt,
                 _ => AuthMethod::None,
             };
+            let signer = self
+                .config
+                .client
+                .as_ref()
+                .filter(|c| c.client_id == id)
+                .and_then(|c| c.assertion_signer.clone());
             let client = Client {
                 id,
                 secret: credentials.client_secret,
                 method,
+                signer,
             };
             self.client = Some((credentials.issuer.clone(), client));
         }
@@ -291,6 +309,7 @@ impl AuthFlow {
             },
             Phase::Register => self.on_registered(status, doc),
             Phase::Token { refresh } => self.on_token(status, doc, refresh),
+            Phase::Exchange => self.on_exchanged(status, doc),
             Phase::Idle | Phase::Redirect { .. } => {
                 self.fail(OAuthError::OutOfOrder("an HTTP answer"))
             }
@@ -308,7 +327,7 @@ impl AuthFlow {
                 self.round.as_errors.push(format!("{url}: {detail}"));
                 self.next_as()
             }
-            Phase::Register | Phase::Token { .. } => {
+            Phase::Register | Phase::Token { .. } | Phase::Exchange => {
                 let url = match self.server.as_ref() {
                     Some(s) => s.token_endpoint.clone(),
                     None => String::new(),

@@ -291,10 +291,7 @@ fn rounds_are_bounded_in_time() {
 #[test]
 fn a_new_issuer_drops_the_client_and_tokens() {
     let mut config = OAuthConfig::authorization_code(MCP, "http://127.0.0.1:9/callback");
-    config.client = Some(ClientRegistration {
-        client_id: "pre".into(),
-        client_secret: Some("s".into()),
-    });
+    config.client = Some(ClientRegistration::with_secret("pre", "s"));
     let mut f = AuthFlow::new(config);
     fetch(f.challenge(401, Some(CHALLENGE), 0));
     fetch(answer(&mut f, 200, &prm()));
@@ -362,5 +359,165 @@ fn errors_never_show_secrets() {
     assert!(matches!(
         flow().fetched(200, b"{}"),
         Action::Failed(OAuthError::OutOfOrder(_))
+    ));
+}
+
+/// Signs with a fixed text, so the assertion's claims can be read back.
+struct Echo;
+
+impl super::super::ClientAssertionSigner for Echo {
+    fn algorithm(&self) -> &str {
+        "ES256"
+    }
+    fn sign(&self, claims: &Value) -> Result<String, String> {
+        Ok(format!("signed:{claims}"))
+    }
+}
+
+fn metadata_for(grant: &str, methods: Value) -> Value {
+    let mut metadata = as_metadata();
+    metadata["grant_types_supported"] = json!([grant]);
+    metadata["token_endpoint_auth_methods_supported"] = methods;
+    metadata
+}
+
+#[test]
+fn machine_grants_private_key_jwt_jwt_bearer_and_enterprise_managed() {
+    use super::super::{Grant, JWT_BEARER};
+    // Client credentials with private_key_jwt: iss = sub = the client, aud = the issuer.
+    let mut config = OAuthConfig::client_credentials(MCP, "svc", "unused");
+    let mut client = ClientRegistration::public("svc");
+    client.assertion_signer = Some(std::sync::Arc::new(Echo));
+    config.client = Some(client);
+    let mut f = AuthFlow::new(config);
+    fetch(f.challenge(401, Some(CHALLENGE), 500));
+    fetch(answer(&mut f, 200, &prm()));
+    let token = fetch(answer(
+        &mut f,
+        200,
+        &metadata_for("client_credentials", json!(["private_key_jwt"])),
+    ));
+    let body = String::from_utf8(token.body).unwrap();
+    assert_eq!(
+        param(&body, "grant_type").as_deref(),
+        Some("client_credentials")
+    );
+    assert_eq!(
+        param(&body, "client_assertion_type").as_deref(),
+        Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+    );
+    let claims: Value = serde_json::from_str(
+        param(&body, "client_assertion")
+            .unwrap()
+            .strip_prefix("signed:")
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (claims["iss"].as_str(), claims["sub"].as_str()),
+        (Some("svc"), Some("svc"))
+    );
+    assert_eq!(claims["aud"], AS);
+    assert_eq!(
+        (claims["iat"].as_u64(), claims["exp"].as_u64()),
+        (Some(500), Some(560))
+    );
+    assert!(param(&body, "client_secret").is_none());
+
+    // JWT bearer with a held assertion; an error is reported, not retried.
+    let mut config = OAuthConfig::client_credentials(MCP, "wl", "x");
+    config.client = Some(ClientRegistration::public("wl"));
+    config.grant = Grant::JwtBearer {
+        assertion: "WORKLOAD".into(),
+    };
+    let mut f = AuthFlow::new(config);
+    fetch(f.challenge(401, Some(CHALLENGE), 0));
+    fetch(answer(&mut f, 200, &prm()));
+    let token = fetch(answer(
+        &mut f,
+        200,
+        &metadata_for(JWT_BEARER, json!(["none"])),
+    ));
+    let body = String::from_utf8(token.body).unwrap();
+    assert_eq!(param(&body, "grant_type").as_deref(), Some(JWT_BEARER));
+    assert_eq!(param(&body, "assertion").as_deref(), Some("WORKLOAD"));
+    let refused = answer(&mut f, 400, &json!({ "error": "invalid_grant" }));
+    assert!(
+        matches!(refused, Action::Failed(OAuthError::Endpoint { .. })),
+        "{refused:?}"
+    );
+    assert!(
+        !format!("{:?}", f.config()).contains("WORKLOAD"),
+        "no assertion in Debug"
+    );
+
+    // Enterprise-managed: the ID token exchanged at the identity provider, then JWT bearer.
+    let mut config = OAuthConfig::client_credentials(MCP, "app", "app-secret");
+    config.grant = Grant::EnterpriseManaged {
+        idp_token_endpoint: "http://idp.test/token".into(),
+        idp_client_id: "idp-app".into(),
+        idp_client_secret: None,
+        id_token: "IDTOKEN".into(),
+    };
+    let mut f = AuthFlow::new(config);
+    fetch(f.challenge(401, Some(CHALLENGE), 0));
+    fetch(answer(&mut f, 200, &prm()));
+    let exchange = fetch(answer(
+        &mut f,
+        200,
+        &metadata_for(JWT_BEARER, json!(["client_secret_basic"])),
+    ));
+    assert_eq!(exchange.url, "http://idp.test/token");
+    let body = String::from_utf8(exchange.body).unwrap();
+    assert_eq!(param(&body, "subject_token").as_deref(), Some("IDTOKEN"));
+    assert_eq!(param(&body, "audience").as_deref(), Some(AS));
+    assert_eq!(param(&body, "resource").as_deref(), Some(MCP));
+    assert_eq!(
+        param(&body, "requested_token_type").as_deref(),
+        Some("urn:ietf:params:oauth:token-type:id-jag")
+    );
+    let token = fetch(answer(
+        &mut f,
+        200,
+        &json!({ "access_token": "JAG", "token_type": "N_A" }),
+    ));
+    assert_eq!(token.url, "http://as.test/token");
+    let body = String::from_utf8(token.body).unwrap();
+    assert_eq!(param(&body, "assertion").as_deref(), Some("JAG"));
+    assert!(token
+        .headers
+        .iter()
+        .any(|(k, v)| *k == "authorization" && v.starts_with("Basic ")));
+    assert_eq!(
+        answer(
+            &mut f,
+            200,
+            &json!({ "access_token": "T", "token_type": "Bearer" })
+        ),
+        Action::Ready("T".into())
+    );
+}
+
+#[test]
+fn the_2025_03_26_fallback_accepts_a_same_origin_issuer_only() {
+    let mut f = flow();
+    fetch(f.challenge(401, None, 0));
+    fetch(f.fetched(404, b""));
+    fetch(f.fetched(404, b""));
+    // The origin's metadata names an issuer with a path on the same origin: accepted.
+    let mut metadata = as_metadata();
+    metadata["issuer"] = json!("http://rs.test/oauth");
+    metadata["registration_endpoint"] = json!("http://rs.test/oauth/register");
+    let register = fetch(answer(&mut f, 200, &metadata));
+    assert_eq!(register.url, "http://rs.test/oauth/register");
+    // Another origin's issuer is not.
+    let mut f = flow();
+    fetch(f.challenge(401, None, 0));
+    fetch(f.fetched(404, b""));
+    fetch(f.fetched(404, b""));
+    metadata["issuer"] = json!("http://evil.test");
+    assert!(matches!(
+        answer(&mut f, 200, &metadata),
+        Action::Failed(OAuthError::IssuerMismatch { .. })
     ));
 }

@@ -23,6 +23,71 @@ mod store;
 pub use loopback::LoopbackBrowser;
 pub use store::FileTokenStore;
 
+/// A `private_key_jwt` signer ([`ClientAssertionSigner`](crate::client::oauth::ClientAssertionSigner))
+/// with a PEM private key: `ES256` / `ES384` (an EC key, PKCS#8) or `RS256` / `RS384` /
+/// `RS512` / `PS256` (an RSA key).
+pub struct PrivateKeyJwt {
+    algorithm: jsonwebtoken::Algorithm,
+    name: String,
+    key: jsonwebtoken::EncodingKey,
+}
+
+impl std::fmt::Debug for PrivateKeyJwt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrivateKeyJwt")
+            .field("algorithm", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PrivateKeyJwt {
+    /// A signer for `algorithm` with the PEM key `pem`.
+    ///
+    /// # Errors
+    /// An algorithm it does not sign with, or a key that does not suit it.
+    pub fn from_pem(algorithm: &str, pem: &[u8]) -> Result<Self, String> {
+        use jsonwebtoken::{Algorithm, EncodingKey};
+        let parsed: Algorithm = algorithm
+            .parse()
+            .map_err(|_| format!("unknown algorithm {algorithm:?}"))?;
+        let key = match parsed {
+            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
+            Algorithm::RS256
+            | Algorithm::RS384
+            | Algorithm::RS512
+            | Algorithm::PS256
+            | Algorithm::PS384
+            | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
+            _ => {
+                return Err(format!(
+                    "{algorithm} is not an asymmetric signing algorithm"
+                ))
+            }
+        }
+        .map_err(|e| format!("the {algorithm} key: {e}"))?;
+        Ok(PrivateKeyJwt {
+            algorithm: parsed,
+            name: algorithm.to_owned(),
+            key,
+        })
+    }
+}
+
+impl crate::client::oauth::ClientAssertionSigner for PrivateKeyJwt {
+    fn algorithm(&self) -> &str {
+        &self.name
+    }
+
+    fn sign(&self, claims: &serde_json::Value) -> Result<String, String> {
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(self.algorithm),
+            claims,
+            &self.key,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
 /// One request to an authorization server gets this long.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// An authorization server's answer is read up to this many bytes.
@@ -172,6 +237,13 @@ impl OAuthClient {
             redirect_uri: agent.redirect_uri(),
         };
         OAuthClient::with_flow(AuthFlow::new(config), Some(agent))
+    }
+
+    /// A client for `config` as it is (any [`Grant`](crate::client::oauth::Grant)); `agent`
+    /// signs in where the grant needs a user (the authorization code grant: its redirect URI
+    /// must be the agent's).
+    pub fn new(config: OAuthConfig, agent: Option<Arc<dyn UserAgent>>) -> Self {
+        OAuthClient::with_flow(AuthFlow::new(config), agent)
     }
 
     /// Client credentials toward the MCP server at `server_url`, as the confidential client

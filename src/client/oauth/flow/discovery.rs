@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::super::{
-    authorization_server_metadata_urls, resource_matches, split, Action, Grant, OAuthError,
+    authorization_server_metadata_urls, resource_matches, split, Action, OAuthError,
 };
 use super::{get, AuthFlow, Phase, Server};
 
@@ -112,10 +112,7 @@ impl AuthFlow {
         let Some(token_endpoint) = doc["token_endpoint"].as_str().map(str::to_owned) else {
             return self.fail(unsupported("its metadata has no token_endpoint"));
         };
-        let grant = match self.config.grant {
-            Grant::AuthorizationCode { .. } => "authorization_code",
-            Grant::ClientCredentials => "client_credentials",
-        };
+        let grant = self.config.grant.grant_type();
         if let Some(grants) = doc["grant_types_supported"].as_array() {
             if !grants.iter().any(|g| g == grant) {
                 return self.fail(unsupported(&format!(

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::super::{
     canonical_resource, encode_form, form_encode, random_token, select_scope, union_scopes,
-    AccessToken, Action, Grant, OAuthError, OAuthRequest, TokenEndpointAuth, Tokens,
+    AccessToken, Action, Grant, OAuthError, OAuthRequest, TokenEndpointAuth, Tokens, JWT_BEARER,
 };
 use super::{endpoint_error, AuthFlow, AuthMethod, Client, Phase};
 
@@ -39,7 +39,11 @@ impl AuthFlow {
         let server = self.server.clone().expect("discovery set the server");
         let supported = &server.metadata["token_endpoint_auth_methods_supported"];
         if let Some(pre) = &self.config.client {
+            let lists_jwt = supported
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v == "private_key_jwt"));
             let method = match &pre.client_secret {
+                _ if pre.assertion_signer.is_some() && lists_jwt => AuthMethod::PrivateKeyJwt,
                 None => AuthMethod::None,
                 Some(_) => match TokenEndpointAuth::choose(&server.metadata) {
                     Some(TokenEndpointAuth::ClientSecretPost) => AuthMethod::Post,
@@ -57,6 +61,7 @@ impl AuthFlow {
                 id: pre.client_id.clone(),
                 secret: pre.client_secret.clone(),
                 method,
+                signer: pre.assertion_signer.clone(),
             };
             self.client = Some((server.asked, client));
             return self.authorize();
@@ -64,7 +69,10 @@ impl AuthFlow {
         let Grant::AuthorizationCode { redirect_uri } = self.config.grant.clone() else {
             return self.fail(OAuthError::Unsupported {
                 issuer: server.issuer,
-                reason: "client credentials need a pre-registered client id and secret".into(),
+                reason: format!(
+                    "the {} grant needs a pre-registered client id",
+                    self.config.grant.grant_type()
+                ),
             });
         };
         if let Some(url) = self
@@ -77,6 +85,7 @@ impl AuthFlow {
                 id: url,
                 secret: None,
                 method: AuthMethod::None,
+                signer: None,
             };
             self.client = Some((server.asked, client));
             return self.authorize();
@@ -161,6 +170,7 @@ impl AuthFlow {
             id: id.to_owned(),
             secret,
             method,
+            signer: None,
         };
         self.client = Some((server.asked.clone(), client));
         self.authorize()
@@ -190,15 +200,59 @@ impl AuthFlow {
     pub(super) fn authorize(&mut self) -> Action {
         let scope = self.scope();
         self.round.asked = scope.clone();
-        let Grant::AuthorizationCode { redirect_uri } = self.config.grant.clone() else {
-            let mut form = vec![("grant_type", "client_credentials".to_owned())];
-            if let Some(resource) = &self.round.resource {
-                form.push(("resource", resource.clone()));
+        let redirect_uri = match self.config.grant.clone() {
+            Grant::AuthorizationCode { redirect_uri } => redirect_uri,
+            Grant::ClientCredentials => {
+                let form = vec![("grant_type", "client_credentials".to_owned())];
+                return self.token_request(self.with_resource_and_scope(form, scope), false);
             }
-            if let Some(scope) = scope {
-                form.push(("scope", scope));
+            Grant::JwtBearer { assertion } => {
+                let form = vec![
+                    ("grant_type", JWT_BEARER.to_owned()),
+                    ("assertion", assertion),
+                ];
+                return self.token_request(self.with_resource_and_scope(form, scope), false);
             }
-            return self.token_request(form, false);
+            Grant::EnterpriseManaged {
+                idp_token_endpoint,
+                idp_client_id,
+                idp_client_secret,
+                id_token,
+            } => {
+                // SEP-990 §4: the ID-JAG names the authorization server (audience) and the MCP
+                // server (resource).
+                let Some(server) = self.server.as_ref() else {
+                    return self.fail(OAuthError::OutOfOrder("an authorization"));
+                };
+                let mut form = vec![
+                    ("grant_type", TOKEN_EXCHANGE.to_owned()),
+                    ("requested_token_type", ID_JAG.to_owned()),
+                    ("subject_token", id_token),
+                    ("subject_token_type", ID_TOKEN.to_owned()),
+                    ("audience", server.issuer.clone()),
+                    ("client_id", idp_client_id),
+                ];
+                if let Some(secret) = idp_client_secret {
+                    form.push(("client_secret", secret));
+                }
+                let mut form = self.with_resource_and_scope(form, scope);
+                if !form.iter().any(|(k, _)| *k == "resource") {
+                    form.push(("resource", canonical_resource(&self.config.server_url)));
+                }
+                self.phase = Phase::Exchange;
+                return Action::Fetch(OAuthRequest {
+                    method: "POST",
+                    url: idp_token_endpoint,
+                    headers: vec![
+                        ("accept", "application/json".to_owned()),
+                        (
+                            "content-type",
+                            "application/x-www-form-urlencoded".to_owned(),
+                        ),
+                    ],
+                    body: encode_form(&form).into_bytes(),
+                });
+            }
         };
         let (Some(server), Some((_, client))) = (self.server.as_ref(), self.client.as_ref()) else {
             return self.fail(OAuthError::OutOfOrder("an authorization"));
@@ -266,6 +320,31 @@ impl AuthFlow {
                 form.push(("client_id", client.id.clone()));
                 form.push(("client_secret", secret.clone()));
             }
+            (AuthMethod::PrivateKeyJwt, _) if client.signer.is_some() => {
+                // RFC 7523 §3: iss and sub the client, aud the issuer, short-lived, unique.
+                let claims = json!({
+                    "iss": client.id,
+                    "sub": client.id,
+                    "aud": server.issuer,
+                    "iat": self.now,
+                    "exp": self.now + 60,
+                    "jti": random_token().unwrap_or_default(),
+                });
+                let signer = client.signer.as_ref().expect("checked above");
+                match signer.sign(&claims) {
+                    Ok(assertion) => {
+                        form.push(("client_id", client.id.clone()));
+                        form.push(("client_assertion_type", CLIENT_ASSERTION_JWT.to_owned()));
+                        form.push(("client_assertion", assertion));
+                    }
+                    Err(e) => {
+                        return self.fail(OAuthError::Endpoint {
+                            endpoint: "the client assertion",
+                            detail: format!("cannot sign: {e}"),
+                        })
+                    }
+                }
+            }
             _ => form.push(("client_id", client.id.clone())),
         }
         let url = server.token_endpoint.clone();
@@ -319,4 +398,46 @@ impl AuthFlow {
         self.phase = Phase::Idle;
         Action::Ready(token.token)
     }
+
+    /// The identity provider's answer to the token exchange: the ID-JAG, then the JWT bearer
+    /// grant at the authorization server.
+    pub(super) fn on_exchanged(&mut self, status: u16, doc: Option<Value>) -> Action {
+        let jag = match &doc {
+            Some(doc) if status == 200 => doc["access_token"].as_str().filter(|t| !t.is_empty()),
+            _ => None,
+        };
+        let Some(jag) = jag.map(str::to_owned) else {
+            return self.fail(OAuthError::Endpoint {
+                endpoint: "the identity provider's token exchange",
+                detail: endpoint_error(status, doc.as_ref()),
+            });
+        };
+        let form = vec![("grant_type", JWT_BEARER.to_owned()), ("assertion", jag)];
+        let scope = self.round.asked.clone();
+        self.token_request(self.with_resource_and_scope(form, scope), false)
+    }
+
+    /// `form` with this round's `resource` and `scope`.
+    fn with_resource_and_scope(
+        &self,
+        mut form: Vec<(&'static str, String)>,
+        scope: Option<String>,
+    ) -> Vec<(&'static str, String)> {
+        if let Some(resource) = &self.round.resource {
+            form.push(("resource", resource.clone()));
+        }
+        if let Some(scope) = scope {
+            form.push(("scope", scope));
+        }
+        form
+    }
 }
+
+/// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
+const CLIENT_ASSERTION_JWT: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/// The token exchange grant (RFC 8693 §2.1).
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The identity assertion authorization grant's token type (SEP-990).
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+/// An OpenID Connect ID token's token type (RFC 8693 §3).
+const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
