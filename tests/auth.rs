@@ -555,6 +555,22 @@ async fn our_cli_signs_in_as_a_user_keeps_and_refreshes_the_tokens() {
     assert_eq!(me["subject"], "alice");
     assert_eq!(me["clientId"], entry["client_id"], "the registered client");
     assert_eq!(me["scopes"], json!(["mcp:tools"]));
+    // A stdio bridge toward the server uses the same kept token (a desktop host's view).
+    let (code, stdout, stderr) = cli(&[
+        "call",
+        "whoami",
+        "--",
+        BIN,
+        "bridge",
+        "--stdio",
+        "--token-store",
+        &store_arg,
+        &url,
+    ])
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let me: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(me["subject"], "alice", "through the bridge");
     // The access token expires: the next call refreshes it (no sign-in) and keeps the new one.
     let mut expired = kept.clone();
     expired[&url]["tokens"]["expires_at"] = json!(1);

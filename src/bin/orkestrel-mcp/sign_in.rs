@@ -30,6 +30,11 @@ pub struct OAuthArgs {
     /// user; the secret in MCP_CLIENT_SECRET is required).
     #[arg(long, requires = "client_id")]
     pub(crate) client_credentials: bool,
+    /// HTTP: the HTTPS URL of this client's Client ID Metadata Document, used as its client id
+    /// where the authorization server supports such documents [default: dynamic
+    /// registration].
+    #[arg(long, value_name = "URL")]
+    pub(crate) client_metadata_url: Option<String>,
     /// HTTP: the scope to ask for when the server's challenge names none [default: the
     /// server's scopes_supported].
     #[arg(long, value_name = "SCOPE")]
@@ -126,6 +131,7 @@ impl OAuthArgs {
         };
         let mut config = OAuthConfig::authorization_code(url, agent.redirect_uri());
         config.scope = self.scope.clone();
+        config.client_metadata_url = self.client_metadata_url.clone();
         config.client =
             self.client_id
                 .clone()
