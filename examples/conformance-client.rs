@@ -22,12 +22,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use orkestrel_mcp::client::oauth::dpop::DpopSigner;
 use orkestrel_mcp::client::oauth::{ClientRegistration, Grant, OAuthConfig};
 use orkestrel_mcp::client::{
     apply_elicitation_defaults, ClientError, ClientHandler, ClientOptions, McpClient,
 };
 use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
-use orkestrel_mcp::native::client::oauth::{AutoApprove, OAuthClient, PrivateKeyJwt};
+use orkestrel_mcp::native::client::oauth::{AutoApprove, DpopKey, OAuthClient, PrivateKeyJwt};
 use orkestrel_mcp::wire::jsonrpc::ErrorObject;
 use orkestrel_mcp::BoxFuture;
 use serde_json::{json, Value};
@@ -81,7 +82,7 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// | `auth/client-credentials-*` | client credentials: `client_secret` (basic / post), or `private_key_jwt` with `private_key_pem` and `signing_algorithm` |
 /// | `auth/wif-*` | JWT bearer with the workload token `valid_jwt` |
 /// | `auth/enterprise-managed-authorization`, `auth/cross-app-access-*` | the ID token `idp_id_token` exchanged at `idp_token_endpoint` for an ID-JAG, then JWT bearer |
-/// | any other | the authorization code flow, pre-registered when the context gives a `client_id`, signing in through the suite's authorization servers, which approve without a user |
+/// | any other | the authorization code flow (DPoP-bound where the authorization server offers it), pre-registered when the context gives a `client_id`, signing in through the suite's authorization servers, which approve without a user |
 fn authorizer(scenario: &str, url: &str) -> std::sync::Arc<OAuthClient> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
@@ -103,6 +104,10 @@ fn authorizer(scenario: &str, url: &str) -> std::sync::Arc<OAuthClient> {
     config.client_name = "orkestrel-conformance-client".into();
     config.client_metadata_url = Some(CLIENT_METADATA_URL.into());
     config.client = client;
+    // DPoP where the authorization server offers it (the auth/dpop* scenarios).
+    config.dpop = DpopKey::generate()
+        .ok()
+        .map(|k| std::sync::Arc::new(k) as std::sync::Arc<dyn DpopSigner>);
     let grant = if scenario.starts_with("auth/client-credentials") {
         Some(Grant::ClientCredentials)
     } else if let (true, Some(assertion)) = (scenario.starts_with("auth/wif"), text("valid_jwt")) {

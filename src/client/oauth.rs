@@ -7,6 +7,7 @@ use base64::Engine;
 use serde_json::Value;
 
 mod config;
+pub mod dpop;
 mod flow;
 
 pub use config::{
@@ -27,12 +28,16 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// Read the `Bearer` challenge of a `WWW-Authenticate` value (`None`: no Bearer challenge).
+    /// Read the `Bearer` (else `DPoP`) challenge of a `WWW-Authenticate` value (`None`:
+    /// neither).
     /// Parameters are `name="quoted"` or `name=token`, comma-separated; names are compared
     /// without case; a backslash escapes the next character inside quotes.
     pub fn parse(header: &str) -> Option<BearerChallenge> {
-        let at = find_scheme(header, "bearer")?;
-        let mut rest = &header[at + "bearer".len()..];
+        // RFC 9449 §7.1: a DPoP challenge carries the same parameters.
+        let (at, scheme) = find_scheme(header, "bearer")
+            .map(|at| (at, "bearer"))
+            .or_else(|| find_scheme(header, "dpop").map(|at| (at, "dpop")))?;
+        let mut rest = &header[at + scheme.len()..];
         let mut challenge = BearerChallenge::default();
         loop {
             rest = rest.trim_start_matches([' ', '\t', ',']);
@@ -204,6 +209,8 @@ pub struct AccessToken {
     pub expires_in: Option<u64>,
     /// The scope granted, when the server said.
     pub scope: Option<String>,
+    /// `token_type` is `DPoP` (RFC 9449 §5): the token goes with a proof of the client's key.
+    pub dpop: bool,
 }
 
 impl AccessToken {
@@ -225,16 +232,16 @@ impl AccessToken {
             .as_str()
             .filter(|t| !t.is_empty())
             .ok_or("the token response has no access_token")?;
-        if !value["token_type"]
-            .as_str()
-            .is_some_and(|t| t.eq_ignore_ascii_case("bearer"))
-        {
-            return Err("the token response is not a Bearer token".into());
+        let kind = value["token_type"].as_str().unwrap_or_default();
+        let dpop = kind.eq_ignore_ascii_case("dpop");
+        if !kind.eq_ignore_ascii_case("bearer") && !dpop {
+            return Err("the token response is neither a Bearer nor a DPoP token".into());
         }
         Ok(AccessToken {
             token: token.to_owned(),
             expires_in: value["expires_in"].as_u64(),
             scope: value["scope"].as_str().map(str::to_owned),
+            dpop,
         })
     }
 }

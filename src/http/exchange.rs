@@ -239,6 +239,8 @@ pub struct Challenge {
     pub status: u16,
     /// The `WWW-Authenticate` header (RFC 6750 / RFC 9728 `resource_metadata`), if any.
     pub www_authenticate: Option<String>,
+    /// The `DPoP-Nonce` header (RFC 9449 §9), if any.
+    pub dpop_nonce: Option<String>,
 }
 
 /// The authorization seam: what a transport consults on [`Step::Authorize`] (the 2025-11-25
@@ -253,6 +255,17 @@ pub trait Authorizer: MaybeSend + MaybeSync {
     /// still valid), so that only a refused or expired one costs a `401` round; default none.
     fn current(&self) -> Option<String> {
         None
+    }
+
+    /// The headers that carry the current credentials on a `method` request to `url` (for
+    /// each request, as a DPoP proof is per request); default: `Authorization: Bearer` with
+    /// [`Authorizer::current`]. A transport sends them unless its caller set an
+    /// `Authorization` header of its own.
+    fn request_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
+        let _ = (method, url);
+        self.current()
+            .map(|token| vec![("authorization".to_owned(), format!("Bearer {token}"))])
+            .unwrap_or_default()
     }
 }
 

@@ -147,6 +147,16 @@ pub struct OAuthConfig {
     pub client_name: String,
     /// The scope to ask for when no challenge names one.
     pub scope: Option<String>,
+    /// A DPoP key (RFC 9449): where the authorization server lists its algorithm in
+    /// `dpop_signing_alg_values_supported`, tokens are asked for bound to it and sent with a
+    /// proof on every request.
+    pub dpop: Option<std::sync::Arc<dyn super::dpop::DpopSigner>>,
+}
+
+impl std::fmt::Debug for dyn super::dpop::DpopSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DpopSigner({})", self.algorithm())
+    }
 }
 
 impl OAuthConfig {
@@ -165,6 +175,7 @@ impl OAuthConfig {
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
             scope: None,
+            dpop: None,
         }
     }
 
@@ -181,6 +192,7 @@ impl OAuthConfig {
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
             scope: None,
+            dpop: None,
         }
     }
 }
@@ -199,6 +211,9 @@ pub struct Tokens {
     /// The scope granted (the one asked for when the answer does not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// A DPoP-bound token (RFC 9449): sent as `Authorization: DPoP …` with a proof.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dpop: bool,
 }
 
 impl std::fmt::Debug for Tokens {

@@ -111,6 +111,9 @@ enum Phase {
     },
     Token {
         refresh: bool,
+        /// The form as first sent, to send again with a DPoP nonce (RFC 9449 §8), once.
+        form: Vec<(&'static str, String)>,
+        retried: bool,
     },
     /// Enterprise-managed authorization: the identity provider's token exchange.
     Exchange,
@@ -127,6 +130,9 @@ pub struct AuthFlow {
     tokens: Option<(String, Tokens)>,
     rounds: VecDeque<u64>,
     now: u64,
+    /// The authorization server's and the resource server's last DPoP nonces.
+    as_nonce: Option<String>,
+    rs_nonce: Option<String>,
 }
 
 impl std::fmt::Debug for AuthFlow {
@@ -151,6 +157,8 @@ impl AuthFlow {
             tokens: None,
             rounds: VecDeque::new(),
             now: 0,
+            as_nonce: None,
+            rs_nonce: None,
         }
     }
 
@@ -167,6 +175,40 @@ impl AuthFlow {
             .expires_at
             .is_none_or(|at| now + EXPIRY_MARGIN_SECS < at);
         live.then_some(tokens.access_token.as_str())
+    }
+
+    /// The headers that carry the current token on a `method` request to `url` at `now`:
+    /// `Authorization: Bearer …`, or for a DPoP-bound token `Authorization: DPoP …` and a fresh
+    /// `DPoP` proof (with `ath`, and the server's last nonce); none without a live token.
+    pub fn request_headers(
+        &self,
+        method: &str,
+        url: &str,
+        now: u64,
+    ) -> Vec<(&'static str, String)> {
+        let Some(token) = self.current(now) else {
+            return Vec::new();
+        };
+        let bound = self.tokens.as_ref().is_some_and(|(_, t)| t.dpop);
+        match (bound, self.config.dpop.as_deref()) {
+            (true, Some(signer)) => {
+                match super::dpop::proof(
+                    signer,
+                    method,
+                    url,
+                    Some(token),
+                    self.rs_nonce.as_deref(),
+                    now,
+                ) {
+                    Ok(proof) => vec![("authorization", format!("DPoP {token}")), ("dpop", proof)],
+                    Err(e) => {
+                        tracing::warn!(error = %e, "oauth: no DPoP proof");
+                        Vec::new()
+                    }
+                }
+            }
+            _ => vec![("authorization", format!("Bearer {token}"))],
+        }
     }
 
     /// The tokens in hand and the issuer that issued them (for a token store).
@@ -240,10 +282,31 @@ impl AuthFlow {
     /// The MCP server answered `status` (`401` or `403`) with `www_authenticate`: begin a
     /// round. `now` is seconds since the Unix epoch.
     pub fn challenge(&mut self, status: u16, www_authenticate: Option<&str>, now: u64) -> Action {
+        self.challenge_with_nonce(status, www_authenticate, None, now)
+    }
+
+    /// [`AuthFlow::challenge`] with the answer's `DPoP-Nonce` header: a `use_dpop_nonce`
+    /// challenge with a live DPoP token is answered with that token at once (the next proof
+    /// carries the nonce, RFC 9449 §9), without a round.
+    pub fn challenge_with_nonce(
+        &mut self,
+        status: u16,
+        www_authenticate: Option<&str>,
+        dpop_nonce: Option<&str>,
+        now: u64,
+    ) -> Action {
         self.now = now;
         let bearer = www_authenticate
             .and_then(BearerChallenge::parse)
             .unwrap_or_default();
+        if let Some(nonce) = dpop_nonce {
+            self.rs_nonce = Some(nonce.to_owned());
+            if bearer.error.as_deref() == Some("use_dpop_nonce") {
+                if let Some(token) = self.current(now).map(str::to_owned) {
+                    return Action::Ready(token);
+                }
+            }
+        }
         let granted = self.tokens.as_ref().and_then(|(_, t)| t.scope.clone());
         let step_up = status == 403 || bearer.error.as_deref() == Some("insufficient_scope");
         if step_up && self.tokens.is_some() {
@@ -291,6 +354,16 @@ impl AuthFlow {
 
     /// The answer to the last [`Action::Fetch`]: its status and body.
     pub fn fetched(&mut self, status: u16, body: &[u8]) -> Action {
+        self.fetched_with_nonce(status, None, body)
+    }
+
+    /// [`AuthFlow::fetched`] with the answer's `DPoP-Nonce` header (RFC 9449 §8), if any.
+    pub fn fetched_with_nonce(
+        &mut self,
+        status: u16,
+        dpop_nonce: Option<&str>,
+        body: &[u8],
+    ) -> Action {
         let doc: Option<Value> = serde_json::from_slice(body).ok();
         match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Prm(url) => match doc.filter(|d| status == 200 && d.is_object()) {
@@ -308,7 +381,21 @@ impl AuthFlow {
                 }
             },
             Phase::Register => self.on_registered(status, doc),
-            Phase::Token { refresh } => self.on_token(status, doc, refresh),
+            Phase::Token {
+                refresh,
+                form,
+                retried,
+            } => {
+                let challenged =
+                    status == 400 && doc.as_ref().is_some_and(|d| d["error"] == "use_dpop_nonce");
+                match dpop_nonce {
+                    Some(nonce) if challenged && !retried => {
+                        self.as_nonce = Some(nonce.to_owned());
+                        self.token_request_again(form, refresh)
+                    }
+                    _ => self.on_token(status, doc, refresh),
+                }
+            }
             Phase::Exchange => self.on_exchanged(status, doc),
             Phase::Idle | Phase::Redirect { .. } => {
                 self.fail(OAuthError::OutOfOrder("an HTTP answer"))

@@ -521,3 +521,121 @@ fn the_2025_03_26_fallback_accepts_a_same_origin_issuer_only() {
         Action::Failed(OAuthError::IssuerMismatch { .. })
     ));
 }
+
+/// A DPoP "key" whose signature is the signing input's length, so proofs can be read back.
+struct FakeKey;
+
+impl super::super::dpop::DpopSigner for FakeKey {
+    fn algorithm(&self) -> &str {
+        "ES256"
+    }
+    fn public_jwk(&self) -> Value {
+        json!({ "kty": "EC", "crv": "P-256", "x": "X", "y": "Y" })
+    }
+    fn sign(&self, input: &[u8]) -> Result<Vec<u8>, String> {
+        Ok(input.len().to_be_bytes().to_vec())
+    }
+}
+
+fn claims_of(proof: &str) -> (Value, Value) {
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut parts = proof.split('.');
+    let mut next = || -> Value {
+        serde_json::from_slice(&b64.decode(parts.next().unwrap()).unwrap()).unwrap()
+    };
+    (next(), next())
+}
+
+#[test]
+fn dpop_proofs_at_the_token_endpoint_and_on_each_request_with_nonces() {
+    let mut config = OAuthConfig::authorization_code(MCP, "http://127.0.0.1:9/callback");
+    config.dpop = Some(std::sync::Arc::new(FakeKey));
+    let mut f = AuthFlow::new(config);
+    let mut metadata = as_metadata();
+    metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    let url = to_authorize(&mut f, metadata);
+    let state = param(&url, "state").unwrap();
+    let token = fetch(f.redirected(&format!(
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+    )));
+    let proof = &token.headers.iter().find(|(k, _)| *k == "dpop").unwrap().1;
+    let (header, claims) = claims_of(proof);
+    assert_eq!(
+        (header["typ"].as_str(), header["alg"].as_str()),
+        (Some("dpop+jwt"), Some("ES256"))
+    );
+    assert_eq!(header["jwk"]["x"], "X");
+    assert_eq!(
+        (claims["htm"].as_str(), claims["htu"].as_str()),
+        (Some("POST"), Some("http://as.test/token"))
+    );
+    assert!(claims.get("nonce").is_none() && claims.get("ath").is_none());
+    // The authorization server wants a nonce: the same request again, once, with it.
+    let again = fetch(f.fetched_with_nonce(
+        400,
+        Some("n1"),
+        json!({ "error": "use_dpop_nonce" }).to_string().as_bytes(),
+    ));
+    assert_eq!(again.body, token.body, "the same form");
+    let proof = &again.headers.iter().find(|(k, _)| *k == "dpop").unwrap().1;
+    assert_eq!(claims_of(proof).1["nonce"], "n1");
+    let refused = f.fetched_with_nonce(
+        400,
+        Some("n2"),
+        json!({ "error": "use_dpop_nonce" }).to_string().as_bytes(),
+    );
+    assert!(
+        matches!(refused, Action::Failed(_)),
+        "not a third time: {refused:?}"
+    );
+
+    // A bound token: `DPoP` scheme and a fresh proof per request, with `ath`.
+    let mut f = AuthFlow::new({
+        let mut c = OAuthConfig::authorization_code(MCP, "http://127.0.0.1:9/callback");
+        c.dpop = Some(std::sync::Arc::new(FakeKey));
+        c
+    });
+    let mut metadata = as_metadata();
+    metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    let url = to_authorize(&mut f, metadata);
+    let state = param(&url, "state").unwrap();
+    fetch(f.redirected(&format!(
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+    )));
+    answer(
+        &mut f,
+        200,
+        &json!({ "access_token": "T", "token_type": "DPoP" }),
+    );
+    let headers = f.request_headers("POST", "http://rs.test/mcp?x=1", 1_000);
+    assert_eq!(headers[0], ("authorization", "DPoP T".to_owned()));
+    let (_, first) = claims_of(&headers[1].1);
+    assert_eq!(first["htu"], "http://rs.test/mcp", "no query");
+    assert_eq!(first["ath"], super::super::dpop::ath("T"));
+    let (_, second) = claims_of(&f.request_headers("POST", MCP, 1_000)[1].1);
+    assert_ne!(first["jti"], second["jti"], "fresh per request");
+    // The resource server's nonce challenge: the same token at once, the nonce in the next proof.
+    let nonce_challenge = r#"DPoP error="use_dpop_nonce", resource_metadata="http://rs.test/x""#;
+    assert_eq!(
+        f.challenge_with_nonce(401, Some(nonce_challenge), Some("rs1"), 1_000),
+        Action::Ready("T".into())
+    );
+    let (_, third) = claims_of(&f.request_headers("POST", MCP, 1_000)[1].1);
+    assert_eq!(third["nonce"], "rs1");
+    // Without DPoP the token is a Bearer one.
+    let mut plain = flow();
+    plain.set_tokens(
+        AS,
+        super::super::Tokens {
+            access_token: "B".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+            dpop: false,
+        },
+    );
+    assert_eq!(
+        plain.request_headers("GET", MCP, 0),
+        vec![("authorization", "Bearer B".to_owned())]
+    );
+}

@@ -66,6 +66,8 @@ pub struct Exchange {
     version: Option<String>,
     token: Option<String>,
     challenge: Option<Challenge>,
+    /// A `use_dpop_nonce` challenge after the first authorization was given its one retry.
+    nonce_retried: bool,
     phase: Phase,
     body: Vec<u8>,
     decoder: sse::Decoder,
@@ -103,6 +105,7 @@ impl Exchange {
             version,
             token: None,
             challenge: None,
+            nonce_retried: false,
             phase: Phase::Idle,
             body: Vec::new(),
             decoder: sse::Decoder::new(),
@@ -167,10 +170,21 @@ impl Exchange {
         }
         match (std::mem::replace(&mut self.phase, Phase::Idle), input) {
             (Phase::Posting, Input::Response { status, headers }) => {
-                if matches!(status, 401 | 403) && self.challenge.is_none() {
+                // A first 401 / 403 asks for authorization; so does, once more, a DPoP nonce
+                // challenge to the authorized retry (RFC 9449 §9: the server wants a proof
+                // with its nonce, the same token).
+                let nonce = header(headers, "dpop-nonce");
+                let www = header(headers, WWW_AUTHENTICATE);
+                let nonce_challenge = status == 401
+                    && nonce.is_some()
+                    && www.is_some_and(|w| w.contains("use_dpop_nonce"))
+                    && self.challenge.is_some()
+                    && !std::mem::replace(&mut self.nonce_retried, true);
+                if matches!(status, 401 | 403) && (self.challenge.is_none() || nonce_challenge) {
                     let challenge = Challenge {
                         status,
-                        www_authenticate: header(headers, WWW_AUTHENTICATE).map(str::to_owned),
+                        www_authenticate: www.map(str::to_owned),
+                        dpop_nonce: nonce.map(str::to_owned),
                     };
                     self.challenge = Some(challenge.clone());
                     self.phase = Phase::Authorizing {
@@ -183,6 +197,7 @@ impl Exchange {
                     self.challenge = Some(Challenge {
                         status,
                         www_authenticate: header(headers, WWW_AUTHENTICATE).map(str::to_owned),
+                        dpop_nonce: header(headers, "dpop-nonce").map(str::to_owned),
                     });
                 }
                 self.read_answer(status, headers)

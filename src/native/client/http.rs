@@ -81,6 +81,8 @@ struct Shared {
     client: HttpClient,
     endpoint: Mutex<Endpoint>,
     authorizer: Mutex<Option<Arc<dyn Authorizer>>>,
+    /// The caller gave an `Authorization` header of its own (the authorizer's then stays out).
+    caller_authorization: bool,
     sink: Mutex<Option<TransportSink>>,
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// The `POST`s carrying the transport's own answers to server messages (a `ping`'s result,
@@ -155,6 +157,10 @@ impl HttpTransport {
             .http1_max_buf_size(crate::native::http::MAX_HEAD_BYTES)
             .http1_max_headers(crate::native::http::MAX_HEADERS)
             .build(connector());
+        let caller_authorization = options
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
         let endpoint = Endpoint::new(options.url, options.headers, options.timeout);
         Ok(HttpTransport {
             shared: Arc::new(Shared {
@@ -162,6 +168,7 @@ impl HttpTransport {
                 client,
                 endpoint: Mutex::new(endpoint),
                 authorizer: Mutex::new(None),
+                caller_authorization,
                 sink: Mutex::new(None),
                 listener: Mutex::new(None),
                 replies: Mutex::new(tokio::task::JoinSet::new()),
@@ -248,16 +255,17 @@ impl Shared {
                 Step::Send(mut out) => {
                     body = None;
                     // A token obtained earlier goes with every request (a refused or expired
-                    // one comes back as a 401, and the authorizer is asked again).
-                    let current = lock(&self.authorizer).as_ref().and_then(|a| a.current());
-                    if let Some(token) = current {
-                        if !out
-                            .headers
-                            .iter()
-                            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+                    // one comes back as a 401, and the authorizer is asked again), with a
+                    // fresh DPoP proof where the token is bound; the caller's own
+                    // Authorization header wins.
+                    let authorizer = lock(&self.authorizer).clone();
+                    if let (Some(authorizer), false) = (authorizer, self.caller_authorization) {
+                        let method = out.method.as_str();
+                        for (name, value) in
+                            authorizer.request_headers(method, &self.uri.to_string())
                         {
-                            out.headers
-                                .push(("authorization".into(), format!("Bearer {token}")));
+                            out.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                            out.headers.push((name, value));
                         }
                     }
                     let request = to_hyper(&self.uri, out)?;

@@ -151,6 +151,7 @@ impl UserAgent for AutoApprove {
 struct Answer {
     status: u16,
     location: Option<String>,
+    dpop_nonce: Option<String>,
     body: Bytes,
 }
 
@@ -178,11 +179,14 @@ async fn perform(request: &OAuthRequest) -> Result<Answer, String> {
             .await
             .map_err(|e| super::error_chain(&e))?;
         let status = response.status().as_u16();
-        let location = response
-            .headers()
-            .get(hyper::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let text = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let (location, dpop_nonce) = (text("location"), text("dpop-nonce"));
         let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
@@ -191,6 +195,7 @@ async fn perform(request: &OAuthRequest) -> Result<Answer, String> {
         Ok(Answer {
             status,
             location,
+            dpop_nonce,
             body,
         })
     };
@@ -321,9 +326,10 @@ impl OAuthClient {
     /// a code or a token).
     pub async fn obtain(&self, challenge: &Challenge) -> Result<String, String> {
         let _round = self.inner.round.lock().await;
-        let mut action = self.flow().challenge(
+        let mut action = self.flow().challenge_with_nonce(
             challenge.status,
             challenge.www_authenticate.as_deref(),
+            challenge.dpop_nonce.as_deref(),
             now(),
         );
         loop {
@@ -331,7 +337,11 @@ impl OAuthClient {
                 Action::Fetch(request) => {
                     tracing::debug!(request = ?request, "oauth: fetch");
                     match perform(&request).await {
-                        Ok(answer) => self.flow().fetched(answer.status, &answer.body),
+                        Ok(answer) => self.flow().fetched_with_nonce(
+                            answer.status,
+                            answer.dpop_nonce.as_deref(),
+                            &answer.body,
+                        ),
                         Err(e) => self.flow().fetch_failed(&e),
                     }
                 }
@@ -375,5 +385,71 @@ impl Authorizer for OAuthClient {
 
     fn current(&self) -> Option<String> {
         self.flow().current(now()).map(str::to_owned)
+    }
+
+    fn request_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
+        self.flow()
+            .request_headers(method, url, now())
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v))
+            .collect()
+    }
+}
+
+/// A DPoP key pair (P-256, `ES256`; RFC 9449), made fresh for this process: the
+/// [`DpopSigner`](crate::client::oauth::dpop::DpopSigner) of a native client. Tokens bound
+/// to it are useless to anyone who copies them.
+pub struct DpopKey {
+    key: p256::ecdsa::SigningKey,
+}
+
+impl std::fmt::Debug for DpopKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DpopKey")
+            .field("alg", &"ES256")
+            .finish_non_exhaustive()
+    }
+}
+
+impl DpopKey {
+    /// A new random key.
+    ///
+    /// # Errors
+    /// No randomness from the operating system.
+    pub fn generate() -> Result<Self, String> {
+        loop {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
+            // A scalar outside the curve's order (about 2^-128 of draws) is drawn again.
+            if let Ok(key) = p256::ecdsa::SigningKey::from_bytes(&bytes.into()) {
+                return Ok(DpopKey { key });
+            }
+        }
+    }
+}
+
+impl crate::client::oauth::dpop::DpopSigner for DpopKey {
+    fn algorithm(&self) -> &str {
+        "ES256"
+    }
+
+    fn public_jwk(&self) -> serde_json::Value {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let point = self.key.verifying_key().to_encoded_point(false);
+        let coordinate =
+            |c: Option<&p256::FieldBytes>| c.map(|c| b64.encode(c)).unwrap_or_default();
+        serde_json::json!({
+            "kty": "EC",
+            "crv": "P-256",
+            "x": coordinate(point.x()),
+            "y": coordinate(point.y()),
+        })
+    }
+
+    fn sign(&self, signing_input: &[u8]) -> Result<Vec<u8>, String> {
+        use p256::ecdsa::signature::Signer;
+        let signature: p256::ecdsa::Signature = self.key.sign(signing_input);
+        Ok(signature.to_bytes().to_vec())
     }
 }

@@ -293,9 +293,40 @@ impl AuthFlow {
 
     pub(super) fn token_request(
         &mut self,
-        mut form: Vec<(&'static str, String)>,
+        form: Vec<(&'static str, String)>,
         refresh: bool,
     ) -> Action {
+        self.send_token_request(form, refresh, false)
+    }
+
+    /// The same token request once more (with the DPoP nonce just received).
+    pub(super) fn token_request_again(
+        &mut self,
+        form: Vec<(&'static str, String)>,
+        refresh: bool,
+    ) -> Action {
+        self.send_token_request(form, refresh, true)
+    }
+
+    /// Whether tokens are asked for bound to the DPoP key: one is configured and the
+    /// authorization server lists its algorithm.
+    pub(super) fn dpop_active(&self) -> bool {
+        let (Some(signer), Some(server)) = (self.config.dpop.as_deref(), self.server.as_ref())
+        else {
+            return false;
+        };
+        server.metadata["dpop_signing_alg_values_supported"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == signer.algorithm()))
+    }
+
+    fn send_token_request(
+        &mut self,
+        first: Vec<(&'static str, String)>,
+        refresh: bool,
+        retried: bool,
+    ) -> Action {
+        let mut form = first.clone();
         let (Some(server), Some((_, client))) = (self.server.as_ref(), self.client.as_ref()) else {
             return self.fail(OAuthError::OutOfOrder("a token request"));
         };
@@ -348,7 +379,30 @@ impl AuthFlow {
             _ => form.push(("client_id", client.id.clone())),
         }
         let url = server.token_endpoint.clone();
-        self.phase = Phase::Token { refresh };
+        if self.dpop_active() {
+            let signer = self.config.dpop.as_deref().expect("dpop_active");
+            match super::super::dpop::proof(
+                signer,
+                "POST",
+                &url,
+                None,
+                self.as_nonce.as_deref(),
+                self.now,
+            ) {
+                Ok(proof) => headers.push(("dpop", proof)),
+                Err(e) => {
+                    return self.fail(OAuthError::Endpoint {
+                        endpoint: "the DPoP proof",
+                        detail: e,
+                    })
+                }
+            }
+        }
+        self.phase = Phase::Token {
+            refresh,
+            form: first,
+            retried,
+        };
         Action::Fetch(OAuthRequest {
             method: "POST",
             url,
@@ -392,6 +446,7 @@ impl AuthFlow {
                 .or(if refresh { old_refresh } else { None }),
             expires_at: token.expires_in.map(|s| self.now.saturating_add(s)),
             scope: token.scope.clone().or_else(|| self.round.asked.clone()),
+            dpop: token.dpop,
         };
         let issuer = self.round.issuer.clone();
         self.tokens = Some((issuer, tokens));

@@ -387,6 +387,7 @@ fn unauthorized_asks_for_a_token_keeps_the_challenge_and_retries_once() {
     let expected = Challenge {
         status: 401,
         www_authenticate: Some(challenge_header.into()),
+        dpop_nonce: None,
     };
     assert_eq!(step, Step::Authorize(expected.clone()));
     assert_eq!(ex.handle(Input::Token(None)), Step::Read);
@@ -423,6 +424,57 @@ fn unauthorized_asks_for_a_token_keeps_the_challenge_and_retries_once() {
         Step::Read
     );
     assert!(done(ex.handle(Input::End)).is_err());
+}
+
+#[test]
+fn a_dpop_nonce_challenge_to_the_authorized_retry_is_asked_about_once_more() {
+    let mut ep = endpoint();
+    let first = pairs(&[(
+        "WWW-Authenticate",
+        r#"DPoP resource_metadata="https://rs/prm""#,
+    )]);
+    let nonce = pairs(&[
+        ("WWW-Authenticate", r#"DPoP error="use_dpop_nonce""#),
+        ("DPoP-Nonce", "n1"),
+    ]);
+    let mut ex = ep.exchange(&request(1, "ping"), None);
+    sent(ex.start());
+    assert!(matches!(
+        ex.handle(Input::Response {
+            status: 401,
+            headers: &first
+        }),
+        Step::Authorize(_)
+    ));
+    sent(ex.handle(Input::Token(Some("t"))));
+    // The retry is refused for want of the server's nonce: asked once more, with it.
+    let step = ex.handle(Input::Response {
+        status: 401,
+        headers: &nonce,
+    });
+    let Step::Authorize(challenge) = step else {
+        panic!("{step:?}")
+    };
+    assert_eq!(challenge.dpop_nonce.as_deref(), Some("n1"));
+    sent(ex.handle(Input::Token(Some("t"))));
+    // A third refusal is the answer.
+    assert_eq!(
+        ex.handle(Input::Response {
+            status: 401,
+            headers: &nonce
+        }),
+        Step::Read
+    );
+    // A nonce challenge to a first request is an ordinary first challenge.
+    let mut ex = ep.exchange(&request(2, "ping"), None);
+    sent(ex.start());
+    assert!(matches!(
+        ex.handle(Input::Response {
+            status: 401,
+            headers: &nonce
+        }),
+        Step::Authorize(_)
+    ));
 }
 
 /// An SSE answer that ends after a priming event (id `ev-1`, retry 10 ms).

@@ -122,6 +122,7 @@ mod tests {
                 refresh_token: Some("r".into()),
                 expires_at: Some(10),
                 scope: None,
+                dpop: false,
             }),
             ..StoredCredentials::default()
         };
