@@ -220,8 +220,10 @@ pub struct OAuthClient {
 
 struct Inner {
     flow: Mutex<AuthFlow>,
-    /// One round at a time: concurrent challenges wait for the round in progress.
+    /// One round at a time: concurrent challenges wait for the round in progress...
     round: tokio::sync::Mutex<()>,
+    /// ...and take its token when it brought one (the count of rounds that did).
+    rounds_done: std::sync::atomic::AtomicU64,
     agent: Option<Arc<dyn UserAgent>>,
     store: Option<Arc<dyn TokenStore>>,
     /// The store's key: the server's canonical resource URI.
@@ -270,6 +272,7 @@ impl OAuthClient {
             inner: Arc::new(Inner {
                 flow: Mutex::new(flow),
                 round: tokio::sync::Mutex::new(()),
+                rounds_done: std::sync::atomic::AtomicU64::new(0),
                 agent,
                 store: None,
                 resource,
@@ -289,6 +292,7 @@ impl OAuthClient {
             inner: Arc::new(Inner {
                 flow: Mutex::new(flow),
                 round: tokio::sync::Mutex::new(()),
+                rounds_done: std::sync::atomic::AtomicU64::new(0),
                 agent: self.inner.agent.clone(),
                 store: Some(store),
                 resource: self.inner.resource.clone(),
@@ -325,7 +329,16 @@ impl OAuthClient {
     /// Why none came ([`OAuthError`](crate::client::oauth::OAuthError)'s text: never a secret,
     /// a code or a token).
     pub async fn obtain(&self, challenge: &Challenge) -> Result<String, String> {
+        use std::sync::atomic::Ordering;
+        let seen = self.inner.rounds_done.load(Ordering::Acquire);
         let _round = self.inner.round.lock().await;
+        if self.inner.rounds_done.load(Ordering::Acquire) != seen {
+            // A round finished while this one waited: its token answers this challenge too
+            // (a request sent before it was refused for the same reason).
+            if let Some(token) = self.flow().current(now()) {
+                return Ok(token.to_owned());
+            }
+        }
         let mut action = self.flow().challenge_with_nonce(
             challenge.status,
             challenge.www_authenticate.as_deref(),
@@ -356,6 +369,7 @@ impl OAuthClient {
                 }
                 Action::Ready(token) => {
                     tracing::debug!("oauth: authorized");
+                    self.inner.rounds_done.fetch_add(1, Ordering::Release);
                     if let Some(store) = &self.inner.store {
                         if let Some(kept) = self.flow().credentials() {
                             store.save(&self.inner.resource, &kept);
