@@ -32,6 +32,8 @@
 #   BENCH_SKIP_PEERS=1 skip the TS and Python SDK servers (no node/python needed)
 #   BENCH_UPDATE_README=1  also write the table into README.md's "Performance" section (between
 #                      the bench-table markers)
+#   CARGO_TARGET_DIR   honoured: the binaries and criterion's results are read from cargo's target
+#                      directory, wherever it is; the results and the table stay in target/bench-results
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
@@ -42,7 +44,11 @@ WARM="${BENCH_WARMUP_MS:-500}"
 ONLY="${BENCH_ONLY:-inprocess,http,ws,memory,stdio}"
 PEERS="$ROOT/benches/peers"
 OUT="$ROOT/target/bench-results"
-BIN="$ROOT/target/release"
+# Where cargo builds (CARGO_TARGET_DIR, a config's build.target-dir, else ./target): the binaries
+# and criterion's results are there; our own results stay in ./target/bench-results.
+TARGET="$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+BIN="$TARGET/release"
 mkdir -p "$OUT"
 rm -f "$OUT"/http.jsonl "$OUT"/ws.jsonl "$OUT"/memory.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl
 
@@ -151,7 +157,7 @@ if wants inprocess; then
   log "in process (criterion, quick settings)"
   BENCH_QUICK=1 "${ON_SERVER[@]}" cargo bench -q -p orkestrel-mcp-bench --bench inprocess \
     >"$OUT/criterion.log" 2>&1 || { cat "$OUT/criterion.log" >&2; exit 1; }
-  python3 - "$ROOT/target/criterion" "$OUT/inprocess.json" <<'EOF'
+  python3 - "$TARGET/criterion" "$OUT/inprocess.json" <<'EOF'
 import json, sys, pathlib
 base, out = pathlib.Path(sys.argv[1]), sys.argv[2]
 res = {}

@@ -22,7 +22,10 @@ mkdir -p "$OUT"
 # One build of both binaries (one feature set for the shared library, so no rebuild next time).
 cargo build --release -p orkestrel-mcp -p orkestrel-mcp-bench --features orkestrel-mcp/native \
   --bin orkestrel-mcp --bin soak >&2
-BIN="$(pwd)/target/release/orkestrel-mcp"
+# Cargo's target directory (CARGO_TARGET_DIR, a config's build.target-dir, else ./target).
+TARGET="$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+BIN="$TARGET/release/orkestrel-mcp"
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
 RUST_LOG="${SOAK_SERVER_LOG:-warn}" "$BIN" serve --http "127.0.0.1:$PORT" 2>"$OUT/server.log" &
@@ -39,7 +42,7 @@ done
 
 echo "soak: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/report.txt"
 status=0
-target/release/soak --url "http://127.0.0.1:$PORT/mcp" --pid "$SERVER" --bin "$BIN" \
+"$TARGET/release/soak" --url "http://127.0.0.1:$PORT/mcp" --pid "$SERVER" --bin "$BIN" \
   --seconds "$SECONDS_TO_RUN" | tee -a "$OUT/report.txt" || status=$?
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 exit "$status"

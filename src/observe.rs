@@ -125,14 +125,17 @@ impl Observation {
     /// End with the server's response (`None`: the request was cancelled, no response);
     /// `tool_call`: the method was `tools/call`, whose `isError` result is a failure.
     pub(crate) fn finish_response(self, tool_call: bool, response: Option<&JsonRpcResponse>) {
-        let method = if tool_call { "tools/call" } else { "" };
         match response.map(|r| &r.payload) {
             None => self.finish(ErrorType::of_named("cancelled"), None),
-            Some(Ok(result)) => self.finish(ErrorType::of(method, Ok(result)), None),
-            Some(Err(error)) => self.finish(
-                ErrorType::of(method, Err(error)),
-                Some(error.message.as_str()),
-            ),
+            // Only a tool call's result is read (`isError`): any other may be JSON text that
+            // reading would parse (a cached listing).
+            Some(Ok(result)) if tool_call => {
+                self.finish(ErrorType::of("tools/call", Ok(result)), None)
+            }
+            Some(Ok(_)) => self.finish(None, None),
+            Some(Err(error)) => {
+                self.finish(ErrorType::of("", Err(error)), Some(error.message.as_str()))
+            }
         }
     }
 

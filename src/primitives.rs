@@ -8,6 +8,7 @@
 //! - [`skills`]: the Skills extension (`io.modelcontextprotocol/skills`): skills as `skill://`
 //!   resources with digests, listed by `skills/list`, their directories read.
 
+pub(crate) mod listing;
 pub mod prompts;
 pub mod resources;
 pub mod skills;

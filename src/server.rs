@@ -9,6 +9,7 @@
 //! ```text
 //!  dispatch_with(message, ctx) ─► request listeners ─► modern? (modern.rs: _meta, version, round)
 //!         │                                                    │
+//!         │                            lists.rs: the cached lists ─► the registries' listings
 //!         │                            methods.rs: the method table ─► tools / resources / prompts
 //!         ├─ notifications/cancelled ─► abort the request in flight (peers)
 //!         └─ a response ─► the pending server→client request with that id
@@ -22,6 +23,7 @@
 
 pub mod connection;
 pub mod context;
+mod lists;
 pub mod liveness;
 mod methods;
 mod modern;
@@ -358,38 +360,17 @@ impl McpServer {
             .flatten()
     }
 
-    /// A request's result: the shared JSON text of a cached listing when one answers it
-    /// ([`McpServer::cached_result`]), else what its method returns.
+    /// A request's result: a cacheable list from its registry's cached listing (`lists.rs`),
+    /// else what its method returns.
     async fn answer(
         &self,
         request: JsonRpcRequest,
         ctx: RequestContext,
     ) -> Result<ResultValue, ErrorObject> {
-        if let Some(raw) = self.cached_result(&request, &ctx) {
-            return Ok(ResultValue::raw(raw));
+        if let Some(listed) = self.answer_list(&request, &ctx) {
+            return listed;
         }
         self.call_era(request, ctx).await.map(ResultValue::from)
-    }
-
-    /// The `tools/list` of the whole registry, serialized once per change of it and shared by
-    /// every response: only for a handshake-era request with no params but `_meta` (no cursor,
-    /// nothing to check) whose listing fits one page. Anything else takes the method table.
-    fn cached_result(
-        &self,
-        request: &JsonRpcRequest,
-        ctx: &RequestContext,
-    ) -> Option<Arc<serde_json::value::RawValue>> {
-        if request.method != "tools/list" || ctx.era == Era::Modern {
-            return None;
-        }
-        let plain = request.params.as_ref().is_none_or(|p| p.is_empty());
-        let tools = &self.inner.options.tools;
-        let one_page = self
-            .inner
-            .options
-            .page_size
-            .is_none_or(|n| tools.len() <= n);
-        (plain && one_page).then(|| tools.list_result())
     }
 
     /// The string boundary (seed `handle`, clause 7): malformed JSON → a `-32700` reply with id

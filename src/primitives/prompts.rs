@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::primitives::listing::{ListCache, Listing};
 use crate::protocol::Content;
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::ErrorObject;
@@ -152,6 +153,8 @@ impl Prompt {
 #[derive(Default)]
 pub struct PromptRegistry {
     prompts: RwLock<IndexMap<String, Prompt>>,
+    /// The descriptors serialized, built on the first `prompts/list` after a change.
+    listing: ListCache,
 }
 
 impl fmt::Debug for PromptRegistry {
@@ -171,12 +174,14 @@ impl PromptRegistry {
     /// Add (or replace, by name) a prompt.
     pub fn add(&self, prompt: Prompt) {
         let mut map = self.prompts.write().unwrap_or_else(|e| e.into_inner());
+        self.listing.clear();
         map.insert(prompt.descriptor.name.clone(), prompt);
     }
 
     /// Remove a prompt; `true` when it was there.
     pub fn remove(&self, name: &str) -> bool {
         let mut map = self.prompts.write().unwrap_or_else(|e| e.into_inner());
+        self.listing.clear();
         map.shift_remove(name).is_some()
     }
 
@@ -192,6 +197,15 @@ impl PromptRegistry {
     pub fn list(&self) -> Vec<PromptDescriptor> {
         let map = self.prompts.read().unwrap_or_else(|e| e.into_inner());
         map.values().map(|p| p.descriptor.clone()).collect()
+    }
+
+    /// Every descriptor serialized, in insertion order, cached until the next `add` / `remove`.
+    pub(crate) fn listing(&self) -> Arc<Listing> {
+        if let Some(listing) = self.listing.cached() {
+            return listing;
+        }
+        let map = self.prompts.read().unwrap_or_else(|e| e.into_inner());
+        self.listing.fill(map.values().map(|p| &p.descriptor))
     }
 
     /// Render prompt `name` with `arguments`.

@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::primitives::listing::{ListCache, Listing};
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
@@ -316,6 +317,10 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
 pub struct ResourceRegistry {
     resources: RwLock<IndexMap<String, Resource>>,
     templates: RwLock<Vec<ResourceTemplate>>,
+    /// The resource descriptors serialized, built on the first `resources/list` after a change.
+    listing: ListCache,
+    /// The template descriptors serialized, likewise for `resources/templates/list`.
+    template_listing: ListCache,
 }
 
 impl fmt::Debug for ResourceRegistry {
@@ -336,29 +341,28 @@ impl ResourceRegistry {
     /// Add (or replace, by URI) a resource.
     pub fn add(&self, resource: Resource) {
         let mut map = self.resources.write().unwrap_or_else(|e| e.into_inner());
+        self.listing.clear();
         map.insert(resource.descriptor.uri.clone(), resource);
     }
 
     /// Add a template (matched in insertion order after the static resources).
     pub fn add_template(&self, template: ResourceTemplate) {
-        self.templates
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(template);
+        let mut list = self.templates.write().unwrap_or_else(|e| e.into_inner());
+        self.template_listing.clear();
+        list.push(template);
     }
 
     /// Remove a resource by URI; `true` when it was there.
     pub fn remove(&self, uri: &str) -> bool {
-        self.resources
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .shift_remove(uri)
-            .is_some()
+        let mut map = self.resources.write().unwrap_or_else(|e| e.into_inner());
+        self.listing.clear();
+        map.shift_remove(uri).is_some()
     }
 
     /// Remove a template by its `uriTemplate`; `true` when it was there.
     pub fn remove_template(&self, uri_template: &str) -> bool {
         let mut list = self.templates.write().unwrap_or_else(|e| e.into_inner());
+        self.template_listing.clear();
         let before = list.len();
         list.retain(|t| t.descriptor.uri_template != uri_template);
         list.len() != before
@@ -366,7 +370,15 @@ impl ResourceRegistry {
 
     /// Whether nothing is registered.
     pub fn is_empty(&self) -> bool {
-        self.list().is_empty() && self.templates().is_empty()
+        self.resources
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+            && self
+                .templates
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
     }
 
     /// Every resource descriptor, in insertion order.
@@ -379,6 +391,27 @@ impl ResourceRegistry {
     pub fn templates(&self) -> Vec<TemplateDescriptor> {
         let list = self.templates.read().unwrap_or_else(|e| e.into_inner());
         list.iter().map(|t| t.descriptor.clone()).collect()
+    }
+
+    /// Every resource descriptor serialized, in insertion order, cached until the next change
+    /// of the resources.
+    pub(crate) fn listing(&self) -> Arc<Listing> {
+        if let Some(listing) = self.listing.cached() {
+            return listing;
+        }
+        let map = self.resources.read().unwrap_or_else(|e| e.into_inner());
+        self.listing.fill(map.values().map(|r| &r.descriptor))
+    }
+
+    /// Every template descriptor serialized, in insertion order, cached until the next change
+    /// of the templates.
+    pub(crate) fn template_listing(&self) -> Arc<Listing> {
+        if let Some(listing) = self.template_listing.cached() {
+            return listing;
+        }
+        let list = self.templates.read().unwrap_or_else(|e| e.into_inner());
+        self.template_listing
+            .fill(list.iter().map(|t| &t.descriptor))
     }
 
     /// Read `uri`: a static resource first, then the first matching template.

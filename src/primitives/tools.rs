@@ -31,6 +31,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::primitives::listing::{ListCache, Listing};
 use crate::protocol::{TaskSupport, ToolDescriptor, ToolExecution, ToolResult};
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::ErrorObject;
@@ -354,10 +355,8 @@ impl<'a, T, F: Future<Output = T> + MaybeSend + 'a> BoxedMaybe<'a, T> for F {
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: RwLock<IndexMap<String, Arc<Tool>>>,
-    /// The descriptors as JSON, built on the first `tools/list` after a change.
-    listing: RwLock<Option<Arc<Vec<Value>>>>,
-    /// `{"tools":[…]}` as JSON text, cached with `listing`.
-    result: RwLock<Option<Arc<serde_json::value::RawValue>>>,
+    /// The descriptors serialized, built on the first `tools/list` after a change.
+    listing: ListCache,
 }
 
 impl fmt::Debug for ToolRegistry {
@@ -384,16 +383,14 @@ impl ToolRegistry {
     /// Add a tool, replacing (and returning) any tool of the same name.
     pub fn add(&self, tool: Tool) -> Option<Arc<Tool>> {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
-        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
-        *self.result.write().unwrap_or_else(|e| e.into_inner()) = None;
+        self.listing.clear();
         tools.insert(tool.name().to_owned(), Arc::new(tool))
     }
 
     /// Remove a tool by name; `true` when it was there.
     pub fn remove(&self, name: &str) -> bool {
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
-        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = None;
-        *self.result.write().unwrap_or_else(|e| e.into_inner()) = None;
+        self.listing.clear();
         tools.shift_remove(name).is_some()
     }
 
@@ -407,54 +404,14 @@ impl ToolRegistry {
         self.read().values().map(|t| t.descriptor.clone()).collect()
     }
 
-    /// Every descriptor as JSON, in insertion order, cached until the next `add` / `remove`
+    /// Every descriptor serialized, in insertion order, cached until the next `add` / `remove`
     /// (the `tools/list` hot path serializes the descriptors once, not per request).
-    pub fn list_json(&self) -> Arc<Vec<Value>> {
-        if let Some(listing) = self.cached(&self.listing) {
+    pub(crate) fn listing(&self) -> Arc<Listing> {
+        if let Some(listing) = self.listing.cached() {
             return listing;
         }
         let tools = self.read();
-        self.listing_of(&tools)
-    }
-
-    /// The `tools/list` result of every tool (`{"tools":[…]}`, no cursor) as JSON text,
-    /// serialized once and cached until the next `add` / `remove`: a response writes it as is.
-    pub fn list_result(&self) -> Arc<serde_json::value::RawValue> {
-        if let Some(result) = self.cached(&self.result) {
-            return result;
-        }
-        #[derive(Serialize)]
-        struct Listed<'a> {
-            tools: &'a [Value],
-        }
-        // Built and stored under the read lock `add` / `remove` wait on: a change cannot land
-        // between the two and leave a stale text cached.
-        let tools = self.read();
-        let listing = self.listing_of(&tools);
-        let text = serde_json::to_string(&Listed { tools: &listing }).expect("listings serialize");
-        let result: Arc<serde_json::value::RawValue> =
-            Arc::from(serde_json::value::RawValue::from_string(text).expect("serialized JSON"));
-        *self.result.write().unwrap_or_else(|e| e.into_inner()) = Some(result.clone());
-        result
-    }
-
-    fn cached<T: ?Sized>(&self, cache: &RwLock<Option<Arc<T>>>) -> Option<Arc<T>> {
-        cache.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The listing of `tools` (the registry, read-locked by the caller), cached.
-    fn listing_of(&self, tools: &IndexMap<String, Arc<Tool>>) -> Arc<Vec<Value>> {
-        if let Some(listing) = self.cached(&self.listing) {
-            return listing;
-        }
-        let listing: Arc<Vec<Value>> = Arc::new(
-            tools
-                .values()
-                .map(|t| serde_json::to_value(&t.descriptor).expect("descriptors serialize"))
-                .collect(),
-        );
-        *self.listing.write().unwrap_or_else(|e| e.into_inner()) = Some(listing.clone());
-        listing
+        self.listing.fill(tools.values().map(|t| &t.descriptor))
     }
 
     /// The tool names, in insertion order.

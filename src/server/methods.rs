@@ -1,8 +1,9 @@
 //! The method table: what each request method does (`initialize`, `ping`, `server/discover`,
 //! the tools, resources, prompts, completion and logging methods, and the skills extension's in
-//! `skills.rs`), with its params read and its
-//! lists paginated (spec
+//! `skills.rs`), with its params read and its lists paginated (spec
 //! [`server/utilities/pagination`](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/pagination)).
+//! The cacheable lists (`tools/list`, `resources/list`, `resources/templates/list`,
+//! `prompts/list`) are answered before it, from their registries' cached listings (`lists.rs`).
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -45,32 +46,12 @@ impl McpServer {
             "ping" => checked().map(|()| json!({})),
             "server/discover" => checked().map(|()| self.discover()),
             "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
-            "tools/list" => {
-                checked()?;
-                let tools = o.tools.list_json();
-                let (tools, next) = page(
-                    tools.iter().cloned().collect(),
-                    params.as_ref(),
-                    o.page_size,
-                )?;
-                Ok(listed_values("tools", tools, next))
-            }
             "tools/call" => {
                 checked()?;
                 self.call_tool(params, ctx).await
             }
             "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" => {
                 self.task_method(&request.method, params, &ctx).await
-            }
-            "resources/list" if self.serves_resources() => {
-                checked()?;
-                let (items, next) = page(self.resource_list(), params.as_ref(), o.page_size)?;
-                Ok(listed("resources", items, next))
-            }
-            "resources/templates/list" if self.serves_resources() => {
-                checked()?;
-                let (items, next) = page(o.resources.templates(), params.as_ref(), o.page_size)?;
-                Ok(listed("resourceTemplates", items, next))
             }
             "resources/read" if self.serves_resources() => {
                 checked()?;
@@ -99,11 +80,6 @@ impl McpServer {
                     });
                 }
                 Ok(json!({}))
-            }
-            "prompts/list" if o.declare_lists || !o.prompts.is_empty() => {
-                checked()?;
-                let (items, next) = page(o.prompts.list(), params.as_ref(), o.page_size)?;
-                Ok(listed("prompts", items, next))
             }
             "prompts/get" if o.declare_lists || !o.prompts.is_empty() => {
                 checked()?;
@@ -203,33 +179,39 @@ pub(super) fn page<T>(
     params: Option<&Map<String, Value>>,
     size: Option<usize>,
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
-    let start = match params.and_then(|p| p.get("cursor")) {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(cursor)) => cursor
-            .strip_prefix("o")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|n| *n <= items.len())
-            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor: {cursor}")))?,
-        Some(_) => return Err(ErrorObject::invalid_params(r#""cursor" must be a string"#)),
-    };
-    let Some(size) = size else {
-        return Ok((items.into_iter().skip(start).collect(), None));
-    };
-    let end = start.saturating_add(size).min(items.len());
-    let next = (end < items.len()).then(|| format!("o{end}"));
+    let (start, end, next) = page_bounds(items.len(), params, size)?;
     Ok((
         items.into_iter().skip(start).take(end - start).collect(),
         next,
     ))
 }
 
-fn listed_values(key: &str, items: Vec<Value>, next: Option<String>) -> Value {
-    let mut out = Map::new();
-    out.insert(key.to_owned(), Value::Array(items));
-    if let Some(next) = next {
-        out.insert("nextCursor".to_owned(), Value::String(next));
-    }
-    Value::Object(out)
+/// The page of a list of `len` items after `params.cursor`: its first and past-the-end index,
+/// and the next cursor when more remain (at most `size` items a page; all of them without one).
+///
+/// # Errors
+/// `-32602` for a cursor that is not a string, or not one this server issued for this list
+/// (`o` and an offset within it).
+pub(super) fn page_bounds(
+    len: usize,
+    params: Option<&Map<String, Value>>,
+    size: Option<usize>,
+) -> Result<(usize, usize, Option<String>), ErrorObject> {
+    let start = match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => cursor
+            .strip_prefix("o")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n <= len)
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor: {cursor}")))?,
+        Some(_) => return Err(ErrorObject::invalid_params(r#""cursor" must be a string"#)),
+    };
+    let Some(size) = size else {
+        return Ok((start, len, None));
+    };
+    let end = start.saturating_add(size).min(len);
+    let next = (end < len).then(|| format!("o{end}"));
+    Ok((start, end, next))
 }
 
 pub(super) fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String>) -> Value {

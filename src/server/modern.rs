@@ -97,7 +97,7 @@ impl McpServer {
         }
     }
 
-    fn decorate(&self, method: &str, result: &mut Value) {
+    pub(super) fn decorate(&self, method: &str, result: &mut Value) {
         let info =
             serde_json::to_value(&self.inner.options.info).expect("implementation info serializes");
         era::decorate_result(method, result, &info, self.inner.options.cache_ttl_ms);

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::methods::{listed, page, string_param};
 use super::McpServer;
-use crate::primitives::resources::{ResourceContents, ResourceDescriptor};
+use crate::primitives::resources::ResourceContents;
 use crate::primitives::skills::SKILLS_EXTENSION;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -62,16 +62,6 @@ impl McpServer {
             }
             other => Err(ErrorObject::method_not_found(other)),
         }
-    }
-
-    /// `resources/list` entries: the registered resources, then every skill file.
-    pub(super) fn resource_list(&self) -> Vec<ResourceDescriptor> {
-        let o = &self.inner.options;
-        let mut list = o.resources.list();
-        if !o.skills.is_empty() {
-            list.extend(o.skills.snapshot().resources());
-        }
-        list
     }
 
     /// The contents of the skill file at `uri`, when a served skill holds it.

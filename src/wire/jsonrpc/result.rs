@@ -13,7 +13,8 @@ use serde_json::Value;
 ///
 /// Most results are a [`Value`]. A server may instead answer with JSON text it serialized once
 /// and shares between responses ([`ResultValue::raw`], e.g. the `tools/list` of an unchanged
-/// registry): it is written out byte for byte, never cloned or re-serialized. Either way it reads
+/// registry), or text it wrote for this response (`From<Box<RawValue>>`, e.g. one page of that
+/// listing): it is written out byte for byte, never cloned or re-serialized. Either way it reads
 /// as a [`Value`] (it derefs to one; raw text is parsed on first read), compares by that value,
 /// and [`ResultValue::into_value`] takes it out.
 #[derive(Clone)]
@@ -22,22 +23,36 @@ pub struct ResultValue(Repr);
 #[derive(Clone)]
 enum Repr {
     Value(Value),
-    Raw {
-        text: Arc<RawValue>,
-        parsed: OnceLock<Value>,
-    },
+    Raw { text: Text, parsed: OnceLock<Value> },
+}
+
+/// Serialized JSON text: shared between responses, or this response's own.
+#[derive(Clone)]
+enum Text {
+    Shared(Arc<RawValue>),
+    Owned(Box<RawValue>),
+}
+
+impl Text {
+    fn get(&self) -> &RawValue {
+        match self {
+            Text::Shared(text) => text,
+            Text::Owned(text) => text,
+        }
+    }
 }
 
 impl ResultValue {
     /// A result written out as the JSON text `text` (already validated by its `RawValue`).
     pub fn raw(text: Arc<RawValue>) -> Self {
         ResultValue(Repr::Raw {
-            text,
+            text: Text::Shared(text),
             parsed: OnceLock::new(),
         })
     }
 
-    /// `true` when the result is shared JSON text.
+    /// `true` when the result is JSON text already serialized: shared ([`ResultValue::raw`]) or
+    /// this response's own (`ResultValue::from(Box<RawValue>)`).
     pub fn is_raw(&self) -> bool {
         matches!(self.0, Repr::Raw { .. })
     }
@@ -46,7 +61,7 @@ impl ResultValue {
     pub fn into_value(self) -> Value {
         match self.0 {
             Repr::Value(value) => value,
-            Repr::Raw { text, parsed } => parsed.into_inner().unwrap_or_else(|| parse(&text)),
+            Repr::Raw { text, parsed } => parsed.into_inner().unwrap_or_else(|| parse(text.get())),
         }
     }
 }
@@ -62,7 +77,7 @@ impl Deref for ResultValue {
     fn deref(&self) -> &Value {
         match &self.0 {
             Repr::Value(value) => value,
-            Repr::Raw { text, parsed } => parsed.get_or_init(|| parse(text)),
+            Repr::Raw { text, parsed } => parsed.get_or_init(|| parse(text.get())),
         }
     }
 }
@@ -70,6 +85,17 @@ impl Deref for ResultValue {
 impl From<Value> for ResultValue {
     fn from(value: Value) -> Self {
         ResultValue(Repr::Value(value))
+    }
+}
+
+impl From<Box<RawValue>> for ResultValue {
+    /// A result written out as the JSON text `text`, owned by this response (e.g. one page of a
+    /// cached listing, composed for this request).
+    fn from(text: Box<RawValue>) -> Self {
+        ResultValue(Repr::Raw {
+            text: Text::Owned(text),
+            parsed: OnceLock::new(),
+        })
     }
 }
 
@@ -95,7 +121,7 @@ impl Serialize for ResultValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Repr::Value(value) => value.serialize(serializer),
-            Repr::Raw { text, .. } => text.serialize(serializer),
+            Repr::Raw { text, .. } => text.get().serialize(serializer),
         }
     }
 }
@@ -115,5 +141,10 @@ mod tests {
         assert_eq!(raw["a"][0], 2);
         assert_eq!(raw, ResultValue::from(json!({"a":[2],"b":1})));
         assert_eq!(raw.clone().into_value(), json!({"b":1,"a":[2]}));
+        let owned = ResultValue::from(RawValue::from_string("[1, 2]".into()).unwrap());
+        assert!(owned.is_raw());
+        assert_eq!(serde_json::to_string(&owned).unwrap(), "[1, 2]");
+        assert_eq!(owned[1], 2);
+        assert_eq!(owned.into_value(), json!([1, 2]));
     }
 }
