@@ -308,10 +308,13 @@ impl AuthFlow {
                 self.round.as_errors.push(format!("{url}: {detail}"));
                 self.next_as()
             }
-            Phase::Register | Phase::Token { .. } => {
-                let url = match self.server.as_ref() {
-                    Some(s) => s.token_endpoint.clone(),
-                    None => String::new(),
+            phase @ (Phase::Register | Phase::Token { .. }) => {
+                let url = match (self.server.as_ref(), phase) {
+                    (Some(s), Phase::Register) => {
+                        s.registration_endpoint.clone().unwrap_or_default()
+                    }
+                    (Some(s), _) => s.token_endpoint.clone(),
+                    (None, _) => String::new(),
                 };
                 self.fail(OAuthError::Fetch {
                     url,
