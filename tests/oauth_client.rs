@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hyper::Method;
 use orkestrel_mcp::client::oauth::{query_params, OAuthConfig};
 use orkestrel_mcp::http::exchange::Challenge;
-use orkestrel_mcp::native::client::oauth::{LoopbackBrowser, OAuthClient, UserAgent};
+use orkestrel_mcp::native::client::oauth::{AutoApprove, LoopbackBrowser, OAuthClient, UserAgent};
 use orkestrel_mcp::BoxFuture;
 use serde_json::{json, Value};
 use support::client::{fake_http, json_reply, Reply, Seen};
@@ -370,4 +370,106 @@ async fn a_callback_with_another_state_ends_the_round_without_a_token_request() 
         .collect::<Vec<_>>();
     assert_eq!(exchanged.len(), 1, "{exchanged:?}");
     assert!(exchanged[0].contains("code=good-code"), "{exchanged:?}");
+}
+
+/// What a `tracing` subscriber writes, kept.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn no_secret_code_or_token_is_logged_even_at_trace() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // A registered confidential client, an authorization that approves at once, tokens that
+    // expire at once (the second round refreshes); every secret says SECRET.
+    let issued = Arc::new(Mutex::new(0));
+    let (url, seen) = peer(move |me, s| match (s.method.as_str(), path(s)) {
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_ok(json!({
+            "resource": format!("{me}/mcp"),
+            "authorization_servers": [me],
+        })),
+        ("GET", "/.well-known/oauth-authorization-server") => json_ok(json!({
+            "issuer": me,
+            "authorization_endpoint": format!("{me}/authorize"),
+            "token_endpoint": format!("{me}/token"),
+            "registration_endpoint": format!("{me}/register"),
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+        })),
+        ("POST", "/register") => json_reply(
+            "201 Created",
+            "",
+            r#"{"client_id": "registered", "client_secret": "SECRET-client", "token_endpoint_auth_method": "client_secret_basic"}"#,
+        ),
+        ("GET", "/authorize") => {
+            let params = query_params(&format!("http://x{}", s.target));
+            let get = |name: &str| {
+                params
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            let back = format!(
+                "{}?code=SECRET-code&state={}",
+                get("redirect_uri"),
+                get("state")
+            );
+            redirect("302 Found", &back)
+        }
+        ("POST", "/token") => {
+            let mut n = issued.lock().unwrap();
+            *n += 1;
+            json_ok(json!({
+                "access_token": format!("SECRET-access-{n}"),
+                "refresh_token": format!("SECRET-refresh-{n}"),
+                "token_type": "Bearer",
+                "expires_in": 1,
+            }))
+        }
+        _ => not_found(),
+    })
+    .await;
+    let agent = Arc::new(AutoApprove::new("http://127.0.0.1:9/callback"));
+    let client = OAuthClient::authorization_code(OAuthConfig::authorization_code(&url, ""), agent);
+    assert_eq!(
+        obtain(&client, &challenge(None)).await.as_deref(),
+        Ok("SECRET-access-1")
+    );
+    // The token expired (within the 30 s margin): the next 401 refreshes it.
+    assert_eq!(
+        obtain(&client, &challenge(None)).await.as_deref(),
+        Ok("SECRET-access-2")
+    );
+    let refreshed = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| path(s) == "/token")
+        .map(|s| String::from_utf8_lossy(&s.raw).into_owned())
+        .collect::<Vec<_>>();
+    assert!(
+        refreshed.len() == 2 && refreshed[1].contains("refresh_token=SECRET-refresh-1"),
+        "{refreshed:?}"
+    );
+    let log = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+    assert!(log.contains("oauth: fetch"), "nothing captured: {log}");
+    assert!(!log.contains("SECRET"), "a secret in the log:\n{log}");
 }
