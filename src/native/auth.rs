@@ -96,7 +96,7 @@ struct Inner {
     audience: Option<String>,
     jwks_uri: String,
     keys: Mutex<Keys>,
-    /// When an unknown key last made the set be fetched again (`None`: never).
+    /// When an unknown key last made the set be fetched again, successfully (`None`: never).
     refetched: Mutex<Option<Instant>>,
 }
 
@@ -219,21 +219,20 @@ impl JwtVerifier {
 
     /// Fetch the key set again, unless an unknown key made it do so within [`REFETCH_EVERY`].
     async fn refetch(&self) -> Result<(), TokenError> {
-        {
-            let mut last = self
-                .inner
+        let refetched = || {
+            self.inner
                 .refetched
                 .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|at| at.elapsed() < REFETCH_EVERY) {
-                return Ok(());
-            }
-            *last = Some(Instant::now());
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        if refetched().is_some_and(|at| at.elapsed() < REFETCH_EVERY) {
+            return Ok(());
         }
         let fresh = fetch_keys(&self.inner.jwks_uri)
             .await
             .map_err(TokenError::Unavailable)?;
         *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+        *refetched() = Some(Instant::now());
         Ok(())
     }
 }
