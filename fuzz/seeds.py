@@ -206,4 +206,53 @@ exch.append(bytes([0]) + b"\x86")
 exch.append(bytes([0x90]) + response(0, 1) + chunk("id: 5\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n") + END + b"\x03")
 exch.append(bytes([0x80]) + response(7, 0))
 write("exchange", exch)
+
+# The client's authorization machine: byte 0 the configuration (bit 0 client credentials, 1 a
+# pre-registered client, 2 its secret, 3 a metadata document URL, 4 a scope, 5 restored
+# credentials (then an issuer byte), 6-7 the server); then rounds: a status, a clock step, a
+# challenge (0 none, 1-4 templates, else text); then one op per action (see
+# fuzz_targets/auth_flow.rs): 0 the document asked for (then its shape byte), 4 a status and
+# text, 6 a failure; for a sign-in 0 the right callback, 2 another state, 3 an error.
+def text(t):
+    t = t.encode("utf-8") if isinstance(t, str) else t
+    return bytes([len(t)]) + t
+DOC = b"\x00\x00"          # the document, shape 0
+NOT_FOUND = b"\x04\x04\x00"  # 404, empty body
+ROUND = b"\x00\x00\x00"     # 401, no clock step, no challenge header
+flows = [
+    # Authorization code: resource metadata, server metadata, registration, sign-in, token.
+    b"\x00" + ROUND + DOC + DOC + DOC + b"\x00" + DOC + b"\x00"
+    # then a 403 step-up: the cached server, the same client, a new sign-in.
+    + b"\x02\x01\x02" + DOC + b"\x00" + DOC + b"\x00",
+    # Client credentials, client_secret_basic.
+    b"\x01" + ROUND + DOC + b"\x00\x10" + DOC + b"\x00",
+    # The 2025-03-26 fallback: no resource metadata; the origin's server metadata.
+    b"\x00" + ROUND + NOT_FOUND + NOT_FOUND + DOC + DOC + b"\x00" + DOC + b"\x00",
+    # ... and no server metadata either: the default endpoints.
+    b"\x00" + ROUND + NOT_FOUND + NOT_FOUND + NOT_FOUND + NOT_FOUND + DOC + b"\x00" + DOC + b"\x00",
+    # Restored tokens: a refresh; then a refused refresh and a new sign-in.
+    b"\x20\x00" + ROUND + DOC + DOC + DOC + b"\x00"
+    + b"\x00\x10\x00" + DOC + b"\x04\x02" + text('{"error":"invalid_grant"}') + b"\x00" + DOC + b"\x00",
+    # RFC 9207: iss advertised and sent; then (403 step-ups) another state; then an error.
+    b"\x00" + ROUND + DOC + b"\x00\x10" + DOC + b"\x08" + DOC + b"\x00"
+    + b"\x02\x20\x02" + DOC + b"\x02" + b"\x00"
+    + b"\x02\x20\x02" + DOC + b"\x03" + b"\x00",
+    # A Client ID Metadata Document and a pre-registered client with a secret (post).
+    b"\x08" + ROUND + DOC + b"\x00\x20" + b"\x00" + DOC + b"\x00",
+    b"\x16" + ROUND + DOC + b"\x00\x08" + b"\x00" + DOC + b"\x00",
+    # A challenge naming the metadata URL; text challenges.
+    b"\x00\x00\x00\x01" + DOC + DOC + DOC + b"\x00" + DOC + b"\x00",
+    b"\x00\x00\x00\x05" + text('Bearer resource_metadata="https://mcp.example/prm", scope="a b", error="insufficient_scope"') + DOC + DOC + DOC + b"\x00" + DOC,
+    b"\x00\x00\x00\x04" + text("https://elsewhere.example/prm") + b"\x06\x06\x06\x06\x06\x06",
+    # Lies: another resource, another issuer, no S256; a failed fetch of each candidate.
+    b"\x00" + ROUND + b"\x00\x01",
+    b"\x00" + ROUND + DOC + b"\x00\x41" + text("https://evil.example"),
+    b"\x00" + ROUND + DOC + b"\x00\x02",
+    b"\x00" + ROUND + b"\x06\x06\x06\x06\x06\x06\x06",
+    # Out of order: a redirect while fetching, an answer while signing in, a new challenge.
+    b"\x00" + ROUND + b"\x82" + text("http://127.0.0.1:7/callback?code=c&state=s"),
+    b"\x00" + ROUND + DOC + DOC + DOC + b"\x80\x00" + text("{}"),
+    b"\x00" + ROUND + DOC + b"\x83" + text('Bearer scope="s9"') + DOC + DOC,
+]
+write("auth_flow", flows)
 print("seeds:", {t: len(os.listdir(os.path.join(OUT, t))) for t in sorted(os.listdir(OUT))})

@@ -110,11 +110,19 @@ fn addr_of(url: &str) -> SocketAddr {
 
 /// A client_credentials token from `issuer` for `resource` with `scope`.
 async fn token(issuer: &str, resource: &str, scope: &str) -> String {
-    let body = format!(
+    token_with(issuer, resource, scope, &[]).await
+}
+
+/// [`token`] with `extra` form fields (provider.mjs's `test_exp`, `test_nbf`).
+async fn token_with(issuer: &str, resource: &str, scope: &str, extra: &[(&str, &str)]) -> String {
+    let mut body = format!(
         "grant_type=client_credentials&resource={}&scope={}",
         form_encode(resource),
         form_encode(scope)
     );
+    for (name, value) in extra {
+        body.push_str(&format!("&{name}={}", form_encode(value)));
+    }
     // machine:machine-secret
     let basic = "Basic bWFjaGluZTptYWNoaW5lLXNlY3JldA==";
     let reply = support::http::request(
@@ -238,6 +246,7 @@ async fn tokens_from_a_real_authorization_server_are_required_and_checked() {
             &forged,
             "the signature does not verify",
         ),
+        // Signed by the same (development) key: only its `iss` is wrong.
         ("another issuer", &foreign, "from another issuer"),
     ] {
         let (status, challenge, body) = ping(&url, Some(&format!("Bearer {bad}"))).await;
@@ -277,6 +286,115 @@ fn forge(token: &str) -> String {
     let i = bytes.len() / 2;
     bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
     format!("{head}.{}", String::from_utf8(bytes).unwrap())
+}
+
+/// The whole `Bearer` of a 401 for `token`: status, challenge, the error message.
+async fn refused(url: &str, token: &str) -> (u16, String, String) {
+    let (status, challenge, body) = ping(url, Some(&format!("Bearer {token}"))).await;
+    let message = body["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (status, challenge, message)
+}
+
+/// `whoami` over HTTP with `token`: the identity, or the error's text.
+async fn whoami(url: &str, token: &str) -> Result<Value, String> {
+    let client = client(url, token, false);
+    client.connect().await.map_err(|e| e.to_string())?;
+    let me = client.call("whoami", json!({})).await;
+    client.disconnect().await;
+    me.map(|v| v.unwrap_or(Value::Null))
+        .map_err(|e| e.to_string())
+}
+
+/// Asserts no token's signature is in `log`.
+fn assert_not_logged(log: &Mutex<String>, tokens: &[&String]) {
+    let log = log.lock().unwrap().clone();
+    for token in tokens {
+        let signature = token.rsplit('.').next().unwrap();
+        assert!(!log.contains(signature), "a token in the log:\n{log}");
+    }
+}
+
+#[tokio::test]
+async fn expired_and_not_yet_valid_tokens_are_refused_within_the_leeway() {
+    let (issuer, _provider) = authorization_server().await;
+    let (url, _server, log) = serve(&["--auth-issuer", &issuer, "--auth-scope", "mcp:tools"]).await;
+    // Signed by the issuer for this server, with `exp` an hour past / `nbf` an hour ahead.
+    let expired = token_with(&issuer, &url, "mcp:tools", &[("test_exp", "-3600")]).await;
+    let early = token_with(&issuer, &url, "mcp:tools", &[("test_nbf", "3600")]).await;
+    for (what, bad, reason) in [
+        ("expired", &expired, "expired"),
+        ("early", &early, "not valid yet"),
+    ] {
+        let (status, challenge, message) = refused(&url, bad).await;
+        assert_eq!(status, 401, "{what}: {message}");
+        assert!(
+            challenge.contains(r#"error="invalid_token""#),
+            "{what}: {challenge}"
+        );
+        assert!(message.contains(reason), "{what}: {message}");
+    }
+    // Expired 5 s ago: within the 30 s leeway, still accepted.
+    let lately = token_with(&issuer, &url, "mcp:tools", &[("test_exp", "-5")]).await;
+    let me = whoami(&url, &lately).await.unwrap();
+    assert_eq!(me["clientId"], "machine");
+    eventually(DEADLINE, "the log has the refusals", || {
+        log.lock().unwrap().contains("token refused")
+    })
+    .await;
+    assert_not_logged(&log, &[&expired, &early, &lately]);
+}
+
+/// The `kid` in a JWT's header.
+fn kid_of(token: &str) -> String {
+    use base64::Engine;
+    let head = token.split('.').next().unwrap();
+    let head = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(head)
+        .unwrap();
+    serde_json::from_slice::<Value>(&head).unwrap()["kid"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_fetched_and_the_removed_one_refused() {
+    let (issuer, _provider) = authorization_server().await;
+    let (url, _server, log) = serve(&["--auth-issuer", &issuer, "--auth-scope", "mcp:tools"]).await;
+    let before = token(&issuer, &url, "mcp:tools").await;
+    assert_eq!(whoami(&url, &before).await.unwrap()["clientId"], "machine");
+    // The issuer rotates: its key set now holds only a new key, and it signs with that.
+    let rotated = support::http::request(addr_of(&issuer), Method::POST, "/test/rotate", &[], "")
+        .await
+        .json();
+    let after = token(&issuer, &url, "mcp:tools").await;
+    assert_eq!(kid_of(&after), rotated["kid"].as_str().unwrap());
+    assert_ne!(kid_of(&after), kid_of(&before));
+    // A token by the new key: the verifier fetches the set again (at once, though it read the
+    // set moments ago, at setup) and accepts it.
+    match whoami(&url, &after).await {
+        Ok(me) => assert_eq!(me["clientId"], "machine"),
+        Err(e) => panic!("the new key is refused: {e}\n{}", log.lock().unwrap()),
+    }
+    // A token by the removed key: refused, though its signature, issuer and audience are good.
+    let (status, challenge, message) = refused(&url, &before).await;
+    assert_eq!(status, 401, "{message}");
+    assert!(
+        challenge.contains(r#"error="invalid_token""#),
+        "{challenge}"
+    );
+    assert!(
+        message.contains("signed with a key the issuer does not publish"),
+        "{message}"
+    );
+    eventually(DEADLINE, "the log has the refusal", || {
+        log.lock().unwrap().contains("token refused")
+    })
+    .await;
+    assert_not_logged(&log, &[&before, &after]);
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR=never
 
 SECONDS_EACH="${FUZZ_SECONDS:-7}"
-TARGETS="${FUZZ_TARGETS:-handle jsonrpc sse framing connection websocket http_route exchange}"
+TARGETS="${FUZZ_TARGETS:-handle jsonrpc sse framing connection websocket http_route exchange auth_flow}"
 
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   echo "fuzz: no nightly toolchain (rustup toolchain install nightly); skipped"

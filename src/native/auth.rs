@@ -9,7 +9,10 @@
 //! only: `RS*`, `PS*`, `ES*`, `EdDSA`; never `none` or a shared-secret `HS*`), its `iss` is the
 //! issuer, its `aud` holds the audience (the MCP server's resource URI, RFC 8707), and it is
 //! within `exp` / `nbf` with 30 s of leeway. A token signed by a key not in the set makes the
-//! verifier fetch the set again (at most every 10 s), so the issuer's key rotation is honoured.
+//! verifier fetch the set again, so the issuer's key rotation is honoured: the first such token
+//! always does, later ones at most every 10 s (the fetch at setup does not count, so a rotation
+//! soon after the server starts is not refused for 10 s); a key the new set no longer holds is
+//! refused.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,7 +33,8 @@ use crate::BoxFuture;
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest metadata document or key set read.
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
-/// A token naming an unknown key fetches the set again at most this often.
+/// A token naming an unknown key fetches the set again at most this often (counted from the
+/// last such fetch, not from the one at setup).
 const REFETCH_EVERY: Duration = Duration::from_secs(10);
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
 const LEEWAY_SECS: u64 = 30;
@@ -85,7 +89,6 @@ enum Family {
 struct Keys {
     by_id: HashMap<String, Arc<Key>>,
     unnamed: Vec<Arc<Key>>,
-    fetched: Instant,
 }
 
 struct Inner {
@@ -93,6 +96,8 @@ struct Inner {
     audience: Option<String>,
     jwks_uri: String,
     keys: Mutex<Keys>,
+    /// When an unknown key last made the set be fetched again, successfully (`None`: never).
+    refetched: Mutex<Option<Instant>>,
 }
 
 /// Verifies JWT access tokens against an issuer's published keys (cheap to clone).
@@ -138,6 +143,7 @@ impl JwtVerifier {
                 audience,
                 jwks_uri,
                 keys: Mutex::new(keys),
+                refetched: Mutex::new(None),
             }),
         })
     }
@@ -211,19 +217,22 @@ impl JwtVerifier {
         }
     }
 
-    /// Fetch the key set again, unless it was fetched within [`REFETCH_EVERY`].
+    /// Fetch the key set again, unless an unknown key made it do so within [`REFETCH_EVERY`].
     async fn refetch(&self) -> Result<(), TokenError> {
-        let recent = {
-            let keys = self.inner.keys.lock().unwrap_or_else(|e| e.into_inner());
-            keys.fetched.elapsed() < REFETCH_EVERY
+        let refetched = || {
+            self.inner
+                .refetched
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
         };
-        if recent {
+        if refetched().is_some_and(|at| at.elapsed() < REFETCH_EVERY) {
             return Ok(());
         }
         let fresh = fetch_keys(&self.inner.jwks_uri)
             .await
             .map_err(TokenError::Unavailable)?;
         *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+        *refetched() = Some(Instant::now());
         Ok(())
     }
 }
@@ -278,7 +287,6 @@ async fn fetch_keys(url: &str) -> Result<Keys, String> {
     let mut keys = Keys {
         by_id: HashMap::new(),
         unnamed: Vec::new(),
-        fetched: Instant::now(),
     };
     for jwk in &set.keys {
         let family = match &jwk.algorithm {

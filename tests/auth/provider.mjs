@@ -10,6 +10,16 @@
 // A token requested for any resource has that resource as its `aud` (a JWT, or an opaque token
 // when the resource URI holds `opaque`); scopes `mcp:tools` and `mcp:admin` may be granted;
 // `machine` may introspect.
+//
+// For the bad-input tests, two things no production server offers:
+//   - a token request may carry `test_exp=SECONDS` and `test_nbf=SECONDS` (from now, negative:
+//     past): the JWT's `exp` / `nbf` are set so, still signed by the provider's key, so an
+//     expired token exists at once, without waiting for one to expire;
+//   - `POST /test/rotate` replaces the signing key with a fresh RSA key (answering its `kid`):
+//     the JWKS then publishes only the new key, and tokens signed by the old one are orphans.
+// Until the first rotation the key is oidc-provider's development key, the same in every
+// process (so two providers sign alike and differ only in their issuer).
+import crypto from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -17,7 +27,9 @@ const server = http.createServer();
 await new Promise((resolve) => server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', resolve));
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
-const provider = new Provider(issuer, {
+/** The provider's configuration; `jwks` (a JWK set with private keys) or the development key. */
+const configuration = (jwks) => ({
+  ...(jwks ? { jwks } : {}),
   clients: [
     {
       client_id: 'machine',
@@ -48,7 +60,38 @@ const provider = new Provider(issuer, {
       }),
     },
   },
+  formats: {
+    customizers: {
+      // `test_exp` / `test_nbf` of the token request (see the top of this file).
+      jwt: (ctx, token, jwt) => {
+        const body = ctx?.oidc?.body ?? {};
+        const now = Math.floor(Date.now() / 1000);
+        if (body.test_exp !== undefined) {
+          jwt.payload.exp = now + Number(body.test_exp);
+          jwt.payload.iat = Math.min(jwt.payload.iat, jwt.payload.exp - 300);
+        }
+        if (body.test_nbf !== undefined) {
+          jwt.payload.nbf = now + Number(body.test_nbf);
+        }
+      },
+    },
+  },
 });
-server.on('request', provider.callback());
+
+let rotations = 0;
+let handle = new Provider(issuer, configuration()).callback();
+server.on('request', (req, res) => {
+  if (req.method === 'POST' && req.url === '/test/rotate') {
+    rotations += 1;
+    const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const kid = `rotated-${rotations}`;
+    const jwk = { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' };
+    handle = new Provider(issuer, configuration({ keys: [jwk] })).callback();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ kid }));
+    return;
+  }
+  handle(req, res);
+});
 console.log(`issuer ${issuer}`);
 process.on('SIGTERM', () => process.exit(0));

@@ -90,8 +90,13 @@ pub fn record(client: &McpClient) -> Arc<Mutex<Vec<String>>> {
 #[derive(Clone, Debug)]
 pub struct Seen {
     pub method: String,
+    /// The request target (path and query).
+    pub target: String,
     pub headers: Vec<(String, String)>,
+    /// The body as JSON, when it is.
     pub body: Option<Value>,
+    /// The body's bytes.
+    pub raw: Vec<u8>,
 }
 
 impl Seen {
@@ -180,13 +185,9 @@ async fn serve_one<F: Fn(&Seen) -> Reply>(
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
     let mut lines = head.split("\r\n");
-    let method = lines
-        .next()
-        .unwrap_or("")
-        .split(' ')
-        .next()
-        .unwrap_or("")
-        .to_owned();
+    let mut request_line = lines.next().unwrap_or("").split(' ');
+    let method = request_line.next().unwrap_or("").to_owned();
+    let target = request_line.next().unwrap_or("").to_owned();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -206,8 +207,10 @@ async fn serve_one<F: Fn(&Seen) -> Reply>(
     let body = serde_json::from_slice(&buf[head_end..]).ok();
     let seen = Seen {
         method,
+        target,
         headers,
         body,
+        raw: buf[head_end..].to_vec(),
     };
     log.lock().unwrap().push(seen.clone());
     match handler(&seen) {

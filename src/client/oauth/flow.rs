@@ -414,10 +414,19 @@ impl AuthFlow {
                 self.round.as_errors.push(format!("{url}: {detail}"));
                 self.next_as()
             }
-            Phase::Register | Phase::Token { .. } | Phase::Exchange => {
-                let url = match self.server.as_ref() {
-                    Some(s) => s.token_endpoint.clone(),
-                    None => String::new(),
+            phase @ (Phase::Register | Phase::Token { .. } | Phase::Exchange) => {
+                let url = match (self.server.as_ref(), phase) {
+                    (Some(s), Phase::Register) => {
+                        s.registration_endpoint.clone().unwrap_or_default()
+                    }
+                    (_, Phase::Exchange) => match &self.config.grant {
+                        super::Grant::EnterpriseManaged {
+                            idp_token_endpoint, ..
+                        } => idp_token_endpoint.clone(),
+                        _ => String::new(),
+                    },
+                    (Some(s), _) => s.token_endpoint.clone(),
+                    (None, _) => String::new(),
                 };
                 self.fail(OAuthError::Fetch {
                     url,
