@@ -10,8 +10,8 @@ mod config;
 mod flow;
 
 pub use config::{
-    Action, ClientRegistration, Grant, OAuthConfig, OAuthError, OAuthRequest, StoredCredentials,
-    TokenStore, Tokens,
+    Action, ApplicationType, ClientRegistration, Grant, OAuthConfig, OAuthError, OAuthRequest,
+    StoredCredentials, TokenStore, Tokens,
 };
 pub use flow::{AuthFlow, EXPIRY_MARGIN_SECS, MAX_ROUNDS, ROUND_WINDOW_SECS};
 

@@ -17,6 +17,28 @@ pub enum Grant {
     ClientCredentials,
 }
 
+/// What kind of client registers itself (`application_type`, OpenID Connect Dynamic Client
+/// Registration §2): it decides which redirect URIs an authorization server accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ApplicationType {
+    /// An app on the user's device: the CLI, a desktop client (a loopback or private-use
+    /// scheme redirect URI, RFC 8252).
+    #[default]
+    Native,
+    /// A page in a browser (its redirect URI is a page of its origin).
+    Web,
+}
+
+impl ApplicationType {
+    /// The registration value: `"native"` or `"web"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplicationType::Native => "native",
+            ApplicationType::Web => "web",
+        }
+    }
+}
+
 /// A client the authorization server already knows (pre-registration).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClientRegistration {
@@ -49,6 +71,8 @@ pub struct OAuthConfig {
     pub client_metadata_url: Option<String>,
     /// `client_name` for dynamic registration.
     pub client_name: String,
+    /// `application_type` for dynamic registration (default [`ApplicationType::Native`]).
+    pub application_type: ApplicationType,
     /// The scope to ask for when no challenge names one.
     pub scope: Option<String>,
 }
@@ -68,6 +92,7 @@ impl OAuthConfig {
             client: None,
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
+            application_type: ApplicationType::Native,
             scope: None,
         }
     }
@@ -87,6 +112,7 @@ impl OAuthConfig {
             }),
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
+            application_type: ApplicationType::Native,
             scope: None,
         }
     }
