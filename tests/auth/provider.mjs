@@ -5,7 +5,8 @@
 // and consent pages (any login name; sign_in.mjs fills them in).
 //
 //   node provider.mjs [PORT]      prints "issuer http://127.0.0.1:PORT" once listening (PORT 0 or
-//                                 none: a free one)
+//                                 none: a free one); CORS_ORIGIN=<origin> lets a page of that
+//                                 origin register (tests/wasm/page_auth.mjs)
 //
 // A token requested for any resource has that resource as its `aud` (a JWT, or an opaque token
 // when the resource URI holds `opaque`); scopes `mcp:tools` and `mcp:admin` may be granted;
@@ -49,6 +50,19 @@ const provider = new Provider(issuer, {
     },
   },
 });
+// CORS_ORIGIN=<origin>: a page of that origin may register itself (oidc-provider answers CORS
+// on its discovery and token endpoints, not on registration).
+const corsOrigin = process.env.CORS_ORIGIN;
+if (corsOrigin) {
+  provider.use(async (ctx, next) => {
+    if (ctx.path !== '/reg') return next();
+    ctx.set('access-control-allow-origin', corsOrigin);
+    if (ctx.method !== 'OPTIONS') return next();
+    ctx.set('access-control-allow-methods', 'POST');
+    ctx.set('access-control-allow-headers', 'accept, content-type');
+    ctx.status = 204;
+  });
+}
 server.on('request', provider.callback());
 console.log(`issuer ${issuer}`);
 process.on('SIGTERM', () => process.exit(0));
