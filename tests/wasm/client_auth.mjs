@@ -68,7 +68,7 @@ const watchdog = setTimeout(() => {
 process.on('exit', () => children.forEach((c) => c.kill()));
 
 /** A client over a fetch transport with `auth`; `signIn` and `save` calls are recorded. */
-function signedClient(url, { load, signIn = walkSignIn, ...rest } = {}) {
+function signedClient(url, { load, signIn = walkSignIn, era, ...rest } = {}) {
   const seen = { signIns: [], saved: [], errors: [] };
   const transport = createFetchTransport({
     url,
@@ -84,7 +84,7 @@ function signedClient(url, { load, signIn = walkSignIn, ...rest } = {}) {
       ...rest,
     },
   });
-  const client = createMCPClient({ transport, name: 'client-auth', version: '0.0.0' });
+  const client = createMCPClient({ transport, name: 'client-auth', version: '0.0.0', era });
   client.on('error', (e) => seen.errors.push(e.message));
   return { client, seen };
 }
@@ -149,6 +149,18 @@ if (kept) {
     await client.disconnect();
     assert.deepEqual(seen.signIns, []);
     assert.deepEqual(seen.saved, []);
+  });
+
+  await check("in the handshake era too: a sign-in, then the session's requests carry the token", async () => {
+    const { client, seen } = signedClient(url, { era: 'legacy' });
+    await client.connect();
+    assert.equal(client.era, 'legacy');
+    assert.equal(typeof client.sessionId, 'string');
+    const result = await client.callTool('whoami', {});
+    assert.match(JSON.stringify(result), /alice/);
+    await client.disconnect();
+    assert.equal(seen.signIns.length, 1);
+    assert.deepEqual(seen.errors, []);
   });
 
   await check('an expired token is refreshed with the refresh token, without a sign-in', async () => {
