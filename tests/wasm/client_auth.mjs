@@ -173,6 +173,61 @@ if (kept) {
     assert.equal(seen.saved.length, 1);
     assert.notEqual(seen.saved[0].tokens.accessToken, kept.tokens.accessToken);
     assert.equal(seen.saved[0].clientId, kept.clientId);
+    // The provider may rotate refresh tokens: what was saved is what holds now.
+    kept = seen.saved[0];
+  });
+
+  await check('concurrent 401s share one round: one refresh for two requests', async () => {
+    // Two tools/call POSTs go out without their token (this transport fetch strips it) and are
+    // refused; the token request of the round is held until both were, so the second challenge
+    // arrives while the first round is in progress.
+    let stripped = 0;
+    let bothRefused;
+    const refused = new Promise((resolve) => { bothRefused = resolve; });
+    const tokenRequests = [];
+    const seen = { signIns: [], saved: [], errors: [] };
+    const transport = createFetchTransport({
+      url,
+      fetch: async (request) => {
+        const body = request.method === 'POST' ? await request.clone().text() : '';
+        if (stripped < 2 && body.includes('"tools/call"')) {
+          stripped += 1;
+          const bare = new Request(request);
+          bare.headers.delete('authorization');
+          const answer = await fetch(bare);
+          if (stripped === 2) bothRefused();
+          return answer;
+        }
+        return fetch(request);
+      },
+      auth: {
+        redirectUri: REDIRECT_URI,
+        signIn: async (at) => { seen.signIns.push(at); return walkSignIn(at); },
+        load: () => kept,
+        save: (credentials) => seen.saved.push(credentials),
+        fetch: async (request) => {
+          if (new URL(request.url).pathname === '/token') {
+            tokenRequests.push(await request.clone().text());
+            await refused;
+          }
+          return fetch(request);
+        },
+      },
+    });
+    const client = createMCPClient({ transport, name: 'client-auth', version: '0.0.0' });
+    client.on('error', (e) => seen.errors.push(e.message));
+    await client.connect();
+    const [a, b] = await Promise.all([client.callTool('whoami', {}), client.callTool('whoami', {})]);
+    await client.disconnect();
+    assert.equal(stripped, 2);
+    assert.match(JSON.stringify(a), /alice/);
+    assert.match(JSON.stringify(b), /alice/);
+    assert.equal(tokenRequests.length, 1, 'one round');
+    assert.match(tokenRequests[0], /grant_type=refresh_token/);
+    assert.deepEqual(seen.signIns, []);
+    assert.equal(seen.saved.length, 1);
+    assert.deepEqual(seen.errors, []);
+    kept = seen.saved[0];
   });
 
   await check('a refused token and a refused refresh lead to a new sign-in', async () => {

@@ -72,6 +72,18 @@ const browser = await chromium.launch({
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
 const page = await context.newPage();
+// `&blockpopup` makes the page's first window.open answer null, as a popup blocker does (headless
+// Chromium under playwright blocks none).
+await page.addInitScript(() => {
+  if (!new URLSearchParams(location.search).has('blockpopup')) return;
+  const open = window.open.bind(window);
+  let blocked = false;
+  window.open = (...args) => {
+    if (blocked) return open(...args);
+    blocked = true;
+    return null;
+  };
+});
 const consoleErrors = [];
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
 
@@ -85,18 +97,36 @@ await check('oidc-provider and a protected orkestrel-mcp serve (CORS for the pag
     '--cors', origin], /serving MCP at (http:\/\/\S+)/);
 });
 
-/** In the sign-in popup: the provider's login form (any user: alice), then its consent form. */
+/** In the sign-in popup: the provider's login form (any user: alice) unless its session cookie
+ * says who already, then its consent form, until callback.html closes the window. */
 async function signInAt(popup) {
-  await popup.waitForSelector('input[name="login"]');
-  assert.equal(new URL(popup.url()).origin, issuer);
-  await popup.fill('input[name="login"]', 'alice');
-  await popup.fill('input[name="password"]', 'any');
-  await Promise.all([popup.waitForURL(/\/interaction\//), popup.click('button[type="submit"]')]);
-  await popup.waitForSelector('button[type="submit"]');
-  const closed = popup.waitForEvent('close');
-  await popup.click('button[type="submit"]');
-  // callback.html posts the redirect to the console and closes itself.
-  await closed;
+  let closed = false;
+  const gone = popup.waitForEvent('close').then(() => { closed = true; });
+  for (let step = 0; !closed; step++) {
+    assert.ok(step < 5, `still at ${popup.url()} after ${step} forms`);
+    await popup.waitForSelector('button[type="submit"]').catch(() => {}); // rejects once closed
+    if (closed || popup.isClosed()) break;
+    assert.equal(new URL(popup.url()).origin, issuer);
+    if (await popup.locator('input[name="login"]').count()) {
+      await popup.fill('input[name="login"]', 'alice');
+      await popup.fill('input[name="password"]', 'any');
+    }
+    // The last form redirects to callback.html, which posts the redirect back and closes itself.
+    await Promise.all([popup.waitForNavigation().catch(() => {}), popup.click('button[type="submit"]').catch(() => {})]);
+  }
+  await gone;
+}
+
+/** The sign-in window that `action` (a click) opens: the popup, or — when the browser blocked it
+ * (the click's activation spent before the popup was asked for) — the one the console's button opens. */
+async function popupAfter(action) {
+  const popup = page.waitForEvent('popup');
+  await action();
+  const first = await Promise.race([popup, page.waitForSelector('#sign-in-open:not([hidden])').then(() => null)]);
+  if (first) return first;
+  const second = page.waitForEvent('popup');
+  await page.click('#sign-in-open');
+  return second;
 }
 
 async function openRemote() {
@@ -109,9 +139,7 @@ async function openRemote() {
 if (mcpUrl) {
   await check('Connect on a 401 opens the sign-in popup; after it the console is connected and says who', async () => {
     await openRemote();
-    const popup = page.waitForEvent('popup');
-    await page.click('#connect');
-    await signInAt(await popup);
+    await signInAt(await popupAfter(() => page.click('#connect')));
     await page.waitForSelector('body[data-remote]', { timeout: 20000 });
     assert.equal(await page.getAttribute('body', 'data-remote'), 'connected', await page.textContent('#result'));
     assert.equal(await page.getAttribute('body', 'data-auth'), 'signed-in');
@@ -152,12 +180,25 @@ if (mcpUrl) {
 
   await check('a sign-in window closed by the user fails the connect and says why', async () => {
     await openRemote();
-    const popup = page.waitForEvent('popup');
-    await page.click('#connect');
-    await (await popup).close();
+    await (await popupAfter(() => page.click('#connect'))).close();
     await page.waitForSelector('body[data-remote="failed"]', { timeout: 20000 });
     assert.match(await page.textContent('#auth-problem'), /authorization failed: the sign-in failed: the sign-in window was closed/);
     assert.match(await page.textContent('#result .error'), /Could not connect/);
+  });
+
+  await check('a popup the browser blocks is opened by a button instead', async () => {
+    let popups = 0;
+    page.on('popup', () => { popups += 1; });
+    await page.goto(`${url}?server=${encodeURIComponent(mcpUrl)}&blockpopup`);
+    await page.waitForSelector('#sign-in-open:not([hidden])', { timeout: 20000 });
+    assert.equal(popups, 0, 'blocked');
+    assert.match(await page.textContent('#status'), /asks you to sign in/);
+    const popup = page.waitForEvent('popup');
+    await page.click('#sign-in-open');
+    await signInAt(await popup);
+    await page.waitForSelector('body[data-remote]', { timeout: 20000 });
+    assert.equal(await page.getAttribute('body', 'data-remote'), 'connected', await page.textContent('#result'));
+    assert.match(await page.textContent('#auth-info'), /^Signed in as alice/);
   });
 }
 
