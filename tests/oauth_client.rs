@@ -75,6 +75,7 @@ fn challenge(resource_metadata: Option<&str>) -> Challenge {
         status: 401,
         www_authenticate: resource_metadata
             .map(|url| format!(r#"Bearer resource_metadata="{url}""#)),
+        dpop_nonce: None,
     }
 }
 

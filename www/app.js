@@ -5,7 +5,9 @@
 // message sent or received to `traffic`. Two connections exist: the in-page wasm server (its
 // string boundary, `handle`), and a remote server through the wasm MCP client (createMCPClient
 // over createFetchTransport for http(s):// or createWebSocketTransport for ws(s)://). The page
-// (tool list, forms, results) only talks to a connection.
+// (tool list, forms, results) only talks to a connection. A remote server that asks for OAuth
+// gets a sign-in in a popup (auth.js, callback.html); the tokens stay in localStorage.
+import { authOptions, forgetCredentials, keptCredentials, signedInAs } from './auth.js';
 import init, {
   createFetchTransport,
   createMCPClient,
@@ -76,7 +78,10 @@ function toJSON(value) {
 function remoteConnection(url, era) {
   const scheme = new URL(url).protocol;
   let transport;
-  if (scheme === 'http:' || scheme === 'https:') transport = createFetchTransport({ url });
+  if (scheme === 'http:' || scheme === 'https:') {
+    const auth = authOptions(url, { onBlocked: offerSignIn, onSaved: () => signedIn(url) });
+    transport = createFetchTransport({ url, auth });
+  }
   else if (scheme === 'ws:' || scheme === 'wss:') transport = createWebSocketTransport({ url });
   else throw new Error(`${url}: use an http(s):// or ws(s):// URL`);
   const kind = transport.kind;
@@ -94,7 +99,12 @@ function remoteConnection(url, era) {
       $('#disconnect').disabled = true;
     }
   });
-  client.on('error', (e) => traffic.log('!', toJSON({ error: { message: e.message, code: e.code } })));
+  client.on('error', (e) => {
+    traffic.log('!', toJSON({ error: { message: e.message, code: e.code } }));
+    // The transport's report of a failed sign-in ("MCP transport error: authorization failed: …").
+    const at = e.message.indexOf('authorization failed');
+    if (at >= 0) renderAuth(url, e.message.slice(at));
+  });
   const connection = {
     client,
     label: `${url} (${kind === 'http' ? 'Streamable HTTP' : 'WebSocket'})`,
@@ -390,6 +400,8 @@ async function connectRemote(event) {
   resetPanels('Connecting…');
   $('#remote-info').textContent = '';
   const url = $('#server-url').value.trim();
+  delete document.body.dataset.remote;
+  renderAuth(url);
   setStatus(`connecting to ${url}…`);
   $('#connect').disabled = true;
   try {
@@ -415,6 +427,52 @@ async function connectRemote(event) {
   } finally {
     $('#connect').disabled = false;
   }
+}
+
+// ---- sign-in (auth.js) ---------------------------------------------------------------------
+
+/** Show who is signed in to `url` (and `problem`, the last sign-in failure), with Sign out. */
+function renderAuth(url, problem) {
+  const who = signedInAs(keptCredentials(url));
+  const box = $('#auth');
+  box.hidden = !who && !problem;
+  document.body.dataset.auth = who ? 'signed-in' : 'signed-out';
+  const parts = [];
+  if (who) {
+    parts.push(`Signed in${who.subject ? ` as ${who.subject}` : ''} at ${who.issuer}`);
+    if (who.scope) parts.push(`scope ${who.scope}`);
+    if (who.expiresAt) parts.push(`token until ${new Date(who.expiresAt).toLocaleTimeString()}`);
+  }
+  $('#auth-info').textContent = parts.join(' · ');
+  $('#auth-problem').textContent = problem ?? '';
+  $('#sign-out').hidden = !who;
+  $('#sign-in-open').hidden = true;
+}
+
+/** A token came (a sign-in or a refresh): show it; a connect that timed out meanwhile is retried. */
+function signedIn(url) {
+  renderAuth(url);
+  if (document.body.dataset.remote === 'failed' && $('#server-url').value.trim() === url) connectRemote();
+}
+
+/** The browser blocked the popup: a button opens it (a click may open windows). */
+function offerSignIn(open, cancel) {
+  const button = $('#sign-in-open');
+  $('#auth').hidden = false;
+  button.hidden = false;
+  setStatus('the server asks you to sign in', 'err');
+  button.onclick = () => {
+    button.hidden = true;
+    if (!open()) cancel();
+  };
+}
+
+async function signOut() {
+  const url = $('#server-url').value.trim();
+  forgetCredentials(url);
+  await disconnectRemote();
+  renderAuth(url);
+  setStatus(`signed out of ${url}`);
 }
 
 async function disconnectRemote() {
@@ -455,6 +513,7 @@ async function main() {
   $('#start').addEventListener('click', startLocal);
   $('#remote-form').addEventListener('submit', connectRemote);
   $('#disconnect').addEventListener('click', disconnectRemote);
+  $('#sign-out').addEventListener('click', signOut);
   $('#clear-traffic').addEventListener('click', () => traffic.clear());
   for (const node of document.querySelectorAll('.origin')) node.textContent = location.origin;
   for (const tab of document.querySelectorAll('.modes button')) {

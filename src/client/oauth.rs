@@ -11,8 +11,8 @@ pub mod dpop;
 mod flow;
 
 pub use config::{
-    Action, ClientAssertionSigner, ClientRegistration, Grant, OAuthConfig, OAuthError,
-    OAuthRequest, StoredCredentials, TokenStore, Tokens, JWT_BEARER,
+    Action, ApplicationType, ClientAssertionSigner, ClientRegistration, Grant, OAuthConfig,
+    OAuthError, OAuthRequest, StoredCredentials, TokenStore, Tokens, JWT_BEARER,
 };
 pub use flow::{AuthFlow, EXPIRY_MARGIN_SECS, MAX_ROUNDS, ROUND_WINDOW_SECS};
 

@@ -48,8 +48,10 @@
 //! other failure, it stops with a problem.
 //!
 //! The authorization seam: [`Authorizer`] is what a transport consults on [`Step::Authorize`]
-//! (401 → get a token → retry once). No transport sets one yet; they answer
-//! [`Input::Token`]`(None)` and the `401` is read like any other status.
+//! (401 → get a token → retry once). The native HTTP transport takes one
+//! (`set_authorizer`, e.g. `native::client::oauth::OAuthClient`), the wasm fetch transport its
+//! `auth` option; without one a host answers [`Input::Token`]`(None)` and the `401` is read like
+//! any other status.
 
 mod endpoint;
 mod listen;

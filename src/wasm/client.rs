@@ -14,6 +14,7 @@
 pub mod custom;
 pub mod fetch;
 mod handlers;
+mod oauth;
 mod tasks;
 mod types;
 pub mod websocket;

@@ -5,7 +5,8 @@
 // and consent pages (any login name; sign_in.mjs fills them in).
 //
 //   node provider.mjs [PORT]      prints "issuer http://127.0.0.1:PORT" once listening (PORT 0 or
-//                                 none: a free one)
+//                                 none: a free one); CORS_ORIGIN=<origin> lets a page of that
+//                                 origin register (tests/wasm/page_auth.mjs)
 //
 // A token requested for any resource has that resource as its `aud` (a JWT, or an opaque token
 // when the resource URI holds `opaque`); scopes `mcp:tools` and `mcp:admin` may be granted;
@@ -78,15 +79,35 @@ const configuration = (jwks) => ({
   },
 });
 
+// CORS_ORIGIN=<origin>: a page of that origin may register itself (oidc-provider answers CORS
+// on its discovery and token endpoints, not on registration).
+const corsOrigin = process.env.CORS_ORIGIN;
+
+/** A provider with `jwks` (see `configuration`), as a request handler. */
+const build = (jwks) => {
+  const provider = new Provider(issuer, configuration(jwks));
+  if (corsOrigin) {
+    provider.use(async (ctx, next) => {
+      if (ctx.path !== '/reg') return next();
+      ctx.set('access-control-allow-origin', corsOrigin);
+      if (ctx.method !== 'OPTIONS') return next();
+      ctx.set('access-control-allow-methods', 'POST');
+      ctx.set('access-control-allow-headers', 'accept, content-type');
+      ctx.status = 204;
+    });
+  }
+  return provider.callback();
+};
+
 let rotations = 0;
-let handle = new Provider(issuer, configuration()).callback();
+let handle = build();
 server.on('request', (req, res) => {
   if (req.method === 'POST' && req.url === '/test/rotate') {
     rotations += 1;
     const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     const kid = `rotated-${rotations}`;
     const jwk = { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' };
-    handle = new Provider(issuer, configuration({ keys: [jwk] })).callback();
+    handle = build({ keys: [jwk] });
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ kid }));
     return;

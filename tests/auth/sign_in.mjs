@@ -1,49 +1,16 @@
-// Signs in as a user at provider.mjs: follows the authorization URL through oidc-provider's
-// development login and consent pages (cookies kept, each form submitted with a made-up user),
-// until the authorization server redirects away from itself, then delivers that redirect (the
-// client's loopback listener) with a GET.
+// Signs in as a user at provider.mjs (walk.mjs: its development login and consent pages), then
+// delivers the final redirect (the client's loopback listener) with a GET.
 //
 //   node sign_in.mjs AUTHORIZATION_URL      prints "delivered URL" and exits 0; 1 otherwise
-const start = new URL(process.argv[2]);
-const cookies = new Map();
-const jar = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-let url = start.href;
-let init = { method: 'GET' };
-for (let step = 0; step < 20; step++) {
-  const response = await fetch(url, { ...init, redirect: 'manual', headers: { ...init.headers, cookie: jar() } });
-  for (const line of response.headers.getSetCookie()) {
-    const [pair] = line.split(';');
-    const at = pair.indexOf('=');
-    cookies.set(pair.slice(0, at), pair.slice(at + 1));
-  }
-  const location = response.headers.get('location');
-  if (response.status >= 300 && response.status < 400 && location) {
-    const next = new URL(location, url);
-    if (next.origin !== start.origin) {
-      const delivered = await fetch(next.href);
-      await delivered.text();
-      console.log(`delivered ${next.href}`);
-      process.exit(0);
-    }
-    url = next.href;
-    init = { method: 'GET' };
-    continue;
-  }
-  const html = await response.text();
-  const form = html.match(/<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/);
-  if (!form) {
-    console.error(`no form and no redirect at ${url} (HTTP ${response.status}): ${html.slice(0, 500)}`);
-    process.exit(1);
-  }
-  const fields = new URLSearchParams();
-  for (const input of form[2].matchAll(/<input[^>]*>/g)) {
-    const name = input[0].match(/name="([^"]+)"/)?.[1];
-    if (!name) continue;
-    const value = input[0].match(/value="([^"]*)"/)?.[1] ?? (name === 'login' ? 'alice' : name === 'password' ? 'any' : '');
-    fields.set(name, value);
-  }
-  url = new URL(form[1].replaceAll('&amp;', '&'), url).href;
-  init = { method: 'POST', body: fields.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+import { walkSignIn } from './walk.mjs';
+
+try {
+  const next = await walkSignIn(process.argv[2]);
+  const delivered = await fetch(next);
+  await delivered.text();
+  console.log(`delivered ${next}`);
+  process.exit(0);
+} catch (e) {
+  console.error(String(e?.message ?? e));
+  process.exit(1);
 }
-console.error('no redirect after 20 steps');
-process.exit(1);

@@ -9,9 +9,13 @@
 #      driven by the official TS SDK client, raw 2026-07-28 requests and `orkestrel-mcp tools/call`,
 #   5. the JS client's task API (the nodejs package) against the native conformance fixture
 #      (examples/conformance-server.rs) over HTTP, both eras (tests/wasm/client_tasks.mjs),
-#   6. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
+#   6. the JS client's sign-in (createFetchTransport's `auth`) at a real authorization server,
+#      oidc-provider (tests/auth), protecting `orkestrel-mcp serve --auth-issuer`
+#      (tests/wasm/client_auth.mjs),
+#   7. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
 #      mode (the wasm client) against `orkestrel-mcp serve --http 127.0.0.1:0 --cors <page origin>`
-#      over HTTP and WebSocket; screenshots in target/wasm-artifacts/,
+#      over HTTP and WebSocket; its sign-in popup at oidc-provider (tests/wasm/page_auth.mjs);
+#      screenshots in target/wasm-artifacts/,
 # and type-checks a consumer of the generated .d.ts with tsc --strict.
 # Ends with `wasm: N passed, M failed`; exit 0 only when all pass.
 #
@@ -59,6 +63,10 @@ command -v wasm-pack >/dev/null || cargo install wasm-pack --locked
 if [ ! -x tests/wasm/node_modules/.bin/wasm-opt ] || [ ! -x tests/wasm/node_modules/.bin/workerd ] \
   || [ tests/wasm/package-lock.json -nt tests/wasm/node_modules/.package-lock.json ]; then
   (cd tests/wasm && npm ci --no-audit --no-fund)
+fi
+# oidc-provider, the authorization server of the sign-in tests (tests/run.sh installs it too).
+if [ ! -d tests/auth/node_modules/oidc-provider ] || [ tests/auth/package-lock.json -nt tests/auth/node_modules/.package-lock.json ]; then
+  (cd tests/auth && npm ci --no-audit --no-fund)
 fi
 if [ -z "${SKIP_BROWSER:-}" ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
@@ -132,12 +140,24 @@ ORKESTREL_MCP_PKG="$PKG/node/orkestrel_mcp.js" CONFORMANCE_SERVER="$ROOT/target/
 count_line "$log" client-tasks
 rm -f "$log"
 
+step "the JS client's sign-in at oidc-provider, protecting orkestrel-mcp serve --auth-issuer"
+log=$(mktemp)
+ORKESTREL_MCP_PKG="$PKG/node/orkestrel_mcp.js" ORKESTREL_MCP_BIN="$ROOT/target/debug/orkestrel-mcp" \
+  timeout 120 node tests/wasm/client_auth.mjs 2>&1 | tee "$log" || true
+count_line "$log" client-auth
+rm -f "$log"
+
 if [ -z "${SKIP_BROWSER:-}" ]; then
   step "the www/ page in headless Chromium (playwright-core), local mode and remote mode against orkestrel-mcp serve"
   cargo build --quiet --features native --bin orkestrel-mcp || fail "cargo build --features native --bin orkestrel-mcp"
   log=$(mktemp)
   PKG="$PKG/web" node tests/wasm/page_test.mjs 2>&1 | grep -v 'unexpected operator' | tee "$log" || true
   count_line "$log" page
+  rm -f "$log"
+  step "the www/ console's sign-in popup in headless Chromium, at oidc-provider"
+  log=$(mktemp)
+  PKG="$PKG/web" timeout 150 node tests/wasm/page_auth.mjs 2>&1 | tee "$log" || true
+  count_line "$log" page-auth
   rm -f "$log"
 fi
 

@@ -29,6 +29,8 @@ import {
   type MCPTask,
   type MCPToolCall,
   type MCPClientHandlers,
+  type MCPClientAuthOptions,
+  type MCPStoredCredentials,
   type RequestId,
 } from '../../target/wasm-pkg/web/orkestrel_mcp.js';
 
@@ -81,6 +83,19 @@ const http: MCPTransport = createFetchTransport({
   fetch: (request: Request) => server.fetch(request),
 });
 const kind: 'http' | 'websocket' = http.kind;
+// OAuth: a sign-in in a popup, the tokens in localStorage.
+const auth: MCPClientAuthOptions = {
+  redirectUri: 'http://127.0.0.1:8080/callback.html',
+  scope: 'mcp:tools',
+  signIn: async (url: string) => `${url}&code=c`,
+  load: () => JSON.parse(localStorage.getItem('tokens') ?? 'null') as MCPStoredCredentials | null,
+  save: (credentials: MCPStoredCredentials) => {
+    const expires: number | undefined = credentials.tokens?.expiresAt;
+    void expires;
+    localStorage.setItem('tokens', JSON.stringify(credentials));
+  },
+};
+createFetchTransport({ url: 'http://127.0.0.1:3000/mcp', auth });
 const ws: MCPTransport = createWebSocketTransport({ url: 'ws://127.0.0.1:3000/mcp' });
 let sinkSeen: MCPTransportSink | undefined;
 const custom: MCPCustomTransport = {
@@ -152,3 +167,5 @@ client.on('disconnect', (cause: number) => void cause);
 createMCPClient({ transport: custom, era: 'stateless' });
 // @ts-expect-error: a transport needs a url
 createFetchTransport({});
+// @ts-expect-error: a sign-in needs its redirect URI
+createFetchTransport({ url: 'http://127.0.0.1:3000/mcp', auth: { signIn: async () => '' } });

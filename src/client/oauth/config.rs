@@ -84,6 +84,28 @@ pub trait ClientAssertionSigner: crate::MaybeSend + crate::MaybeSync {
     fn sign(&self, claims: &serde_json::Value) -> Result<String, String>;
 }
 
+/// What kind of client registers itself (`application_type`, OpenID Connect Dynamic Client
+/// Registration §2): it decides which redirect URIs an authorization server accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ApplicationType {
+    /// An app on the user's device: the CLI, a desktop client (a loopback or private-use
+    /// scheme redirect URI, RFC 8252).
+    #[default]
+    Native,
+    /// A page in a browser (its redirect URI is a page of its origin).
+    Web,
+}
+
+impl ApplicationType {
+    /// The registration value: `"native"` or `"web"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplicationType::Native => "native",
+            ApplicationType::Web => "web",
+        }
+    }
+}
+
 /// A client the authorization server already knows (pre-registration).
 #[derive(Clone)]
 pub struct ClientRegistration {
@@ -145,6 +167,8 @@ pub struct OAuthConfig {
     pub client_metadata_url: Option<String>,
     /// `client_name` for dynamic registration.
     pub client_name: String,
+    /// `application_type` for dynamic registration (default [`ApplicationType::Native`]).
+    pub application_type: ApplicationType,
     /// The scope to ask for when no challenge names one.
     pub scope: Option<String>,
     /// A DPoP key (RFC 9449): where the authorization server lists its algorithm in
@@ -174,6 +198,7 @@ impl OAuthConfig {
             client: None,
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
+            application_type: ApplicationType::Native,
             scope: None,
             dpop: None,
         }
@@ -191,6 +216,7 @@ impl OAuthConfig {
             client: Some(ClientRegistration::with_secret(client_id, client_secret)),
             client_metadata_url: None,
             client_name: "orkestrel-mcp".into(),
+            application_type: ApplicationType::Native,
             scope: None,
             dpop: None,
         }

@@ -12,7 +12,7 @@
 //! | none found | the 2025-03-26 fallback: the server's origin is the authorization server |
 //! | authorization server metadata | RFC 8414 then OpenID Connect Discovery URLs ([`authorization_server_metadata_urls`]); its `issuer` must equal the one asked for, by simple string comparison (RFC 8414 §3.3); under the 2025-03-26 fallback, none found means `/authorize`, `/token`, `/register` at the origin |
 //! | PKCE | S256 only; metadata that does not list it in `code_challenge_methods_supported` is refused |
-//! | client identity | a pre-registered client, else a Client ID Metadata Document URL when the server supports them, else dynamic registration (RFC 7591, `application_type` `native`); a client is bound to the issuer that knows it, and a new issuer in the metadata drops it and every token (SEP-2352) |
+//! | client identity | a pre-registered client, else a Client ID Metadata Document URL when the server supports them, else dynamic registration (RFC 7591, `application_type` `native` unless configured `web`); a client is bound to the issuer that knows it, and a new issuer in the metadata drops it and every token (SEP-2352) |
 //! | scope | the challenge's (on `403 insufficient_scope` with what was granted before, SEP-2350), else the configured one, else `scopes_supported`; `offline_access` added when the authorization server lists it |
 //! | authorization response | `state` must match; `iss` compared exactly with the issuer when present, and required when the metadata says `authorization_response_iss_parameter_supported` (RFC 9207) |
 //! | token request | `resource` (RFC 8707) as in the authorization request; client authentication per the metadata (`client_secret_basic`, `client_secret_post`, `none`) |

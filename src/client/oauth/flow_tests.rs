@@ -5,7 +5,9 @@ use base64::Engine;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::super::{query_params, Action, ClientRegistration, OAuthConfig, OAuthError};
+use super::super::{
+    query_params, Action, ApplicationType, ClientRegistration, OAuthConfig, OAuthError,
+};
 use super::AuthFlow;
 
 const MCP: &str = "http://rs.test/mcp";
@@ -637,5 +639,21 @@ fn dpop_proofs_at_the_token_endpoint_and_on_each_request_with_nonces() {
     assert_eq!(
         plain.request_headers("GET", MCP, 0),
         vec![("authorization", "Bearer B".to_owned())]
+    );
+}
+
+#[test]
+fn a_web_client_registers_as_web() {
+    let mut config = OAuthConfig::authorization_code(MCP, "https://app.test/callback.html");
+    config.application_type = ApplicationType::Web;
+    let mut flow = AuthFlow::new(config);
+    let _prm = fetch(flow.challenge(401, Some(CHALLENGE), 1_000));
+    let _as = fetch(answer(&mut flow, 200, &prm()));
+    let register = fetch(answer(&mut flow, 200, &as_metadata()));
+    let body: Value = serde_json::from_slice(&register.body).unwrap();
+    assert_eq!(body["application_type"], "web");
+    assert_eq!(
+        body["redirect_uris"],
+        json!(["https://app.test/callback.html"])
     );
 }

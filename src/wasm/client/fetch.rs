@@ -10,7 +10,9 @@
 //! timers: `Send` → `fetch(new Request(…))`, `Read` → `reader.read()`, `Wait` → a timer, the
 //! exchange deadline → a timer raced against the exchange that aborts it (`AbortController`)
 //! and feeds [`Input::TimedOut`]. Answers to server→client requests go in their own `POST`
-//! (`spawn_local`). Once `notifications/initialized` is accepted, the
+//! (`spawn_local`). A `401` / `403` ([`Step::Authorize`]) goes to the `auth` option's host of the
+//! core's authorization machine ([`super::oauth`]), whose live token every request carries. Once
+//! `notifications/initialized` is accepted, the
 //! [`Listen`](crate::http::exchange::Listen) machine runs the server's `GET` stream in the
 //! background (`send` returns once it is answered, within
 //! [`LISTEN_ARM_TIMEOUT`](crate::http::exchange::LISTEN_ARM_TIMEOUT)); `close` aborts it and sends the session's `DELETE`.
@@ -27,6 +29,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, Request, RequestInit, Response};
 
+use super::oauth::BrowserAuth;
 use super::Transport;
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::http::exchange::{self, Endpoint, Event, Input, Machine, Outgoing, Step};
@@ -43,6 +46,8 @@ extern "C" {
 
 struct Shared {
     fetch: Option<Function>,
+    /// The `auth` option: the sign-in and the tokens (none: a `401` is read as is).
+    auth: Option<BrowserAuth>,
     endpoint: RefCell<Endpoint>,
     sink: RefCell<Option<TransportSink>>,
     /// The running `GET` listener's abort handle and generation (a new one stops the old).
@@ -67,12 +72,14 @@ fn bad(path: &str, what: &str) -> JsValue {
 ///
 /// Options: `url`, `headers` (sent with every request), `fetch` (default `globalThis.fetch`),
 /// `timeout` (ms ≥ 0: the deadline of each HTTP exchange, send to end of answer, resumes
-/// included; default none — the client's own request deadline still applies).
+/// included; default none — the client's own request deadline still applies), `auth` (OAuth:
+/// on a `401` / `403` the transport signs in through `auth.signIn` and retries; see
+/// [`super::oauth`] and `MCPClientAuthOptions`).
 ///
 /// # Errors
 /// Throws an `MCPError` (`-32602`, `data.path`) when `url` is missing or not an `http(s)://`
-/// URL, a header value is not a string, `fetch` is not a function or `timeout` is not a number
-/// of ms ≥ 0.
+/// URL, a header value is not a string, `fetch` is not a function, `timeout` is not a number
+/// of ms ≥ 0, or a member of `auth` is malformed.
 #[wasm_bindgen(js_name = createFetchTransport)]
 pub fn create_fetch_transport(
     #[wasm_bindgen(unchecked_param_type = "MCPFetchTransportOptions")] options: JsValue,
@@ -119,10 +126,12 @@ pub fn create_fetch_transport(
             _ => return Err(bad("options.timeout", "must be a number of ms ≥ 0")),
         }
     };
+    let auth = BrowserAuth::from_options(&options, &url)?;
     Ok(Transport::new(
         FetchTransport {
             shared: Rc::new(Shared {
                 fetch,
+                auth,
                 endpoint: RefCell::new(Endpoint::new(url, headers, timeout)),
                 sink: RefCell::new(None),
                 listener: RefCell::new(None),
@@ -233,11 +242,17 @@ impl Shared {
         }
     }
 
-    /// The `Request` of an [`Outgoing`].
+    /// The `Request` of an [`Outgoing`], with the token in hand unless it carries its own
+    /// `Authorization` (a refused or expired token comes back as a `401`).
     fn request(&self, out: &Outgoing, signal: Option<&AbortSignal>) -> Result<Request, JsValue> {
         let headers = Headers::new()?;
         for (name, value) in &out.headers {
             headers.set(name, value)?;
+        }
+        if out.header("authorization").is_none() {
+            if let Some(token) = self.auth.as_ref().and_then(BrowserAuth::current) {
+                headers.set("authorization", &format!("Bearer {token}"))?;
+            }
         }
         let init = RequestInit::new();
         init.set_method(out.method.as_str());
@@ -324,8 +339,18 @@ impl Shared {
                     }
                     machine.handle(Input::Waited)
                 }
-                // The authorization seam: no authorizer yet, so the answer is read as is.
-                Step::Authorize(_) => machine.handle(Input::Token(None)),
+                // The authorization seam: a sign-in (or a refresh) when `auth` is given;
+                // without a token the answer is read as is.
+                Step::Authorize(challenge) => match &self.auth {
+                    Some(auth) => match auth.authorize(&challenge).await {
+                        Ok(token) => machine.handle(Input::Token(Some(&token))),
+                        Err(e) => {
+                            self.report(format!("authorization failed: {e}"));
+                            machine.handle(Input::Token(None))
+                        }
+                    },
+                    None => machine.handle(Input::Token(None)),
+                },
                 Step::Done(result) => break result,
             };
         };

@@ -119,6 +119,61 @@ export interface MCPFetchTransportOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** The deadline of each HTTP exchange in ms, resumes included (default: none). */
   timeout?: number;
+  /** OAuth 2.1 toward a protected server (MCP authorization): on a `401` / `403` the transport
+   * finds the authorization server, registers or names the client, signs the user in through
+   * `auth.signIn` (PKCE, `state`, `iss`, `resource` checked by the library), sends the token with
+   * every request and refreshes it when it expires. */
+  auth?: MCPClientAuthOptions;
+}
+/** The `auth` option of `createFetchTransport`: how this client signs in. */
+export interface MCPClientAuthOptions {
+  /** Where the authorization server sends the user back, e.g. a page of this origin
+   * (`https://app.example/callback.html`); registered with the client. */
+  redirectUri: string;
+  /** Send the user to `url` (the authorization endpoint, e.g. in a popup) and resolve with the URL
+   * the authorization server redirected to: `redirectUri` with its `code`, `state` and `iss`
+   * query. A rejection ends the round (the `401` stands; the client's `error` listeners hear why). */
+  signIn(url: string): Promise<string>;
+  /** A pre-registered client id (default: a Client ID Metadata Document when `clientMetadataUrl`
+   * is given and the server supports them, else dynamic registration as a `web` client). */
+  clientId?: string;
+  /** The pre-registered client's secret (a confidential client; needs `clientId`). */
+  clientSecret?: string;
+  /** The HTTPS URL of this client's Client ID Metadata Document, used as its `client_id` where
+   * the authorization server says `client_id_metadata_document_supported`. */
+  clientMetadataUrl?: string;
+  /** `client_name` in a dynamic registration (default `'orkestrel-mcp'`). */
+  clientName?: string;
+  /** The scope to ask for when the server's challenge names none (default: the server's
+   * `scopes_supported`). */
+  scope?: string;
+  /** What was kept for this server (called once, when the transport is created); `null` or
+   * `undefined`: nothing. A value that is not credentials is ignored (a sign-in follows). */
+  load?(): MCPStoredCredentials | null | undefined;
+  /** Keep `credentials` (after each sign-in or refresh), e.g. in `localStorage`. They hold
+   * tokens (and a client secret, if any): keep them where only this app reads them. */
+  save?(credentials: MCPStoredCredentials): void | Promise<void>;
+  /** The `fetch` for the authorization server's endpoints (default `globalThis.fetch`); called
+   * with `redirect: 'manual'` requests. */
+  fetch?: (request: Request) => Promise<Response>;
+}
+/** What a token store keeps for one server (`auth.save` / `auth.load`). */
+export interface MCPStoredCredentials {
+  /** The authorization server (issuer identifier) the client and tokens are bound to. */
+  issuer: string;
+  /** The client id it knows (registered, pre-registered or a metadata document URL). */
+  clientId?: string;
+  clientSecret?: string;
+  /** `'client_secret_basic'`, `'client_secret_post'` or `'none'`. */
+  tokenEndpointAuthMethod?: string;
+  tokens?: {
+    accessToken: string;
+    refreshToken?: string;
+    /** When the access token expires, in ms since the epoch (as `Date.now()`). */
+    expiresAt?: number;
+    /** The scope granted. */
+    scope?: string;
+  };
 }
 /** Options for `createWebSocketTransport`. */
 export interface MCPWebSocketTransportOptions {

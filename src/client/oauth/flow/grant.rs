@@ -125,7 +125,7 @@ impl AuthFlow {
             "grant_types": grant_types,
             "response_types": ["code"],
             "token_endpoint_auth_method": method,
-            "application_type": "native",
+            "application_type": self.config.application_type.as_str(),
         });
         self.phase = Phase::Register;
         Action::Fetch(OAuthRequest {
