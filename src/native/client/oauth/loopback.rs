@@ -14,7 +14,8 @@ const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 /// A [`UserAgent`] that receives the redirect on `http://127.0.0.1:PORT/callback`: it shows
 /// the authorization URL (through `notify`), opens a browser on it unless told not to
-/// (`xdg-open`, `open`), and waits for the redirect.
+/// (`xdg-open`, `open`), and waits for the redirect carrying that URL's `state` (any other
+/// request to the listener is refused and ignored, so a stray page cannot end the sign-in).
 pub struct LoopbackBrowser {
     listener: Mutex<Option<std::net::TcpListener>>,
     addr: SocketAddr,
@@ -58,7 +59,10 @@ impl LoopbackBrowser {
         self.addr
     }
 
-    async fn wait(&self) -> Result<String, String> {
+    /// Serve the listener until the redirect of the round whose authorization URL carried
+    /// `state` comes: another path gets `404`, a callback with another `state` (stale, or
+    /// sent by another page or process) `400`, and both leave the round waiting.
+    async fn wait(&self, state: Option<&str>) -> Result<String, String> {
         let std_listener = self
             .listener
             .lock()
@@ -96,8 +100,27 @@ impl LoopbackBrowser {
                     .await;
                 continue;
             }
-            let page =
-                "<!doctype html><title>Signed in</title><p>Signed in. You can close this tab.</p>";
+            let params = crate::client::oauth::query_params(&target);
+            let get = |name: &str| {
+                params
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+            };
+            if state.is_some() && get("state") != state {
+                let page = "<!doctype html><title>Not this sign-in</title><p>This link is not the sign-in in progress; it was ignored.</p>";
+                let answer = format!(
+                    "HTTP/1.1 400 Bad Request\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+                continue;
+            }
+            let page = if get("error").is_some() {
+                "<!doctype html><title>Sign-in failed</title><p>The sign-in was refused; see the terminal. You can close this tab.</p>"
+            } else {
+                "<!doctype html><title>Signed in</title><p>Signed in. You can close this tab.</p>"
+            };
             let answer = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
                 page.len()
@@ -129,7 +152,11 @@ impl UserAgent for LoopbackBrowser {
                     }
                 }
             }
-            self.wait().await
+            let state = crate::client::oauth::query_params(url)
+                .into_iter()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v);
+            self.wait(state.as_deref()).await
         })
     }
 }
