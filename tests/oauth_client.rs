@@ -188,22 +188,30 @@ impl UserAgent for NoUser {
     }
 }
 
+/// The protected resource metadata of the MCP server at `me/mcp`, naming `me` its
+/// authorization server.
+fn protected_resource(me: &str) -> Value {
+    json!({ "resource": format!("{me}/mcp"), "authorization_servers": [me] })
+}
+
+/// The metadata of the authorization server `me`: its endpoints under `me`, PKCE S256.
+fn authorization_server(me: &str) -> Value {
+    json!({
+        "issuer": me,
+        "authorization_endpoint": format!("{me}/authorize"),
+        "token_endpoint": format!("{me}/token"),
+        "registration_endpoint": format!("{me}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    })
+}
+
 /// An authorization server (at the MCP server's origin) whose registration endpoint answers
 /// `register`.
 async fn registering(register: Reply) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let register = Mutex::new(Some(register));
     peer(move |me, s| match (s.method.as_str(), path(s)) {
-        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_ok(json!({
-            "resource": format!("{me}/mcp"),
-            "authorization_servers": [me],
-        })),
-        ("GET", "/.well-known/oauth-authorization-server") => json_ok(json!({
-            "issuer": me,
-            "authorization_endpoint": format!("{me}/authorize"),
-            "token_endpoint": format!("{me}/token"),
-            "registration_endpoint": format!("{me}/register"),
-            "code_challenge_methods_supported": ["S256"],
-        })),
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_ok(protected_resource(me)),
+        ("GET", "/.well-known/oauth-authorization-server") => json_ok(authorization_server(me)),
         ("POST", "/register") => register.lock().unwrap().take().unwrap_or_else(not_found),
         _ => not_found(),
     })
@@ -292,17 +300,8 @@ async fn a_token_endpoint_that_hangs_up_or_answers_html_is_a_clear_error() {
 #[tokio::test]
 async fn a_callback_with_another_state_is_refused_and_the_round_waits_for_its_own() {
     let (url, seen) = peer(|me, s| match (s.method.as_str(), path(s)) {
-        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_ok(json!({
-            "resource": format!("{me}/mcp"),
-            "authorization_servers": [me],
-        })),
-        ("GET", "/.well-known/oauth-authorization-server") => json_ok(json!({
-            "issuer": me,
-            "authorization_endpoint": format!("{me}/authorize"),
-            "token_endpoint": format!("{me}/token"),
-            "registration_endpoint": format!("{me}/register"),
-            "code_challenge_methods_supported": ["S256"],
-        })),
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_ok(protected_resource(me)),
+        ("GET", "/.well-known/oauth-authorization-server") => json_ok(authorization_server(me)),
         ("POST", "/register") => json_reply("201 Created", "", r#"{"client_id": "registered"}"#),
         ("POST", "/token") => json_ok(json!({"access_token": "granted", "token_type": "Bearer"})),
         _ => not_found(),
