@@ -259,6 +259,12 @@ pub trait Authorizer: MaybeSend + MaybeSync {
         None
     }
 
+    /// Called before each request is sent, awaited: the place to refresh credentials about to
+    /// expire, so the request does not cost a `401` round; default nothing.
+    fn prepare(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// The headers that carry the current credentials on a `method` request to `url` (for
     /// each request, as a DPoP proof is per request); default: `Authorization: Bearer` with
     /// [`Authorizer::current`]. A transport sends them unless its caller set an

@@ -177,6 +177,17 @@ impl AuthFlow {
         live.then_some(tokens.access_token.as_str())
     }
 
+    /// Whether the token in hand is about to expire (within [`EXPIRY_MARGIN_SECS`] of `now`, or
+    /// past it) and a refresh token could replace it: a host may then begin a round at once
+    /// ([`AuthFlow::challenge`] with no challenge: it refreshes before any sign-in).
+    pub fn refresh_due(&self, now: u64) -> bool {
+        self.tokens.as_ref().is_some_and(|(_, t)| {
+            t.refresh_token.is_some()
+                && t.expires_at
+                    .is_some_and(|at| now + EXPIRY_MARGIN_SECS >= at)
+        })
+    }
+
     /// The headers that carry the current token on a `method` request to `url` at `now`:
     /// `Authorization: Bearer …`, or for a DPoP-bound token `Authorization: DPoP …` and a fresh
     /// `DPoP` proof (with `ath`, and the server's last nonce); none without a live token.

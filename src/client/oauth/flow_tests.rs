@@ -657,3 +657,24 @@ fn a_web_client_registers_as_web() {
         json!(["https://app.test/callback.html"])
     );
 }
+
+#[test]
+fn a_refresh_is_due_shortly_before_expiry_with_a_refresh_token_only() {
+    let tokens = |refresh: Option<&str>, expires_at: Option<u64>| super::super::Tokens {
+        access_token: "T".into(),
+        refresh_token: refresh.map(str::to_owned),
+        expires_at,
+        scope: None,
+        dpop: false,
+    };
+    let mut f = flow();
+    assert!(!f.refresh_due(0), "no tokens");
+    f.set_tokens(AS, tokens(Some("R"), Some(1_000)));
+    assert!(!f.refresh_due(1_000 - super::EXPIRY_MARGIN_SECS - 1));
+    assert!(f.refresh_due(1_000 - super::EXPIRY_MARGIN_SECS));
+    assert!(f.refresh_due(5_000), "expired");
+    f.set_tokens(AS, tokens(None, Some(1_000)));
+    assert!(!f.refresh_due(5_000), "nothing to refresh with");
+    f.set_tokens(AS, tokens(Some("R"), None));
+    assert!(!f.refresh_due(5_000), "no expiry said");
+}

@@ -260,6 +260,7 @@ impl Shared {
                     // Authorization header wins.
                     let authorizer = lock(&self.authorizer).clone();
                     if let (Some(authorizer), false) = (authorizer, self.caller_authorization) {
+                        authorizer.prepare().await;
                         let method = out.method.as_str();
                         for (name, value) in
                             authorizer.request_headers(method, &self.uri.to_string())

@@ -401,6 +401,24 @@ impl Authorizer for OAuthClient {
         self.flow().current(now()).map(str::to_owned)
     }
 
+    fn prepare(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if !self.flow().refresh_due(now()) {
+                return;
+            }
+            // A refresh before the token lapses: the same round a 401 would start (it
+            // refreshes first); a failure leaves the 401 to ask again.
+            let before = Challenge {
+                status: 401,
+                www_authenticate: None,
+                dpop_nonce: None,
+            };
+            if let Err(e) = self.obtain(&before).await {
+                tracing::debug!(error = %e, "oauth: no early refresh");
+            }
+        })
+    }
+
     fn request_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
         self.flow()
             .request_headers(method, url, now())
