@@ -13,6 +13,7 @@ import init, {
   createWebSocketTransport,
   MCP_PROTOCOL_VERSION,
 } from './pkg/orkestrel_mcp.js';
+import { renderExplore, resetExplore } from './explore.js';
 
 const $ = (selector) => document.querySelector(selector);
 const el = (tag, attrs = {}, ...children) => {
@@ -153,6 +154,7 @@ function localConnection(tools) {
         clientInfo: { name: 'orkestrel-mcp www', version: '0.1.0' },
       });
       await connection.notify('notifications/initialized');
+      connection.capabilities = info.capabilities;
       return info;
     },
     listTools: async () => (await connection.request('tools/list', {})).tools,
@@ -349,16 +351,21 @@ async function callTool(connection, name, form) {
 
 let current;
 let selectedMode;
+/** The resources, prompts and notifications panes of `current` (explore.js). */
+let explore;
 
 function resetPanels(note) {
   traffic.clear();
   $('#tools').replaceChildren(el('p', { class: 'muted', text: note }));
   $('#result').replaceChildren(el('p', { class: 'muted', text: 'Call a tool to see its result.' }));
+  resetExplore($('#explore'), note);
 }
 
 async function closeCurrent() {
   const previous = current;
   current = undefined;
+  explore?.close();
+  explore = undefined;
   try {
     await previous?.close?.();
   } catch {
@@ -376,6 +383,7 @@ async function startLocal() {
     current = connection;
     $('#server-info').textContent = `${info.serverInfo.name} ${info.serverInfo.version}, protocol ${info.protocolVersion}, ${tools.length} tools`;
     renderTools(connection, tools);
+    explore = renderExplore(connection, $('#explore'));
     setStatus(`serving ${tools.length} tools in the page`, 'ok');
   } catch (e) {
     $('#tools').replaceChildren(el('p', { class: 'muted', text: 'No server.' }));
@@ -403,6 +411,7 @@ async function connectRemote(event) {
     document.body.dataset.protocol = info.protocolVersion ?? '';
     document.body.dataset.era = info.era ?? '';
     renderTools(connection, tools);
+    explore = renderExplore(connection, $('#explore'));
     setStatus(`connected to ${url} (${tools.length} tools)`, 'ok');
     $('#disconnect').disabled = false;
     document.body.dataset.remote = 'connected';
@@ -421,6 +430,7 @@ async function disconnectRemote() {
   await closeCurrent();
   $('#disconnect').disabled = true;
   $('#tools').replaceChildren(el('p', { class: 'muted', text: 'Disconnected.' }));
+  resetExplore($('#explore'), 'Disconnected.');
   setStatus('disconnected');
   document.body.dataset.remote = 'disconnected';
 }

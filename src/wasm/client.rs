@@ -6,6 +6,7 @@
 //!  createWebSocketTransport({ url })  ─┼─► MCPTransport ─► createMCPClient({ transport }) ─► MCPClient
 //!  { start?(sink), send(m), close?() } ┘   (client/*.rs)      (this file; core McpClient)    connect / tools / call / callTool / disconnect / on
 //!                                                                                            callToolAsTask / getTask / cancelTask / waitTask (tasks.rs)
+//!                                                                                            listResources / readResource / listPrompts / getPrompt … (primitives.rs)
 //! ```
 //!
 //! Errors reach JS as `MCPError`s ([`client_error_to_js`]): a JSON-RPC error keeps the server's
@@ -14,6 +15,7 @@
 pub mod custom;
 pub mod fetch;
 mod handlers;
+mod primitives;
 mod tasks;
 mod types;
 pub mod websocket;
