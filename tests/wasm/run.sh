@@ -11,7 +11,8 @@
 #      (examples/conformance-server.rs) over HTTP, both eras (tests/wasm/client_tasks.mjs),
 #   6. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
 #      mode (the wasm client) against `orkestrel-mcp serve --http 127.0.0.1:0 --cors <page origin>`
-#      over HTTP and WebSocket; screenshots in target/wasm-artifacts/,
+#      over HTTP and WebSocket, with its resources, prompts and notifications panes; screenshots
+#      in target/wasm-artifacts/,
 # and type-checks a consumer of the generated .d.ts with tsc --strict.
 # Ends with `wasm: N passed, M failed`; exit 0 only when all pass.
 #
