@@ -362,6 +362,27 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
     assert_eq!(notes[0]["params"]["data"]["step"], 1);
     assert_eq!(notes[1]["method"], "notifications/progress");
     assert_eq!(notes[1]["params"]["progressToken"], "p1");
+    // callTool's onProgress: the call carries a progressToken; the listener sees the progress.
+    let progress = js("[]");
+    let options = js_with(
+        progress.clone(),
+        &JsValue::NULL,
+        "return { onProgress: (p) => server.push(p) };",
+    );
+    let done = ok(c.call_tool("progress".into(), js("{}"), Some(options))).await;
+    assert_eq!(json(&done)["content"][0]["text"], "done");
+    assert_eq!(
+        json(&progress),
+        serde_json::json!([{ "progress": 1, "total": 2 }])
+    );
+    for (bad, path) in [
+        ("{ onProgress: 1 }", "options.onProgress"),
+        ("{ logLevel: 'loud' }", "options.logLevel"),
+    ] {
+        let e = err(c.call_tool("echo".into(), js("{ text: 'x' }"), Some(js(bad)))).await;
+        assert_eq!(get(&e, "code").as_f64(), Some(-32602.0), "{bad}");
+        assert_eq!(json(&get(&e, "data"))["path"], path, "{bad}");
+    }
     let e = err(c.call("fail".into(), js("{}"), None)).await;
     assert_eq!(get(&e, "kind").as_string().as_deref(), Some("tool"));
     ok(c.disconnect()).await;

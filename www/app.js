@@ -112,7 +112,8 @@ function remoteConnection(url, era) {
       };
     },
     listTools: () => client.tools(),
-    callTool: (name, args) => client.callTool(name, args),
+    // The notifications pane's options: a progress token, its log level (explore.js).
+    callTool: (name, args) => client.callTool(name, args, explore?.requestOptions()),
     close: () => client.disconnect(),
   };
   // The server changed its tools (e.g. on the GET stream): list them again.

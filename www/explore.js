@@ -1,6 +1,6 @@
 // The console's resources, prompts and notifications panes.
 //
-//   renderExplore(connection, container) → { close() }   after a connection opened
+//   renderExplore(connection, container) → { close(), requestOptions() }   after a connection opened
 //   resetExplore(container, note)                        when there is none (or it closed)
 //
 // A connection with a `client` (the remote mode: the wasm MCPClient) is used through the
@@ -41,7 +41,8 @@ function adapter(connection) {
       subscribeResource: (uri) => client.subscribeResource(uri),
       listPrompts: () => client.listPrompts(),
       getPrompt: (name, args) => client.getPrompt(name, args),
-      setLoggingLevel: (level) => client.setLoggingLevel(level),
+      // 2026-07-28 has no logging/setLevel: each request carries its level.
+      setLoggingLevel: client.era === 'modern' ? async () => {} : (level) => client.setLoggingLevel(level),
       onNotification: (listener) => client.on('notification', listener),
     };
   }
@@ -184,11 +185,14 @@ function notificationsPane() {
 }
 
 /** Fill the panes for an open connection; `close()` stops them (later notifications are
- * ignored). */
+ * ignored); `requestOptions()` is what a tool call should pass to the client so that its
+ * progress and log messages reach the notifications pane (a progress token, the chosen log
+ * level). */
 export function renderExplore(connection, container) {
   const api = adapter(connection);
   const caps = api.capabilities;
   let open = true;
+  let level;
   resetExplore(container, '');
   const resourcesPane = container.querySelector('#explore-resources');
   const promptsPane = container.querySelector('#explore-prompts');
@@ -365,9 +369,10 @@ export function renderExplore(connection, container) {
         ...LEVELS.map((level) => el('option', { value: level, text: level })));
       const status = el('span', { class: 'muted', 'aria-live': 'polite' });
       select.addEventListener('change', async () => {
-        if (!select.value) return;
+        level = select.value || undefined;
+        if (!level) return;
         try {
-          await api.setLoggingLevel(select.value);
+          await api.setLoggingLevel(level);
           status.textContent = `level set to ${select.value}`;
         } catch (e) {
           status.textContent = `could not set the level: ${e.message}`;
@@ -382,6 +387,10 @@ export function renderExplore(connection, container) {
   return {
     close() {
       open = false;
+    },
+    requestOptions() {
+      // A listener makes the client send a progressToken; the pane shows the notifications.
+      return { onProgress: () => {}, ...(level ? { logLevel: level } : {}) };
     },
   };
 }

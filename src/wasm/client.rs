@@ -16,6 +16,7 @@ pub mod custom;
 pub mod fetch;
 mod handlers;
 mod primitives;
+mod request_options;
 mod tasks;
 mod types;
 pub mod websocket;
@@ -38,6 +39,7 @@ use crate::client::{
 };
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::BoxFuture;
+use request_options::request_options;
 
 /// A client transport for JS (made by `createFetchTransport`, `createWebSocketTransport`): pass
 /// it to `createMCPClient`, which takes it over (one transport per client).
@@ -267,17 +269,6 @@ impl Client {
     pub fn core(&self) -> &McpClient {
         &self.client
     }
-}
-
-fn request_options(options: Option<JsValue>) -> Result<RequestOptions, JsValue> {
-    let Some(options) = options.filter(JsValue::is_object) else {
-        return Ok(RequestOptions::default());
-    };
-    let timeout = timeout_member(&options, "timeout", "options").map_err(|e| error_to_js(&e))?;
-    Ok(RequestOptions {
-        timeout,
-        ..RequestOptions::default()
-    })
 }
 
 fn arguments(args: &JsValue) -> Result<Value, JsValue> {

@@ -185,8 +185,10 @@ async function echoOver(transportName, text, { modern = false } = {}) {
     assert.deepEqual(withoutMeta(call.params), { name: 'echo', arguments: { text } });
     assert.equal(call.params._meta['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
   } else {
-    assert.deepEqual(call.params, { name: 'echo', arguments: { text } });
+    assert.deepEqual(withoutMeta(call.params), { name: 'echo', arguments: { text } });
   }
+  // The page asks for progress on every call (its notifications pane shows it).
+  assert.equal(call.params._meta.progressToken, call.id);
   const reply = entries.find((m) => m.id === call.id && m.result);
   assert.deepEqual(reply.result.content, [{ type: 'text', text }]);
   assert.match(await page.textContent('#remote-info'), new RegExp(transportName));
@@ -251,7 +253,7 @@ await check('remote over HTTP: list prompts and get one with an argument', async
   const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
   assert.deepEqual(entries.find((m) => m.method === 'prompts/get').params, { name: 'greet', arguments: { name: 'Ada' } });
 });
-await check('remote over HTTP: log messages from a tool call arrive in the notifications pane, timestamped', async () => {
+await check('remote over HTTP: progress and log messages from a tool call arrive in the notifications pane, timestamped', async () => {
   await page.fill('form[data-tool="progress"] input[name="steps"]', '3');
   await page.fill('form[data-tool="progress"] input[name="ms"]', '1');
   await page.click('form[data-tool="progress"] button[type="submit"]');
@@ -265,6 +267,15 @@ await check('remote over HTTP: log messages from a tool call arrive in the notif
   assert.deepEqual(seen.map((n) => n.summary), ['[info] progress: step 1 of 3', '[info] progress: step 2 of 3', '[info] progress: step 3 of 3']);
   assert.deepEqual(seen[0].params, { level: 'info', logger: 'progress', data: 'step 1 of 3' });
   for (const n of seen) assert.ok(!Number.isNaN(Date.parse(n.time)), n.time);
+  // The page's call carries a progressToken (the client's onProgress option): progress too.
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  const call = entries.filter((m) => m.method === 'tools/call' && m.params.name === 'progress').at(-1);
+  const token = call.params._meta.progressToken;
+  assert.equal(token, call.id);
+  const progress = await page.$$eval('#notifications li[data-method="notifications/progress"] .summary', (items) => items.map((s) => s.textContent));
+  assert.deepEqual(progress, [1, 2, 3].map((i) => `${i} / 3 — step ${i} of 3 (token ${token})`));
+  const order = await page.$$eval('#notifications li', (items) => items.map((li) => li.dataset.method.split('/').at(-1)));
+  assert.deepEqual(order, ['progress', 'message', 'progress', 'message', 'progress', 'message']);
 });
 await check('remote over HTTP: the notifications pane keeps the last 200', async () => {
   await page.click('#clear-notifications');
@@ -272,10 +283,12 @@ await check('remote over HTTP: the notifications pane keeps the last 200', async
   await page.fill('form[data-tool="progress"] input[name="ms"]', '0');
   await page.click('form[data-tool="progress"] button[type="submit"]');
   await page.waitForSelector('[data-result-for="progress"] >> text=done 205 steps');
-  const summaries = await page.$$eval('#notifications li .summary', (items) => items.map((s) => s.textContent));
-  assert.equal(summaries.length, 200);
-  assert.equal(summaries[0], '[info] progress: step 6 of 205');
-  assert.equal(summaries[199], '[info] progress: step 205 of 205');
+  // 410 arrived (a progress and a log message per step): the last 200 are steps 106 to 205.
+  assert.equal(await page.locator('#notifications li').count(), 200);
+  const logs = await page.$$eval('#notifications li[data-method="notifications/message"] .summary', (items) => items.map((s) => s.textContent));
+  assert.equal(logs.length, 100);
+  assert.equal(logs[0], '[info] progress: step 106 of 205');
+  assert.equal(logs[99], '[info] progress: step 205 of 205');
 });
 await check('remote over HTTP: the log level (logging/setLevel) filters what arrives', async () => {
   await page.click('#clear-notifications');
@@ -284,7 +297,9 @@ await check('remote over HTTP: the log level (logging/setLevel) filters what arr
   await page.fill('form[data-tool="progress"] input[name="steps"]', '2');
   await page.click('form[data-tool="progress"] button[type="submit"]');
   await page.waitForSelector('[data-result-for="progress"] >> text=done 2 steps');
-  assert.equal(await page.locator('#notifications li').count(), 0);
+  // The info log messages are filtered out; progress is not logging.
+  assert.equal(await page.locator('#notifications li[data-method="notifications/message"]').count(), 0);
+  assert.equal(await page.locator('#notifications li[data-method="notifications/progress"]').count(), 2);
   const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
   assert.deepEqual(entries.find((m) => m.method === 'logging/setLevel').params, { level: 'warning' });
 });
@@ -364,6 +379,20 @@ await check('remote over WebSocket, 2026-07-28: resources and prompts', async ()
   await page.click('form[data-prompt="greet"] button[type="submit"]');
   await page.waitForSelector('[data-prompt-result="greet"]');
   assert.equal(await page.textContent('[data-prompt-result="greet"] .block.text pre'), 'Please greet Grace.');
+});
+await check('remote over WebSocket, 2026-07-28: the chosen log level rides on each call; progress and logs arrive', async () => {
+  await page.getByLabel('Log level').selectOption('info');
+  await page.fill('form[data-tool="progress"] input[name="steps"]', '2');
+  await page.fill('form[data-tool="progress"] input[name="ms"]', '1');
+  await page.click('form[data-tool="progress"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="progress"] >> text=done 2 steps');
+  const logs = await page.$$eval('#notifications li[data-method="notifications/message"] .summary', (items) => items.map((s) => s.textContent));
+  assert.deepEqual(logs, ['[info] progress: step 1 of 2', '[info] progress: step 2 of 2']);
+  assert.equal(await page.locator('#notifications li[data-method="notifications/progress"]').count(), 2);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  const call = entries.find((m) => m.method === 'tools/call' && m.params.name === 'progress');
+  assert.equal(call.params._meta['io.modelcontextprotocol/logLevel'], 'info');
+  assert.ok(!entries.some((m) => m.method === 'logging/setLevel'));
 });
 await check('no console errors in the remote mode', async () => {
   assert.deepEqual(consoleErrors.slice(errorsBefore), []);

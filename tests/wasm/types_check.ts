@@ -148,6 +148,11 @@ export async function usesClient(): Promise<unknown> {
   const prompt: MCPGetPromptResult = await client.getPrompt(prompts[0].name, { name: 'Ada' });
   const role: 'user' | 'assistant' = prompt.messages[0].role;
   await client.setLoggingLevel('warning');
+  const watched: MCPToolResult = await client.callTool('progress', {}, {
+    onProgress: (p: { progress: number; total?: number; message?: string }) => void [p.progress, p.total, p.message],
+    logLevel: 'info',
+  });
+  void watched;
   void [caps, templates, text, role];
   await client.disconnect();
   void [connected, info, session, version, era, versions, serverName, tools, whole, pong, ws];
