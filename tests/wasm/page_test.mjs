@@ -276,6 +276,7 @@ await check('remote over HTTP: progress and log messages from a tool call arrive
   assert.deepEqual(progress, [1, 2, 3].map((i) => `${i} / 3 — step ${i} of 3 (token ${token})`));
   const order = await page.$$eval('#notifications li', (items) => items.map((li) => li.dataset.method.split('/').at(-1)));
   assert.deepEqual(order, ['progress', 'message', 'progress', 'message', 'progress', 'message']);
+  await page.screenshot({ path: path.join(artifacts, 'www-explore.png'), fullPage: true });
 });
 await check('remote over HTTP: the notifications pane keeps the last 200', async () => {
   await page.click('#clear-notifications');
