@@ -1,7 +1,7 @@
 //! The JS client bindings on wasm32 (node and headless Chromium): `createMCPClient` over a
 //! transport written in JS and over `createFetchTransport` (SSE replies decoded by the core),
 //! both against the in-wasm server; `call` / `callTool` semantics, errors as `MCPError`, events,
-//! deadlines, server→client pings with exact ids, option checks.
+//! deadlines, server→client pings with exact ids, option checks, the resources / prompts calls.
 #![cfg(target_family = "wasm")]
 
 use js_sys::{Array, Function, Promise, Reflect};
@@ -362,6 +362,27 @@ async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
     assert_eq!(notes[0]["params"]["data"]["step"], 1);
     assert_eq!(notes[1]["method"], "notifications/progress");
     assert_eq!(notes[1]["params"]["progressToken"], "p1");
+    // callTool's onProgress: the call carries a progressToken; the listener sees the progress.
+    let progress = js("[]");
+    let options = js_with(
+        progress.clone(),
+        &JsValue::NULL,
+        "return { onProgress: (p) => server.push(p) };",
+    );
+    let done = ok(c.call_tool("progress".into(), js("{}"), Some(options))).await;
+    assert_eq!(json(&done)["content"][0]["text"], "done");
+    assert_eq!(
+        json(&progress),
+        serde_json::json!([{ "progress": 1, "total": 2 }])
+    );
+    for (bad, path) in [
+        ("{ onProgress: 1 }", "options.onProgress"),
+        ("{ logLevel: 'loud' }", "options.logLevel"),
+    ] {
+        let e = err(c.call_tool("echo".into(), js("{ text: 'x' }"), Some(js(bad)))).await;
+        assert_eq!(get(&e, "code").as_f64(), Some(-32602.0), "{bad}");
+        assert_eq!(json(&get(&e, "data"))["path"], path, "{bad}");
+    }
     let e = err(c.call("fail".into(), js("{}"), None)).await;
     assert_eq!(get(&e, "kind").as_string().as_deref(), Some("tool"));
     ok(c.disconnect()).await;
@@ -1030,6 +1051,95 @@ async fn handlers_answer_the_servers_requests_in_the_handshake_era() {
         answer("s").unwrap()["error"]["code"],
         -32601,
         "no createMessage given"
+    );
+    ok(c.disconnect()).await;
+}
+
+/// A JS transport playing a server that declares `resources` (no `subscribe`) and `prompts`
+/// (no `logging`): `resources/list` in two pages, one template, `resources/read` and
+/// `prompts/get` answering from their params.
+fn primitives_transport() -> JsValue {
+    js(r#"(() => {
+      const transport = { sent: [] };
+      const answers = {
+        initialize: (p) => ({ protocolVersion: p.protocolVersion, serverInfo: { name: 'lists', version: '1' },
+          capabilities: { resources: {}, prompts: { listChanged: true } } }),
+        'resources/list': (p) => p.cursor === 'two'
+          ? { resources: [{ uri: 'mem://b', name: 'b' }] }
+          : { resources: [{ uri: 'mem://a', name: 'a', mimeType: 'text/plain' }], nextCursor: 'two' },
+        'resources/templates/list': () => ({ resourceTemplates: [{ uriTemplate: 'mem://items/{id}', name: 'item' }] }),
+        'resources/read': (p) => ({ contents: [{ uri: p.uri, mimeType: 'text/plain', text: 'read ' + p.uri }] }),
+        'prompts/list': () => ({ prompts: [{ name: 'greet', arguments: [{ name: 'name', required: true }] }] }),
+        'prompts/get': (p) => ({ description: 'greeting', messages: [{ role: 'user',
+          content: { type: 'text', text: 'Please greet ' + (p.arguments ?? {}).name + '.' } }] }),
+      };
+      transport.start = (sink) => { transport.sink = sink; };
+      transport.send = (m) => {
+        transport.sent.push(m.method);
+        if (m.id === undefined || m.method === undefined) return;
+        const answer = answers[m.method];
+        const body = answer ? '"result":' + JSON.stringify(answer(m.params ?? {}))
+          : '"error":{"code":-32601,"message":"no"}';
+        transport.sink.receive('{"jsonrpc":"2.0","id":' + String(m.id) + ',' + body + '}');
+      };
+      return transport;
+    })()"#)
+}
+
+#[wasm_bindgen_test]
+async fn the_js_client_lists_reads_and_gets_resources_and_prompts() {
+    let transport = primitives_transport();
+    let c = client(&transport, "");
+    assert!(c.server_capabilities().is_undefined());
+    ok(c.connect()).await;
+    assert_eq!(
+        json(&c.server_capabilities()),
+        serde_json::json!({ "resources": {}, "prompts": { "listChanged": true } })
+    );
+    // Every page followed.
+    let resources = json(&ok(c.list_resources()).await);
+    assert_eq!(
+        resources,
+        serde_json::json!([{ "uri": "mem://a", "name": "a", "mimeType": "text/plain" }, { "uri": "mem://b", "name": "b" }])
+    );
+    let templates = json(&ok(c.list_resource_templates()).await);
+    assert_eq!(templates[0]["uriTemplate"], "mem://items/{id}");
+    let read = json(&ok(c.read_resource("mem://items/7".into())).await);
+    assert_eq!(
+        read,
+        serde_json::json!({ "contents": [{ "uri": "mem://items/7", "mimeType": "text/plain", "text": "read mem://items/7" }] })
+    );
+    let prompts = json(&ok(c.list_prompts()).await);
+    assert_eq!(prompts[0]["arguments"][0]["name"], "name");
+    let got = json(&ok(c.get_prompt("greet".into(), Some(js("{ name: 'Ada' }")))).await);
+    assert_eq!(got["messages"][0]["content"]["text"], "Please greet Ada.");
+    assert_eq!(got["description"], "greeting");
+
+    // What the server did not declare is refused before anything is sent.
+    let before = json(&get(&transport, "sent")).as_array().unwrap().len();
+    let refused = err(c.subscribe_resource("mem://a".into())).await;
+    assert_eq!(
+        get(&refused, "kind").as_string().as_deref(),
+        Some("not-declared")
+    );
+    assert_eq!(
+        json(&get(&refused, "data")),
+        serde_json::json!({ "capability": "resources.subscribe" })
+    );
+    let refused = err(c.set_logging_level("info".into())).await;
+    assert_eq!(
+        json(&get(&refused, "data")),
+        serde_json::json!({ "capability": "logging" })
+    );
+    // Prompt arguments must be an object.
+    let bad = err(c.get_prompt("greet".into(), Some(js("'Ada'")))).await;
+    assert_eq!(
+        get(&bad, "kind").as_string().as_deref(),
+        Some("invalid-arguments")
+    );
+    assert_eq!(
+        json(&get(&transport, "sent")).as_array().unwrap().len(),
+        before
     );
     ok(c.disconnect()).await;
 }

@@ -15,6 +15,7 @@ import init, {
   createWebSocketTransport,
   MCP_PROTOCOL_VERSION,
 } from './pkg/orkestrel_mcp.js';
+import { renderExplore, resetExplore } from './explore.js';
 
 const $ = (selector) => document.querySelector(selector);
 const el = (tag, attrs = {}, ...children) => {
@@ -121,7 +122,8 @@ function remoteConnection(url, era) {
       };
     },
     listTools: () => client.tools(),
-    callTool: (name, args) => client.callTool(name, args),
+    // The notifications pane's options: a progress token, its log level (explore.js).
+    callTool: (name, args) => client.callTool(name, args, explore?.requestOptions()),
     close: () => client.disconnect(),
   };
   // The server changed its tools (e.g. on the GET stream): list them again.
@@ -163,6 +165,7 @@ function localConnection(tools) {
         clientInfo: { name: 'orkestrel-mcp www', version: '0.1.0' },
       });
       await connection.notify('notifications/initialized');
+      connection.capabilities = info.capabilities;
       return info;
     },
     listTools: async () => (await connection.request('tools/list', {})).tools,
@@ -359,16 +362,21 @@ async function callTool(connection, name, form) {
 
 let current;
 let selectedMode;
+/** The resources, prompts and notifications panes of `current` (explore.js). */
+let explore;
 
 function resetPanels(note) {
   traffic.clear();
   $('#tools').replaceChildren(el('p', { class: 'muted', text: note }));
   $('#result').replaceChildren(el('p', { class: 'muted', text: 'Call a tool to see its result.' }));
+  resetExplore($('#explore'), note);
 }
 
 async function closeCurrent() {
   const previous = current;
   current = undefined;
+  explore?.close();
+  explore = undefined;
   try {
     await previous?.close?.();
   } catch {
@@ -386,6 +394,7 @@ async function startLocal() {
     current = connection;
     $('#server-info').textContent = `${info.serverInfo.name} ${info.serverInfo.version}, protocol ${info.protocolVersion}, ${tools.length} tools`;
     renderTools(connection, tools);
+    explore = renderExplore(connection, $('#explore'));
     setStatus(`serving ${tools.length} tools in the page`, 'ok');
   } catch (e) {
     $('#tools').replaceChildren(el('p', { class: 'muted', text: 'No server.' }));
@@ -415,6 +424,7 @@ async function connectRemote(event) {
     document.body.dataset.protocol = info.protocolVersion ?? '';
     document.body.dataset.era = info.era ?? '';
     renderTools(connection, tools);
+    explore = renderExplore(connection, $('#explore'));
     setStatus(`connected to ${url} (${tools.length} tools)`, 'ok');
     $('#disconnect').disabled = false;
     document.body.dataset.remote = 'connected';
@@ -479,6 +489,7 @@ async function disconnectRemote() {
   await closeCurrent();
   $('#disconnect').disabled = true;
   $('#tools').replaceChildren(el('p', { class: 'muted', text: 'Disconnected.' }));
+  resetExplore($('#explore'), 'Disconnected.');
   setStatus('disconnected');
   document.body.dataset.remote = 'disconnected';
 }

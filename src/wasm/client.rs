@@ -6,6 +6,7 @@
 //!  createWebSocketTransport({ url })  ─┼─► MCPTransport ─► createMCPClient({ transport }) ─► MCPClient
 //!  { start?(sink), send(m), close?() } ┘   (client/*.rs)      (this file; core McpClient)    connect / tools / call / callTool / disconnect / on
 //!                                                                                            callToolAsTask / getTask / cancelTask / waitTask (tasks.rs)
+//!                                                                                            listResources / readResource / listPrompts / getPrompt … (primitives.rs)
 //! ```
 //!
 //! Errors reach JS as `MCPError`s ([`client_error_to_js`]): a JSON-RPC error keeps the server's
@@ -15,6 +16,8 @@ pub mod custom;
 pub mod fetch;
 mod handlers;
 mod oauth;
+mod primitives;
+mod request_options;
 mod tasks;
 mod types;
 pub mod websocket;
@@ -37,6 +40,7 @@ use crate::client::{
 };
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 use crate::BoxFuture;
+use request_options::request_options;
 
 /// A client transport for JS (made by `createFetchTransport`, `createWebSocketTransport`): pass
 /// it to `createMCPClient`, which takes it over (one transport per client).
@@ -266,17 +270,6 @@ impl Client {
     pub fn core(&self) -> &McpClient {
         &self.client
     }
-}
-
-fn request_options(options: Option<JsValue>) -> Result<RequestOptions, JsValue> {
-    let Some(options) = options.filter(JsValue::is_object) else {
-        return Ok(RequestOptions::default());
-    };
-    let timeout = timeout_member(&options, "timeout", "options").map_err(|e| error_to_js(&e))?;
-    Ok(RequestOptions {
-        timeout,
-        ..RequestOptions::default()
-    })
 }
 
 fn arguments(args: &JsValue) -> Result<Value, JsValue> {

@@ -7,7 +7,11 @@
 //     Streamable HTTP and over WebSocket, list tools, fill the echo form, call, assert the DOM —
 //     with `era: 'legacy'` (the initialize handshake, a session) and with `era: 'auto'` (the
 //     default), which reaches 2026-07-28 through the CORS preflight of its Mcp-Method, Mcp-Name
-//     and MCP-Protocol-Version headers.
+//     and MCP-Protocol-Version headers;
+//   - the resources, prompts and notifications panes (www/explore.js): against the native
+//     server, list resources and read one, read through a resource template's form, list prompts
+//     and get one with an argument, see a tool's log messages arrive (timestamped, the last 200
+//     kept), set the log level; the in-page server declares neither and says so.
 // Saves screenshots to $ARTIFACTS (default target/wasm-artifacts). Prints
 // `page: N passed, M failed`.
 import assert from 'node:assert/strict';
@@ -97,6 +101,11 @@ await check('a throwing tool shows its error plainly', async () => {
   await page.waitForSelector('#result .error');
   assert.match(await page.textContent('#result .error'), /The tool fail failed.*this tool always fails/s);
 });
+await check('the in-page server declares no resources or prompts, and has no notification channel', async () => {
+  assert.match(await page.textContent('#explore-resources'), /The server declares no resources\./);
+  assert.match(await page.textContent('#explore-prompts'), /The server declares no prompts\./);
+  assert.match(await page.textContent('#notification-note'), /no way back for notifications/);
+});
 await check('a broken tool source shows an error instead of a server', async () => {
   await page.fill('#tools-source', '[{ name: "x" }]');
   await page.click('#start');
@@ -176,8 +185,10 @@ async function echoOver(transportName, text, { modern = false } = {}) {
     assert.deepEqual(withoutMeta(call.params), { name: 'echo', arguments: { text } });
     assert.equal(call.params._meta['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
   } else {
-    assert.deepEqual(call.params, { name: 'echo', arguments: { text } });
+    assert.deepEqual(withoutMeta(call.params), { name: 'echo', arguments: { text } });
   }
+  // The page asks for progress on every call (its notifications pane shows it).
+  assert.equal(call.params._meta.progressToken, call.id);
   const reply = entries.find((m) => m.id === call.id && m.result);
   assert.deepEqual(reply.result.content, [{ type: 'text', text }]);
   assert.match(await page.textContent('#remote-info'), new RegExp(transportName));
@@ -201,6 +212,97 @@ await check('remote over HTTP: numbers, structuredContent, tool errors shown pla
   await page.click('form[data-tool="fail"] button[type="submit"]');
   await page.waitForSelector('#result .error');
   assert.match(await page.textContent('#result .error'), /The tool fail failed.*remote failure/s);
+});
+await check('remote over HTTP: list resources and read one; templates list and read through a form', async () => {
+  await page.waitForSelector('#resources li[data-uri]');
+  const uris = await page.$$eval('#resources li[data-uri]', (items) => items.map((li) => li.dataset.uri));
+  assert.deepEqual(uris, ['orkestrel://about']);
+  await page.getByRole('button', { name: 'Read orkestrel://about' }).click();
+  await page.waitForSelector('[data-resource="orkestrel://about"]');
+  assert.equal(await page.textContent('[data-resource="orkestrel://about"] .block.text pre'),
+    'orkestrel-mcp: a Rust MCP server and client.');
+  assert.match(await page.textContent('[data-resource="orkestrel://about"] .kind'), /text\/plain · orkestrel:\/\/about/);
+  // serve declares resources.subscribe: the Subscribe button sends resources/subscribe.
+  await page.getByRole('button', { name: 'Subscribe to orkestrel://about' }).click();
+  await page.waitForSelector('#resources li[data-uri="orkestrel://about"] button:disabled >> text=Subscribed');
+  const templates = await page.$$eval('#resource-templates form', (forms) => forms.map((f) => f.dataset.template));
+  assert.deepEqual(templates, ['orkestrel://echo/{text}']);
+  const form = 'form[data-template="orkestrel://echo/{text}"]';
+  await page.locator(form).getByLabel('text', { exact: true }).fill('from-a-template');
+  assert.equal(await page.textContent(`${form} .row code`), 'orkestrel://echo/from-a-template');
+  await page.click(`${form} button[type="submit"]`);
+  await page.waitForSelector('[data-resource="orkestrel://echo/from-a-template"]');
+  assert.equal(await page.textContent('[data-resource="orkestrel://echo/from-a-template"] pre'), 'from-a-template');
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  assert.ok(entries.some((m) => m.method === 'resources/templates/list'));
+  assert.deepEqual(entries.find((m) => m.method === 'resources/subscribe').params, { uri: 'orkestrel://about' });
+  assert.deepEqual(entries.filter((m) => m.method === 'resources/read').map((m) => m.params.uri),
+    ['orkestrel://about', 'orkestrel://echo/from-a-template']);
+});
+await check('remote over HTTP: list prompts and get one with an argument', async () => {
+  const prompts = await page.$$eval('#prompts form', (forms) => forms.map((f) => f.dataset.prompt));
+  assert.deepEqual(prompts, ['greet']);
+  const input = page.locator('form[data-prompt="greet"] input[name="name"]');
+  assert.equal(await input.evaluate((i) => i.required), true);
+  assert.match(await page.textContent('form[data-prompt="greet"] label'), /name \* — Who to greet/);
+  await input.fill('Ada');
+  await page.getByRole('button', { name: 'Get greet' }).click();
+  await page.waitForSelector('[data-prompt-result="greet"]');
+  assert.equal(await page.textContent('[data-prompt-result="greet"] .message[data-role="user"] .block.text pre'), 'Please greet Ada.');
+  assert.match(await page.textContent('[data-prompt-result="greet"]'), /A greeting/);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  assert.deepEqual(entries.find((m) => m.method === 'prompts/get').params, { name: 'greet', arguments: { name: 'Ada' } });
+});
+await check('remote over HTTP: progress and log messages from a tool call arrive in the notifications pane, timestamped', async () => {
+  await page.fill('form[data-tool="progress"] input[name="steps"]', '3');
+  await page.fill('form[data-tool="progress"] input[name="ms"]', '1');
+  await page.click('form[data-tool="progress"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="progress"]');
+  // The log messages travel on the call's SSE reply, before its response.
+  const seen = await page.$$eval('#notifications li[data-method="notifications/message"]', (items) => items.map((li) => ({
+    summary: li.querySelector('.summary').textContent,
+    time: li.querySelector('time').getAttribute('datetime'),
+    params: JSON.parse(li.querySelector('details pre').textContent),
+  })));
+  assert.deepEqual(seen.map((n) => n.summary), ['[info] progress: step 1 of 3', '[info] progress: step 2 of 3', '[info] progress: step 3 of 3']);
+  assert.deepEqual(seen[0].params, { level: 'info', logger: 'progress', data: 'step 1 of 3' });
+  for (const n of seen) assert.ok(!Number.isNaN(Date.parse(n.time)), n.time);
+  // The page's call carries a progressToken (the client's onProgress option): progress too.
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  const call = entries.filter((m) => m.method === 'tools/call' && m.params.name === 'progress').at(-1);
+  const token = call.params._meta.progressToken;
+  assert.equal(token, call.id);
+  const progress = await page.$$eval('#notifications li[data-method="notifications/progress"] .summary', (items) => items.map((s) => s.textContent));
+  assert.deepEqual(progress, [1, 2, 3].map((i) => `${i} / 3 — step ${i} of 3 (token ${token})`));
+  const order = await page.$$eval('#notifications li', (items) => items.map((li) => li.dataset.method.split('/').at(-1)));
+  assert.deepEqual(order, ['progress', 'message', 'progress', 'message', 'progress', 'message']);
+  await page.screenshot({ path: path.join(artifacts, 'www-explore.png'), fullPage: true });
+});
+await check('remote over HTTP: the notifications pane keeps the last 200', async () => {
+  await page.click('#clear-notifications');
+  await page.fill('form[data-tool="progress"] input[name="steps"]', '205');
+  await page.fill('form[data-tool="progress"] input[name="ms"]', '0');
+  await page.click('form[data-tool="progress"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="progress"] >> text=done 205 steps');
+  // 410 arrived (a progress and a log message per step): the last 200 are steps 106 to 205.
+  assert.equal(await page.locator('#notifications li').count(), 200);
+  const logs = await page.$$eval('#notifications li[data-method="notifications/message"] .summary', (items) => items.map((s) => s.textContent));
+  assert.equal(logs.length, 100);
+  assert.equal(logs[0], '[info] progress: step 106 of 205');
+  assert.equal(logs[99], '[info] progress: step 205 of 205');
+});
+await check('remote over HTTP: the log level (logging/setLevel) filters what arrives', async () => {
+  await page.click('#clear-notifications');
+  await page.getByLabel('Log level').selectOption('warning');
+  await page.waitForSelector('#log-level-row >> text=level set to warning');
+  await page.fill('form[data-tool="progress"] input[name="steps"]', '2');
+  await page.click('form[data-tool="progress"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="progress"] >> text=done 2 steps');
+  // The info log messages are filtered out; progress is not logging.
+  assert.equal(await page.locator('#notifications li[data-method="notifications/message"]').count(), 0);
+  assert.equal(await page.locator('#notifications li[data-method="notifications/progress"]').count(), 2);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  assert.deepEqual(entries.find((m) => m.method === 'logging/setLevel').params, { level: 'warning' });
 });
 await check('remote over HTTP: disconnect', async () => {
   await page.click('#disconnect');
@@ -268,6 +370,30 @@ await check("remote over WebSocket with era 'auto' reaches 2026-07-28", async ()
   await connectRemote(mcpUrl.replace(/^http/, 'ws'), 'auto');
   assert.equal(await page.getAttribute('body', 'data-protocol'), '2026-07-28');
   await echoOver('WebSocket', 'hello over WebSocket, 2026', { modern: true });
+});
+await check('remote over WebSocket, 2026-07-28: resources and prompts', async () => {
+  await page.waitForSelector('#resources li[data-uri="orkestrel://about"]');
+  await page.getByRole('button', { name: 'Read orkestrel://about' }).click();
+  await page.waitForSelector('[data-resource="orkestrel://about"]');
+  assert.equal(await page.textContent('[data-resource="orkestrel://about"] pre'), 'orkestrel-mcp: a Rust MCP server and client.');
+  await page.fill('form[data-prompt="greet"] input[name="name"]', 'Grace');
+  await page.click('form[data-prompt="greet"] button[type="submit"]');
+  await page.waitForSelector('[data-prompt-result="greet"]');
+  assert.equal(await page.textContent('[data-prompt-result="greet"] .block.text pre'), 'Please greet Grace.');
+});
+await check('remote over WebSocket, 2026-07-28: the chosen log level rides on each call; progress and logs arrive', async () => {
+  await page.getByLabel('Log level').selectOption('info');
+  await page.fill('form[data-tool="progress"] input[name="steps"]', '2');
+  await page.fill('form[data-tool="progress"] input[name="ms"]', '1');
+  await page.click('form[data-tool="progress"] button[type="submit"]');
+  await page.waitForSelector('[data-result-for="progress"] >> text=done 2 steps');
+  const logs = await page.$$eval('#notifications li[data-method="notifications/message"] .summary', (items) => items.map((s) => s.textContent));
+  assert.deepEqual(logs, ['[info] progress: step 1 of 2', '[info] progress: step 2 of 2']);
+  assert.equal(await page.locator('#notifications li[data-method="notifications/progress"]').count(), 2);
+  const entries = await page.$$eval('#traffic li pre', (pres) => pres.map((p) => JSON.parse(p.textContent)));
+  const call = entries.find((m) => m.method === 'tools/call' && m.params.name === 'progress');
+  assert.equal(call.params._meta['io.modelcontextprotocol/logLevel'], 'info');
+  assert.ok(!entries.some((m) => m.method === 'logging/setLevel'));
 });
 await check('no console errors in the remote mode', async () => {
   assert.deepEqual(consoleErrors.slice(errorsBefore), []);

@@ -14,8 +14,8 @@
 #      (tests/wasm/client_auth.mjs),
 #   7. the www/ page in headless Chromium (playwright-core): the in-page server, and the remote
 #      mode (the wasm client) against `orkestrel-mcp serve --http 127.0.0.1:0 --cors <page origin>`
-#      over HTTP and WebSocket; its sign-in popup at oidc-provider (tests/wasm/page_auth.mjs);
-#      screenshots in target/wasm-artifacts/,
+#      over HTTP and WebSocket, with its resources, prompts and notifications panes; its sign-in
+#      popup at oidc-provider (tests/wasm/page_auth.mjs); screenshots in target/wasm-artifacts/,
 # and type-checks a consumer of the generated .d.ts with tsc --strict.
 # Ends with `wasm: N passed, M failed`; exit 0 only when all pass.
 #

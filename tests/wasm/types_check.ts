@@ -31,6 +31,11 @@ import {
   type MCPClientHandlers,
   type MCPClientAuthOptions,
   type MCPStoredCredentials,
+  type MCPResource,
+  type MCPResourceTemplate,
+  type MCPReadResourceResult,
+  type MCPPrompt,
+  type MCPGetPromptResult,
   type RequestId,
 } from '../../target/wasm-pkg/web/orkestrel_mcp.js';
 
@@ -147,6 +152,23 @@ export async function usesClient(): Promise<unknown> {
     const plain: MCPToolResult = call.result;
     void plain;
   }
+  const caps: Record<string, unknown> | undefined = client.serverCapabilities;
+  const resources: MCPResource[] = await client.listResources();
+  const templates: MCPResourceTemplate[] = await client.listResourceTemplates();
+  const read: MCPReadResourceResult = await client.readResource(resources[0].uri);
+  const text: string | undefined = read.contents[0].text;
+  await client.subscribeResource('mem://a');
+  await client.unsubscribeResource('mem://a');
+  const prompts: MCPPrompt[] = await client.listPrompts();
+  const prompt: MCPGetPromptResult = await client.getPrompt(prompts[0].name, { name: 'Ada' });
+  const role: 'user' | 'assistant' = prompt.messages[0].role;
+  await client.setLoggingLevel('warning');
+  const watched: MCPToolResult = await client.callTool('progress', {}, {
+    onProgress: (p: { progress: number; total?: number; message?: string }) => void [p.progress, p.total, p.message],
+    logLevel: 'info',
+  });
+  void watched;
+  void [caps, templates, text, role];
   await client.disconnect();
   void [connected, info, session, version, era, versions, serverName, tools, whole, pong, ws];
   return value;

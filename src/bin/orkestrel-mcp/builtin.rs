@@ -134,14 +134,27 @@ impl<T: Serialize> IntoResult for Structured<T> {
 /// The text of the built-in resource `orkestrel://about`.
 pub const ABOUT_TEXT: &str = "orkestrel-mcp: a Rust MCP server and client.";
 
-/// Register the built-in resource (`orkestrel://about`, text) and prompt (`greet`, with a
-/// required `name` argument: one user message "Please greet <name>.").
+/// Register the built-in resource (`orkestrel://about`, text), resource template
+/// (`orkestrel://echo/{text}`: reads as its `text`) and prompt (`greet`, with a required `name`
+/// argument: one user message "Please greet <name>.").
 pub fn register_extras(server: &orkestrel_mcp::McpServer) {
     use orkestrel_mcp::primitives::prompts::{GetPromptResult, Prompt, PromptMessage, Role};
-    use orkestrel_mcp::primitives::resources::Resource;
+    use orkestrel_mcp::primitives::resources::{Resource, ResourceContents, ResourceTemplate};
     server.resources().add(
         Resource::text("orkestrel://about", "about", "text/plain", ABOUT_TEXT)
             .with_description("What this server is."),
+    );
+    server.resources().add_template(
+        ResourceTemplate::new("orkestrel://echo/{text}", "echo", |uri, vars, _ctx| {
+            let text = vars
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            async move { Ok(vec![ResourceContents::text(uri, Some("text/plain"), text)]) }
+        })
+        .with_description("Reads as the text in its URI.")
+        .with_mime_type("text/plain"),
     );
     server.prompts().add(
         Prompt::new("greet", |args, _ctx| {

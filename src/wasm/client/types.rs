@@ -20,6 +20,13 @@ export interface MCPClient {
 export interface MCPRequestOptions {
   /** This request's deadline in ms (default: the client's `timeout`). */
   timeout?: number;
+  /** Sees each `notifications/progress` the server sends for this request (the request then
+   * carries `_meta.progressToken`); a throw is logged, never breaking the client. */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** On the 2026-07-28 wire, the server's `notifications/message` at this level and above for
+   * this request (`_meta["io.modelcontextprotocol/logLevel"]`, which replaces
+   * `logging/setLevel` there); ignored in the handshake era (use `setLoggingLevel`). */
+  logLevel?: MCPLoggingLevel;
 }
 /**
  * A transport written in JS: `start` (optional) gets the sink to report what arrives;
