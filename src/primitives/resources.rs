@@ -271,7 +271,8 @@ impl ResourceTemplate {
 }
 
 /// Match `uri` against an RFC 6570 level-1 template: `{var}` matches one or more characters
-/// other than `/`, `{+var}` any non-empty run. Returns the variables, or `None`.
+/// other than `/` (its value percent-decoded, as simple expansion encodes it), `{+var}` any
+/// non-empty run (kept as is). Returns the variables, or `None`.
 pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
     fn go(t: &str, u: &str, vars: &mut Map<String, Value>) -> bool {
         let Some(open) = t.find('{') else {
@@ -300,7 +301,14 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
                 continue;
             }
             let mut attempt = vars.clone();
-            attempt.insert(name.to_owned(), Value::String(u[..end].to_owned()));
+            // Simple expansion percent-encodes what it substitutes (RFC 6570 §3.2.2): the
+            // variable is its decoded text; `{+var}` keeps reserved expansion's text as is.
+            let value = if reserved {
+                u[..end].to_owned()
+            } else {
+                percent_decode(&u[..end])
+            };
+            attempt.insert(name.to_owned(), Value::String(value));
             if go(after, &u[end..], &mut attempt) {
                 *vars = attempt;
                 return true;
@@ -310,6 +318,30 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
     }
     let mut vars = Map::new();
     go(template, uri, &mut vars).then_some(vars)
+}
+
+/// `%XX` sequences decoded; the text kept as is where they do not make UTF-8.
+fn percent_decode(text: &str) -> String {
+    if !text.contains('%') {
+        return text.to_owned();
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// The live set of resources and templates a server exposes.
@@ -453,6 +485,15 @@ mod tests {
         let vars = match_template("file:///{+path}", "file:///a/b.txt").unwrap();
         assert_eq!(vars["path"], "a/b.txt");
         assert!(match_template("x://{a}-{b}", "x://1-2").is_some());
+        // Simple expansion's percent-encoding is undone; reserved expansion's text is kept.
+        let vars = match_template("x://echo/{text}", "x://echo/hi%20there%2Fyou").unwrap();
+        assert_eq!(vars["text"], "hi there/you");
+        let vars = match_template("x://echo/{text}", "x://echo/100%25%zz%C3%A9").unwrap();
+        assert_eq!(vars["text"], "100%%zzé");
+        let vars = match_template("x://echo/{text}", "x://echo/bad%FF").unwrap();
+        assert_eq!(vars["text"], "bad%FF", "not UTF-8: as sent");
+        let vars = match_template("file:///{+path}", "file:///a%20b/c").unwrap();
+        assert_eq!(vars["path"], "a%20b/c");
     }
 
     #[test]
