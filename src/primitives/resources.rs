@@ -274,7 +274,11 @@ impl ResourceTemplate {
 /// other than `/` (its value percent-decoded, as simple expansion encodes it), `{+var}` any
 /// non-empty run (kept as is). Returns the variables, or `None`.
 pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
-    fn go(t: &str, u: &str, vars: &mut Map<String, Value>) -> bool {
+    /// A template with variables side by side could try every split of a long URI (cubic
+    /// and worse in its length, the URI being the peer's): at most this many splits are
+    /// tried, then the URI does not match.
+    const MAX_ATTEMPTS: usize = 10_000;
+    fn go(t: &str, u: &str, vars: &mut Map<String, Value>, budget: &mut usize) -> bool {
         let Some(open) = t.find('{') else {
             return t == u;
         };
@@ -300,6 +304,10 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
             if !u.is_char_boundary(end) {
                 continue;
             }
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
             let mut attempt = vars.clone();
             // Simple expansion percent-encodes what it substitutes (RFC 6570 §3.2.2): the
             // variable is its decoded text; `{+var}` keeps reserved expansion's text as is.
@@ -309,7 +317,7 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
                 percent_decode(&u[..end])
             };
             attempt.insert(name.to_owned(), Value::String(value));
-            if go(after, &u[end..], &mut attempt) {
+            if go(after, &u[end..], &mut attempt, budget) {
                 *vars = attempt;
                 return true;
             }
@@ -317,7 +325,8 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
         false
     }
     let mut vars = Map::new();
-    go(template, uri, &mut vars).then_some(vars)
+    let mut budget = MAX_ATTEMPTS;
+    go(template, uri, &mut vars, &mut budget).then_some(vars)
 }
 
 /// `%XX` sequences decoded; the text kept as is where they do not make UTF-8.
@@ -494,6 +503,10 @@ mod tests {
         assert_eq!(vars["text"], "bad%FF", "not UTF-8: as sent");
         let vars = match_template("file:///{+path}", "file:///a%20b/c").unwrap();
         assert_eq!(vars["path"], "a%20b/c");
+        // A long URI that cannot match a template of side-by-side variables ends at once.
+        let long = format!("x://{}", "-".repeat(20_000));
+        assert!(match_template("x://{a}-{b}-{c}.json", &long).is_none());
+        assert!(match_template("x://{+a}{+b}{+c}z", &long).is_none());
     }
 
     #[test]
