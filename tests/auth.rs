@@ -560,6 +560,26 @@ async fn our_client_signs_in_by_client_credentials_on_a_401() {
             "the challenge's scope: {args:?}"
         );
     }
+    // The secret as a flag wins over the environment's.
+    let (code, stdout, stderr) = run(
+        s(&[
+            "call",
+            &url,
+            "whoami",
+            "--client-credentials",
+            "--client-id",
+            "machine",
+            "--client-secret",
+            "machine-secret",
+        ]),
+        "wrong-secret",
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["clientId"],
+        "machine"
+    );
     // A wrong secret: no token, the 401 reported, the secret not shown.
     let (code, _, stderr) = run(
         s(&[

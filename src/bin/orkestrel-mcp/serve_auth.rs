@@ -21,8 +21,15 @@ pub struct AuthArgs {
     #[arg(long, value_name = "URL", requires = "http")]
     auth_issuer: Option<String>,
     /// HTTP, with --auth-issuer: this server's resource URI, as tokens name it in `aud` and the
-    /// protected resource metadata gives it [default: http://ADDR/mcp, the bound address].
-    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    /// protected resource metadata gives it (`--auth-audience` is the same option: the audience
+    /// an MCP server's tokens carry is its resource URI, RFC 8707) [default: http://ADDR/mcp,
+    /// the bound address].
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "auth_issuer",
+        visible_alias = "auth-audience"
+    )]
     auth_resource: Option<String>,
     /// HTTP, with --auth-issuer: a scope every token must carry (repeatable; 403
     /// insufficient_scope otherwise) [default: none].

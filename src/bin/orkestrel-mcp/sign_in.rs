@@ -26,6 +26,10 @@ pub struct OAuthArgs {
     /// registration].
     #[arg(long, value_name = "CLIENT_ID")]
     pub(crate) client_id: Option<String>,
+    /// HTTP, with --client-id: its secret (prefer the environment variable MCP_CLIENT_SECRET: a
+    /// flag shows in the process list) [default: $MCP_CLIENT_SECRET].
+    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    pub(crate) client_secret: Option<String>,
     /// HTTP, with --client-id: sign in by the client credentials grant (a machine client, no
     /// user; the secret in MCP_CLIENT_SECRET is required).
     #[arg(long, requires = "client_id")]
@@ -94,12 +98,15 @@ impl OAuthArgs {
         url: &str,
         force_sign_in: bool,
     ) -> Result<Option<OAuthClient>, CliError> {
-        let secret = std::env::var(CLIENT_SECRET_VAR).ok();
+        let secret = self
+            .client_secret
+            .clone()
+            .or_else(|| std::env::var(CLIENT_SECRET_VAR).ok());
         if self.client_credentials {
             let id = self.client_id.clone().unwrap_or_default();
             let secret = secret.ok_or_else(|| {
                 CliError::usage(format!(
-                    "--client-credentials needs its secret in {CLIENT_SECRET_VAR}"
+                    "--client-credentials needs its secret: --client-secret or {CLIENT_SECRET_VAR}"
                 ))
             })?;
             return Ok(Some(OAuthClient::client_credentials(
