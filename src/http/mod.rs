@@ -17,7 +17,8 @@
 //! - [`request`]: [`HttpRequest`] (method, path, header fields, body) and the [`Fields`] view.
 //! - [`answer`]: [`Answer`] (status, headers, body: JSON, nothing, text, or an [`EventStream`]).
 //! - [`media`]: the `Accept` and `Content-Type` readings over plain header strings.
-//! - [`session`]: one session's state — its streams, replay log and the session store.
+//! - [`session`]: one session's state — its streams, replay log — and the session store (the
+//!   [`session::SessionBackend`] seam, in memory by default).
 //! - [`guard`]: the `Origin` / `Host` policy ([`Guard`]).
 //! - [`route`]: the decision table ([`Route`]: [`Route::head`], then [`Route::respond`]).
 //! - [`negotiate`]: the readings of `Accept`, `MCP-Protocol-Version` and the body size.

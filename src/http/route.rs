@@ -49,7 +49,7 @@ use crate::http::negotiate::{
     protocol_version_header, read_protocol_version,
 };
 use crate::http::request::{Body, Fields, HttpRequest};
-use crate::http::session::{Session, SessionStore};
+use crate::http::session::{Session, SessionBackend};
 use crate::http::sessions::{Admit, Attachment, Sessions};
 use crate::server::context::RequestContext;
 use crate::server::McpServer;
@@ -147,8 +147,9 @@ impl Route {
         }
     }
 
-    /// The same route with the session half over `store` in front.
-    pub fn with_sessions(mut self, store: Arc<SessionStore>) -> Self {
+    /// The same route with the session half over `store` in front (an `Arc<SessionStore>` for
+    /// the in-memory default, or any [`SessionBackend`]).
+    pub fn with_sessions(mut self, store: Arc<dyn SessionBackend>) -> Self {
         self.sessions = Some(Sessions::new(store));
         self
     }
@@ -203,7 +204,7 @@ impl Route {
     }
 
     /// The session store, when the route has sessions.
-    pub fn sessions(&self) -> Option<&Arc<SessionStore>> {
+    pub fn sessions(&self) -> Option<&Arc<dyn SessionBackend>> {
         self.sessions.as_ref().map(Sessions::store)
     }
 
@@ -285,8 +286,8 @@ impl Route {
         }
         match request.method.as_str() {
             "POST" => {}
-            "GET" => return sessions.get(&request),
-            "DELETE" => return sessions.delete(&request),
+            "GET" => return sessions.get(&request).await,
+            "DELETE" => return sessions.delete(&request).await,
             _ => return Sessions::method_not_allowed(),
         }
         if let Some(answer) = self.declared_too_large(&request) {
@@ -306,7 +307,7 @@ impl Route {
             Ok(body) => body,
             Err(answer) => return answer,
         };
-        let admitted = match sessions.post(&headers, &body) {
+        let admitted = match sessions.post(&headers, &body).await {
             Admit::Answer(answer) => return answer,
             Admit::Route(admitted) => admitted,
         };
@@ -321,7 +322,7 @@ impl Route {
             identity,
         };
         let mut answer = self.respond_in(request, admitted.session.clone()).await;
-        if let Some(id) = sessions.settle(&admitted, answer.is_success()) {
+        if let Some(id) = sessions.settle(&admitted, answer.is_success()).await {
             answer.headers.push((headers::MCP_SESSION_ID, id));
         }
         answer

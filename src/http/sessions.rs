@@ -1,15 +1,17 @@
 //! The session half of the route plan (seed `createMCPSession`, clauses 18 and 19; spec
 //! `basic/transports`, Session Management and Resumability and Redelivery:
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>), over the core's
-//! [`SessionStore`]:
+//! a [`SessionBackend`] (the in-memory [`SessionStore`](crate::http::session::SessionStore) by default, or a store several server
+//! instances share):
 //!
 //! | request on `{path}` | answer |
 //! |---|---|
 //! | `POST` `initialize` (valid params), no `mcp-session-id` | a session is minted; the route answers, and a successful (`2xx`) answer carries `mcp-session-id` (any other answer forgets the session) |
-//! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` (see [`SessionStore::mint`] for why it refuses rather than evicting) |
+//! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` (see [`SessionStore::mint`](crate::http::session::SessionStore::mint) for why it refuses rather than evicting) |
 //! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`) |
 //! | `POST` 2026-07-28 traffic (no header, or an id naming no live session) | the route answers, statelessly (that wire has no sessions) |
 //! | any verb with an unknown, ended or expired id | `404`, `-32600` "Session not found" |
+//! | any verb whose session the store cannot look up or mint ([`Unavailable`], a shared store unreachable) | `503` with `Retry-After`, `-32000` |
 //! | `POST` with a live id | the route answers with the session attached |
 //! | `GET`, `Accept` admits `text/event-stream`, live id | `200 text/event-stream`: the replay after `Last-Event-ID`, then live events; see [`Session::resume`] |
 //! | `GET` whose `Accept` does not admit SSE | `406` |
@@ -31,7 +33,7 @@ use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
 use crate::http::negotiate::{accept, conflicting_fields, read_protocol_version};
 use crate::http::request::Fields;
-use crate::http::session::{EventReceiver, MintError, Session, SessionStore};
+use crate::http::session::{EventReceiver, MintError, Session, SessionBackend, Unavailable};
 use crate::protocol::negotiate_initialize;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
 
@@ -42,7 +44,7 @@ pub const ALLOW_SESSION_METHODS: &str = "GET, POST, DELETE";
 /// refuses it). Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Sessions {
-    store: Arc<SessionStore>,
+    store: Arc<dyn SessionBackend>,
 }
 
 /// What [`Sessions::post`] decided.
@@ -65,13 +67,13 @@ pub struct Admitted {
 }
 
 impl Sessions {
-    /// The session half over `store`.
-    pub fn new(store: Arc<SessionStore>) -> Self {
+    /// The session half over `store` (an `Arc<SessionStore>` for the in-memory default).
+    pub fn new(store: Arc<dyn SessionBackend>) -> Self {
         Sessions { store }
     }
 
     /// The store.
-    pub fn store(&self) -> &Arc<SessionStore> {
+    pub fn store(&self) -> &Arc<dyn SessionBackend> {
         &self.store
     }
 
@@ -81,7 +83,7 @@ impl Sessions {
     }
 
     /// Admit a `POST` whose body was read: find or mint its session (see the module table).
-    pub fn post<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
+    pub async fn post<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
         if let Some(answer) = conflicting_fields(fields) {
             return Admit::Answer(answer);
         }
@@ -97,7 +99,7 @@ impl Sessions {
                 return forward(None);
             }
             return match initialize_version(body) {
-                Initialize::Valid(version) => match self.store.mint(version) {
+                Initialize::Valid(version) => match self.store.mint(version).await {
                     Ok(session) => Admit::Route(Admitted {
                         session: Some(session),
                         minted: true,
@@ -112,6 +114,7 @@ impl Sessions {
                         )
                         .with_header(headers::RETRY_AFTER, "60"),
                     ),
+                    Err(MintError::Unavailable(e)) => Admit::Answer(unavailable(&e)),
                     Err(e) => {
                         tracing::error!(error = %e, "sessions: cannot mint an id");
                         Admit::Answer(Answer::rpc_error(
@@ -126,21 +129,26 @@ impl Sessions {
                 Initialize::Other => Admit::Answer(Answer::session_required()),
             };
         }
-        match self.lookup(fields) {
-            Some(session) => forward(Some(session)),
+        match self.lookup(fields).await {
+            Ok(Some(session)) => forward(Some(session)),
             // Modern traffic ignores a session id that names no live session.
-            None if is_modern(fields, body) => forward(None),
-            None => Admit::Answer(Answer::session_not_found()),
+            Ok(None) if is_modern(fields, body) => forward(None),
+            Ok(None) => Admit::Answer(Answer::session_not_found()),
+            Err(e) => Admit::Answer(unavailable(&e)),
         }
     }
 
     /// After the route answered an admitted `POST` (`success`: a `2xx` status): the
     /// `mcp-session-id` the answer carries, if any. A session minted by a request that failed
     /// is forgotten.
-    pub fn settle(&self, admitted: &Admitted, success: bool) -> Option<String> {
+    pub async fn settle(&self, admitted: &Admitted, success: bool) -> Option<String> {
         let session = admitted.session.as_ref()?;
         if admitted.minted && !success {
-            self.store.remove(session.id());
+            if let Err(e) = self.store.end(session.id()).await {
+                // The session was never announced; a shared store expires it when idle.
+                tracing::warn!(error = %e, "sessions: cannot forget a failed initialize's session");
+                session.close(None);
+            }
             return None;
         }
         Some(session.id().to_owned())
@@ -148,7 +156,7 @@ impl Sessions {
 
     /// Answer a `GET`: the session's stream, resumed after `Last-Event-ID` (spec, Resumability
     /// and Redelivery).
-    pub fn get<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+    pub async fn get<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
         if let Some(answer) = conflicting_fields(fields) {
             return answer;
         }
@@ -161,7 +169,7 @@ impl Sessions {
                 ),
             );
         }
-        let session = match self.require(fields) {
+        let session = match self.require(fields).await {
             Ok(session) => session,
             Err(answer) => return answer,
         };
@@ -174,34 +182,59 @@ impl Sessions {
     }
 
     /// Answer a `DELETE`: `204`, the session ends.
-    pub fn delete<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+    pub async fn delete<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
         if let Some(answer) = conflicting_fields(fields) {
             return answer;
         }
-        match self.require(fields) {
-            Ok(session) => {
-                self.store.remove(session.id());
-                Answer::empty(204)
-            }
-            Err(answer) => answer,
+        let session = match self.require(fields).await {
+            Ok(session) => session,
+            Err(answer) => return answer,
+        };
+        match self.store.end(session.id()).await {
+            Ok(_) => Answer::empty(204),
+            Err(e) => unavailable(&e),
         }
     }
 
     /// The live session a `GET` / `DELETE` names, or the answer: `400` without the header or
-    /// with a bad version header, `404` for an unknown id.
-    fn require<H: Fields + ?Sized>(&self, fields: &H) -> Result<Arc<Session>, Answer> {
+    /// with a bad version header, `404` for an unknown id, `503` when the store is unavailable.
+    async fn require<H: Fields + ?Sized>(&self, fields: &H) -> Result<Arc<Session>, Answer> {
         if let Err(e) = read_protocol_version(fields) {
             return Err(e.answer());
         }
         if !fields.has_field(headers::MCP_SESSION_ID) {
             return Err(Answer::session_required());
         }
-        self.lookup(fields).ok_or_else(Answer::session_not_found)
+        match self.lookup(fields).await {
+            Ok(Some(session)) => Ok(session),
+            Ok(None) => Err(Answer::session_not_found()),
+            Err(e) => Err(unavailable(&e)),
+        }
     }
 
-    fn lookup<H: Fields + ?Sized>(&self, fields: &H) -> Option<Arc<Session>> {
-        self.store.get(fields.field(headers::MCP_SESSION_ID)?)
+    async fn lookup<H: Fields + ?Sized>(
+        &self,
+        fields: &H,
+    ) -> Result<Option<Arc<Session>>, Unavailable> {
+        match fields.field(headers::MCP_SESSION_ID) {
+            Some(id) => self.store.touch(id).await,
+            None => Ok(None),
+        }
     }
+}
+
+/// `503` with `Retry-After`, `-32000`: the session store cannot answer now (the client retries;
+/// its session is not gone).
+fn unavailable(e: &Unavailable) -> Answer {
+    tracing::warn!(error = %e, "sessions: the session store is unavailable");
+    Answer::rpc_error(
+        503,
+        ErrorObject::new(
+            ErrorCode::SERVER_ERROR,
+            "Service Unavailable: the session store cannot be reached",
+        ),
+    )
+    .with_header(headers::RETRY_AFTER, "1")
 }
 
 /// The events of one session stream for one connection; dropping it (the client went away, or

@@ -13,7 +13,9 @@ use super::answer::{Answer, AnswerBody};
 use super::headers::*;
 use super::request::{Body, HttpRequest};
 use super::route::{status_of, Head, Route, RouteOptions, Spawn};
-use crate::http::session::{SessionOptions, SessionStore};
+use crate::http::session::{
+    MintError, Session, SessionBackend, SessionOptions, SessionStore, Unavailable,
+};
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification, JsonRpcResponse};
 use crate::{McpServer, ServerOptions, Tool};
@@ -376,7 +378,7 @@ fn initialize_mints_a_session_and_the_id_is_required_after() {
     let a = answer(&r, post(INIT));
     assert_eq!(a.status, 200);
     let id = session_id(&a);
-    assert_eq!(r.sessions().unwrap().len(), 1);
+    assert_eq!(block_on(r.sessions().unwrap().count()).unwrap(), 1);
     let a = answer(&r, post(PING));
     assert_eq!((a.status, code_of(&a)), (400, -32600));
     let a = answer(&r, post(PING).header(MCP_SESSION_ID, "nope"));
@@ -387,10 +389,10 @@ fn initialize_mints_a_session_and_the_id_is_required_after() {
     // Malformed JSON is left to the route.
     assert_eq!(code_of(&answer(&r, post("{"))), -32700);
     // A session minted by a request the route then refuses (415) is forgotten.
-    let before = r.sessions().unwrap().len();
+    let before = block_on(r.sessions().unwrap().count()).unwrap();
     let a = answer(&r, HttpRequest::new("POST", DEFAULT_MCP_PATH).body(INIT));
     assert_eq!((a.status, a.header(MCP_SESSION_ID)), (415, None));
-    assert_eq!(r.sessions().unwrap().len(), before);
+    assert_eq!(block_on(r.sessions().unwrap().count()).unwrap(), before);
 }
 
 #[test]
@@ -413,7 +415,7 @@ fn modern_traffic_skips_sessions() {
     let a = answer(&r, request);
     assert_eq!(a.status, 200);
     assert_eq!(a.header(MCP_SESSION_ID), None);
-    assert!(r.sessions().unwrap().is_empty());
+    assert_eq!(block_on(r.sessions().unwrap().count()), Ok(0));
 }
 
 #[test]
@@ -455,7 +457,7 @@ fn get_resumes_the_session_stream_and_delete_ends_it() {
         priming.starts_with("id: ") && priming.contains("retry: "),
         "{priming}"
     );
-    let session = r.sessions().unwrap().get(&id).unwrap();
+    let session = block_on(r.sessions().unwrap().touch(&id)).unwrap().unwrap();
     session.push(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
     let pushed = block_on(events.next()).unwrap();
     assert!(pushed.contains("list_changed"), "{pushed}");
@@ -495,4 +497,67 @@ fn a_session_post_streams_with_event_ids() {
     let events = events_of(a);
     assert_eq!(events.len(), 2, "priming, then the response: {events:?}");
     assert!(events[1].starts_with("id: ") && events[1].contains("\"result\":{}"));
+}
+
+/// A shared session store that cannot be reached (Redis down): every call is [`Unavailable`].
+#[derive(Debug)]
+struct Unreachable(SessionOptions);
+
+impl SessionBackend for Unreachable {
+    fn options(&self) -> &SessionOptions {
+        &self.0
+    }
+    fn mint<'a>(&'a self, _: &'a str) -> crate::BoxFuture<'a, Result<Arc<Session>, MintError>> {
+        Box::pin(async { Err(MintError::Unavailable(Unavailable("down".into()))) })
+    }
+    fn touch<'a>(&'a self, _: &'a str) -> crate::BoxFuture<'a, Lookup> {
+        Box::pin(async { Err(Unavailable("down".into())) })
+    }
+    fn end<'a>(&'a self, _: &'a str) -> crate::BoxFuture<'a, Lookup> {
+        Box::pin(async { Err(Unavailable("down".into())) })
+    }
+    fn expire_idle(&self) -> crate::BoxFuture<'_, Result<usize, Unavailable>> {
+        Box::pin(async { Err(Unavailable("down".into())) })
+    }
+    fn count(&self) -> crate::BoxFuture<'_, Result<usize, Unavailable>> {
+        Box::pin(async { Err(Unavailable("down".into())) })
+    }
+    fn disconnect_idle(&self) {}
+    fn disconnect_all(&self) {}
+}
+
+type Lookup = Result<Option<Arc<Session>>, Unavailable>;
+
+#[test]
+fn an_unreachable_session_store_answers_503_with_retry_after_not_404() {
+    let r = route().with_sessions(Arc::new(Unreachable(SessionOptions::default())));
+    let with_id = |method| HttpRequest::new(method, DEFAULT_MCP_PATH).header(MCP_SESSION_ID, "s");
+    for request in [
+        post(INIT),
+        post(PING).header(MCP_SESSION_ID, "s"),
+        with_id("GET").header(ACCEPT, "text/event-stream"),
+        with_id("DELETE"),
+    ] {
+        let a = answer(&r, request);
+        assert_eq!(a.status, 503);
+        assert_eq!(code_of(&a), -32000);
+        assert_eq!(a.header(RETRY_AFTER), Some("1"));
+    }
+}
+
+#[test]
+fn two_routes_over_one_store_share_their_sessions() {
+    // Two instances behind one URL, one shared store: a session minted by one is answered by
+    // the other, and a DELETE on the other ends it for both.
+    let store = Arc::new(SessionStore::new(SessionOptions::default(), Arc::new(|| 0)));
+    let (a, b) = (
+        route().with_sessions(store.clone()),
+        route().with_sessions(store),
+    );
+    let id = session_id(&answer(&a, post(INIT)));
+    let ping = || post(PING).header(MCP_SESSION_ID, id.clone());
+    assert_eq!(answer(&b, ping()).status, 200);
+    let delete = HttpRequest::new("DELETE", DEFAULT_MCP_PATH).header(MCP_SESSION_ID, id.clone());
+    assert_eq!(answer(&b, delete).status, 204);
+    assert_eq!(answer(&a, ping()).status, 404);
 }

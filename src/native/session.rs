@@ -19,21 +19,22 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use crate::http::answer::Answer;
 use crate::http::negotiate::{body_bytes, declared_too_large};
-use crate::http::session::SessionStore;
+use crate::http::session::SessionBackend;
 use crate::http::sessions::{Admit, Sessions};
 use crate::native::http::{empty, read_body, response, HttpOptions, ResponseBody};
 
 /// The layer: wraps an inner service that takes `Request<Full<Bytes>>` (the buffered body).
 #[derive(Clone, Debug)]
 pub struct SessionLayer {
-    store: Arc<SessionStore>,
+    store: Arc<dyn SessionBackend>,
     options: Arc<HttpOptions>,
 }
 
 impl SessionLayer {
     /// A layer over `store`, owning `options.path` (which must be the inner route's path) and
-    /// using its body limit and keep-alive interval.
-    pub fn new(store: Arc<SessionStore>, options: HttpOptions) -> Self {
+    /// using its body limit and keep-alive interval (an `Arc<SessionStore>` for the in-memory
+    /// default).
+    pub fn new(store: Arc<dyn SessionBackend>, options: HttpOptions) -> Self {
         SessionLayer {
             store,
             options: Arc::new(options),
@@ -41,7 +42,7 @@ impl SessionLayer {
     }
 
     /// The session store.
-    pub fn store(&self) -> &Arc<SessionStore> {
+    pub fn store(&self) -> &Arc<dyn SessionBackend> {
         &self.store
     }
 }
@@ -77,7 +78,7 @@ where
     S::Future: Send,
 {
     /// The session store.
-    pub fn store(&self) -> &Arc<SessionStore> {
+    pub fn store(&self) -> &Arc<dyn SessionBackend> {
         self.sessions.store()
     }
 
@@ -100,8 +101,8 @@ where
         }
         let answer = match *request.method() {
             Method::POST => return self.post(request).await,
-            Method::GET => self.sessions.get(request.headers()),
-            Method::DELETE => self.sessions.delete(request.headers()),
+            Method::GET => self.sessions.get(request.headers()).await,
+            Method::DELETE => self.sessions.delete(request.headers()).await,
             _ => Sessions::method_not_allowed(),
         };
         response(answer, self.options.keep_alive)
@@ -136,7 +137,7 @@ where
             Ok(body) => body,
             Err(answer) => return response(answer, None),
         };
-        let admitted = match self.sessions.post(&parts.headers, &body) {
+        let admitted = match self.sessions.post(&parts.headers, &body).await {
             Admit::Answer(answer) => return response(answer, self.options.keep_alive),
             Admit::Route(admitted) => admitted,
         };
@@ -147,7 +148,7 @@ where
             .forward(Request::from_parts(parts, Full::new(Bytes::from(body))))
             .await;
         let success = response.status().is_success();
-        if let Some(id) = self.sessions.settle(&admitted, success) {
+        if let Some(id) = self.sessions.settle(&admitted, success).await {
             if let Ok(value) = HeaderValue::from_str(&id) {
                 response.headers_mut().insert(
                     HeaderName::from_static(crate::http::headers::MCP_SESSION_ID),

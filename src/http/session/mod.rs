@@ -19,7 +19,8 @@
 //! Time is injected: a [`Clock`] returns milliseconds, and the core never reads a clock itself.
 //! [`SessionStore`] keeps the live sessions: it mints ids from the OS's secure random source
 //! (`getrandom`), evicts idle sessions lazily, and refuses new sessions at its cap (see
-//! [`SessionStore::mint`] for why it refuses rather than evicting).
+//! [`SessionStore::mint`] for why it refuses rather than evicting). It is the in-memory default
+//! of [`SessionBackend`], the seam where a store shared by several server instances plugs in.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -29,9 +30,11 @@ use futures::channel::mpsc;
 
 use crate::wire::sse;
 
+mod backend;
 mod log;
 mod store;
 
+pub use backend::{SessionBackend, Unavailable};
 pub use log::{Event, EventId, InvalidEventId, ReplayLog};
 pub use store::{mint_session_id, MintError, SessionStore};
 

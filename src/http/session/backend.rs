@@ -1,0 +1,189 @@
+//! The seam where a shared session store plugs in (issue 14, scale-out): the route's session half
+//! ([`crate::http::sessions`]) keeps its live sessions through a [`SessionBackend`], so a store
+//! that several server instances share (Redis, a database) can stand in for the in-memory
+//! [`SessionStore`] without touching the route logic.
+//!
+//! ```text
+//!   request ──► Sessions (route plan) ──► SessionBackend ──► SessionStore (default, in memory)
+//!                     │                      mint / touch /       or a shared store (a network
+//!                     │                      end / expire_idle    round trip per call)
+//!                     ▼
+//!               Arc<Session>  ── the live connections (sinks) of *this* instance stay here
+//! ```
+//!
+//! Every call a shared store would answer over the network returns a [`BoxFuture`]; the
+//! in-memory store's futures are ready at once (no I/O, no timer: the core stays sans-I/O and
+//! compiles to wasm32). What a [`SessionBackend`] hands out is an [`Arc<Session>`]: the local
+//! handle that holds this instance's live connections to the session's streams; a shared store
+//! builds one with [`Session::new`] from the record it keeps (the id and negotiated protocol
+//! version) the first time a request for the session reaches this instance.
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future;
+
+use super::{MintError, Session, SessionOptions, SessionStore};
+use crate::{BoxFuture, MaybeSend, MaybeSync};
+
+/// Why a [`SessionBackend`] could not answer: its shared store is unreachable or failed. The
+/// session half answers `503` with `Retry-After` and a JSON-RPC error body, so the client retries
+/// instead of taking the session for gone (a `404` would make it start over).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the session store is unavailable: {0}")]
+pub struct Unavailable(pub String);
+
+/// Where the live sessions of a session-aware route are kept (seed `createMCPSession`'s closure
+/// store): [`SessionStore`] in memory by default, or a store shared by several server instances
+/// behind one URL.
+///
+/// The contract every implementation keeps (the in-memory store's behaviour, which the session
+/// tests pin):
+/// - **mint**: a fresh id from a secure random source (visible ASCII, unique among live
+///   sessions); at the live-session cap ([`SessionOptions::max_sessions`]) it **refuses**
+///   ([`MintError::AtCapacity`], the route answers `503`) rather than evicting a live session;
+/// - **touch**: a lookup is activity, so it pushes the session's idle expiry back;
+/// - **end**: `DELETE` ends the session for every instance; its local streams close
+///   ([`Session::close`]) and the id answers `404` from then on;
+/// - **idle expiry**: a session with no live connection that saw no request for
+///   [`SessionOptions::idle_ttl_ms`] is gone (lazily, on the next access, or by the store's own
+///   key expiry); an expired id answers like an unknown one.
+///
+/// Methods that a shared store answers over the network return futures; the local ones
+/// ([`SessionBackend::disconnect_idle`], [`SessionBackend::disconnect_all`]) act on this
+/// instance's connections only and return at once.
+pub trait SessionBackend: fmt::Debug + MaybeSend + MaybeSync {
+    /// The options sessions are made with (the replay-log bounds, the idle TTL, the cap, the SSE
+    /// `retry`).
+    fn options(&self) -> &SessionOptions;
+
+    /// Mint a session for a successful `initialize` that negotiated `protocol_version`.
+    ///
+    /// # Errors
+    /// [`MintError::AtCapacity`] at the live-session cap; [`MintError::Random`] when no random
+    /// id can be made; [`MintError::Unavailable`] when a shared store cannot be reached.
+    fn mint<'a>(
+        &'a self,
+        protocol_version: &'a str,
+    ) -> BoxFuture<'a, Result<Arc<Session>, MintError>>;
+
+    /// The live session with this id, touched (its idle expiry pushed back); `Ok(None)` when
+    /// unknown, ended or idle past the TTL (which ends it now).
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a shared store cannot be reached (not the same as an unknown id).
+    fn touch<'a>(&'a self, id: &'a str)
+        -> BoxFuture<'a, Result<Option<Arc<Session>>, Unavailable>>;
+
+    /// End and forget a session (`DELETE`, or an `initialize` whose answer failed); `Ok(None)`
+    /// when it was not live.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a shared store cannot be reached.
+    fn end<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Arc<Session>>, Unavailable>>;
+
+    /// End every session idle past the TTL now; how many ended. (The in-memory store also does
+    /// this lazily, on each mint and lookup; a shared store may leave it to key expiry.)
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a shared store cannot be reached.
+    fn expire_idle(&self) -> BoxFuture<'_, Result<usize, Unavailable>>;
+
+    /// The number of sessions held (the in-memory store counts idle ones not yet evicted).
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a shared store cannot be reached.
+    fn count(&self) -> BoxFuture<'_, Result<usize, Unavailable>>;
+
+    /// End, with a `retry` field, this instance's connections that carry no unanswered request
+    /// ([`Session::disconnect_idle`]): the start of a graceful shutdown.
+    fn disconnect_idle(&self);
+
+    /// End every connection of this instance with a `retry` field ([`Session::disconnect_all`]):
+    /// server shutdown; the sessions stay, so clients resume later or elsewhere.
+    fn disconnect_all(&self);
+}
+
+/// The in-memory default: each call is [`SessionStore`]'s own method, its future ready at once.
+impl SessionBackend for SessionStore {
+    fn options(&self) -> &SessionOptions {
+        SessionStore::options(self)
+    }
+
+    fn mint<'a>(
+        &'a self,
+        protocol_version: &'a str,
+    ) -> BoxFuture<'a, Result<Arc<Session>, MintError>> {
+        Box::pin(future::ready(SessionStore::mint(self, protocol_version)))
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Arc<Session>>, Unavailable>> {
+        Box::pin(future::ready(Ok(self.get(id))))
+    }
+
+    fn end<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Arc<Session>>, Unavailable>> {
+        Box::pin(future::ready(Ok(self.remove(id))))
+    }
+
+    fn expire_idle(&self) -> BoxFuture<'_, Result<usize, Unavailable>> {
+        Box::pin(future::ready(Ok(SessionStore::expire_idle(self))))
+    }
+
+    fn count(&self) -> BoxFuture<'_, Result<usize, Unavailable>> {
+        Box::pin(future::ready(Ok(self.len())))
+    }
+
+    fn disconnect_idle(&self) {
+        SessionStore::disconnect_idle(self);
+    }
+
+    fn disconnect_all(&self) {
+        SessionStore::disconnect_all(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn the_in_memory_store_behind_the_trait_mints_touches_expires_and_ends() {
+        let now = Arc::new(AtomicU64::new(1_000));
+        let c = now.clone();
+        let options = SessionOptions {
+            idle_ttl_ms: Some(50),
+            max_sessions: 2,
+            ..SessionOptions::default()
+        };
+        let store: Arc<dyn SessionBackend> = Arc::new(SessionStore::new(
+            options,
+            Arc::new(move || c.load(Ordering::SeqCst)),
+        ));
+        let a = block_on(store.mint("2025-06-18")).unwrap();
+        let b = block_on(store.mint("2025-11-25")).unwrap();
+        assert_eq!(b.protocol_version(), "2025-11-25");
+        assert!(matches!(
+            block_on(store.mint("2025-06-18")),
+            Err(MintError::AtCapacity)
+        ));
+        assert_eq!(block_on(store.count()), Ok(2));
+        now.fetch_add(40, Ordering::SeqCst);
+        assert!(
+            block_on(store.touch(a.id())).unwrap().is_some(),
+            "a touched at 1040"
+        );
+        now.fetch_add(20, Ordering::SeqCst);
+        assert_eq!(block_on(store.expire_idle()), Ok(1), "b idle since 1000");
+        assert!(b.is_closed());
+        assert!(block_on(store.touch(b.id())).unwrap().is_none());
+        assert!(block_on(store.end(a.id())).unwrap().is_some());
+        assert!(a.is_closed());
+        assert!(block_on(store.end(a.id())).unwrap().is_none(), "ended once");
+        assert_eq!(block_on(store.count()), Ok(0));
+    }
+}
