@@ -275,12 +275,12 @@ impl std::fmt::Debug for OAuthRequest {
 /// What the host does next.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
-    /// Perform this request; give its answer to [`AuthFlow::fetched`] (or its failure to
-    /// [`AuthFlow::fetch_failed`]).
+    /// Perform this request; give its answer to [`AuthFlow::fetched`](super::AuthFlow::fetched) (or its failure to
+    /// [`AuthFlow::fetch_failed`](super::AuthFlow::fetch_failed)).
     Fetch(OAuthRequest),
     /// Send the user to this authorization URL; give the URL the authorization server
     /// redirects back to (the redirect URI with `code`, `state`, `iss`) to
-    /// [`AuthFlow::redirected`].
+    /// [`AuthFlow::redirected`](super::AuthFlow::redirected).
     Authorize(String),
     /// Authorized: send this access token as `Authorization: Bearer …`.
     Ready(String),

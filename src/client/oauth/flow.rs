@@ -6,18 +6,7 @@
 //! send the user to the authorization server and feed the redirect to
 //! [`AuthFlow::redirected`], until [`Action::Ready`] (a token) or [`Action::Failed`].
 //!
-//! | step | rule |
-//! |---|---|
-//! | protected resource metadata | the challenge's `resource_metadata`, then the path-suffixed and root well-known URLs (RFC 9728 §3.1); its `resource` must name the server ([`resource_matches`]) |
-//! | none found | the 2025-03-26 fallback: the server's origin is the authorization server |
-//! | authorization server metadata | RFC 8414 then OpenID Connect Discovery URLs ([`authorization_server_metadata_urls`]); its `issuer` must equal the one asked for, by simple string comparison (RFC 8414 §3.3); under the 2025-03-26 fallback, none found means `/authorize`, `/token`, `/register` at the origin |
-//! | PKCE | S256 only; metadata that does not list it in `code_challenge_methods_supported` is refused |
-//! | client identity | a pre-registered client, else a Client ID Metadata Document URL when the server supports them, else dynamic registration (RFC 7591, `application_type` `native` unless configured `web`); a client is bound to the issuer that knows it, and a new issuer in the metadata drops it and every token (SEP-2352) |
-//! | scope | the challenge's (on `403 insufficient_scope` with what was granted before, SEP-2350), else the configured one, else `scopes_supported`; `offline_access` added when the authorization server lists it |
-//! | authorization response | `state` must match; `iss` compared exactly with the issuer when present, and required when the metadata says `authorization_response_iss_parameter_supported` (RFC 9207) |
-//! | token request | `resource` (RFC 8707) as in the authorization request; client authentication per the metadata (`client_secret_basic`, `client_secret_post`, `none`) |
-//! | refresh | a `401` with a refresh token in hand first tries `grant_type=refresh_token`, then a new authorization |
-//! | loops | a `403` for scopes already granted is not retried; more than [`MAX_ROUNDS`] authorizations within [`ROUND_WINDOW_SECS`] fail |
+//! The rules are listed on [`AuthFlow`].
 
 use std::collections::VecDeque;
 
@@ -120,7 +109,20 @@ enum Phase {
 }
 
 /// The client's authorization state for one MCP server: discovery, registration, the
-/// authorization and token requests, and the tokens. See the [module docs](self).
+/// authorization and token requests, and the tokens.
+///
+/// | step | rule |
+/// |---|---|
+/// | protected resource metadata | the challenge's `resource_metadata`, then the path-suffixed and root well-known URLs (RFC 9728 §3.1); its `resource` must name the server ([`resource_matches`](super::resource_matches)) |
+/// | none found | the 2025-03-26 fallback: the server's origin is the authorization server |
+/// | authorization server metadata | RFC 8414 then OpenID Connect Discovery URLs ([`authorization_server_metadata_urls`](super::authorization_server_metadata_urls)); its `issuer` must equal the one asked for, by simple string comparison (RFC 8414 §3.3); under the 2025-03-26 fallback, none found means `/authorize`, `/token`, `/register` at the origin |
+/// | PKCE | S256 only; metadata that does not list it in `code_challenge_methods_supported` is refused |
+/// | client identity | a pre-registered client, else a Client ID Metadata Document URL when the server supports them, else dynamic registration (RFC 7591, `application_type` `native` unless configured `web`); a client is bound to the issuer that knows it, and a new issuer in the metadata drops it and every token (SEP-2352) |
+/// | scope | the challenge's (on `403 insufficient_scope` with what was granted before, SEP-2350), else the configured one, else `scopes_supported`; `offline_access` added when the authorization server lists it |
+/// | authorization response | `state` must match; `iss` compared exactly with the issuer when present, and required when the metadata says `authorization_response_iss_parameter_supported` (RFC 9207) |
+/// | token request | `resource` (RFC 8707) as in the authorization request; client authentication per the metadata (`client_secret_basic`, `client_secret_post`, `none`) |
+/// | refresh | a `401` with a refresh token in hand first tries `grant_type=refresh_token`, then a new authorization |
+/// | loops | a `403` for scopes already granted is not retried; more than [`MAX_ROUNDS`] authorizations within [`ROUND_WINDOW_SECS`] fail |
 pub struct AuthFlow {
     config: OAuthConfig,
     phase: Phase,

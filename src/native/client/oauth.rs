@@ -1,6 +1,6 @@
 //! OAuth 2.1 toward a protected MCP server: [`OAuthClient`] is the [`Authorizer`] of
 //! [`HttpTransport`](super::http::HttpTransport) that drives the core's
-//! [`AuthFlow`](crate::client::oauth::AuthFlow) with hyper (discovery, registration, the
+//! [`AuthFlow`] with hyper (discovery, registration, the
 //! token requests) and a [`UserAgent`] (the sign-in: a browser on a loopback redirect,
 //! [`LoopbackBrowser`], or an authorization server that approves without a user,
 //! [`AutoApprove`]). The rules are the core's; this module only performs what it asks.

@@ -8,7 +8,8 @@ use std::sync::Mutex;
 
 use crate::client::oauth::{StoredCredentials, TokenStore};
 
-/// The file store of the CLI (see the [module docs](self)).
+/// The file store of the CLI: one JSON object keyed by the MCP server's canonical resource
+/// URI, written whole (a temporary file renamed over it), mode `0600` on Unix.
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: PathBuf,
