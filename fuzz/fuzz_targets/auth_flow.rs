@@ -76,8 +76,8 @@ fn config(flags: u8, server: &str) -> OAuthConfig {
     };
     if flags & 1 == 0 && flags & 2 != 0 {
         config.client = Some(ClientRegistration {
-            client_id: "pre".into(),
             client_secret: (flags & 4 != 0).then(|| SECRET.to_owned()),
+            ..ClientRegistration::public("pre")
         });
     }
     if flags & 8 != 0 {
@@ -226,6 +226,7 @@ fuzz_target!(|data: &[u8]| {
                 refresh_token: Some(REFRESH.into()),
                 expires_at: Some(1_700_000_100),
                 scope: Some("s1".into()),
+                dpop: false,
             }),
         });
     }
