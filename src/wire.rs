@@ -9,4 +9,5 @@
 
 pub mod framing;
 pub mod jsonrpc;
+pub(crate) mod percent;
 pub mod sse;

@@ -296,26 +296,8 @@ pub fn query_params(url: &str) -> Vec<(String, String)> {
 }
 
 fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |at: usize| (bytes[at] as char).to_digit(16);
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(i + 1), hex(i + 2)) {
-                (Some(h), Some(l)) => {
-                    out.push((h * 16 + l) as u8);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    use crate::wire::percent::{decode, Plus};
+    decode(text, Plus::Space).unwrap_or_else(|| text.to_owned())
 }
 
 /// `application/x-www-form-urlencoded` text of `text` (the WHATWG form encoding: unreserved

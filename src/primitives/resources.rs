@@ -331,26 +331,8 @@ pub fn match_template(template: &str, uri: &str) -> Option<Map<String, Value>> {
 
 /// `%XX` sequences decoded; the text kept as is where they do not make UTF-8.
 fn percent_decode(text: &str) -> String {
-    if !text.contains('%') {
-        return text.to_owned();
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+    use crate::wire::percent::{decode, Plus};
+    decode(text, Plus::Kept).unwrap_or_else(|| text.to_owned())
 }
 
 /// The live set of resources and templates a server exposes.
