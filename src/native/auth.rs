@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::Uri;
 use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -410,36 +410,17 @@ impl Fetch {
 }
 
 async fn fetch_once(request: hyper::Request<Full<Bytes>>) -> Result<Value, Fetch> {
-    let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .pool_max_idle_per_host(0)
-            .build(crate::native::client::http::connector());
-    let fetched = async {
-        let response = client.request(request).await.map_err(|e| {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                text.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            Fetch::Connection(text)
-        })?;
-        if response.status() != hyper::StatusCode::OK {
-            return Err(Fetch::Answer(format!(
-                "HTTP {}",
-                response.status().as_u16()
-            )));
-        }
-        let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES)
-            .collect()
-            .await
-            .map_err(|e| Fetch::Answer(format!("reading the body: {e}")))?
-            .to_bytes();
-        serde_json::from_slice(&body).map_err(|e| Fetch::Answer(format!("not JSON: {e}")))
-    };
-    tokio::time::timeout(FETCH_TIMEOUT, fetched)
+    use crate::native::client::http::{fetch_bounded, FetchError};
+    let answer = fetch_bounded(request, MAX_DOCUMENT_BYTES, FETCH_TIMEOUT)
         .await
-        .map_err(|_| Fetch::Answer(format!("no answer within {FETCH_TIMEOUT:?}")))?
+        .map_err(|e| match e {
+            FetchError::Connection(text) => Fetch::Connection(text),
+            other => Fetch::Answer(other.to_string()),
+        })?;
+    if answer.status != hyper::StatusCode::OK {
+        return Err(Fetch::Answer(format!("HTTP {}", answer.status.as_u16())));
+    }
+    serde_json::from_slice(&answer.body).map_err(|e| Fetch::Answer(format!("not JSON: {e}")))
 }
 
 /// Reads the authorization server metadata of `issuer` (the first of [`metadata_urls`] that

@@ -109,6 +109,67 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// One answer of [`fetch_bounded`]: its status, headers and (bounded) body.
+pub(crate) struct Fetched {
+    pub(crate) status: hyper::StatusCode,
+    pub(crate) headers: hyper::HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+/// Why [`fetch_bounded`] has no answer to give.
+#[derive(Debug)]
+pub(crate) enum FetchError {
+    /// No answer came: the connection failed (the error chain's text).
+    Connection(String),
+    /// The answer's body could not be read, or is longer than the limit.
+    Body(String),
+    /// Nothing complete within the timeout.
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Connection(text) => f.write_str(text),
+            FetchError::Body(text) => write!(f, "reading the answer: {text}"),
+            FetchError::Timeout(after) => write!(f, "no answer within {after:?}"),
+        }
+    }
+}
+
+/// Send `request` once, on a connection of its own (no pool, redirects not followed), and read
+/// at most `limit` bytes of its answer's body, all within `timeout`: the one fetch of the
+/// authorization code (the resource server's verifier and the OAuth client).
+pub(crate) async fn fetch_bounded(
+    request: Request<Full<Bytes>>,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .build(connector());
+    let fetched = async {
+        let response = client
+            .request(request)
+            .await
+            .map_err(|e| FetchError::Connection(super::error_chain(&e)))?;
+        let (head, body) = response.into_parts();
+        let body = http_body_util::Limited::new(body, limit)
+            .collect()
+            .await
+            .map_err(|e| FetchError::Body(e.to_string()))?
+            .to_bytes();
+        Ok(Fetched {
+            status: head.status,
+            headers: head.headers,
+            body,
+        })
+    };
+    tokio::time::timeout(timeout, fetched)
+        .await
+        .map_err(|_| FetchError::Timeout(timeout))?
+}
+
 pub(crate) fn connector() -> Connector {
     #[cfg(feature = "tls")]
     {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 
 use crate::client::oauth::{
     canonical_resource, Action, AuthFlow, OAuthConfig, OAuthRequest, TokenStore, Tokens,
@@ -169,39 +169,20 @@ async fn perform(request: &OAuthRequest) -> Result<Answer, String> {
     let http_request = builder
         .body(Full::new(Bytes::from(request.body.clone())))
         .map_err(|e| e.to_string())?;
-    let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .pool_max_idle_per_host(0)
-            .build(super::http::connector());
-    let fetched = async {
-        let response = client
-            .request(http_request)
-            .await
-            .map_err(|e| super::error_chain(&e))?;
-        let status = response.status().as_u16();
-        let text = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        let (location, dpop_nonce) = (text("location"), text("dpop-nonce"));
-        let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-            .collect()
-            .await
-            .map_err(|e| format!("reading the answer: {e}"))?
-            .to_bytes();
-        Ok(Answer {
-            status,
-            location,
-            dpop_nonce,
-            body,
-        })
-    };
-    tokio::time::timeout(FETCH_TIMEOUT, fetched)
+    let answer = super::http::fetch_bounded(http_request, MAX_ANSWER_BYTES, FETCH_TIMEOUT)
         .await
-        .map_err(|_| format!("no answer within {FETCH_TIMEOUT:?}"))?
+        .map_err(|e| e.to_string())?;
+    let text = |name: &str| {
+        (answer.headers.get(name))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    Ok(Answer {
+        status: answer.status.as_u16(),
+        location: text("location"),
+        dpop_nonce: text("dpop-nonce"),
+        body: answer.body,
+    })
 }
 
 /// Seconds since the Unix epoch.
