@@ -9,7 +9,7 @@
 #   PKG/web-client   the client-only package (cargo feature js-client), --target web, npm name orkestrel-mcp-client
 #
 #   bash tests/wasm/build.sh [PKG]     # default target/wasm-pkg
-# Size lines: `wasm-size: <label> raw N B (x KB)   gzip -9 N B (x KB)`, .wasm + JS glue.
+# Size lines: `wasm-size: <label> raw N B (x KB)   gzip -9 N B (x KB)`, .wasm + (minified) JS glue.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
@@ -29,6 +29,12 @@ build "$PKG/node" nodejs
 build "$PKG/web-server" web --features js-server
 build "$PKG/web-client" web --features js-client
 node tests/wasm/constants.cjs "$PKG/node" "$PKG/web" "$PKG/web-server" "$PKG/web-client"
+# The JS glue minified (esbuild, names kept: the classes' `name`s stay MCPServer, MCPClient, …);
+# wasm-bindgen writes it readable. The .d.ts files are left as written.
+for d in web web-server web-client; do
+  esbuild "$PKG/$d/orkestrel_mcp.js" --minify --keep-names --format=esm --log-level=warning --allow-overwrite --outfile="$PKG/$d/orkestrel_mcp.js"
+done
+esbuild "$PKG/node/orkestrel_mcp.js" --minify --keep-names --format=cjs --platform=node --log-level=warning --allow-overwrite --outfile="$PKG/node/orkestrel_mcp.js"
 # Each half is its own npm package.
 node -e '
   const fs = require("fs");
