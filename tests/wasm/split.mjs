@@ -65,8 +65,11 @@ await check('the server-only package answers tools/call over handle', async () =
   assert(reply.id === 7 && reply.result.content[0].text === 'echo: hi', JSON.stringify(reply));
 });
 
-for (const era of ['legacy', 'auto']) {
-  await check(`the client-only client calls the server-only server (era '${era}')`, async () => {
+for (const [era, name] of [
+  ['legacy', "the client-only client calls the server-only server (era 'legacy')"],
+  ['auto', "the client-only client calls the server-only server (era 'auto')"],
+]) {
+  await check(name, async () => {
     const s = server.createMCPServer({
       name: 'split',
       version: '1.0.0',
