@@ -20,6 +20,9 @@
 #      WebSocket connection (1,000 held open; ours vs the tungstenite floor), fresh server each;
 #   6. stdio round trips/s, 64 in flight and sequential — ours vs the serde line-loop floor,
 #      rmcp, the TS SDK — all driven by the same client;
+#   7. the wasm packages' sizes (full, server-only, client-only; raw and gzip -9), built by
+#      tests/wasm/build.sh when missing or older than the sources (needs wasm-pack and
+#      tests/wasm/node_modules, which tests/wasm/run.sh installs);
 # and prints ONE table of ratios (target/bench-results/table.md).
 #
 # With two or more cores the servers run on CPU 0 and the load generators on CPU 1 (taskset).
@@ -28,7 +31,7 @@
 # Environment:
 #   BENCH_DURATION_MS  measured window per HTTP/stdio run (default 2500)
 #   BENCH_WARMUP_MS    HTTP warm-up per run (default 500)
-#   BENCH_ONLY         comma list of parts to run: inprocess,http,ws,memory,stdio (default all)
+#   BENCH_ONLY         comma list of parts to run: inprocess,http,ws,memory,stdio,wasm (default all)
 #   BENCH_SKIP_PEERS=1 skip the TS and Python SDK servers (no node/python needed)
 #   BENCH_UPDATE_README=1  also write the table into README.md's "Performance" section (between
 #                      the bench-table markers)
@@ -41,7 +44,7 @@ export CARGO_TERM_COLOR=never
 
 DUR="${BENCH_DURATION_MS:-2500}"
 WARM="${BENCH_WARMUP_MS:-500}"
-ONLY="${BENCH_ONLY:-inprocess,http,ws,memory,stdio}"
+ONLY="${BENCH_ONLY:-inprocess,http,ws,memory,stdio,wasm}"
 PEERS="$ROOT/benches/peers"
 OUT="$ROOT/target/bench-results"
 # Where cargo builds (CARGO_TARGET_DIR, a config's build.target-dir, else ./target): the binaries
@@ -67,8 +70,10 @@ else
 fi
 
 # ------------------------------------------------------------------------------------ build
-log "building the bench crate (release)"
-cargo build --release -q -p orkestrel-mcp-bench --bins --benches
+if [ "$ONLY" != "wasm" ]; then # the size row alone needs no bench binaries
+  log "building the bench crate (release)"
+  cargo build --release -q -p orkestrel-mcp-bench --bins --benches
+fi
 
 # ------------------------------------------------------------------------------------ peers
 sha() { sha256sum "$@" | sha256sum | cut -d' ' -f1; }
@@ -334,8 +339,30 @@ if wants stdio; then
   stdio_pass reverse "${reversed[@]}"
 fi
 
+# ------------------------------------------------------------------------------------ wasm
+if wants wasm; then
+  PKGS="$ROOT/target/wasm-pkg"
+  stale=""
+  for d in web web-server web-client; do
+    f="$PKGS/$d/orkestrel_mcp_bg.wasm"
+    if [ ! -f "$f" ] || [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" "$ROOT/tests/wasm/build.sh" -newer "$f" -print -quit)" ]; then
+      stale=1
+    fi
+  done
+  if [ -n "$stale" ]; then
+    log "wasm: building the packages (tests/wasm/build.sh)"
+    if ! bash "$ROOT/tests/wasm/build.sh" "$PKGS" >"$OUT/wasm.log" 2>&1; then
+      log "wasm: build FAILED (see $OUT/wasm.log); removing stale packages"
+      rm -rf "$PKGS/web" "$PKGS/web-server" "$PKGS/web-client"
+    fi
+  fi
+else
+  # Not measured in this run: the report says so rather than showing an old build.
+  REPORT_NO_WASM=1
+fi
+
 # ----------------------------------------------------------------------------------- table
-python3 "$ROOT/benches/report.py" "$OUT" "$CORES" "$DUR" "$WARM" >"$OUT/table.md"
+REPORT_NO_WASM="${REPORT_NO_WASM:-}" python3 "$ROOT/benches/report.py" "$OUT" "$CORES" "$DUR" "$WARM" >"$OUT/table.md"
 cat "$OUT/table.md"
 if [ -n "${BENCH_UPDATE_README:-}" ]; then
   python3 - "$ROOT/README.md" "$OUT/table.md" <<'EOF'

@@ -160,3 +160,8 @@ fn bigint_to_number(value: &JsValue) -> Result<Number, String> {
         .map(Number::from)
         .map_err(|_| format!("the BigInt {text} is outside the 64-bit integer range"))
 }
+
+/// A JSON-RPC response as a JS object (integer ids beyond 2^53 − 1 as `bigint`).
+pub(crate) fn response_to_js(response: &crate::wire::jsonrpc::JsonRpcResponse) -> JsValue {
+    to_js(&serde_json::to_value(response).expect("responses serialize"))
+}

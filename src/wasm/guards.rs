@@ -7,9 +7,12 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{from_js, to_js};
-use super::server::{response_to_js, tool_from_js, value_to_result};
-use super::{error_message, error_to_js};
+use super::convert::{from_js, response_to_js, to_js};
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
+use super::error_message;
+use super::error_to_js;
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
+use super::server::{tool_from_js, value_to_result};
 use crate::protocol::{self, Implementation};
 use crate::wire::jsonrpc::{self, ErrorObject, JsonRpcMessage, RequestId};
 
@@ -128,6 +131,8 @@ pub fn jsonrpc_error(
     )))
 }
 
+// The tool builders are the server's (not in the client-only package).
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 /// Map what a tool returned to a `tools/call` result (seed `buildToolResult`), as
 /// `createMCPServer` does for `execute`: a string → one text block; a `{ content: [...] }`
 /// object → itself; `undefined` → no content; anything else → its JSON text.
@@ -139,6 +144,7 @@ pub fn build_tool_result(
     to_js(&serde_json::to_value(result).expect("tool results serialize"))
 }
 
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 /// Map JS tool objects to their `tools/list` descriptors (seed `buildToolDescriptors`).
 ///
 /// # Errors
@@ -163,6 +169,7 @@ pub fn build_tool_descriptors(
     ))
 }
 
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 /// Build a tool-error result from a thrown value: its message as text and `isError: true`
 /// (seed clause 5).
 #[wasm_bindgen(js_name = buildToolError, unchecked_return_type = "MCPToolResult")]

@@ -15,12 +15,20 @@
 //! becomes a JS number), and `dispatch` takes and returns a `bigint` for an integer beyond
 //! 2^53 − 1 (see [`convert`]).
 
+// With neither `js-server` nor `js-client` both halves are bound (the full package); with one of
+// them, only that half (the server-only or the client-only package: the other half's core code
+// is then never linked in). The guards and builders, and the JSON conversion, are in both.
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub mod auth;
+#[cfg(any(feature = "js-client", not(feature = "js-server")))]
 pub mod client;
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub mod context;
 pub mod convert;
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub mod fetch;
 pub mod guards;
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub mod server;
 
 use js_sys::Reflect;
@@ -28,10 +36,15 @@ use wasm_bindgen::prelude::*;
 
 use crate::wire::jsonrpc::ErrorObject;
 
+#[cfg(any(feature = "js-client", not(feature = "js-server")))]
 pub use client::fetch::create_fetch_transport;
+#[cfg(any(feature = "js-client", not(feature = "js-server")))]
 pub use client::websocket::create_websocket_transport;
+#[cfg(any(feature = "js-client", not(feature = "js-server")))]
 pub use client::{client_error_to_js, create_mcp_client, Client, Transport};
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub use context::ToolContext;
+#[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub use server::{create_mcp_server, Server};
 
 /// A JS `Error` named `MCPError` with `code` and (when present) `data` from the error object.

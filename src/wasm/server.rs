@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::context::ToolContext;
-use super::convert::{from_js, to_js};
+use super::convert::{from_js, response_to_js, to_js};
 use super::{error_message, error_to_js};
 use crate::http::media::DEFAULT_MCP_PATH;
 use crate::primitives::tools::Tool;
@@ -243,10 +243,6 @@ fn report(on_error: Option<&Function>, thrown: &JsValue) {
 }
 
 /// A response as a JS object (ids beyond 2^53 − 1 as `bigint`).
-pub(crate) fn response_to_js(response: &JsonRpcResponse) -> JsValue {
-    to_js(&serde_json::to_value(response).expect("responses serialize"))
-}
-
 fn bad(path: &str, what: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("{path} {what}"))
         .with_data(serde_json::json!({ "path": path }))

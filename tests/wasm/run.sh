@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The wasm test command: installs what it needs on a fresh machine (skipping what is present),
-# builds the npm package for `--target web` and `--target nodejs` with wasm-pack, prints its size,
-# then runs
+# builds the npm packages with wasm-pack (tests/wasm/build.sh: the full package for `--target web`
+# and `--target nodejs`, the server-only and client-only packages for `--target web`), prints their
+# sizes, then runs
 #   1. wasm-bindgen-test (tests/wasm_core.rs, tests/wasm_bindings.rs, tests/wasm_client.rs) under node,
 #   2. the same in headless Chromium,
-#   3. the Worker-style fetch handler under node, driven by the official TS SDK client,
+#   3. the server-only and client-only packages under node, one talking to the other (tests/wasm/split.mjs),
+#      and the Worker-style fetch handler under node, driven by the official TS SDK client,
 #   4. the same handler as a module Worker inside Cloudflare's runtime, workerd (npm `workerd`),
 #      driven by the official TS SDK client, raw 2026-07-28 requests and `orkestrel-mcp tools/call`,
 #   5. the JS client's task API (the nodejs package) against the native conformance fixture
@@ -73,29 +75,10 @@ if [ -z "${SKIP_BROWSER:-}" ] && { ! command -v chromium >/dev/null || ! command
 fi
 echo "toolchain ready in $(( $(date +%s) - started )) s (wasm-bindgen $WB_VERSION, $(wasm-pack --version), wasm-opt $(wasm-opt --version | awk '{print $3}'))"
 
-step "wasm-pack build --target web and --target nodejs (profile wasm-release)"
+step "wasm-pack build: full (web, nodejs), server-only and client-only (web); profile wasm-release; sizes (.wasm + JS glue)"
 started=$(date +%s)
-rm -rf "$PKG/web" "$PKG/node"
-wasm-pack --log-level warn build --target web --profile wasm-release --out-dir "$PKG/web" || fail "wasm-pack --target web"
-wasm-pack --log-level warn build --target nodejs --profile wasm-release --out-dir "$PKG/node" || fail "wasm-pack --target nodejs"
-node tests/wasm/constants.cjs "$PKG/node" "$PKG/web" || fail "constants"
+bash tests/wasm/build.sh "$PKG" || fail "tests/wasm/build.sh"
 echo "built in $(( $(date +%s) - started )) s"
-
-step "package size (.wasm + JS glue)"
-size_line() { # label files...
-  local label=$1; shift
-  local raw=0 gz=0 f
-  for f in "$@"; do
-    raw=$((raw + $(stat -c%s "$f")))
-    gz=$((gz + $(gzip -9c "$f" | wc -c)))
-  done
-  awk -v l="$label" -v r="$raw" -v g="$gz" 'BEGIN { printf "wasm-size: %-26s raw %7d B (%5.1f KB)   gzip -9 %6d B (%5.1f KB)\n", l, r, r / 1024, g, g / 1024 }'
-}
-size_line "web .wasm" "$PKG/web/orkestrel_mcp_bg.wasm"
-size_line "web JS glue" "$PKG/web/orkestrel_mcp.js"
-size_line "web total (.wasm + glue)" "$PKG/web/orkestrel_mcp_bg.wasm" "$PKG/web/orkestrel_mcp.js"
-size_line "nodejs total" "$PKG/node/orkestrel_mcp_bg.wasm" "$PKG/node/orkestrel_mcp.js"
-echo "wasm-size: reference: the official TS SDK client + server, esbuild --minify for browsers: 441 KB, 121 KB gzipped"
 
 step "the .d.ts under tsc --strict (tests/wasm/types_check.ts)"
 if (cd tests/wasm && tsc -p tsconfig.json); then PASSED=$((PASSED + 1)); echo "types: ok"; else FAILED=$((FAILED + 1)); fi
@@ -118,6 +101,12 @@ if [ -z "${SKIP_BROWSER:-}" ]; then
   fi
   rm -f "$log"
 fi
+
+step "the server-only and client-only packages under node (tests/wasm/split.mjs)"
+log=$(mktemp)
+node tests/wasm/split.mjs "$PKG" 2>&1 | tee "$log" || true
+count_line "$log" split
+rm -f "$log"
 
 step "the Worker fetch handler under node, driven by the official TS SDK client"
 log=$(mktemp)
