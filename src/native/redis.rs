@@ -1,0 +1,649 @@
+//! Scale-out on Redis (feature `redis`, issue 14): several server instances behind one URL share
+//! their sessions through a Redis server. [`RedisSessions`] is a
+//! [`SessionBackend`] (the seam of [`crate::http::session`]) and a
+//! [`ScopeStore`] (the seam of [`crate::server::scope`]); the protocol rules stay in the core,
+//! this module is the Redis I/O only.
+//!
+//! | key (prefix `orkestrel-mcp:` by default) | type | holds | expiry |
+//! |---|---|---|---|
+//! | `{prefix}session:{id}` | hash | the session record: `v` (negotiated version) and the [`ScopeState`] fields (`caps`, `scaps`, `init`, `level`, `subs`) | the idle TTL, pushed back by every request and, while an instance holds an open stream of the session, by that instance |
+//! | `{prefix}sessions` | sorted set | the live session ids, scored by their expiry (ms): the live-session cap counts it | entries past their score are dropped by the next mint or count |
+//! | `{prefix}ended` | pub/sub channel | the id of each session a `DELETE` ended, so every instance closes its local streams | — |
+//!
+//! Each operation is one round trip (a Lua script run by `EVALSHA`, over one multiplexed
+//! connection that the `redis` crate's connection manager re-establishes after a failure).
+//! When Redis cannot be reached, the operation fails with [`Unavailable`] and the session half
+//! answers `503` with `Retry-After`; the next request after Redis is back succeeds.
+//!
+//! What stays in each instance's memory: the live connections (SSE streams) and the replay log
+//! of the streams it serves, the requests it runs, and the server→client requests its tools
+//! await.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::{Client, RedisError, Script};
+use futures::StreamExt;
+
+use crate::http::session::{
+    mint_session_id, Clock, MintError, Session, SessionBackend, SessionOptions, Unavailable,
+};
+use crate::server::scope::{ScopeState, ScopeStore};
+use crate::server::McpServer;
+use crate::BoxFuture;
+
+/// The default prefix of every key and channel name.
+pub const DEFAULT_PREFIX: &str = "orkestrel-mcp:";
+
+/// How long one Redis command may take before the request gets `503`.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long connecting to Redis may take.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
+/// The pause before the pub/sub listener connects again after losing Redis.
+const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(250);
+
+/// Options for [`RedisSessions::connect`].
+#[derive(Clone, Debug)]
+pub struct RedisOptions {
+    /// The Redis server, `redis://HOST:PORT[/DB]` (or `redis+unix:///path`).
+    pub url: String,
+    /// The prefix of every key and channel name (default [`DEFAULT_PREFIX`]): instances that
+    /// share a prefix share their sessions.
+    pub prefix: String,
+    /// The session options: the idle TTL (the key expiry), the live-session cap (counted over
+    /// every instance), the replay-log bounds, the SSE `retry`.
+    pub sessions: SessionOptions,
+}
+
+impl RedisOptions {
+    /// The defaults for the Redis server at `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        RedisOptions {
+            url: url.into(),
+            prefix: DEFAULT_PREFIX.to_owned(),
+            sessions: SessionOptions::default(),
+        }
+    }
+}
+
+// KEYS[1] the record, KEYS[2] the live set; ARGV[1] idle TTL ms (0: none), ARGV[2] the cap,
+// ARGV[3] the id, ARGV[4] the version. 1 minted, 0 at the cap, -1 the id is taken.
+const MINT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
+if redis.call('HSETNX', KEYS[1], 'v', ARGV[4]) == 0 then return -1 end
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
+else
+  redis.call('ZADD', KEYS[2], '+inf', ARGV[3])
+end
+return 1
+";
+
+// KEYS[1] the record, KEYS[2] the live set; ARGV[1] idle TTL ms (0: none), ARGV[2] the id.
+// The record's fields and values (its expiry pushed back), or nil when it is gone.
+const TOUCH: &str = r"
+local record = redis.call('HGETALL', KEYS[1])
+if #record == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return false
+end
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
+end
+return record
+";
+
+// KEYS[1] the record; ARGV[1] n, then n field/value pairs, then the fields to delete. Writes
+// only a record that exists (an ended session is not brought back). 1 written, 0 gone.
+const SAVE: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = tonumber(ARGV[1])
+for i = 2, 2 * n, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 2 * n + 2, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+return 1
+";
+
+// KEYS[1] the record, KEYS[2] the live set; ARGV[1] the id, ARGV[2] the channel. 1 ended, 0 gone.
+const END: &str = r"
+local n = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if n > 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
+return n
+";
+
+// KEYS[1] the live set. The number dropped (past their expiry) and the number left.
+const COUNT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local dropped = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return {dropped, redis.call('ZCARD', KEYS[1])}
+";
+
+// KEYS[1] the live set, KEYS[2..] the records; ARGV[1] idle TTL ms, ARGV[2..] the ids.
+const KEEP: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+for i = 2, #KEYS do
+  if redis.call('PEXPIRE', KEYS[i], ttl) == 1 then
+    redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+  end
+end
+return 0
+";
+
+struct Scripts {
+    keep: Script,
+    mint: Script,
+    touch: Script,
+    save: Script,
+    end: Script,
+    count: Script,
+}
+
+/// A session this instance has seen: its local handle (streams, replay log) and a digest of the
+/// record it last loaded (the server's scope state is restored when it changes).
+struct Local {
+    session: Arc<Session>,
+    seen: u64,
+}
+
+/// Sessions shared through Redis: a [`SessionBackend`] for the route's session half and a
+/// [`ScopeStore`] for the server's per-session state. Make one per server instance with
+/// [`RedisSessions::connect`] and hand it to
+/// [`Endpoint::with_session_backend`](crate::native::endpoint::Endpoint::with_session_backend).
+pub struct RedisSessions {
+    connection: ConnectionManager,
+    client: Client,
+    options: SessionOptions,
+    prefix: String,
+    clock: Clock,
+    server: McpServer,
+    local: Mutex<HashMap<String, Local>>,
+    scripts: Scripts,
+}
+
+impl std::fmt::Debug for RedisSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSessions")
+            .field("prefix", &self.prefix)
+            .field("options", &self.options)
+            .field("local", &self.lock().len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(e: &RedisError) -> Unavailable {
+    Unavailable(format!("redis: {e}"))
+}
+
+/// Whether `id` could be a session id (visible ASCII, not absurdly long): anything else names no
+/// session, without asking Redis.
+fn plausible_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+impl RedisSessions {
+    /// Connect to the Redis server of `options` for `server`: its scopes' state is written
+    /// through to Redis from now on ([`McpServer::set_scope_store`]), and the sessions other
+    /// instances end are closed here. Spawns (on the current tokio runtime) the listener of
+    /// ended sessions and the task that keeps this instance's streamed sessions alive.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when the URL is not a Redis URL or the server cannot be reached now.
+    pub async fn connect(
+        options: RedisOptions,
+        server: &McpServer,
+        clock: Clock,
+    ) -> Result<Arc<RedisSessions>, Unavailable> {
+        let client = Client::open(options.url.as_str()).map_err(|e| unavailable(&e))?;
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_connection_timeout(Some(CONNECTION_TIMEOUT))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(500));
+        let connection = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(|e| unavailable(&e))?;
+        let this = Arc::new(RedisSessions {
+            connection,
+            client,
+            options: options.sessions,
+            prefix: options.prefix,
+            clock,
+            server: server.clone(),
+            local: Mutex::new(HashMap::new()),
+            scripts: Scripts {
+                keep: Script::new(KEEP),
+                mint: Script::new(MINT),
+                touch: Script::new(TOUCH),
+                save: Script::new(SAVE),
+                end: Script::new(END),
+                count: Script::new(COUNT),
+            },
+        });
+        // Subscribed before the first request: no end announced from now on is missed.
+        let pubsub = subscribe(&this.client, &this.ended_channel())
+            .await
+            .map_err(|e| unavailable(&e))?;
+        server.set_scope_store(Arc::new(WriteThrough(Arc::downgrade(&this))));
+        tokio::spawn(listen_for_ends(Arc::downgrade(&this), pubsub));
+        if let Some(ttl) = this.options.idle_ttl_ms {
+            tokio::spawn(keep_alive(Arc::downgrade(&this), ttl));
+        }
+        Ok(this)
+    }
+
+    /// The key of a session's record.
+    pub fn record_key(&self, id: &str) -> String {
+        format!("{}session:{id}", self.prefix)
+    }
+
+    /// The key of the live-session set.
+    pub fn live_key(&self) -> String {
+        format!("{}sessions", self.prefix)
+    }
+
+    /// The channel ended sessions are announced on.
+    pub fn ended_channel(&self) -> String {
+        format!("{}ended", self.prefix)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Local>> {
+        self.local.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn ttl_arg(&self) -> u64 {
+        self.options.idle_ttl_ms.unwrap_or(0)
+    }
+
+    /// A fresh local handle for session `id`, with its push channel attached to the server.
+    fn local_session(&self, id: &str, version: &str) -> Arc<Session> {
+        let session = Arc::new(Session::new(id, version, &self.options, self.clock.clone()));
+        let push = session.clone();
+        self.server.attach(
+            &Arc::from(id),
+            Arc::new(move |m| push.push(&m.to_json()).is_some()),
+        );
+        session
+    }
+
+    /// The local handle of a session whose record Redis returned (`flat`: fields and values),
+    /// with the server's scope state restored when the record changed since this instance last
+    /// saw it. `None` for a record without a version (not one of ours).
+    fn loaded(&self, id: &str, flat: &[String]) -> Option<Arc<Session>> {
+        let mut digest = DefaultHasher::new();
+        flat.hash(&mut digest);
+        let seen = digest.finish();
+        let pairs = flat.chunks_exact(2).map(|p| (p[0].as_str(), p[1].as_str()));
+        let state = ScopeState::from_fields(pairs);
+        let version = state.protocol_version.clone()?;
+        let mut local = self.lock();
+        let (session, changed) = match local.get_mut(id) {
+            Some(entry) if !entry.session.is_closed() => {
+                let changed = entry.seen != seen;
+                entry.seen = seen;
+                (entry.session.clone(), changed)
+            }
+            _ => {
+                let session = self.local_session(id, &version);
+                local.insert(
+                    id.to_owned(),
+                    Local {
+                        session: session.clone(),
+                        seen,
+                    },
+                );
+                (session, true)
+            }
+        };
+        drop(local);
+        if changed {
+            self.server.restore_scope(&Arc::from(id), state);
+        }
+        session.touch();
+        Some(session)
+    }
+
+    /// Forget session `id` here: its local streams close and the server forgets its scope.
+    fn forget(&self, id: &str) -> Option<Arc<Session>> {
+        let entry = self.lock().remove(id)?;
+        entry.session.close(None);
+        self.server.end_scope(id);
+        Some(entry.session)
+    }
+
+    /// Drop the local handles idle past the TTL (no open stream, no request here for that long):
+    /// the session lives on in Redis, and is loaded again by its next request here.
+    fn prune_local(&self) -> usize {
+        let Some(ttl) = self.options.idle_ttl_ms else {
+            return 0;
+        };
+        let idle: Vec<String> = (self.lock().iter())
+            .filter(|(_, l)| l.session.is_idle(ttl))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &idle {
+            if let Some(entry) = self.lock().remove(id) {
+                entry.session.close(None);
+                self.server.end_scope(id);
+            }
+        }
+        idle.len()
+    }
+
+    /// The sessions of this instance that have an open stream (their idle expiry is pushed
+    /// back while it is open).
+    fn streamed(&self) -> Vec<String> {
+        (self.lock().iter())
+            .filter(|(_, l)| !l.session.is_idle(0))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The number of sessions this instance holds a local handle of.
+    pub fn local_len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+impl SessionBackend for RedisSessions {
+    fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    fn mint<'a>(
+        &'a self,
+        protocol_version: &'a str,
+    ) -> BoxFuture<'a, Result<Arc<Session>, MintError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let id = loop {
+                let id = mint_session_id().map_err(MintError::Random)?;
+                let minted: i64 = self
+                    .scripts
+                    .mint
+                    .key(self.record_key(&id))
+                    .key(self.live_key())
+                    .arg(self.ttl_arg())
+                    .arg(self.options.max_sessions)
+                    .arg(&id)
+                    .arg(protocol_version)
+                    .invoke_async(&mut connection)
+                    .await
+                    .map_err(|e| MintError::Unavailable(unavailable(&e)))?;
+                match minted {
+                    1 => break id,
+                    0 => return Err(MintError::AtCapacity),
+                    _ => continue,
+                }
+            };
+            let session = self.local_session(&id, protocol_version);
+            let mut digest = DefaultHasher::new();
+            ["v".to_owned(), protocol_version.to_owned()].hash(&mut digest);
+            self.lock().insert(
+                id,
+                Local {
+                    session: session.clone(),
+                    seen: digest.finish(),
+                },
+            );
+            Ok(session)
+        })
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Arc<Session>>, Unavailable>> {
+        Box::pin(async move {
+            if !plausible_id(id) {
+                return Ok(None);
+            }
+            let mut connection = self.connection.clone();
+            let record: Option<Vec<String>> = self
+                .scripts
+                .touch
+                .key(self.record_key(id))
+                .key(self.live_key())
+                .arg(self.ttl_arg())
+                .arg(id)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            match record {
+                Some(flat) => Ok(self.loaded(id, &flat)),
+                None => {
+                    // Ended or expired elsewhere: close what is still open here.
+                    self.forget(id);
+                    Ok(None)
+                }
+            }
+        })
+    }
+
+    fn end<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Arc<Session>>, Unavailable>> {
+        Box::pin(async move {
+            if !plausible_id(id) {
+                return Ok(None);
+            }
+            let mut connection = self.connection.clone();
+            let ended: i64 = self
+                .scripts
+                .end
+                .key(self.record_key(id))
+                .key(self.live_key())
+                .arg(id)
+                .arg(self.ended_channel())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            let local = self.forget(id);
+            Ok(if ended > 0 {
+                local.or_else(|| {
+                    let gone = Session::new(id, "", &self.options, self.clock.clone());
+                    gone.close(None);
+                    Some(Arc::new(gone))
+                })
+            } else {
+                None
+            })
+        })
+    }
+
+    fn expire_idle(&self) -> BoxFuture<'_, Result<usize, Unavailable>> {
+        Box::pin(async move {
+            self.prune_local();
+            let mut connection = self.connection.clone();
+            let (dropped, _left): (usize, usize) = self
+                .scripts
+                .count
+                .key(self.live_key())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            Ok(dropped)
+        })
+    }
+
+    fn count(&self) -> BoxFuture<'_, Result<usize, Unavailable>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let (_dropped, left): (usize, usize) = self
+                .scripts
+                .count
+                .key(self.live_key())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            Ok(left)
+        })
+    }
+
+    fn disconnect_idle(&self) {
+        let sessions: Vec<_> = self.lock().values().map(|l| l.session.clone()).collect();
+        for session in sessions {
+            session.disconnect_idle();
+        }
+    }
+
+    fn disconnect_all(&self) {
+        let sessions: Vec<_> = self.lock().values().map(|l| l.session.clone()).collect();
+        for session in sessions {
+            session.disconnect_all();
+        }
+    }
+}
+
+/// The server's write-through of a session's state into its Redis record.
+struct WriteThrough(Weak<RedisSessions>);
+
+impl ScopeStore for WriteThrough {
+    fn save(&self, scope: &str, state: ScopeState) -> BoxFuture<'static, ()> {
+        let Some(this) = self.0.upgrade() else {
+            return Box::pin(futures::future::ready(()));
+        };
+        // Only this instance's sessions are in Redis (a WebSocket or stdio scope is not).
+        if !this.lock().contains_key(scope) {
+            return Box::pin(futures::future::ready(()));
+        }
+        let key = this.record_key(scope);
+        let mut connection = this.connection.clone();
+        let scope = scope.to_owned();
+        Box::pin(async move {
+            let present = state.to_fields();
+            let mut invocation = this.scripts.save.key(key);
+            invocation.arg(present.len());
+            for (field, value) in &present {
+                invocation.arg(*field).arg(value);
+            }
+            for field in state.absent_fields() {
+                invocation.arg(field);
+            }
+            let written: Result<i64, _> = invocation.invoke_async(&mut connection).await;
+            match written {
+                Ok(1) => {}
+                Ok(_) => {
+                    tracing::debug!(session = %scope, "redis: the session ended before its state was written")
+                }
+                Err(e) => {
+                    tracing::warn!(session = %scope, error = %e, "redis: cannot write a session's state")
+                }
+            }
+        })
+    }
+}
+
+async fn subscribe(client: &Client, channel: &str) -> Result<::redis::aio::PubSub, RedisError> {
+    let subscribed = tokio::time::timeout(CONNECTION_TIMEOUT, async {
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channel).await?;
+        Ok::<_, RedisError>(pubsub)
+    })
+    .await;
+    subscribed.unwrap_or_else(|_| {
+        Err(RedisError::from((
+            ::redis::ErrorKind::Io,
+            "timed out subscribing",
+        )))
+    })
+}
+
+/// Close here the sessions other instances end (the `ended` channel). After losing Redis it
+/// subscribes again and checks every local session, so an end announced meanwhile is not missed.
+async fn listen_for_ends(this: Weak<RedisSessions>, first: ::redis::aio::PubSub) {
+    let mut pubsub = Some(first);
+    loop {
+        if let Some(mut subscribed) = pubsub.take() {
+            let mut messages = subscribed.on_message();
+            while let Some(message) = messages.next().await {
+                let Ok(id) = message.get_payload::<String>() else {
+                    continue;
+                };
+                let Some(sessions) = this.upgrade() else {
+                    return;
+                };
+                sessions.forget(&id);
+            }
+            tracing::warn!("redis: lost the subscription to ended sessions; subscribing again");
+        }
+        tokio::time::sleep(RESUBSCRIBE_AFTER).await;
+        let Some(sessions) = this.upgrade() else {
+            return;
+        };
+        let client = sessions.client.clone();
+        let channel = sessions.ended_channel();
+        drop(sessions);
+        if let Ok(subscribed) = subscribe(&client, &channel).await {
+            reconcile(&this).await;
+            pubsub = Some(subscribed);
+        }
+    }
+}
+
+/// Forget the local sessions whose record is gone (ended or expired while this instance could
+/// not hear of it).
+async fn reconcile(this: &Weak<RedisSessions>) {
+    let Some(sessions) = this.upgrade() else {
+        return;
+    };
+    let ids: Vec<String> = sessions.lock().keys().cloned().collect();
+    if ids.is_empty() {
+        return;
+    }
+    let mut pipe = ::redis::pipe();
+    for id in &ids {
+        pipe.exists(sessions.record_key(id));
+    }
+    let mut connection = sessions.connection.clone();
+    let exists: Result<Vec<bool>, _> = pipe.query_async(&mut connection).await;
+    if let Ok(exists) = exists {
+        for (id, live) in ids.iter().zip(exists) {
+            if !live {
+                sessions.forget(id);
+            }
+        }
+    }
+}
+
+/// Push back the idle expiry of the sessions with an open stream here (a third of the TTL
+/// apart, one round trip for all), and drop the local handles idle past the TTL.
+async fn keep_alive(this: Weak<RedisSessions>, ttl_ms: u64) {
+    let every = Duration::from_millis((ttl_ms / 3).clamp(100, 60_000));
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let Some(sessions) = this.upgrade() else {
+            return;
+        };
+        sessions.prune_local();
+        let streamed = sessions.streamed();
+        if streamed.is_empty() {
+            continue;
+        }
+        let mut invocation = sessions.scripts.keep.key(sessions.live_key());
+        invocation.arg(ttl_ms);
+        for id in &streamed {
+            invocation.key(sessions.record_key(id)).arg(id);
+        }
+        let mut connection = sessions.connection.clone();
+        if let Err(e) = invocation.invoke_async::<()>(&mut connection).await {
+            tracing::debug!(error = %e, "redis: cannot push back the expiry of streamed sessions");
+        }
+    }
+}

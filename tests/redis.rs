@@ -1,0 +1,369 @@
+//! Scale-out on Redis (issue 14): `orkestrel-mcp serve --http --redis …` instances that share one
+//! real `redis-server` (Debian's, started here on a free 127.0.0.1 port; `tests/run.sh` installs
+//! it when missing) serve one session between them, and answer `503` with `Retry-After` while
+//! Redis is down.
+#![cfg(all(feature = "redis", not(target_arch = "wasm32")))]
+
+mod support;
+
+use std::net::SocketAddr;
+
+use orkestrel_mcp::http::session::{MintError, SessionBackend, SessionOptions};
+use orkestrel_mcp::native::endpoint::system_clock;
+use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
+use orkestrel_mcp::{McpServer, ServerOptions};
+use serde_json::{json, Value};
+use support::server::spawn_listening;
+use support::*;
+use tokio::process::{Child, Command};
+
+/// A `redis-server` on 127.0.0.1, killed when dropped.
+struct Redis {
+    port: u16,
+    child: Child,
+}
+
+impl Redis {
+    /// Start one on `port` (a free one when `None`); `None` (the test skips, saying why) when
+    /// Debian's `redis-server` is not installed.
+    async fn start(port: Option<u16>) -> Option<Redis> {
+        let port = port.unwrap_or_else(free_port);
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn();
+        let child = match child {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("SKIPPED: redis-server cannot be started ({e}); tests/run.sh installs Debian's redis-server");
+                return None;
+            }
+        };
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        eventually_async(
+            DEADLINE,
+            "redis-server accepts connections",
+            || async move { tokio::net::TcpStream::connect(addr).await.is_ok() },
+        )
+        .await;
+        Some(Redis { port, child })
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// `kill -9`, and wait until it is gone.
+    async fn kill(mut self) -> u16 {
+        self.child.kill().await.expect("kill redis-server");
+        self.port
+    }
+
+    async fn connection(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("a connection to redis-server")
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL`: its address and the child.
+async fn instance(redis: &Redis) -> (SocketAddr, Child) {
+    let (url, child) = spawn_listening(
+        &["serve", "--http", "127.0.0.1:0", "--redis", &redis.url()],
+        "info",
+    )
+    .await;
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    (authority.parse().expect("a socket address"), child)
+}
+
+fn sid(id: &str) -> [(&'static str, &str); 2] {
+    [
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-06-18"),
+    ]
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> String {
+    json::rpc(
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+/// The messages of a reply with this `method`.
+fn with_method(reply: &Reply, method: &str) -> usize {
+    (reply.messages().iter())
+        .filter(|m| m["method"] == method)
+        .count()
+}
+
+/// The response (the message with an `id`) of a reply.
+fn response(reply: &Reply) -> Value {
+    (reply.messages().into_iter())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no response in {:?}", reply.body))
+}
+
+#[tokio::test]
+async fn one_session_alternates_between_two_instances() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+
+    let reply = post(a, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    assert_eq!(
+        post(b, &sid(&id), &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    let list = post(
+        b,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let tools = response(&list)["result"]["tools"].clone();
+    assert!(tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "echo"));
+
+    let echo = post(a, &sid(&id), &call(3, "echo", json!({"text": "hi"}))).await;
+    assert_eq!(response(&echo)["result"]["content"][0]["text"], "hi");
+
+    // No level set: the tool's info logs reach the client, wherever it runs.
+    let progress = json!({"steps": 2, "ms": 1});
+    let logged = post(b, &sid(&id), &call(4, "progress", progress.clone())).await;
+    assert_eq!(
+        with_method(&logged, "notifications/message"),
+        2,
+        "{}",
+        logged.body
+    );
+    // logging/setLevel on A is honoured on B, and the other way round.
+    let set = |level: &str| json::rpc(json!(5), "logging/setLevel", json!({"level": level}));
+    assert_eq!(
+        response(&post(a, &sid(&id), &set("error")).await)["result"],
+        json!({})
+    );
+    let quiet = post(b, &sid(&id), &call(6, "progress", progress.clone())).await;
+    assert_eq!(
+        with_method(&quiet, "notifications/message"),
+        0,
+        "{}",
+        quiet.body
+    );
+    assert_eq!(
+        response(&quiet)["result"]["content"][0]["text"],
+        "done 2 steps"
+    );
+    assert_eq!(
+        response(&post(b, &sid(&id), &set("debug")).await)["result"],
+        json!({})
+    );
+    let loud = post(a, &sid(&id), &call(7, "progress", progress)).await;
+    assert_eq!(
+        with_method(&loud, "notifications/message"),
+        2,
+        "{}",
+        loud.body
+    );
+
+    // What the record holds: the version, the client's capabilities, initialized, the level, a
+    // subscription made on B; its expiry is the idle TTL.
+    let subscribe = json::rpc(
+        json!(8),
+        "resources/subscribe",
+        json!({"uri": "orkestrel://about"}),
+    );
+    assert_eq!(
+        response(&post(b, &sid(&id), &subscribe).await)["result"],
+        json!({})
+    );
+    let mut r = redis.connection().await;
+    let key = format!("orkestrel-mcp:session:{id}");
+    let record: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(record["v"], "2025-06-18");
+    assert_eq!(record["caps"], "{}");
+    assert_eq!(record["init"], "1");
+    assert_eq!(record["level"], "debug");
+    assert_eq!(record["subs"], r#"["orkestrel://about"]"#);
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= 30 * 60 * 1000, "{ttl}");
+    // A request on either instance pushes the expiry back.
+    let _: () = redis::cmd("PEXPIRE")
+        .arg(&key)
+        .arg(60_000)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(
+        post(a, &sid(&id), &call(9, "echo", json!({"text": "x"})))
+            .await
+            .status,
+        200
+    );
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(ttl > 60_000, "touched: {ttl}");
+
+    // A GET stream open on A ends when B ends the session; A then answers 404.
+    let get = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let stream = open(a, "GET", &get, "").await;
+    assert_eq!(stream.status(), 200);
+    let mut stream = SseStream::new(stream);
+    let deleted = send(b, "DELETE", &sid(&id), "").await;
+    assert_eq!(deleted.status, 204);
+    assert_eq!(stream.rest().await.len(), 0, "the GET stream on A ended");
+    let gone = post(
+        a,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(gone.status, 404, "{}", gone.body);
+    assert_eq!(
+        post(b, &sid(&id), r#"{"jsonrpc":"2.0","id":11,"method":"ping"}"#)
+            .await
+            .status,
+        404
+    );
+    let exists: bool = redis::cmd("EXISTS")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(!exists);
+}
+
+#[tokio::test]
+async fn redis_down_answers_503_with_retry_after_then_service_resumes() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, mut a_child) = instance(&redis).await;
+    let reply = post(a, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+
+    let port = redis.kill().await;
+    for reply in [
+        post(a, &[], &initialize(2, "2025-06-18")).await,
+        post(
+            a,
+            &sid(&id),
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+        )
+        .await,
+        send(a, "DELETE", &sid(&id), "").await,
+    ] {
+        assert_eq!(reply.status, 503, "{}", reply.body);
+        assert!(reply.header("retry-after").is_some());
+        assert_eq!(reply.json()["error"]["code"], -32000);
+        assert_eq!(reply.json()["jsonrpc"], "2.0");
+    }
+    assert!(
+        a_child.try_wait().unwrap().is_none(),
+        "the instance is still up"
+    );
+
+    // Back (empty: no persistence): new sessions are minted again; the old one is gone.
+    let _redis = Redis::start(Some(port)).await.expect("redis-server again");
+    eventually_async(
+        DEADLINE,
+        "initialize succeeds once Redis is back",
+        || async move { post(a, &[], &initialize(4, "2025-06-18")).await.status == 200 },
+    )
+    .await;
+    let gone = post(
+        a,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(gone.status, 404);
+}
+
+#[tokio::test]
+async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        sessions: SessionOptions {
+            max_sessions: 2,
+            ..SessionOptions::default()
+        },
+        ..RedisOptions::new(redis.url())
+    };
+    let one = McpServer::new(ServerOptions::new("one", "1"));
+    let two = McpServer::new(ServerOptions::new("two", "1"));
+    let a = RedisSessions::connect(options.clone(), &one, system_clock())
+        .await
+        .unwrap();
+    let b = RedisSessions::connect(options, &two, system_clock())
+        .await
+        .unwrap();
+    let first = a.mint("2025-06-18").await.unwrap();
+    let second = b.mint("2025-11-25").await.unwrap();
+    assert!(matches!(
+        a.mint("2025-06-18").await,
+        Err(MintError::AtCapacity)
+    ));
+    assert!(matches!(
+        b.mint("2025-06-18").await,
+        Err(MintError::AtCapacity)
+    ));
+    assert_eq!(a.count().await, Ok(2));
+    // B serves A's session, with its negotiated version.
+    let seen = b.touch(first.id()).await.unwrap().expect("live on B");
+    assert_eq!(seen.protocol_version(), "2025-06-18");
+    assert!(b.touch("no-such-session").await.unwrap().is_none());
+    // Ending one on B makes room, and A's handle closes.
+    assert!(b.end(first.id()).await.unwrap().is_some());
+    assert!(b.end(first.id()).await.unwrap().is_none(), "ended once");
+    eventually(DEADLINE, "A hears of the end", || first.is_closed()).await;
+    assert!(a.touch(first.id()).await.unwrap().is_none());
+    let third = a.mint("2025-06-18").await.unwrap();
+    assert_ne!(third.id(), second.id());
+    assert_eq!(b.count().await, Ok(2));
+}
