@@ -367,3 +367,141 @@ async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
     assert_ne!(third.id(), second.id());
     assert_eq!(b.count().await, Ok(2));
 }
+
+/// A session minted on `at` at `version`, `notifications/initialized` sent.
+async fn session(at: SocketAddr, version: &str) -> String {
+    let reply = post(at, &[], &initialize(1, version)).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", version),
+    ];
+    assert_eq!(
+        post(at, &headers, &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    id
+}
+
+/// A `tools/call` of `progress` (`steps` log messages, `ms` apart) opened on `at` as an SSE
+/// stream.
+async fn progress_stream(at: SocketAddr, id: &str, steps: u32, ms: u64) -> SseStream {
+    let headers: Vec<(&str, &str)> = POST
+        .iter()
+        .copied()
+        .chain([
+            ("mcp-session-id", id),
+            ("mcp-protocol-version", "2025-11-25"),
+        ])
+        .collect();
+    let body = call(2, "progress", json!({"steps": steps, "ms": ms}));
+    let response = open(at, "POST", &headers, &body).await;
+    assert_eq!(response.status(), 200);
+    SseStream::new(response)
+}
+
+/// `GET` on `at` resuming after `last`.
+async fn resume(at: SocketAddr, id: &str, last: &str) -> SseStream {
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("last-event-id", last),
+    ];
+    let response = open(at, "GET", &headers, "").await;
+    assert_eq!(response.status(), 200);
+    SseStream::new(response)
+}
+
+fn step_of(event: &Event) -> String {
+    let message = event.json();
+    assert_eq!(message["method"], "notifications/message", "{message}");
+    message["params"]["data"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_dropped_post_stream_resumes_on_the_other_instance_live_through_the_result() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+
+    let mut on_a = progress_stream(a, &id, 5, 20).await;
+    let priming = on_a.next().await.unwrap();
+    assert!(priming.data.is_empty() && priming.id.is_some());
+    let first = on_a.next().await.unwrap();
+    assert_eq!(step_of(&first), "step 1 of 5");
+    drop(on_a); // the client's connection to A drops; the tool goes on on A
+
+    let first_id = first.id.clone().unwrap();
+    let rest = resume(b, &id, &first_id).await.rest().await;
+    let steps: Vec<String> = rest[..rest.len() - 1].iter().map(step_of).collect();
+    assert_eq!(
+        steps,
+        ["step 2 of 5", "step 3 of 5", "step 4 of 5", "step 5 of 5"]
+    );
+    let result = rest.last().unwrap().json();
+    assert_eq!(result["id"], 2);
+    assert_eq!(result["result"]["content"][0]["text"], "done 5 steps");
+    // Every id names A's stream, and no two are the same.
+    let stream_of = |e: &Event| e.id.clone().unwrap().split_once('-').unwrap().0.to_owned();
+    assert!(rest.iter().all(|e| stream_of(e) == stream_of(&first)));
+    let ids: std::collections::HashSet<_> = rest.iter().map(|e| e.id.clone()).collect();
+    assert_eq!(ids.len(), rest.len());
+
+    // Resumed again on A itself, after the result: nothing more, the stream is over.
+    let last = rest.last().unwrap().id.clone().unwrap();
+    assert!(resume(a, &id, &last).await.rest().await.is_empty());
+    // An id no instance handed out resumes the standalone stream (primed), as on one instance.
+    let mut standalone = resume(b, &id, "zz-0").await;
+    let primed = standalone.next().await.unwrap();
+    assert!(primed.data.is_empty() && primed.retry.is_some());
+}
+
+#[tokio::test]
+async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, mut a_child) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+
+    let mut on_a = progress_stream(a, &id, 1000, 20).await;
+    let _priming = on_a.next().await.unwrap();
+    let seen = [
+        on_a.next().await.unwrap(),
+        on_a.next().await.unwrap(),
+        on_a.next().await.unwrap(),
+    ];
+    // Logged: the priming event and these three are in Redis (the log is written behind).
+    let first = seen[0].id.clone().unwrap();
+    let stream = u64::from_str_radix(first.split_once('-').unwrap().0, 36).unwrap();
+    let key = format!("orkestrel-mcp:events:{id}:{stream}");
+    let r = redis.connection().await;
+    eventually_async(DEADLINE, "A's events are in Redis", || {
+        let (mut r, key) = (r.clone(), key.clone());
+        async move {
+            let n: usize = redis::cmd("LLEN")
+                .arg(&key)
+                .query_async(&mut r)
+                .await
+                .unwrap();
+            n >= 4
+        }
+    })
+    .await;
+    a_child.kill().await.expect("kill -9 A");
+
+    let mut on_b = resume(b, &id, &first).await;
+    for expected in &seen[1..] {
+        let event = on_b.next().await.unwrap();
+        assert_eq!(event.id, expected.id);
+        assert_eq!(step_of(&event), step_of(expected));
+    }
+}

@@ -24,17 +24,19 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::mpsc;
 
 use crate::wire::sse;
 
 mod backend;
+mod events;
 mod log;
 mod store;
 
 pub use backend::{SessionBackend, Unavailable};
+pub use events::{random_first_stream, EventSink};
 pub use log::{Event, EventId, InvalidEventId, ReplayLog};
 pub use store::{mint_session_id, MintError, SessionStore};
 
@@ -113,6 +115,8 @@ pub struct Session {
     retry_ms: u64,
     clock: Clock,
     state: Mutex<State>,
+    /// Where request-stream events also go (a shared event log), if anywhere.
+    sink: Option<Arc<dyn EventSink>>,
 }
 
 impl fmt::Debug for Session {
@@ -158,7 +162,33 @@ impl Session {
                 touched: now,
                 closed: false,
             }),
+            sink: None,
         }
+    }
+
+    /// The same session, its request streams numbered from `first` (not `0`, the standalone
+    /// stream) instead of `1`: a random base ([`random_first_stream`]) for a session that
+    /// several server instances serve, so each stream's number is its own across them.
+    pub fn with_first_stream(self, first: u64) -> Self {
+        self.lock().next_stream = first.max(1);
+        self
+    }
+
+    /// The same session, handing each request-stream event to `sink` as it is logged, and each
+    /// stream's end (a shared event log; see [`EventSink`]).
+    pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Whether this session's replay log holds the event `last_event_id` (a resume of it is
+    /// served here; otherwise a shared log may know it).
+    pub fn knows_event(&self, last_event_id: &str) -> bool {
+        let Ok(id) = last_event_id.parse::<EventId>() else {
+            return false;
+        };
+        let now = (self.clock)();
+        self.lock().log.replay(id, now).is_some()
     }
 
     /// The session id (visible ASCII, for the `mcp-session-id` header).
@@ -196,6 +226,9 @@ impl Session {
             return None;
         }
         let id = state.log.append(stream, Some(json.to_owned()), now);
+        if let Some(sink) = self.sink.as_ref().filter(|_| stream != STANDALONE_STREAM) {
+            sink.logged(&self.id, id, Some(json));
+        }
         deliver(
             &mut state,
             stream,
@@ -230,6 +263,9 @@ impl Session {
         let (tx, events) = mpsc::unbounded();
         if self.primes() {
             let id = state.log.append(stream, None, now);
+            if let Some(sink) = &self.sink {
+                sink.logged(&self.id, id, None);
+            }
             let _ = tx.unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
         }
         let token = attach(&mut state, stream, tx);
@@ -246,6 +282,9 @@ impl Session {
         let mut state = self.lock();
         state.open.remove(&stream);
         state.sinks.remove(&stream);
+        if let Some(sink) = &self.sink {
+            sink.finished(&self.id, stream);
+        }
     }
 
     /// Open a `GET` stream (seed: replay, then `attach`). With a `last_event_id` this session

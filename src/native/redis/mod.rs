@@ -26,11 +26,18 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{Client, RedisError, Script};
+use ::redis::{Client, RedisError};
 use futures::StreamExt;
 
+mod events;
+mod scripts;
+
+use scripts::Scripts;
+
+use crate::http::answer::EventStream;
 use crate::http::session::{
-    mint_session_id, Clock, MintError, Session, SessionBackend, SessionOptions, Unavailable,
+    mint_session_id, random_first_stream, Clock, MintError, Session, SessionBackend,
+    SessionOptions, Unavailable,
 };
 use crate::server::scope::{ScopeState, ScopeStore};
 use crate::server::McpServer;
@@ -70,90 +77,6 @@ impl RedisOptions {
     }
 }
 
-// KEYS[1] the record, KEYS[2] the live set; ARGV[1] idle TTL ms (0: none), ARGV[2] the cap,
-// ARGV[3] the id, ARGV[4] the version. 1 minted, 0 at the cap, -1 the id is taken.
-const MINT: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
-if redis.call('HSETNX', KEYS[1], 'v', ARGV[4]) == 0 then return -1 end
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
-else
-  redis.call('ZADD', KEYS[2], '+inf', ARGV[3])
-end
-return 1
-";
-
-// KEYS[1] the record, KEYS[2] the live set; ARGV[1] idle TTL ms (0: none), ARGV[2] the id.
-// The record's fields and values (its expiry pushed back), or nil when it is gone.
-const TOUCH: &str = r"
-local record = redis.call('HGETALL', KEYS[1])
-if #record == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[2])
-  return false
-end
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
-end
-return record
-";
-
-// KEYS[1] the record; ARGV[1] n, then n field/value pairs, then the fields to delete. Writes
-// only a record that exists (an ended session is not brought back). 1 written, 0 gone.
-const SAVE: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = tonumber(ARGV[1])
-for i = 2, 2 * n, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-for i = 2 * n + 2, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
-return 1
-";
-
-// KEYS[1] the record, KEYS[2] the live set; ARGV[1] the id, ARGV[2] the channel. 1 ended, 0 gone.
-const END: &str = r"
-local n = redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-if n > 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
-return n
-";
-
-// KEYS[1] the live set. The number dropped (past their expiry) and the number left.
-const COUNT: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local dropped = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-return {dropped, redis.call('ZCARD', KEYS[1])}
-";
-
-// KEYS[1] the live set, KEYS[2..] the records; ARGV[1] idle TTL ms, ARGV[2..] the ids.
-const KEEP: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[1])
-for i = 2, #KEYS do
-  if redis.call('PEXPIRE', KEYS[i], ttl) == 1 then
-    redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
-  end
-end
-return 0
-";
-
-struct Scripts {
-    keep: Script,
-    mint: Script,
-    touch: Script,
-    save: Script,
-    end: Script,
-    count: Script,
-}
-
 /// A session this instance has seen: its local handle (streams, replay log) and a digest of the
 /// record it last loaded (the server's scope state is restored when it changes).
 struct Local {
@@ -174,6 +97,7 @@ pub struct RedisSessions {
     server: McpServer,
     local: Mutex<HashMap<String, Local>>,
     scripts: Scripts,
+    events: Arc<events::EventLog>,
 }
 
 impl std::fmt::Debug for RedisSessions {
@@ -219,6 +143,13 @@ impl RedisSessions {
             .get_connection_manager_with_config(config)
             .await
             .map_err(|e| unavailable(&e))?;
+        let events = Arc::new(events::EventLog::spawn(
+            options.prefix.clone(),
+            connection.clone(),
+            options.sessions.log_capacity,
+            options.sessions.event_ttl_ms,
+            events::MAX_ENTRY_BYTES,
+        ));
         let this = Arc::new(RedisSessions {
             connection,
             client,
@@ -227,14 +158,8 @@ impl RedisSessions {
             clock,
             server: server.clone(),
             local: Mutex::new(HashMap::new()),
-            scripts: Scripts {
-                keep: Script::new(KEEP),
-                mint: Script::new(MINT),
-                touch: Script::new(TOUCH),
-                save: Script::new(SAVE),
-                end: Script::new(END),
-                count: Script::new(COUNT),
-            },
+            events,
+            scripts: Scripts::new(),
         });
         // Subscribed before the first request: no end announced from now on is missed.
         let pubsub = subscribe(&this.client, &this.ended_channel())
@@ -273,7 +198,13 @@ impl RedisSessions {
 
     /// A fresh local handle for session `id`, with its push channel attached to the server.
     fn local_session(&self, id: &str, version: &str) -> Arc<Session> {
-        let session = Arc::new(Session::new(id, version, &self.options, self.clock.clone()));
+        // Its request streams numbered from a random base, and their events shared.
+        let first = random_first_stream().unwrap_or(1);
+        let session = Arc::new(
+            Session::new(id, version, &self.options, self.clock.clone())
+                .with_first_stream(first)
+                .with_event_sink(self.events.clone()),
+        );
         let push = session.clone();
         self.server.attach(
             &Arc::from(id),
@@ -492,6 +423,20 @@ impl SessionBackend for RedisSessions {
                 .map_err(|e| unavailable(&e))?;
             Ok(left)
         })
+    }
+
+    fn resume_shared<'a>(
+        &'a self,
+        session: &'a Arc<Session>,
+        last_event_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<EventStream>, Unavailable>> {
+        Box::pin(events::resume(
+            &self.client,
+            &self.connection,
+            &self.prefix,
+            session.id(),
+            last_event_id,
+        ))
     }
 
     fn disconnect_idle(&self) {
