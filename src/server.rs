@@ -276,7 +276,13 @@ impl McpServer {
                     None => false,
                 };
                 if !resolved {
-                    tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
+                    match &ctx.scope {
+                        // Maybe another instance's request (a shared session store).
+                        Some(scope) => self.hand_on(scope, response).await,
+                        None => {
+                            tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending")
+                        }
+                    }
                 }
                 None
             }

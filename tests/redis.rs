@@ -505,3 +505,159 @@ async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
         assert_eq!(step_of(&event), step_of(expected));
     }
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+/// An instance in this process over the shared Redis: a server with the tool `ask`, which
+/// elicits a name and answers with it.
+async fn asking_instance(redis: &Redis) -> SocketAddr {
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use orkestrel_mcp::{RequestContext, Tool};
+    let server = McpServer::new(ServerOptions::new("ask", "1"));
+    server.tools().add(Tool::with_context(
+        "ask",
+        |_: Empty, ctx: RequestContext| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let answer = ctx
+                .elicit(json!({"message": "Name?", "requestedSchema": schema}))
+                .await
+                .map_err(|e| e.message)?;
+            Ok::<_, String>(answer["content"]["name"].as_str().unwrap_or("?").to_owned())
+        },
+    ));
+    let backend = RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
+        .await
+        .unwrap();
+    let endpoint =
+        Endpoint::with_session_backend(server, EndpointOptions::default(), backend).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ =
+            orkestrel_mcp::native::http::serve(listener, endpoint, std::future::pending()).await;
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_elicitation_raised_on_a_reaches_the_client_on_b_and_its_answer_posted_to_b_resolves_it()
+{
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let a = asking_instance(&redis).await;
+    let b = asking_instance(&redis).await;
+    let init = json::rpc(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let reply = post(a, &[], &init).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    assert_eq!(
+        post(b, &headers, &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+
+    // The tool runs on A; its request goes out on the POST stream, which the client drops.
+    let all: Vec<(&str, &str)> = POST.iter().copied().chain(headers).collect();
+    let response = open(a, "POST", &all, &call(2, "ask", json!({}))).await;
+    let mut on_a = SseStream::new(response);
+    let priming = on_a.next().await.unwrap();
+    let asked = on_a.next().await.unwrap().json();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    drop(on_a);
+
+    // Resumed on B: the request again, then — once the answer POSTed to B reached A — the result.
+    let mut on_b = resume(b, &id, priming.id.as_deref().unwrap()).await;
+    let again = on_b.next().await.unwrap().json();
+    assert_eq!(again, asked);
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(post(b, &headers, &answer.to_string()).await.status, 202);
+    let rest = on_b.rest().await;
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    let result = rest[0].json();
+    assert_eq!(result["id"], 2);
+    assert_eq!(result["result"]["content"][0]["text"], "Ada", "{result}");
+}
+
+#[tokio::test]
+async fn a_request_of_a_tool_answered_by_json_on_a_goes_out_on_the_get_stream_open_on_b() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let a = asking_instance(&redis).await;
+    let b = asking_instance(&redis).await;
+    let init = json::rpc(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let id = post(a, &[], &init)
+        .await
+        .header("mcp-session-id")
+        .unwrap()
+        .to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    assert_eq!(
+        post(b, &headers, &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+
+    // The client's GET stream is on B (primed: attached).
+    let get: Vec<(&str, &str)> = [("accept", "text/event-stream")]
+        .into_iter()
+        .chain(headers)
+        .collect();
+    let mut on_b = SseStream::new(open(b, "GET", &get, "").await);
+    assert!(on_b.next().await.unwrap().data.is_empty());
+
+    // A tools/call on A answered by JSON: its request has no stream of its own on A.
+    let json_only: Vec<(String, String)> = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+    ]
+    .into_iter()
+    .chain(headers)
+    .map(|(n, v)| (n.to_owned(), v.to_owned()))
+    .collect();
+    let call_on_a = tokio::spawn(async move {
+        let headers: Vec<(&str, &str)> = json_only
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        send(a, "POST", &headers, &call(2, "ask", json!({}))).await
+    });
+    let asked = on_b.next().await.unwrap().json();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"action": "accept", "content": {"name": "Grace"}}});
+    assert_eq!(post(b, &headers, &answer.to_string()).await.status, 202);
+    let reply = tokio::time::timeout(DEADLINE, call_on_a)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.json()["result"]["content"][0]["text"],
+        "Grace",
+        "{}",
+        reply.body
+    );
+}

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::McpServer;
 use crate::protocol::LogLevel;
+use crate::wire::jsonrpc::{JsonRpcResponse, ResultValue};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// One scope's (a session's) MCP state, as a shared store keeps it.
@@ -127,6 +128,14 @@ pub trait ScopeStore: MaybeSend + MaybeSync {
     /// resolves, so an instance that serves the client's next request reads it; a store that
     /// cannot write logs why (the request still succeeds on this instance).
     fn save(&self, scope: &str, state: ScopeState) -> BoxFuture<'static, ()>;
+
+    /// A client's response that arrived on `scope` here, answering no server→client request of
+    /// this instance: hand it to the instance whose tool awaits it (which calls
+    /// [`McpServer::resolve_response`]). By default it is dropped.
+    fn unanswered(&self, scope: &str, response: JsonRpcResponse) -> BoxFuture<'static, ()> {
+        let _ = (scope, response);
+        Box::pin(futures::future::ready(()))
+    }
 }
 
 impl McpServer {
@@ -168,6 +177,39 @@ impl McpServer {
             p.log_level = state.log_level;
             p.subscriptions = state.subscriptions.into_iter().collect::<HashSet<_>>();
         });
+    }
+
+    /// Tag the ids of this server's server→client requests (`s-{tag}-{n}` instead of `s-{n}`),
+    /// so they are unique among server instances that share sessions; the first tag set stays.
+    pub fn tag_request_ids(&self, tag: &str) {
+        self.inner.pending.tag(tag);
+    }
+
+    /// Resolve the server→client request a client's `response` (which arrived on `scope`,
+    /// perhaps at another instance) answers; `false` when none of this server's is waiting for
+    /// it on that scope. Never handed on: the bus of a shared store calls it.
+    pub fn resolve_response(&self, scope: &str, response: JsonRpcResponse) -> bool {
+        let Some(id) = &response.id else {
+            return false;
+        };
+        let scope = Some(Arc::<str>::from(scope));
+        (self.inner.pending).resolve(&scope, id, response.payload.map(ResultValue::into_value))
+    }
+
+    /// Hand a response this instance has no request for to the scope store, if one is set.
+    pub(crate) async fn hand_on(&self, scope: &str, response: JsonRpcResponse) {
+        let store = self
+            .inner
+            .scope_store
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match store {
+            Some(store) => store.unanswered(scope, response).await,
+            None => {
+                tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
+            }
+        }
     }
 
     /// Write `scope`'s state through to the scope store, if one is set (after a change).

@@ -23,6 +23,15 @@ pub trait EventSink: fmt::Debug + Send + Sync {
 
     /// The request on `stream` of `session` was answered: the stream has no more events.
     fn finished(&self, session: &str, stream: u64);
+
+    /// A message for the standalone (`GET`) stream of `session`, which may be open on another
+    /// instance: `true` when the sink hands it to the instance holding that stream (which
+    /// delivers it with [`Session::push_here`](super::Session::push_here)); `false` (the default)
+    /// delivers it here.
+    fn pushed(&self, session: &str, json: &str) -> bool {
+        let _ = (session, json);
+        false
+    }
 }
 
 /// A random first request-stream number for a session served by several instances: 48 random

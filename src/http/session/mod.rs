@@ -213,7 +213,27 @@ impl Session {
     /// Push a server→client message (its JSON text) on the standalone stream (seed `push`):
     /// logged under a fresh id (returned) and sent to the `GET` stream if one is attached, else
     /// kept for a resume. `None` once the session has ended.
+    ///
+    /// A session with an [`EventSink`] that takes the message (the `GET` stream may be open on
+    /// another instance) only logs it here; the instance holding the stream delivers it.
     pub fn push(&self, json: &str) -> Option<EventId> {
+        match &self.sink {
+            Some(sink) if !self.is_closed() && sink.pushed(&self.id, json) => {
+                let now = (self.clock)();
+                let mut state = self.lock();
+                (!state.closed).then(|| {
+                    state
+                        .log
+                        .append(STANDALONE_STREAM, Some(json.to_owned()), now)
+                })
+            }
+            _ => self.send(STANDALONE_STREAM, json),
+        }
+    }
+
+    /// [`Session::push`] delivered on this instance's standalone stream, whatever the sink: what
+    /// the instance holding the `GET` stream does with a message another instance handed on.
+    pub fn push_here(&self, json: &str) -> Option<EventId> {
         self.send(STANDALONE_STREAM, json)
     }
 

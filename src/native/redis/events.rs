@@ -25,6 +25,11 @@ pub(super) const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
 /// The most entries one round trip writes.
 const BATCH: usize = 256;
 
+/// The channel of the messages for a session's standalone stream (`{session}\n{message}`).
+pub(super) fn push_channel(prefix: &str) -> String {
+    format!("{prefix}push")
+}
+
 /// The list (and channel) of one request stream.
 fn key(prefix: &str, session: &str, stream: u64) -> String {
     format!("{prefix}events:{session}:{stream}")
@@ -49,7 +54,15 @@ fn parse(entry: &str) -> Option<Entry<'_>> {
 #[derive(Debug)]
 pub(super) struct EventLog {
     prefix: String,
-    queue: mpsc::UnboundedSender<(String, String)>,
+    queue: mpsc::UnboundedSender<Append>,
+}
+
+/// One write of the queue: an entry for a list (and its channel), or a message for a channel
+/// only.
+struct Append {
+    key: String,
+    entry: String,
+    keep: bool,
 }
 
 impl EventLog {
@@ -69,33 +82,47 @@ impl EventLog {
 
 impl EventSink for EventLog {
     fn logged(&self, session: &str, id: EventId, data: Option<&str>) {
-        let entry = format!("{}:{}", id.seq, data.unwrap_or_default());
-        let _ = self
-            .queue
-            .send((key(&self.prefix, session, id.stream), entry));
+        let _ = self.queue.send(Append {
+            key: key(&self.prefix, session, id.stream),
+            entry: format!("{}:{}", id.seq, data.unwrap_or_default()),
+            keep: true,
+        });
     }
 
     fn finished(&self, session: &str, stream: u64) {
-        let _ = (self.queue).send((key(&self.prefix, session, stream), END.to_owned()));
+        let _ = self.queue.send(Append {
+            key: key(&self.prefix, session, stream),
+            entry: END.to_owned(),
+            keep: true,
+        });
+    }
+
+    fn pushed(&self, session: &str, json: &str) -> bool {
+        let append = Append {
+            key: push_channel(&self.prefix),
+            entry: format!("{session}\n{json}"),
+            keep: false,
+        };
+        self.queue.send(append).is_ok()
     }
 }
 
 async fn write_behind(
-    mut rx: mpsc::UnboundedReceiver<(String, String)>,
+    mut rx: mpsc::UnboundedReceiver<Append>,
     mut connection: ConnectionManager,
     capacity: usize,
     ttl_ms: u64,
     max_bytes: usize,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
-    let keep = isize::try_from(capacity).unwrap_or(isize::MAX);
+    let retained = isize::try_from(capacity).unwrap_or(isize::MAX);
     let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         let mut pipe = ::redis::pipe();
-        for (key, entry) in batch.drain(..) {
-            if capacity > 0 && entry.len() <= max_bytes {
+        for Append { key, entry, keep } in batch.drain(..) {
+            if keep && capacity > 0 && entry.len() <= max_bytes {
                 pipe.rpush(&key, &entry).ignore();
-                pipe.ltrim(&key, -keep, -1).ignore();
+                pipe.ltrim(&key, -retained, -1).ignore();
                 pipe.pexpire(&key, ttl).ignore();
             }
             pipe.publish(&key, &entry).ignore();
@@ -125,7 +152,9 @@ pub(super) async fn resume(
     let key = key(prefix, session, after.stream);
     // Subscribed before reading the list: an event appended meanwhile comes by one or the other
     // (both: the sequence number drops the second copy).
-    let pubsub = subscribe(client, &key).await.map_err(|e| unavailable(&e))?;
+    let pubsub = subscribe(client, std::slice::from_ref(&key))
+        .await
+        .map_err(|e| unavailable(&e))?;
     let entries: Vec<String> = (connection.clone())
         .lrange(&key, 0, -1)
         .await

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{Client, RedisError};
+use ::redis::{AsyncCommands, Client, RedisError};
 use futures::StreamExt;
 
 mod events;
@@ -37,10 +37,11 @@ use scripts::Scripts;
 use crate::http::answer::EventStream;
 use crate::http::session::{
     mint_session_id, random_first_stream, Clock, MintError, Session, SessionBackend,
-    SessionOptions, Unavailable,
+    SessionOptions, Unavailable, STANDALONE_STREAM,
 };
 use crate::server::scope::{ScopeState, ScopeStore};
 use crate::server::McpServer;
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse};
 use crate::BoxFuture;
 
 /// The default prefix of every key and channel name.
@@ -162,9 +163,12 @@ impl RedisSessions {
             scripts: Scripts::new(),
         });
         // Subscribed before the first request: no end announced from now on is missed.
-        let pubsub = subscribe(&this.client, &this.ended_channel())
+        let pubsub = subscribe(&this.client, &this.channels())
             .await
             .map_err(|e| unavailable(&e))?;
+        // Its server→client request ids are its own among the instances.
+        let tag = mint_session_id().map_err(|e| Unavailable(e.to_string()))?;
+        server.tag_request_ids(&tag[..12]);
         server.set_scope_store(Arc::new(WriteThrough(Arc::downgrade(&this))));
         tokio::spawn(listen_for_ends(Arc::downgrade(&this), pubsub));
         if let Some(ttl) = this.options.idle_ttl_ms {
@@ -186,6 +190,20 @@ impl RedisSessions {
     /// The channel ended sessions are announced on.
     pub fn ended_channel(&self) -> String {
         format!("{}ended", self.prefix)
+    }
+
+    /// The channel a client's response goes on when the instance it reached has no request for
+    /// it (`{session}\n{response}`): the instance whose tool awaits it resolves it.
+    pub fn answers_channel(&self) -> String {
+        format!("{}answers", self.prefix)
+    }
+
+    fn channels(&self) -> [String; 3] {
+        [
+            self.ended_channel(),
+            self.answers_channel(),
+            events::push_channel(&self.prefix),
+        ]
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Local>> {
@@ -284,6 +302,32 @@ impl RedisSessions {
             .filter(|(_, l)| !l.session.is_idle(0))
             .map(|(id, _)| id.clone())
             .collect()
+    }
+
+    /// A message for a session's standalone stream, from any instance: delivered if that
+    /// stream is open here.
+    fn pushed(&self, payload: &str) {
+        let Some((id, json)) = payload.split_once('\n') else {
+            return;
+        };
+        let session = self.lock().get(id).map(|l| l.session.clone());
+        if let Some(session) = session.filter(|s| s.is_attached(STANDALONE_STREAM)) {
+            session.push_here(json);
+        }
+    }
+
+    /// A client's response another instance handed on: resolved here if one of this instance's
+    /// tools awaits it.
+    fn answered(&self, payload: &str) {
+        let Some((session, json)) = payload.split_once('\n') else {
+            return;
+        };
+        if let Ok(JsonRpcMessage::Response(response)) = JsonRpcMessage::from_slice(json.as_bytes())
+        {
+            if self.server.resolve_response(session, response) {
+                tracing::debug!(%session, "redis: resolved a response handed on by another instance");
+            }
+        }
     }
 
     /// The number of sessions this instance holds a local handle of.
@@ -458,6 +502,21 @@ impl SessionBackend for RedisSessions {
 struct WriteThrough(Weak<RedisSessions>);
 
 impl ScopeStore for WriteThrough {
+    fn unanswered(&self, scope: &str, response: JsonRpcResponse) -> BoxFuture<'static, ()> {
+        let Some(this) = self.0.upgrade() else {
+            return Box::pin(futures::future::ready(()));
+        };
+        let payload = format!("{scope}\n{}", response.to_json());
+        let channel = this.answers_channel();
+        let mut connection = this.connection.clone();
+        Box::pin(async move {
+            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
+            if let Err(e) = published {
+                tracing::warn!(error = %e, "redis: cannot hand a response on to the other instances");
+            }
+        })
+    }
+
     fn save(&self, scope: &str, state: ScopeState) -> BoxFuture<'static, ()> {
         let Some(this) = self.0.upgrade() else {
             return Box::pin(futures::future::ready(()));
@@ -493,10 +552,13 @@ impl ScopeStore for WriteThrough {
     }
 }
 
-async fn subscribe(client: &Client, channel: &str) -> Result<::redis::aio::PubSub, RedisError> {
+async fn subscribe(
+    client: &Client,
+    channels: &[String],
+) -> Result<::redis::aio::PubSub, RedisError> {
     let subscribed = tokio::time::timeout(CONNECTION_TIMEOUT, async {
         let mut pubsub = client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
+        pubsub.subscribe(channels).await?;
         Ok::<_, RedisError>(pubsub)
     })
     .await;
@@ -516,13 +578,20 @@ async fn listen_for_ends(this: Weak<RedisSessions>, first: ::redis::aio::PubSub)
         if let Some(mut subscribed) = pubsub.take() {
             let mut messages = subscribed.on_message();
             while let Some(message) = messages.next().await {
-                let Ok(id) = message.get_payload::<String>() else {
+                let Ok(payload) = message.get_payload::<String>() else {
                     continue;
                 };
                 let Some(sessions) = this.upgrade() else {
                     return;
                 };
-                sessions.forget(&id);
+                let channel = message.get_channel_name();
+                if channel == sessions.ended_channel() {
+                    sessions.forget(&payload);
+                } else if channel == sessions.answers_channel() {
+                    sessions.answered(&payload);
+                } else {
+                    sessions.pushed(&payload);
+                }
             }
             tracing::warn!("redis: lost the subscription to ended sessions; subscribing again");
         }
@@ -531,9 +600,9 @@ async fn listen_for_ends(this: Weak<RedisSessions>, first: ::redis::aio::PubSub)
             return;
         };
         let client = sessions.client.clone();
-        let channel = sessions.ended_channel();
+        let channels = sessions.channels();
         drop(sessions);
-        if let Ok(subscribed) = subscribe(&client, &channel).await {
+        if let Ok(subscribed) = subscribe(&client, &channels).await {
             reconcile(&this).await;
             pubsub = Some(subscribed);
         }
