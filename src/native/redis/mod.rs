@@ -9,15 +9,18 @@
 //! | `{prefix}session:{id}` | hash | the session record: `v` (negotiated version) and the [`ScopeState`] fields (`caps`, `scaps`, `init`, `level`, `subs`) | the idle TTL, pushed back by every request and, while an instance holds an open stream of the session, by that instance |
 //! | `{prefix}sessions` | sorted set | the live session ids, scored by their expiry (ms): the live-session cap counts it | entries past their score are dropped by the next mint or count |
 //! | `{prefix}ended` | pub/sub channel | the id of each session a `DELETE` ended, so every instance closes its local streams | — |
+//! | `{prefix}events:{session}:{stream}` | list, and a channel of the same name | the events of one request stream (`"<seq>:<data>"`, then `"end"`), for a resume on any instance and its live relay | the event TTL (5 min), pushed back by each append; at most the replay-log capacity (1024) entries |
+//! | `{prefix}push` | pub/sub channel | `{session}\n{message}` for a session's standalone (`GET`) stream, delivered by the instance that holds it | — |
+//! | `{prefix}answers` | pub/sub channel | `{session}\n{response}`: a client's response that reached an instance with no request for it, for the instance whose tool awaits it | — |
 //!
 //! Each operation is one round trip (a Lua script run by `EVALSHA`, over one multiplexed
 //! connection that the `redis` crate's connection manager re-establishes after a failure).
 //! When Redis cannot be reached, the operation fails with [`Unavailable`] and the session half
 //! answers `503` with `Retry-After`; the next request after Redis is back succeeds.
 //!
-//! What stays in each instance's memory: the live connections (SSE streams) and the replay log
-//! of the streams it serves, the requests it runs, and the server→client requests its tools
-//! await.
+//! What stays in each instance's memory: the live connections (SSE streams) and the local
+//! replay logs of the streams it serves, the requests it runs, the server→client requests its
+//! tools await, and `subscriptions/listen` streams (2026-07-28: no session, so no shared state).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
