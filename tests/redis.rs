@@ -661,3 +661,46 @@ async fn a_request_of_a_tool_answered_by_json_on_a_goes_out_on_the_get_stream_op
         reply.body
     );
 }
+
+#[tokio::test]
+async fn three_instances_serve_one_session_request_by_request() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let (c, _c) = instance(&redis).await;
+    let at = [a, b, c];
+    let reply = post(c, &[], &initialize(1, "2025-06-18")).await;
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    assert_eq!(
+        post(a, &sid(&id), &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    for n in 0..9u64 {
+        let text = format!("n{n}");
+        let reply = post(
+            at[n as usize % 3],
+            &sid(&id),
+            &call(10 + n, "echo", json!({"text": text})),
+        )
+        .await;
+        assert_eq!(
+            response(&reply)["result"]["content"][0]["text"],
+            text.as_str()
+        );
+        assert_eq!(response(&reply)["id"], 10 + n);
+    }
+    assert_eq!(send(b, "DELETE", &sid(&id), "").await.status, 204);
+    for instance in at {
+        let gone = post(
+            instance,
+            &sid(&id),
+            r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#,
+        )
+        .await;
+        assert_eq!(gone.status, 404);
+    }
+}

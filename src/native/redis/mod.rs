@@ -509,6 +509,11 @@ impl ScopeStore for WriteThrough {
         let Some(this) = self.0.upgrade() else {
             return Box::pin(futures::future::ready(()));
         };
+        // Only a session's response can be another instance's (not a WebSocket's or stdio's).
+        if !this.lock().contains_key(scope) {
+            tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
+            return Box::pin(futures::future::ready(()));
+        }
         let payload = format!("{scope}\n{}", response.to_json());
         let channel = this.answers_channel();
         let mut connection = this.connection.clone();
