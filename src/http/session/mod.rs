@@ -215,17 +215,13 @@ impl Session {
     /// kept for a resume. `None` once the session has ended.
     ///
     /// A session with an [`EventSink`] that takes the message (the `GET` stream may be open on
-    /// another instance) only logs it here; the instance holding the stream delivers it.
+    /// another instance) neither logs nor delivers it here: the instance holding the stream does,
+    /// under an id of its own (the id returned is one this log does not hold).
     pub fn push(&self, json: &str) -> Option<EventId> {
         match &self.sink {
             Some(sink) if !self.is_closed() && sink.pushed(&self.id, json) => {
-                let now = (self.clock)();
                 let mut state = self.lock();
-                (!state.closed).then(|| {
-                    state
-                        .log
-                        .append(STANDALONE_STREAM, Some(json.to_owned()), now)
-                })
+                (!state.closed).then(|| state.log.reserve(STANDALONE_STREAM))
             }
             _ => self.send(STANDALONE_STREAM, json),
         }
