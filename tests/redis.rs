@@ -13,70 +13,10 @@ use orkestrel_mcp::native::endpoint::system_clock;
 use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
 use orkestrel_mcp::{McpServer, ServerOptions};
 use serde_json::{json, Value};
+use support::redis::Redis;
 use support::server::spawn_listening;
 use support::*;
-use tokio::process::{Child, Command};
-
-/// A `redis-server` on 127.0.0.1, killed when dropped.
-struct Redis {
-    port: u16,
-    child: Child,
-}
-
-impl Redis {
-    /// Start one on `port` (a free one when `None`); `None` (the test skips, saying why) when
-    /// Debian's `redis-server` is not installed.
-    async fn start(port: Option<u16>) -> Option<Redis> {
-        let port = port.unwrap_or_else(free_port);
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn();
-        let child = match child {
-            Ok(child) => child,
-            Err(e) => {
-                eprintln!("SKIPPED: redis-server cannot be started ({e}); tests/run.sh installs Debian's redis-server");
-                return None;
-            }
-        };
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        eventually_async(
-            DEADLINE,
-            "redis-server accepts connections",
-            || async move { tokio::net::TcpStream::connect(addr).await.is_ok() },
-        )
-        .await;
-        Some(Redis { port, child })
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// `kill -9`, and wait until it is gone.
-    async fn kill(mut self) -> u16 {
-        self.child.kill().await.expect("kill redis-server");
-        self.port
-    }
-
-    async fn connection(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(self.url())
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .expect("a connection to redis-server")
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use tokio::process::Child;
 
 /// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL`: its address and the child.
 async fn instance(redis: &Redis) -> (SocketAddr, Child) {
@@ -206,7 +146,7 @@ async fn one_session_alternates_between_two_instances() {
     );
     let mut r = redis.connection().await;
     let key = format!("orkestrel-mcp:session:{id}");
-    let record: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+    let record: std::collections::HashMap<String, String> = ::redis::cmd("HGETALL")
         .arg(&key)
         .query_async(&mut r)
         .await
@@ -216,14 +156,14 @@ async fn one_session_alternates_between_two_instances() {
     assert_eq!(record["init"], "1");
     assert_eq!(record["level"], "debug");
     assert_eq!(record["subs"], r#"["orkestrel://about"]"#);
-    let ttl: i64 = redis::cmd("PTTL")
+    let ttl: i64 = ::redis::cmd("PTTL")
         .arg(&key)
         .query_async(&mut r)
         .await
         .unwrap();
     assert!(ttl > 0 && ttl <= 30 * 60 * 1000, "{ttl}");
     // A request on either instance pushes the expiry back.
-    let _: () = redis::cmd("PEXPIRE")
+    let _: () = ::redis::cmd("PEXPIRE")
         .arg(&key)
         .arg(60_000)
         .query_async(&mut r)
@@ -235,7 +175,7 @@ async fn one_session_alternates_between_two_instances() {
             .status,
         200
     );
-    let ttl: i64 = redis::cmd("PTTL")
+    let ttl: i64 = ::redis::cmd("PTTL")
         .arg(&key)
         .query_async(&mut r)
         .await
@@ -267,7 +207,7 @@ async fn one_session_alternates_between_two_instances() {
             .status,
         404
     );
-    let exists: bool = redis::cmd("EXISTS")
+    let exists: bool = ::redis::cmd("EXISTS")
         .arg(&key)
         .query_async(&mut r)
         .await
@@ -487,7 +427,7 @@ async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
     eventually_async(DEADLINE, "A's events are in Redis", || {
         let (mut r, key) = (r.clone(), key.clone());
         async move {
-            let n: usize = redis::cmd("LLEN")
+            let n: usize = ::redis::cmd("LLEN")
                 .arg(&key)
                 .query_async(&mut r)
                 .await
