@@ -30,6 +30,7 @@ mod modern;
 mod options;
 pub(crate) mod peers;
 mod push;
+pub mod scope;
 mod skills;
 pub mod tasks;
 
@@ -71,6 +72,8 @@ struct Inner {
     subscriptions: std::sync::Mutex<HashMap<u64, Listener>>,
     next_subscription: AtomicU64,
     tasks: Option<Arc<tasks::Tasks>>,
+    /// Where scopes' state is written through to (a shared session store), if anywhere.
+    scope_store: RwLock<Option<Arc<dyn scope::ScopeStore>>>,
 }
 
 /// The MCP server core. Cheap to clone (an `Arc` inside); share one across transports.
@@ -113,6 +116,7 @@ impl McpServer {
                 sealer: StateSealer::random(),
                 subscriptions: std::sync::Mutex::new(HashMap::new()),
                 next_subscription: AtomicU64::new(1),
+                scope_store: RwLock::new(None),
             }),
         };
         if let Some(tasks) = &server.inner.tasks {
@@ -247,6 +251,7 @@ impl McpServer {
                 if notification.method == "notifications/initialized" {
                     if let Some(scope) = &ctx.scope {
                         self.inner.peers.with(scope, |peer| peer.initialized = true);
+                        self.save_scope(scope).await;
                     }
                 } else if notification.method == "notifications/cancelled" {
                     let id = notification
@@ -271,7 +276,13 @@ impl McpServer {
                     None => false,
                 };
                 if !resolved {
-                    tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
+                    match &ctx.scope {
+                        // Maybe another instance's request (a shared session store).
+                        Some(scope) => self.hand_on(scope, response).await,
+                        None => {
+                            tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending")
+                        }
+                    }
                 }
                 None
             }

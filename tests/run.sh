@@ -39,6 +39,7 @@ cargo clippy --all-targets -- -D warnings || fail "clippy"
 cargo clippy --all-targets --features native -- -D warnings || fail "clippy --features native"
 # The `otel` code only (lib, binary, its test): the other targets were just checked with native.
 cargo clippy --features otel --lib --bins --test otel -- -D warnings || fail "clippy --features otel"
+cargo clippy --features redis --lib --bins --test redis -- -D warnings || fail "clippy --features redis"
 
 step "wasm32-unknown-unknown: the core builds with no features and with --all-features"
 cargo check --lib --target wasm32-unknown-unknown || fail "wasm32 check"
@@ -54,6 +55,12 @@ if [ ! -f tests/auth/node_modules/.orkestrel-stamp ] \
   cp tests/auth/package-lock.json tests/auth/node_modules/.orkestrel-stamp
 fi
 
+step "test dependencies: Debian's redis-server for tests/redis.rs (scale-out; each test starts its own)"
+if ! command -v redis-server >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) \
+    || fail "apt-get install redis-server"
+fi
+
 step "cargo test (no features: core, doctests)"
 run_tests
 step "cargo test --features native (transports, binary, doctests)"
@@ -61,6 +68,8 @@ run_tests --features native
 # One test crate with the `otel` feature (the OpenTelemetry crates built once, then the lib, the
 # binary and this test with the feature; about 12 s warm): the real binaries export to a real
 # OTLP receiver. The other test crates stay on the plain `native` build.
+step "cargo test --features redis --test redis (several serve --redis instances share sessions)"
+run_tests --features redis --test redis
 step "cargo test --features otel --test otel (OpenTelemetry: spans, _meta context, metrics over OTLP)"
 run_tests --features otel --test otel
 

@@ -173,7 +173,19 @@ impl Sessions {
             Ok(session) => session,
             Err(answer) => return answer,
         };
-        let Some(attached) = session.resume(fields.field(headers::LAST_EVENT_ID)) else {
+        let last_event_id = fields.field(headers::LAST_EVENT_ID);
+        if let Some(last) = last_event_id.filter(|last| !session.knows_event(last)) {
+            // Another instance's stream, maybe: a shared log replays it and relays the rest.
+            match self.store.resume_shared(&session, last).await {
+                Ok(Some(events)) => {
+                    return Answer::events(events)
+                        .with_header(headers::MCP_SESSION_ID, session.id().to_owned())
+                }
+                Ok(None) => {}
+                Err(e) => return unavailable(&e),
+            }
+        }
+        let Some(attached) = session.resume(last_event_id) else {
             return Answer::session_not_found();
         };
         let id = session.id().to_owned();

@@ -40,7 +40,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::http::negotiate::host_required;
 use crate::http::route::Route;
-use crate::http::session::{Clock, SessionOptions, SessionStore};
+use crate::http::session::{Clock, SessionBackend, SessionOptions, SessionStore};
 use crate::native::http::{
     drive, response, tokio_spawner, wire_version, HttpOptions, Plan, ResponseBody,
 };
@@ -120,6 +120,8 @@ pub struct Endpoint {
     route: Route,
     keep_alive: Option<std::time::Duration>,
     store: Option<Arc<SessionStore>>,
+    /// The session backend the route uses (the in-memory `store`, or a shared one).
+    backend: Option<Arc<dyn SessionBackend>>,
     shutdown: Arc<watch::Sender<bool>>,
 }
 
@@ -127,7 +129,7 @@ impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("server", &self.server)
-            .field("sessions", &self.store)
+            .field("sessions", &self.backend)
             .finish_non_exhaustive()
     }
 }
@@ -138,21 +140,45 @@ impl Endpoint {
     /// # Errors
     /// [`InvalidOrigin`] when an allowlist entry does not parse.
     pub fn new(server: McpServer, options: EndpointOptions) -> Result<Endpoint, InvalidOrigin> {
-        let guard = Arc::new(Guard::new(&options.security)?);
-        let mut route = Route::new(
-            server.clone(),
-            options.http.route_options(),
-            tokio_spawner(),
-        );
-        let store = options.sessions.map(|sessions| {
+        let store = options.sessions.clone().map(|sessions| {
             let clock = options.clock.clone().unwrap_or_else(system_clock);
             let store = Arc::new(SessionStore::new(sessions, clock));
             let ended = server.clone();
             store.set_on_end(Arc::new(move |id| ended.end_scope(id)));
             store
         });
-        if let Some(store) = &store {
-            route = route.with_sessions(store.clone());
+        let backend = store.clone().map(|s| s as Arc<dyn SessionBackend>);
+        Endpoint::build(server, options, store, backend)
+    }
+
+    /// Build the endpoint with sessions kept by `backend` (a store several server instances
+    /// share, such as `native::redis::RedisSessions` with the `redis` feature) instead of the
+    /// in-memory store; `options.sessions` and `options.clock` are then the backend's business.
+    ///
+    /// # Errors
+    /// [`InvalidOrigin`] when an allowlist entry does not parse.
+    pub fn with_session_backend(
+        server: McpServer,
+        options: EndpointOptions,
+        backend: Arc<dyn SessionBackend>,
+    ) -> Result<Endpoint, InvalidOrigin> {
+        Endpoint::build(server, options, None, Some(backend))
+    }
+
+    fn build(
+        server: McpServer,
+        options: EndpointOptions,
+        store: Option<Arc<SessionStore>>,
+        backend: Option<Arc<dyn SessionBackend>>,
+    ) -> Result<Endpoint, InvalidOrigin> {
+        let guard = Arc::new(Guard::new(&options.security)?);
+        let mut route = Route::new(
+            server.clone(),
+            options.http.route_options(),
+            tokio_spawner(),
+        );
+        if let Some(backend) = &backend {
+            route = route.with_sessions(backend.clone());
         }
         if let Some(auth) = options.auth {
             route = route.with_auth(auth);
@@ -164,13 +190,20 @@ impl Endpoint {
             route,
             keep_alive: options.http.keep_alive,
             store,
+            backend,
             shutdown: Arc::new(watch::channel(false).0),
         })
     }
 
-    /// The session store (`None` when stateless).
+    /// The in-memory session store (`None` when stateless or when a shared backend keeps the
+    /// sessions: see [`Endpoint::session_backend`]).
     pub fn sessions(&self) -> Option<&Arc<SessionStore>> {
         self.store.as_ref()
+    }
+
+    /// The session backend the route uses (`None` when stateless).
+    pub fn session_backend(&self) -> Option<&Arc<dyn SessionBackend>> {
+        self.backend.as_ref()
     }
 
     /// Begin a server shutdown: every SSE connection with no request in flight (the `GET`
@@ -183,16 +216,16 @@ impl Endpoint {
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
         self.server.end_subscriptions(None);
-        if let Some(store) = &self.store {
-            store.disconnect_idle();
+        if let Some(backend) = &self.backend {
+            backend.disconnect_idle();
         }
     }
 
     /// End every SSE connection still open with a `retry` field (the drain is over; sessions
     /// stay, so clients can resume elsewhere or later).
     pub fn end_streams(&self) {
-        if let Some(store) = &self.store {
-            store.disconnect_all();
+        if let Some(backend) = &self.backend {
+            backend.disconnect_all();
         }
     }
 

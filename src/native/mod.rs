@@ -12,6 +12,7 @@
 //! - [`skills`]: skills served from a directory tree (`SKILL.md` and files), refreshed on change.
 //! - [`terminal`]: a peer's text made safe to write to a terminal (control characters escaped).
 //! - `otel` (feature `otel`): the OpenTelemetry binding of the per-request spans and metrics.
+//! - `redis` (feature `redis`): sessions shared by several server instances through Redis.
 //! - [`client`]: the client transports: stdio child process, Streamable HTTP, WebSocket (seed
 //!   clauses 15, 17, 20).
 
@@ -23,6 +24,8 @@ pub mod endpoint;
 pub mod http;
 #[cfg(feature = "otel")]
 pub(crate) mod otel;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod security;
 pub mod session;
 pub mod shutdown;

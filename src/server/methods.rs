@@ -37,6 +37,7 @@ impl McpServer {
                         peer.server_capabilities = Some(declared.clone());
                         peer.protocol_version = Some(version.to_owned());
                     });
+                    self.save_scope(scope).await;
                 }
                 let mut result = initialize_result(&o.info, version);
                 result.capabilities = declared;
@@ -78,6 +79,7 @@ impl McpServer {
                             peer.subscriptions.remove(&uri);
                         }
                     });
+                    self.save_scope(scope).await;
                 }
                 Ok(json!({}))
             }
@@ -128,6 +130,7 @@ impl McpServer {
                     self.inner
                         .peers
                         .with(scope, |peer| peer.log_level = Some(level));
+                    self.save_scope(scope).await;
                 }
                 Ok(json!({}))
             }

@@ -27,6 +27,8 @@ type Scope = Option<Arc<str>>;
 pub struct Pending {
     next: AtomicI64,
     waiting: Mutex<HashMap<RequestId, (Scope, Answer)>>,
+    /// Set by [`Pending::tag`]: ids are `s-{tag}-{n}`, unique across server instances.
+    tag: std::sync::OnceLock<String>,
 }
 
 impl Pending {
@@ -35,13 +37,19 @@ impl Pending {
         &self,
         scope: Option<Arc<str>>,
     ) -> (RequestId, oneshot::Receiver<Result<Value, ErrorObject>>) {
-        let id = RequestId::String(format!(
-            "s-{}",
-            self.next.fetch_add(1, Ordering::Relaxed) + 1
-        ));
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = RequestId::String(match self.tag.get() {
+            Some(tag) => format!("s-{tag}-{n}"),
+            None => format!("s-{n}"),
+        });
         let (tx, rx) = oneshot::channel();
         lock(&self.waiting).insert(id.clone(), (scope, tx));
         (id, rx)
+    }
+
+    /// Tag every id allocated from now on (`s-{tag}-{n}`); the first tag stays.
+    pub(crate) fn tag(&self, tag: &str) {
+        let _ = self.tag.set(tag.to_owned());
     }
 
     pub(crate) fn forget(&self, id: &RequestId) {

@@ -9,6 +9,7 @@
 //! | [`client`] | client constructors, an event recorder and a scripted HTTP peer for fault cases |
 //! | [`modern`] | the 2026-07-28 fixture server and request / assertion helpers of the `modern_*` tests |
 //! | [`skills`] | a skill tree in a temporary directory, an independent SHA-256 digest |
+//! | `redis` | a real `redis-server` on a free port (feature `redis`) |
 //!
 //! Every wait has an upper bound, so a broken server fails a test instead of hanging it; no
 //! test sleeps to synchronise: it waits on a signal, or polls a condition with [`eventually`].
@@ -24,6 +25,8 @@ pub mod json;
 pub mod client;
 #[cfg(feature = "native")]
 pub mod modern;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "native")]
 pub mod server;
 #[cfg(feature = "native")]

@@ -103,6 +103,18 @@ struct ServeArgs {
     /// HTTP: no sessions (every POST stands alone; GET and DELETE answer 405).
     #[arg(long, requires = "http")]
     stateless: bool,
+    /// HTTP: share sessions through this Redis server (redis://HOST:PORT[/DB]) with every
+    /// instance started with the same URL, so any of them, behind one URL, serves any request
+    /// of any session (DELETE on one ends it on all). While Redis is unreachable new work gets
+    /// 503 with Retry-After; service resumes when it is back.
+    #[cfg(feature = "redis")]
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "stateless"
+    )]
+    redis: Option<String>,
     /// HTTP: no WebSocket upgrades.
     #[arg(long, requires = "http")]
     no_websocket: bool,
@@ -270,9 +282,28 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
                 options.security.allowed_hosts = Some(args.allow_host.clone());
             }
             options.auth = args.auth.authorizer(local, &server).await?;
+            #[cfg(feature = "redis")]
+            let shared = match &args.redis {
+                Some(url) => {
+                    let redis = orkestrel_mcp::native::redis::RedisOptions::new(url.clone());
+                    let clock = orkestrel_mcp::native::endpoint::system_clock();
+                    let backend =
+                        orkestrel_mcp::native::redis::RedisSessions::connect(redis, &server, clock)
+                            .await
+                            .map_err(|e| format!("--redis {url}: {e}"))?;
+                    tracing::info!("sessions shared through Redis at {url}");
+                    Some(backend as Arc<dyn orkestrel_mcp::http::session::SessionBackend>)
+                }
+                None => None,
+            };
+            #[cfg(not(feature = "redis"))]
+            let shared: Option<Arc<dyn orkestrel_mcp::http::session::SessionBackend>> = None;
             // A bad --allow-origin / --cors origin: the command line's.
-            let endpoint =
-                Endpoint::new(server, options).map_err(|e| CliError::usage(e.to_string()))?;
+            let endpoint = match shared {
+                Some(backend) => Endpoint::with_session_backend(server, options, backend),
+                None => Endpoint::new(server, options),
+            }
+            .map_err(|e| CliError::usage(e.to_string()))?;
             let signal = shutdown_signal();
             tracing::info!(
                 "serving MCP at http://{local}{} (Streamable HTTP{}{})",

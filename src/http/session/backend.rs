@@ -24,6 +24,7 @@ use std::sync::Arc;
 use futures::future;
 
 use super::{MintError, Session, SessionOptions, SessionStore};
+use crate::http::answer::EventStream;
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// Why a [`SessionBackend`] could not answer: its shared store is unreachable or failed. The
@@ -94,6 +95,23 @@ pub trait SessionBackend: fmt::Debug + MaybeSend + MaybeSync {
     /// # Errors
     /// [`Unavailable`] when a shared store cannot be reached.
     fn count(&self) -> BoxFuture<'_, Result<usize, Unavailable>>;
+
+    /// Resume, from a log several instances share, a stream this instance's replay log does not
+    /// hold (`GET` with a `Last-Event-ID` another instance handed out): the events strictly
+    /// after it, then its later ones live, ending with the stream. `Ok(None)` when there is no
+    /// shared log or it does not know the id (the session's own resume then applies: the
+    /// standalone stream). The in-memory store keeps no shared log.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a shared store cannot be reached.
+    fn resume_shared<'a>(
+        &'a self,
+        session: &'a Arc<Session>,
+        last_event_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<EventStream>, Unavailable>> {
+        let _ = (session, last_event_id);
+        Box::pin(future::ready(Ok(None)))
+    }
 
     /// End, with a `retry` field, this instance's connections that carry no unanswered request
     /// ([`Session::disconnect_idle`]): the start of a graceful shutdown.

@@ -141,6 +141,17 @@ impl ReplayLog {
         id
     }
 
+    /// A fresh id on `stream` for an event this log does not keep (one delivered elsewhere:
+    /// the sequence goes on as if it had been logged).
+    pub fn reserve(&mut self, stream: u64) -> EventId {
+        let id = EventId {
+            stream,
+            seq: self.next_seq,
+        };
+        self.next_seq += 1;
+        id
+    }
+
     /// Every retained event of `after.stream` logged strictly after `after`, in order, without
     /// priming events; `None` when `after` is not (or no longer) in the log — an unknown or
     /// evicted cursor replays nothing.

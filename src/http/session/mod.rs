@@ -24,17 +24,19 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::mpsc;
 
 use crate::wire::sse;
 
 mod backend;
+mod events;
 mod log;
 mod store;
 
 pub use backend::{SessionBackend, Unavailable};
+pub use events::{random_first_stream, EventSink};
 pub use log::{Event, EventId, InvalidEventId, ReplayLog};
 pub use store::{mint_session_id, MintError, SessionStore};
 
@@ -113,6 +115,8 @@ pub struct Session {
     retry_ms: u64,
     clock: Clock,
     state: Mutex<State>,
+    /// Where request-stream events also go (a shared event log), if anywhere.
+    sink: Option<Arc<dyn EventSink>>,
 }
 
 impl fmt::Debug for Session {
@@ -158,7 +162,33 @@ impl Session {
                 touched: now,
                 closed: false,
             }),
+            sink: None,
         }
+    }
+
+    /// The same session, its request streams numbered from `first` (not `0`, the standalone
+    /// stream) instead of `1`: a random base ([`random_first_stream`]) for a session that
+    /// several server instances serve, so each stream's number is its own across them.
+    pub fn with_first_stream(self, first: u64) -> Self {
+        self.lock().next_stream = first.max(1);
+        self
+    }
+
+    /// The same session, handing each request-stream event to `sink` as it is logged, and each
+    /// stream's end (a shared event log; see [`EventSink`]).
+    pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Whether this session's replay log holds the event `last_event_id` (a resume of it is
+    /// served here; otherwise a shared log may know it).
+    pub fn knows_event(&self, last_event_id: &str) -> bool {
+        let Ok(id) = last_event_id.parse::<EventId>() else {
+            return false;
+        };
+        let now = (self.clock)();
+        self.lock().log.replay(id, now).is_some()
     }
 
     /// The session id (visible ASCII, for the `mcp-session-id` header).
@@ -183,7 +213,23 @@ impl Session {
     /// Push a server→client message (its JSON text) on the standalone stream (seed `push`):
     /// logged under a fresh id (returned) and sent to the `GET` stream if one is attached, else
     /// kept for a resume. `None` once the session has ended.
+    ///
+    /// A session with an [`EventSink`] that takes the message (the `GET` stream may be open on
+    /// another instance) neither logs nor delivers it here: the instance holding the stream does,
+    /// under an id of its own (the id returned is one this log does not hold).
     pub fn push(&self, json: &str) -> Option<EventId> {
+        match &self.sink {
+            Some(sink) if !self.is_closed() && sink.pushed(&self.id, json) => {
+                let mut state = self.lock();
+                (!state.closed).then(|| state.log.reserve(STANDALONE_STREAM))
+            }
+            _ => self.send(STANDALONE_STREAM, json),
+        }
+    }
+
+    /// [`Session::push`] delivered on this instance's standalone stream, whatever the sink: what
+    /// the instance holding the `GET` stream does with a message another instance handed on.
+    pub fn push_here(&self, json: &str) -> Option<EventId> {
         self.send(STANDALONE_STREAM, json)
     }
 
@@ -196,6 +242,9 @@ impl Session {
             return None;
         }
         let id = state.log.append(stream, Some(json.to_owned()), now);
+        if let Some(sink) = self.sink.as_ref().filter(|_| stream != STANDALONE_STREAM) {
+            sink.logged(&self.id, id, Some(json));
+        }
         deliver(
             &mut state,
             stream,
@@ -230,6 +279,9 @@ impl Session {
         let (tx, events) = mpsc::unbounded();
         if self.primes() {
             let id = state.log.append(stream, None, now);
+            if let Some(sink) = &self.sink {
+                sink.logged(&self.id, id, None);
+            }
             let _ = tx.unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
         }
         let token = attach(&mut state, stream, tx);
@@ -246,6 +298,9 @@ impl Session {
         let mut state = self.lock();
         state.open.remove(&stream);
         state.sinks.remove(&stream);
+        if let Some(sink) = &self.sink {
+            sink.finished(&self.id, stream);
+        }
     }
 
     /// Open a `GET` stream (seed: replay, then `attach`). With a `last_event_id` this session

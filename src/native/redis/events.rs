@@ -1,0 +1,218 @@
+//! The shared event log on Redis: each request stream of a session is a list
+//! `{prefix}events:{session}:{stream}` of entries `"<seq>:<data>"` (empty data: a priming event),
+//! closed by `"end"` when the request is answered, bounded by count (the replay-log capacity,
+//! `LTRIM`), age (the event TTL, the list's expiry pushed back by each append) and size (an
+//! entry over the replay log's byte bound is relayed live, not kept); each entry is also
+//! published on the channel of the same name, for the instances relaying the stream live.
+//!
+//! Appends go through a write-behind queue (a session logs synchronously, under its lock): one
+//! task per instance writes them in order, a pipelined batch per round trip.
+
+use ::redis::aio::ConnectionManager;
+use ::redis::{AsyncCommands, Client};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use super::{subscribe, unavailable};
+use crate::http::answer::EventStream;
+use crate::http::session::{EventId, EventSink, Unavailable, STANDALONE_STREAM};
+use crate::wire::sse;
+
+/// The entry that closes a stream's log.
+const END: &str = "end";
+/// The largest entry kept in a list (the replay log's default byte bound, 8 MiB).
+pub(super) const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
+/// The most entries one round trip writes.
+const BATCH: usize = 256;
+
+/// The channel of the messages for a session's standalone stream (`{session}\n{message}`).
+pub(super) fn push_channel(prefix: &str) -> String {
+    format!("{prefix}push")
+}
+
+/// The list (and channel) of one request stream.
+fn key(prefix: &str, session: &str, stream: u64) -> String {
+    format!("{prefix}events:{session}:{stream}")
+}
+
+enum Entry<'a> {
+    /// An event: its session-wide sequence number and its data (`None`: priming).
+    Event(u64, Option<&'a str>),
+    End,
+}
+
+fn parse(entry: &str) -> Option<Entry<'_>> {
+    if entry == END {
+        return Some(Entry::End);
+    }
+    let (seq, data) = entry.split_once(':')?;
+    let seq = seq.parse().ok()?;
+    Some(Entry::Event(seq, Some(data).filter(|d| !d.is_empty())))
+}
+
+/// The [`EventSink`] of the sessions an instance serves: entries queued for the writer task.
+#[derive(Debug)]
+pub(super) struct EventLog {
+    prefix: String,
+    queue: mpsc::UnboundedSender<Append>,
+}
+
+/// One write of the queue: an entry for a list (and its channel), or a message for a channel
+/// only.
+struct Append {
+    key: String,
+    entry: String,
+    keep: bool,
+}
+
+impl EventLog {
+    /// The log, its writer task spawned on the current tokio runtime.
+    pub(super) fn spawn(
+        prefix: String,
+        connection: ConnectionManager,
+        capacity: usize,
+        ttl_ms: u64,
+        max_bytes: usize,
+    ) -> EventLog {
+        let (queue, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_behind(rx, connection, capacity, ttl_ms, max_bytes));
+        EventLog { prefix, queue }
+    }
+}
+
+impl EventSink for EventLog {
+    fn logged(&self, session: &str, id: EventId, data: Option<&str>) {
+        let _ = self.queue.send(Append {
+            key: key(&self.prefix, session, id.stream),
+            entry: format!("{}:{}", id.seq, data.unwrap_or_default()),
+            keep: true,
+        });
+    }
+
+    fn finished(&self, session: &str, stream: u64) {
+        let _ = self.queue.send(Append {
+            key: key(&self.prefix, session, stream),
+            entry: END.to_owned(),
+            keep: true,
+        });
+    }
+
+    fn pushed(&self, session: &str, json: &str) -> bool {
+        let append = Append {
+            key: push_channel(&self.prefix),
+            entry: format!("{session}\n{json}"),
+            keep: false,
+        };
+        self.queue.send(append).is_ok()
+    }
+}
+
+async fn write_behind(
+    mut rx: mpsc::UnboundedReceiver<Append>,
+    mut connection: ConnectionManager,
+    capacity: usize,
+    ttl_ms: u64,
+    max_bytes: usize,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let retained = isize::try_from(capacity).unwrap_or(isize::MAX);
+    let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
+    while rx.recv_many(&mut batch, BATCH).await > 0 {
+        let mut pipe = ::redis::pipe();
+        for Append { key, entry, keep } in batch.drain(..) {
+            if keep && capacity > 0 && entry.len() <= max_bytes {
+                pipe.rpush(&key, &entry).ignore();
+                pipe.ltrim(&key, -retained, -1).ignore();
+                pipe.pexpire(&key, ttl).ignore();
+            }
+            pipe.publish(&key, &entry).ignore();
+        }
+        if let Err(e) = pipe.query_async::<()>(&mut connection).await {
+            tracing::warn!(error = %e, "redis: cannot write stream events; they are not shared");
+        }
+    }
+}
+
+/// Resume request stream `after.stream` of `session` strictly after `after` from the shared log:
+/// the logged events, then the later ones live until the stream's end. `Ok(None)` when the log
+/// does not hold `after` (unknown, evicted, or the standalone stream).
+pub(super) async fn resume(
+    client: &Client,
+    connection: &ConnectionManager,
+    prefix: &str,
+    session: &str,
+    after: &str,
+) -> Result<Option<EventStream>, Unavailable> {
+    let Ok(after) = after.parse::<EventId>() else {
+        return Ok(None);
+    };
+    if after.stream == STANDALONE_STREAM {
+        return Ok(None);
+    }
+    let key = key(prefix, session, after.stream);
+    // Subscribed before reading the list: an event appended meanwhile comes by one or the other
+    // (both: the sequence number drops the second copy).
+    let pubsub = subscribe(client, std::slice::from_ref(&key))
+        .await
+        .map_err(|e| unavailable(&e))?;
+    let entries: Vec<String> = (connection.clone())
+        .lrange(&key, 0, -1)
+        .await
+        .map_err(|e| unavailable(&e))?;
+    let known = (entries.iter().filter_map(|e| parse(e)))
+        .any(|e| matches!(e, Entry::Event(seq, _) if seq == after.seq));
+    if !known {
+        return Ok(None);
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let stream = after.stream;
+    let encode = move |seq: u64, data: &str| {
+        sse::encode_event(Some(&EventId { stream, seq }.to_string()), data)
+    };
+    let mut last = after.seq;
+    let mut ended = false;
+    for entry in entries.iter().filter_map(|e| parse(e)) {
+        match entry {
+            Entry::End => {
+                ended = true;
+                break;
+            }
+            Entry::Event(seq, data) if seq > last => {
+                last = seq;
+                if let Some(data) = data {
+                    let _ = tx.send(encode(seq, data));
+                }
+            }
+            Entry::Event(..) => {}
+        }
+    }
+    if !ended {
+        tokio::spawn(async move {
+            let mut messages = pubsub.into_on_message();
+            loop {
+                let message = tokio::select! {
+                    () = tx.closed() => break,
+                    message = messages.next() => message,
+                };
+                let Some(message) = message else { break };
+                let Ok(entry) = message.get_payload::<String>() else {
+                    continue;
+                };
+                match parse(&entry) {
+                    Some(Entry::End) | None => break,
+                    Some(Entry::Event(seq, data)) if seq > last => {
+                        last = seq;
+                        if let Some(data) = data {
+                            if tx.send(encode(seq, data)).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    Some(Entry::Event(..)) => {}
+                }
+            }
+        });
+    }
+    let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+    Ok(Some(EventStream::new(events)))
+}

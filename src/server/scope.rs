@@ -1,0 +1,253 @@
+//! The per-session MCP state a shared session store keeps (issue 14, scale-out), with no I/O:
+//! what another server instance needs to serve a session it did not start. [`ScopeState`] is the
+//! record (the negotiated version, the client's capabilities, `notifications/initialized`, the
+//! `logging/setLevel` level, the resource subscriptions); [`ScopeStore`] is the seam a shared
+//! store plugs into: the server hands it a scope's state each time a request changes it
+//! (write-through: the request's answer waits for the write), and the store puts a state it
+//! loaded back with [`McpServer::restore_scope`] when a request of the session reaches an
+//! instance.
+//!
+//! What is *not* in the record: the push channel (each instance's own connections), requests in
+//! flight and server→client requests awaiting answers (they live where the tool runs).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::McpServer;
+use crate::protocol::LogLevel;
+use crate::wire::jsonrpc::{JsonRpcResponse, ResultValue};
+use crate::{BoxFuture, MaybeSend, MaybeSync};
+
+/// One scope's (a session's) MCP state, as a shared store keeps it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScopeState {
+    /// The protocol version `initialize` negotiated.
+    pub protocol_version: Option<String>,
+    /// The client's `initialize` capabilities.
+    pub client_capabilities: Option<Value>,
+    /// The capabilities this server's `initialize` result declared (which list changes the
+    /// client hears of).
+    pub server_capabilities: Option<Value>,
+    /// `notifications/initialized` arrived (server→client requests other than `ping` allowed).
+    pub initialized: bool,
+    /// The `logging/setLevel` level, if the client set one.
+    pub log_level: Option<LogLevel>,
+    /// The resource URIs of `resources/subscribe`, sorted.
+    pub subscriptions: Vec<String>,
+}
+
+/// The record's field names, as a store keeps them (a Redis hash: one field each).
+pub mod fields {
+    /// The negotiated protocol version (the field a session record always has).
+    pub const VERSION: &str = "v";
+    /// The client capabilities, JSON.
+    pub const CLIENT_CAPABILITIES: &str = "caps";
+    /// The declared server capabilities, JSON.
+    pub const SERVER_CAPABILITIES: &str = "scaps";
+    /// `"1"` once `notifications/initialized` arrived.
+    pub const INITIALIZED: &str = "init";
+    /// The log level's name (`debug` … `emergency`).
+    pub const LOG_LEVEL: &str = "level";
+    /// The subscribed resource URIs, a JSON array.
+    pub const SUBSCRIPTIONS: &str = "subs";
+}
+
+impl ScopeState {
+    /// The state as `(field, value)` pairs ([`fields`]); absent parts have no pair.
+    pub fn to_fields(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::with_capacity(6);
+        if let Some(v) = &self.protocol_version {
+            out.push((fields::VERSION, v.clone()));
+        }
+        if let Some(caps) = &self.client_capabilities {
+            out.push((fields::CLIENT_CAPABILITIES, caps.to_string()));
+        }
+        if let Some(caps) = &self.server_capabilities {
+            out.push((fields::SERVER_CAPABILITIES, caps.to_string()));
+        }
+        if self.initialized {
+            out.push((fields::INITIALIZED, "1".to_owned()));
+        }
+        if let Some(Value::String(level)) = self.log_level.map(|l| serde_json::json!(l)) {
+            out.push((fields::LOG_LEVEL, level));
+        }
+        if !self.subscriptions.is_empty() {
+            out.push((
+                fields::SUBSCRIPTIONS,
+                Value::from(self.subscriptions.clone()).to_string(),
+            ));
+        }
+        out
+    }
+
+    /// The state from `(field, value)` pairs; unknown fields and values that do not parse are
+    /// ignored (a record written by a later version stays readable).
+    pub fn from_fields<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut state = ScopeState::default();
+        for (field, value) in pairs {
+            match field {
+                fields::VERSION => state.protocol_version = Some(value.to_owned()),
+                fields::CLIENT_CAPABILITIES => {
+                    state.client_capabilities = serde_json::from_str(value).ok();
+                }
+                fields::SERVER_CAPABILITIES => {
+                    state.server_capabilities = serde_json::from_str(value).ok();
+                }
+                fields::INITIALIZED => state.initialized = value == "1",
+                fields::LOG_LEVEL => state.log_level = LogLevel::from_name(value),
+                fields::SUBSCRIPTIONS => {
+                    state.subscriptions = serde_json::from_str(value).unwrap_or_default();
+                }
+                _ => {}
+            }
+        }
+        state
+    }
+
+    /// The field names [`ScopeState::to_fields`] leaves out (to delete from a stored record).
+    pub fn absent_fields(&self) -> Vec<&'static str> {
+        let present: Vec<&str> = self.to_fields().into_iter().map(|(f, _)| f).collect();
+        [
+            fields::CLIENT_CAPABILITIES,
+            fields::SERVER_CAPABILITIES,
+            fields::INITIALIZED,
+            fields::LOG_LEVEL,
+            fields::SUBSCRIPTIONS,
+        ]
+        .into_iter()
+        .filter(|f| !present.contains(f))
+        .collect()
+    }
+}
+
+/// Where a server writes its scopes' state through to (a store several server instances share).
+pub trait ScopeStore: MaybeSend + MaybeSync {
+    /// Keep `state` as `scope`'s state. The request that changed it is answered once the future
+    /// resolves, so an instance that serves the client's next request reads it; a store that
+    /// cannot write logs why (the request still succeeds on this instance).
+    fn save(&self, scope: &str, state: ScopeState) -> BoxFuture<'static, ()>;
+
+    /// A client's response that arrived on `scope` here, answering no server→client request of
+    /// this instance: hand it to the instance whose tool awaits it (which calls
+    /// [`McpServer::resolve_response`]). By default it is dropped.
+    fn unanswered(&self, scope: &str, response: JsonRpcResponse) -> BoxFuture<'static, ()> {
+        let _ = (scope, response);
+        Box::pin(futures::future::ready(()))
+    }
+}
+
+impl McpServer {
+    /// Write every scope's state through to `store` from now on (each change of a client's
+    /// capabilities, `initialized`, log level or subscriptions): what a shared session store
+    /// installs. Replaces any store set before.
+    pub fn set_scope_store(&self, store: Arc<dyn ScopeStore>) {
+        *self
+            .inner
+            .scope_store
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(store);
+    }
+
+    /// `scope`'s state, when the server knows the scope.
+    pub fn scope_state(&self, scope: &str) -> Option<ScopeState> {
+        self.inner.peers.read(scope, |p| {
+            let mut subscriptions: Vec<String> = p.subscriptions.iter().cloned().collect();
+            subscriptions.sort();
+            ScopeState {
+                protocol_version: p.protocol_version.clone(),
+                client_capabilities: p.client_capabilities.clone(),
+                server_capabilities: p.server_capabilities.clone(),
+                initialized: p.initialized,
+                log_level: p.log_level,
+                subscriptions,
+            }
+        })
+    }
+
+    /// Take `state` as `scope`'s state (loaded from a shared store), keeping the scope's push
+    /// channel.
+    pub fn restore_scope(&self, scope: &Arc<str>, state: ScopeState) {
+        self.inner.peers.with(scope, |p| {
+            p.protocol_version = state.protocol_version;
+            p.client_capabilities = state.client_capabilities;
+            p.server_capabilities = state.server_capabilities;
+            p.initialized = state.initialized;
+            p.log_level = state.log_level;
+            p.subscriptions = state.subscriptions.into_iter().collect::<HashSet<_>>();
+        });
+    }
+
+    /// Tag the ids of this server's server→client requests (`s-{tag}-{n}` instead of `s-{n}`),
+    /// so they are unique among server instances that share sessions; the first tag set stays.
+    pub fn tag_request_ids(&self, tag: &str) {
+        self.inner.pending.tag(tag);
+    }
+
+    /// Resolve the server→client request a client's `response` (which arrived on `scope`,
+    /// perhaps at another instance) answers; `false` when none of this server's is waiting for
+    /// it on that scope. Never handed on: the bus of a shared store calls it.
+    pub fn resolve_response(&self, scope: &str, response: JsonRpcResponse) -> bool {
+        let Some(id) = &response.id else {
+            return false;
+        };
+        let scope = Some(Arc::<str>::from(scope));
+        (self.inner.pending).resolve(&scope, id, response.payload.map(ResultValue::into_value))
+    }
+
+    /// Hand a response this instance has no request for to the scope store, if one is set.
+    pub(crate) async fn hand_on(&self, scope: &str, response: JsonRpcResponse) {
+        let store = self
+            .inner
+            .scope_store
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match store {
+            Some(store) => store.unanswered(scope, response).await,
+            None => {
+                tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
+            }
+        }
+    }
+
+    /// Write `scope`'s state through to the scope store, if one is set (after a change).
+    pub(crate) async fn save_scope(&self, scope: &str) {
+        let store = self
+            .inner
+            .scope_store
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let (Some(store), Some(state)) = (store, self.scope_state(scope)) {
+            store.save(scope, state).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_state_round_trips_through_its_fields() {
+        let state = ScopeState {
+            protocol_version: Some("2025-06-18".into()),
+            client_capabilities: Some(json!({"sampling": {}})),
+            server_capabilities: Some(json!({"tools": {"listChanged": true}})),
+            initialized: true,
+            log_level: Some(LogLevel::Error),
+            subscriptions: vec!["a://1".into(), "b://2".into()],
+        };
+        let fields = state.to_fields();
+        let back = ScopeState::from_fields(fields.iter().map(|(f, v)| (*f, v.as_str())));
+        assert_eq!(back, state);
+        assert!(state.absent_fields().is_empty());
+        let bare = ScopeState::from_fields([("v", "2025-11-25"), ("future", "x"), ("level", "?")]);
+        assert_eq!(bare.protocol_version.as_deref(), Some("2025-11-25"));
+        assert_eq!(bare.log_level, None);
+        assert_eq!(bare.absent_fields().len(), 5);
+    }
+}

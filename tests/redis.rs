@@ -1,0 +1,646 @@
+//! Scale-out on Redis (issue 14): `orkestrel-mcp serve --http --redis …` instances that share one
+//! real `redis-server` (Debian's, started here on a free 127.0.0.1 port; `tests/run.sh` installs
+//! it when missing) serve one session between them, and answer `503` with `Retry-After` while
+//! Redis is down.
+#![cfg(all(feature = "redis", not(target_arch = "wasm32")))]
+
+mod support;
+
+use std::net::SocketAddr;
+
+use orkestrel_mcp::http::session::{MintError, SessionBackend, SessionOptions};
+use orkestrel_mcp::native::endpoint::system_clock;
+use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
+use orkestrel_mcp::{McpServer, ServerOptions};
+use serde_json::{json, Value};
+use support::redis::Redis;
+use support::server::spawn_listening;
+use support::*;
+use tokio::process::Child;
+
+/// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL`: its address and the child.
+async fn instance(redis: &Redis) -> (SocketAddr, Child) {
+    let (url, child) = spawn_listening(
+        &["serve", "--http", "127.0.0.1:0", "--redis", &redis.url()],
+        "info",
+    )
+    .await;
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    (authority.parse().expect("a socket address"), child)
+}
+
+fn sid(id: &str) -> [(&'static str, &str); 2] {
+    [
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-06-18"),
+    ]
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> String {
+    json::rpc(
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+/// The messages of a reply with this `method`.
+fn with_method(reply: &Reply, method: &str) -> usize {
+    (reply.messages().iter())
+        .filter(|m| m["method"] == method)
+        .count()
+}
+
+/// The response (the message with an `id`) of a reply.
+fn response(reply: &Reply) -> Value {
+    (reply.messages().into_iter())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no response in {:?}", reply.body))
+}
+
+#[tokio::test]
+async fn one_session_alternates_between_two_instances() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+
+    let reply = post(a, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    assert_eq!(
+        post(b, &sid(&id), &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    let list = post(
+        b,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let tools = response(&list)["result"]["tools"].clone();
+    assert!(tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "echo"));
+
+    let echo = post(a, &sid(&id), &call(3, "echo", json!({"text": "hi"}))).await;
+    assert_eq!(response(&echo)["result"]["content"][0]["text"], "hi");
+
+    // No level set: the tool's info logs reach the client, wherever it runs.
+    let progress = json!({"steps": 2, "ms": 1});
+    let logged = post(b, &sid(&id), &call(4, "progress", progress.clone())).await;
+    assert_eq!(
+        with_method(&logged, "notifications/message"),
+        2,
+        "{}",
+        logged.body
+    );
+    // logging/setLevel on A is honoured on B, and the other way round.
+    let set = |level: &str| json::rpc(json!(5), "logging/setLevel", json!({"level": level}));
+    assert_eq!(
+        response(&post(a, &sid(&id), &set("error")).await)["result"],
+        json!({})
+    );
+    let quiet = post(b, &sid(&id), &call(6, "progress", progress.clone())).await;
+    assert_eq!(
+        with_method(&quiet, "notifications/message"),
+        0,
+        "{}",
+        quiet.body
+    );
+    assert_eq!(
+        response(&quiet)["result"]["content"][0]["text"],
+        "done 2 steps"
+    );
+    assert_eq!(
+        response(&post(b, &sid(&id), &set("debug")).await)["result"],
+        json!({})
+    );
+    let loud = post(a, &sid(&id), &call(7, "progress", progress)).await;
+    assert_eq!(
+        with_method(&loud, "notifications/message"),
+        2,
+        "{}",
+        loud.body
+    );
+
+    // What the record holds: the version, the client's capabilities, initialized, the level, a
+    // subscription made on B; its expiry is the idle TTL.
+    let subscribe = json::rpc(
+        json!(8),
+        "resources/subscribe",
+        json!({"uri": "orkestrel://about"}),
+    );
+    assert_eq!(
+        response(&post(b, &sid(&id), &subscribe).await)["result"],
+        json!({})
+    );
+    let mut r = redis.connection().await;
+    let key = format!("orkestrel-mcp:session:{id}");
+    let record: std::collections::HashMap<String, String> = ::redis::cmd("HGETALL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(record["v"], "2025-06-18");
+    assert_eq!(record["caps"], "{}");
+    assert_eq!(record["init"], "1");
+    assert_eq!(record["level"], "debug");
+    assert_eq!(record["subs"], r#"["orkestrel://about"]"#);
+    let ttl: i64 = ::redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= 30 * 60 * 1000, "{ttl}");
+    // A request on either instance pushes the expiry back.
+    let _: () = ::redis::cmd("PEXPIRE")
+        .arg(&key)
+        .arg(60_000)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(
+        post(a, &sid(&id), &call(9, "echo", json!({"text": "x"})))
+            .await
+            .status,
+        200
+    );
+    let ttl: i64 = ::redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(ttl > 60_000, "touched: {ttl}");
+
+    // A GET stream open on A ends when B ends the session; A then answers 404.
+    let get = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let stream = open(a, "GET", &get, "").await;
+    assert_eq!(stream.status(), 200);
+    let mut stream = SseStream::new(stream);
+    let deleted = send(b, "DELETE", &sid(&id), "").await;
+    assert_eq!(deleted.status, 204);
+    assert_eq!(stream.rest().await.len(), 0, "the GET stream on A ended");
+    let gone = post(
+        a,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(gone.status, 404, "{}", gone.body);
+    assert_eq!(
+        post(b, &sid(&id), r#"{"jsonrpc":"2.0","id":11,"method":"ping"}"#)
+            .await
+            .status,
+        404
+    );
+    let exists: bool = ::redis::cmd("EXISTS")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(!exists);
+}
+
+#[tokio::test]
+async fn redis_down_answers_503_with_retry_after_then_service_resumes() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, mut a_child) = instance(&redis).await;
+    let reply = post(a, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(reply.status, 200);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+
+    let port = redis.kill().await;
+    for reply in [
+        post(a, &[], &initialize(2, "2025-06-18")).await,
+        post(
+            a,
+            &sid(&id),
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+        )
+        .await,
+        send(a, "DELETE", &sid(&id), "").await,
+    ] {
+        assert_eq!(reply.status, 503, "{}", reply.body);
+        assert!(reply.header("retry-after").is_some());
+        assert_eq!(reply.json()["error"]["code"], -32000);
+        assert_eq!(reply.json()["jsonrpc"], "2.0");
+    }
+    assert!(
+        a_child.try_wait().unwrap().is_none(),
+        "the instance is still up"
+    );
+
+    // Back (empty: no persistence): new sessions are minted again; the old one is gone.
+    let _redis = Redis::start(Some(port)).await.expect("redis-server again");
+    eventually_async(
+        DEADLINE,
+        "initialize succeeds once Redis is back",
+        || async move { post(a, &[], &initialize(4, "2025-06-18")).await.status == 200 },
+    )
+    .await;
+    let gone = post(
+        a,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(gone.status, 404);
+}
+
+#[tokio::test]
+async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        sessions: SessionOptions {
+            max_sessions: 2,
+            ..SessionOptions::default()
+        },
+        ..RedisOptions::new(redis.url())
+    };
+    let one = McpServer::new(ServerOptions::new("one", "1"));
+    let two = McpServer::new(ServerOptions::new("two", "1"));
+    let a = RedisSessions::connect(options.clone(), &one, system_clock())
+        .await
+        .unwrap();
+    let b = RedisSessions::connect(options, &two, system_clock())
+        .await
+        .unwrap();
+    let first = a.mint("2025-06-18").await.unwrap();
+    let second = b.mint("2025-11-25").await.unwrap();
+    assert!(matches!(
+        a.mint("2025-06-18").await,
+        Err(MintError::AtCapacity)
+    ));
+    assert!(matches!(
+        b.mint("2025-06-18").await,
+        Err(MintError::AtCapacity)
+    ));
+    assert_eq!(a.count().await, Ok(2));
+    // B serves A's session, with its negotiated version.
+    let seen = b.touch(first.id()).await.unwrap().expect("live on B");
+    assert_eq!(seen.protocol_version(), "2025-06-18");
+    assert!(b.touch("no-such-session").await.unwrap().is_none());
+    // Ending one on B makes room, and A's handle closes.
+    assert!(b.end(first.id()).await.unwrap().is_some());
+    assert!(b.end(first.id()).await.unwrap().is_none(), "ended once");
+    eventually(DEADLINE, "A hears of the end", || first.is_closed()).await;
+    assert!(a.touch(first.id()).await.unwrap().is_none());
+    let third = a.mint("2025-06-18").await.unwrap();
+    assert_ne!(third.id(), second.id());
+    assert_eq!(b.count().await, Ok(2));
+}
+
+/// A session minted on `at` at `version`, `notifications/initialized` sent.
+async fn session(at: SocketAddr, version: &str) -> String {
+    let reply = post(at, &[], &initialize(1, version)).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", version),
+    ];
+    assert_eq!(
+        post(at, &headers, &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    id
+}
+
+/// A `tools/call` of `progress` (`steps` log messages, `ms` apart) opened on `at` as an SSE
+/// stream.
+async fn progress_stream(at: SocketAddr, id: &str, steps: u32, ms: u64) -> SseStream {
+    let headers: Vec<(&str, &str)> = POST
+        .iter()
+        .copied()
+        .chain([
+            ("mcp-session-id", id),
+            ("mcp-protocol-version", "2025-11-25"),
+        ])
+        .collect();
+    let body = call(2, "progress", json!({"steps": steps, "ms": ms}));
+    let response = open(at, "POST", &headers, &body).await;
+    assert_eq!(response.status(), 200);
+    SseStream::new(response)
+}
+
+/// `GET` on `at` resuming after `last`.
+async fn resume(at: SocketAddr, id: &str, last: &str) -> SseStream {
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("last-event-id", last),
+    ];
+    let response = open(at, "GET", &headers, "").await;
+    assert_eq!(response.status(), 200);
+    SseStream::new(response)
+}
+
+fn step_of(event: &Event) -> String {
+    let message = event.json();
+    assert_eq!(message["method"], "notifications/message", "{message}");
+    message["params"]["data"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_dropped_post_stream_resumes_on_the_other_instance_live_through_the_result() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+
+    let mut on_a = progress_stream(a, &id, 5, 20).await;
+    let priming = on_a.next().await.unwrap();
+    assert!(priming.data.is_empty() && priming.id.is_some());
+    let first = on_a.next().await.unwrap();
+    assert_eq!(step_of(&first), "step 1 of 5");
+    drop(on_a); // the client's connection to A drops; the tool goes on on A
+
+    let first_id = first.id.clone().unwrap();
+    let rest = resume(b, &id, &first_id).await.rest().await;
+    let steps: Vec<String> = rest[..rest.len() - 1].iter().map(step_of).collect();
+    assert_eq!(
+        steps,
+        ["step 2 of 5", "step 3 of 5", "step 4 of 5", "step 5 of 5"]
+    );
+    let result = rest.last().unwrap().json();
+    assert_eq!(result["id"], 2);
+    assert_eq!(result["result"]["content"][0]["text"], "done 5 steps");
+    // Every id names A's stream, and no two are the same.
+    let stream_of = |e: &Event| e.id.clone().unwrap().split_once('-').unwrap().0.to_owned();
+    assert!(rest.iter().all(|e| stream_of(e) == stream_of(&first)));
+    let ids: std::collections::HashSet<_> = rest.iter().map(|e| e.id.clone()).collect();
+    assert_eq!(ids.len(), rest.len());
+
+    // Resumed again on A itself, after the result: nothing more, the stream is over.
+    let last = rest.last().unwrap().id.clone().unwrap();
+    assert!(resume(a, &id, &last).await.rest().await.is_empty());
+    // An id no instance handed out resumes the standalone stream (primed), as on one instance.
+    let mut standalone = resume(b, &id, "zz-0").await;
+    let primed = standalone.next().await.unwrap();
+    assert!(primed.data.is_empty() && primed.retry.is_some());
+}
+
+#[tokio::test]
+async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, mut a_child) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+
+    let mut on_a = progress_stream(a, &id, 1000, 20).await;
+    let _priming = on_a.next().await.unwrap();
+    let seen = [
+        on_a.next().await.unwrap(),
+        on_a.next().await.unwrap(),
+        on_a.next().await.unwrap(),
+    ];
+    // Logged: the priming event and these three are in Redis (the log is written behind).
+    let first = seen[0].id.clone().unwrap();
+    let stream = u64::from_str_radix(first.split_once('-').unwrap().0, 36).unwrap();
+    let key = format!("orkestrel-mcp:events:{id}:{stream}");
+    let r = redis.connection().await;
+    eventually_async(DEADLINE, "A's events are in Redis", || {
+        let (mut r, key) = (r.clone(), key.clone());
+        async move {
+            let n: usize = ::redis::cmd("LLEN")
+                .arg(&key)
+                .query_async(&mut r)
+                .await
+                .unwrap();
+            n >= 4
+        }
+    })
+    .await;
+    a_child.kill().await.expect("kill -9 A");
+
+    let mut on_b = resume(b, &id, &first).await;
+    for expected in &seen[1..] {
+        let event = on_b.next().await.unwrap();
+        assert_eq!(event.id, expected.id);
+        assert_eq!(step_of(&event), step_of(expected));
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+/// An instance in this process over the shared Redis: a server with the tool `ask`, which
+/// elicits a name and answers with it.
+async fn asking_instance(redis: &Redis) -> SocketAddr {
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use orkestrel_mcp::{RequestContext, Tool};
+    let server = McpServer::new(ServerOptions::new("ask", "1"));
+    server.tools().add(Tool::with_context(
+        "ask",
+        |_: Empty, ctx: RequestContext| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let answer = ctx
+                .elicit(json!({"message": "Name?", "requestedSchema": schema}))
+                .await
+                .map_err(|e| e.message)?;
+            Ok::<_, String>(answer["content"]["name"].as_str().unwrap_or("?").to_owned())
+        },
+    ));
+    let backend = RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
+        .await
+        .unwrap();
+    let endpoint =
+        Endpoint::with_session_backend(server, EndpointOptions::default(), backend).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ =
+            orkestrel_mcp::native::http::serve(listener, endpoint, std::future::pending()).await;
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_elicitation_raised_on_a_reaches_the_client_on_b_and_its_answer_posted_to_b_resolves_it()
+{
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let a = asking_instance(&redis).await;
+    let b = asking_instance(&redis).await;
+    let init = json::rpc(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let reply = post(a, &[], &init).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    assert_eq!(
+        post(b, &headers, &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+
+    // The tool runs on A; its request goes out on the POST stream, which the client drops.
+    let all: Vec<(&str, &str)> = POST.iter().copied().chain(headers).collect();
+    let response = open(a, "POST", &all, &call(2, "ask", json!({}))).await;
+    let mut on_a = SseStream::new(response);
+    let priming = on_a.next().await.unwrap();
+    let asked = on_a.next().await.unwrap().json();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    drop(on_a);
+
+    // Resumed on B: the request again, then — once the answer POSTed to B reached A — the result.
+    let mut on_b = resume(b, &id, priming.id.as_deref().unwrap()).await;
+    let again = on_b.next().await.unwrap().json();
+    assert_eq!(again, asked);
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(post(b, &headers, &answer.to_string()).await.status, 202);
+    let rest = on_b.rest().await;
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    let result = rest[0].json();
+    assert_eq!(result["id"], 2);
+    assert_eq!(result["result"]["content"][0]["text"], "Ada", "{result}");
+}
+
+#[tokio::test]
+async fn a_request_of_a_tool_answered_by_json_on_a_goes_out_on_the_get_stream_open_on_b() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let a = asking_instance(&redis).await;
+    let b = asking_instance(&redis).await;
+    let init = json::rpc(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let id = post(a, &[], &init)
+        .await
+        .header("mcp-session-id")
+        .unwrap()
+        .to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    assert_eq!(
+        post(b, &headers, &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+
+    // The client's GET stream is on B (primed: attached).
+    let get: Vec<(&str, &str)> = [("accept", "text/event-stream")]
+        .into_iter()
+        .chain(headers)
+        .collect();
+    let mut on_b = SseStream::new(open(b, "GET", &get, "").await);
+    assert!(on_b.next().await.unwrap().data.is_empty());
+
+    // A tools/call on A answered by JSON: its request has no stream of its own on A.
+    let json_only: Vec<(String, String)> = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+    ]
+    .into_iter()
+    .chain(headers)
+    .map(|(n, v)| (n.to_owned(), v.to_owned()))
+    .collect();
+    let call_on_a = tokio::spawn(async move {
+        let headers: Vec<(&str, &str)> = json_only
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        send(a, "POST", &headers, &call(2, "ask", json!({}))).await
+    });
+    let asked = on_b.next().await.unwrap().json();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"action": "accept", "content": {"name": "Grace"}}});
+    assert_eq!(post(b, &headers, &answer.to_string()).await.status, 202);
+    let reply = tokio::time::timeout(DEADLINE, call_on_a)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.json()["result"]["content"][0]["text"],
+        "Grace",
+        "{}",
+        reply.body
+    );
+}
+
+#[tokio::test]
+async fn three_instances_serve_one_session_request_by_request() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let (c, _c) = instance(&redis).await;
+    let at = [a, b, c];
+    let reply = post(c, &[], &initialize(1, "2025-06-18")).await;
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    assert_eq!(
+        post(a, &sid(&id), &json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    for n in 0..9u64 {
+        let text = format!("n{n}");
+        let reply = post(
+            at[n as usize % 3],
+            &sid(&id),
+            &call(10 + n, "echo", json!({"text": text})),
+        )
+        .await;
+        assert_eq!(
+            response(&reply)["result"]["content"][0]["text"],
+            text.as_str()
+        );
+        assert_eq!(response(&reply)["id"], 10 + n);
+    }
+    assert_eq!(send(b, "DELETE", &sid(&id), "").await.status, 204);
+    for instance in at {
+        let gone = post(
+            instance,
+            &sid(&id),
+            r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#,
+        )
+        .await;
+        assert_eq!(gone.status, 404);
+    }
+}
