@@ -65,11 +65,13 @@ step "cargo test (no features: core, doctests)"
 run_tests
 step "cargo test --features native (transports, binary, doctests)"
 run_tests --features native
+# One test crate with the `redis` feature: several real `serve --redis` binaries share one
+# session through a real redis-server. The other test crates stay on the plain `native` build.
+step "cargo test --features redis --test redis (several serve --redis instances share sessions)"
+run_tests --features redis --test redis
 # One test crate with the `otel` feature (the OpenTelemetry crates built once, then the lib, the
 # binary and this test with the feature; about 12 s warm): the real binaries export to a real
 # OTLP receiver. The other test crates stay on the plain `native` build.
-step "cargo test --features redis --test redis (several serve --redis instances share sessions)"
-run_tests --features redis --test redis
 step "cargo test --features otel --test otel (OpenTelemetry: spans, _meta context, metrics over OTLP)"
 run_tests --features otel --test otel
 
