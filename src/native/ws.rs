@@ -61,12 +61,14 @@ use crate::server::McpServer;
 pub const MCP_WEBSOCKET_SUBPROTOCOL: &str = "mcp";
 /// How long the server waits for the peer's close reply after sending a close: 5 s.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
-/// tungstenite's read buffer per connection: 8 KiB. Its default (128 KiB) is zero-filled on
+/// tungstenite's read buffer per connection: 4 KiB. Its default (128 KiB) is zero-filled on
 /// the first read, so every idle connection kept ~137 KiB resident (1,000 idle connections:
-/// 140 KB each; with 8 KiB, 18.7 KB each and the same messages/s at 64 in flight, measured by
-/// `benches/run.sh`; 4 KiB gave 13.2 KB but half the messages/s). A message larger than the
-/// buffer still arrives whole — the buffer grows to fit the frame — it just takes more reads.
-pub const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// 140 KB each). With 8 KiB an idle, initialized connection took ~14.2 KB; with 4 KiB ~10.1 KB
+/// (`memprobe`), at the same server CPU per message with 64 in flight — since answers are
+/// flushed once per burst, not once each, a smaller buffer costs a few more reads, not half
+/// the messages/s as it did with a flush per answer. A message larger than the buffer still
+/// arrives whole — the buffer grows to fit the frame — it just takes more reads.
+pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 /// Options (seed `WebSocketServerOptions`).
 #[derive(Clone, Debug)]
