@@ -553,8 +553,15 @@ impl Route {
         });
         // A dispatch done at its first poll (a `ping`, a tool that does not wait) needs no
         // task: its response is already queued. Only one that waits is spawned.
-        if (&mut dispatch).now_or_never().is_none() {
-            (self.spawn)(dispatch);
+        // A handler that panics in this first poll ends the dispatch, as a panicking task
+        // would: its senders are gone, so the stream below ends unanswered.
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (&mut dispatch).now_or_never()
+        }));
+        match polled {
+            Ok(Some(())) => {}
+            Ok(None) => (self.spawn)(dispatch),
+            Err(_) => tracing::error!("http: a dispatch panicked; the request gets no answer"),
         }
         let first = match rx.next().await {
             None => return Answer::empty(202),

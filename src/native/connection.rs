@@ -94,9 +94,18 @@ impl Driver {
                 // server→client request): no task per message, so a flood of them costs no
                 // memory beyond the message read. A request done at once leaves the in-flight
                 // set here (the call is dropped) and its answer goes to the caller's writer.
-                if let Some(answer) = (&mut call).now_or_never() {
-                    drop(call);
-                    return answer;
+                // A handler that panics in this first poll ends its call unanswered, as a
+                // panicking task would, and the connection goes on.
+                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    (&mut call).now_or_never()
+                }));
+                match polled {
+                    Ok(Some(answer)) => return answer,
+                    Ok(None) => {}
+                    Err(_) => {
+                        tracing::error!("a call panicked; it gets no answer");
+                        return None;
+                    }
                 }
                 let out = self.out.clone();
                 self.tasks.spawn(async move {
