@@ -61,45 +61,63 @@ fn display_name(name: &str) -> String {
 /// `MCP-Protocol-Version` also reads a comma-separated list, its values compared the same way.
 /// A value that is not text counts as differing from any other.
 pub fn conflicting_fields<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
-    let mut names: Vec<String> = SINGLE_VALUE_FIELDS
+    if let Some(name) = SINGLE_VALUE_FIELDS
         .iter()
-        .map(|n| (*n).to_owned())
-        .collect();
-    names.extend(
-        fields
-            .field_names()
-            .into_iter()
-            .filter(|n| n.starts_with(headers::MCP_PARAM_PREFIX)),
-    );
-    names.into_iter().find_map(|name| {
-        let values = fields.field_values(&name);
-        let mut seen: Option<Option<&str>> = None;
-        for value in values {
-            let parts: Vec<Option<&str>> = match value {
-                Some(text) if name == headers::MCP_PROTOCOL_VERSION => {
-                    text.split(',').map(|p| Some(p.trim())).collect()
-                }
-                Some(text) => vec![Some(text.trim())],
-                None => vec![None],
-            };
-            for part in parts {
-                match seen {
-                    None => seen = Some(part),
-                    Some(first) if first.is_some() && first == part => {}
-                    Some(_) => {
-                        return Some(Answer::rpc_error(
-                            400,
-                            ErrorObject::invalid_request(format!(
-                            "Bad Request: conflicting {} headers (repeated with different values)",
-                            display_name(&name)
-                        )),
-                        ))
-                    }
-                }
-            }
+        .find(|name| repeated_with_different_values(fields, name))
+    {
+        return Some(conflicting(name));
+    }
+    // The `Mcp-Param-*` names are listed only when the request has one (rarely).
+    if !fields.has_field_starting_with(headers::MCP_PARAM_PREFIX) {
+        return None;
+    }
+    fields
+        .field_names()
+        .into_iter()
+        .filter(|n| n.starts_with(headers::MCP_PARAM_PREFIX))
+        .find(|name| repeated_with_different_values(fields, name))
+        .map(|name| conflicting(&name))
+}
+
+/// Whether the fields named `name` carry more than one value (see [`conflicting_fields`]).
+fn repeated_with_different_values<'a, H: Fields + ?Sized>(fields: &'a H, name: &str) -> bool {
+    let mut seen: Option<Option<&'a str>> = None;
+    for value in fields.field_values(name) {
+        let differs = match value {
+            Some(text) if name == headers::MCP_PROTOCOL_VERSION => text
+                .split(',')
+                .any(|part| differs_from(&mut seen, Some(part.trim()))),
+            Some(text) => differs_from(&mut seen, Some(text.trim())),
+            None => differs_from(&mut seen, None),
+        };
+        if differs {
+            return true;
         }
-        None
-    })
+    }
+    false
+}
+
+/// Take one value of a single-value field: `true` when it differs from the first one seen (a
+/// value that is not text differs from any other).
+fn differs_from<'a>(seen: &mut Option<Option<&'a str>>, part: Option<&'a str>) -> bool {
+    match *seen {
+        None => {
+            *seen = Some(part);
+            false
+        }
+        Some(first) => first.is_none() || first != part,
+    }
+}
+
+/// The `400` of [`conflicting_fields`] for the field `name`.
+fn conflicting(name: &str) -> Answer {
+    Answer::rpc_error(
+        400,
+        ErrorObject::invalid_request(format!(
+            "Bad Request: conflicting {} headers (repeated with different values)",
+            display_name(name)
+        )),
+    )
 }
 
 /// `413` at once when `Content-Length` already says the body is over `limit` bytes (no waiting

@@ -28,6 +28,20 @@ pub trait Fields {
     fn has_field(&self, name: &str) -> bool {
         !self.field_values(name).is_empty()
     }
+
+    /// Whether a field whose name starts with `prefix` (lowercase) is present: what
+    /// [`Fields::field_names`] would show, without listing them (the implementations here
+    /// allocate nothing).
+    fn has_field_starting_with(&self, prefix: &str) -> bool {
+        self.field_names().iter().any(|n| n.starts_with(prefix))
+    }
+}
+
+/// Whether `name` starts with `prefix`, ignoring ASCII case.
+pub(crate) fn starts_with_ignore_case(name: &str, prefix: &str) -> bool {
+    name.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 impl Fields for [(String, Option<String>)] {
@@ -48,6 +62,11 @@ impl Fields for [(String, Option<String>)] {
         }
         names
     }
+
+    fn has_field_starting_with(&self, prefix: &str) -> bool {
+        self.iter()
+            .any(|(name, _)| starts_with_ignore_case(name, prefix))
+    }
 }
 
 impl Fields for Vec<(String, Option<String>)> {
@@ -57,6 +76,10 @@ impl Fields for Vec<(String, Option<String>)> {
 
     fn field_names(&self) -> Vec<String> {
         self.as_slice().field_names()
+    }
+
+    fn has_field_starting_with(&self, prefix: &str) -> bool {
+        self.as_slice().has_field_starting_with(prefix)
     }
 }
 
@@ -159,5 +182,9 @@ impl Fields for HttpRequest {
 
     fn field_names(&self) -> Vec<String> {
         self.headers.field_names()
+    }
+
+    fn has_field_starting_with(&self, prefix: &str) -> bool {
+        self.headers.has_field_starting_with(prefix)
     }
 }

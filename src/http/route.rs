@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
 use crate::era::{self, Era};
 use crate::http::answer::{Answer, EventStream};
@@ -365,7 +365,8 @@ impl Route {
                 if let Some(session) = &session {
                     ctx = ctx.with_session(session.clone()).with_scope(session.id());
                 }
-                self.server.dispatch_with(other, ctx).await;
+                // Boxed, as below: the dispatch's state stays out of this future.
+                Box::pin(self.server.dispatch_with(other, ctx)).await;
                 return Answer::empty(202);
             }
         };
@@ -416,7 +417,9 @@ impl Route {
             let session = session.clone();
             ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));
         }
-        match self.server.dispatch_with(message, ctx).await {
+        // Boxed: the dispatch's state (several KiB) would otherwise be part of this future
+        // on every path, and a host boxes and moves this future for every request.
+        match Box::pin(self.server.dispatch_with(message, ctx)).await {
             Some(response) => Answer::json(status_of(modern, &response), &response),
             None => Answer::empty(202),
         }
@@ -534,7 +537,7 @@ impl Route {
         }));
         let (mut cancel, cancelled) = oneshot::channel::<()>();
         let server = self.server.clone();
-        (self.spawn)(Box::pin(async move {
+        let mut dispatch = Box::pin(async move {
             let dispatch = std::pin::pin!(server.dispatch_with(message, ctx));
             match future::select(dispatch, cancel.cancellation()).await {
                 Either::Left((Some(response), _)) => {
@@ -547,7 +550,19 @@ impl Route {
             }
             // Close for every sender: a tool may keep its context (and so a sender) alive.
             tx.close_channel();
+        });
+        // A dispatch done at its first poll (a `ping`, a tool that does not wait) needs no
+        // task: its response is already queued. Only one that waits is spawned.
+        // A handler that panics in this first poll ends the dispatch, as a panicking task
+        // would: its senders are gone, so the stream below ends unanswered.
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (&mut dispatch).now_or_never()
         }));
+        match polled {
+            Ok(Some(())) => {}
+            Ok(None) => (self.spawn)(dispatch),
+            Err(_) => tracing::error!("http: a dispatch panicked; the request gets no answer"),
+        }
         let first = match rx.next().await {
             None => return Answer::empty(202),
             Some(Out::Final(response)) if modern => {

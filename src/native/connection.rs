@@ -79,6 +79,12 @@ impl Driver {
 
     /// Take one message (a line, a text frame). A dispatched call runs in the background and its
     /// answer goes to the output queue; an answer due at once is returned for the caller to write.
+    ///
+    /// Every call is first polled once here: one that is done at once (a notification, a
+    /// response, a `ping`, a tool that does not wait) is answered without a task, a channel
+    /// hop or a thread switch, its answer returned like an invalid message's error. Only a
+    /// call that would wait gets a task, so a slow tool still does not hold up a `ping` sent
+    /// after it.
     pub(crate) fn receive(&mut self, bytes: &[u8]) -> Option<JsonRpcResponse> {
         match self.conn.receive(bytes) {
             Received::Nothing => None,
@@ -86,9 +92,20 @@ impl Driver {
             Received::Dispatch(mut call) => {
                 // A notification or a response is handled at once (cancelling, resolving a
                 // server→client request): no task per message, so a flood of them costs no
-                // memory beyond the message read. Only one that would wait gets a task.
-                if !call.is_request() && (&mut call).now_or_never().is_some() {
-                    return None;
+                // memory beyond the message read. A request done at once leaves the in-flight
+                // set here (the call is dropped) and its answer goes to the caller's writer.
+                // A handler that panics in this first poll ends its call unanswered, as a
+                // panicking task would, and the connection goes on.
+                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    (&mut call).now_or_never()
+                }));
+                match polled {
+                    Ok(Some(answer)) => return answer,
+                    Ok(None) => {}
+                    Err(_) => {
+                        tracing::error!("a call panicked; it gets no answer");
+                        return None;
+                    }
                 }
                 let out = self.out.clone();
                 self.tasks.spawn(async move {
@@ -141,9 +158,41 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::primitives::tools::Tool;
     use crate::ServerOptions;
 
     const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    /// A `tools/call` of the `yield` tool with this id.
+    fn call_yield(id: u64) -> Vec<u8> {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"yield","arguments":{{}}}}}}"#)
+            .into_bytes()
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Empty {}
+
+    /// A server whose `yield` tool is not done at its first poll (it yields once).
+    fn server() -> McpServer {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        server.tools().add(Tool::new("yield", |_: Empty| async {
+            tokio::task::yield_now().await;
+            Ok::<_, String>("yielded")
+        }));
+        server
+    }
+
+    /// A driver whose connection took an `initialize` (answered at once, without a task).
+    fn initialized(options: ConnectionOptions, out: mpsc::Sender<String>) -> Driver {
+        let mut driver = Driver::new(server(), "test", options, out);
+        let answer = driver
+            .receive(INITIALIZE)
+            .expect("initialize is answered at once");
+        assert!(answer.payload.is_ok());
+        assert_eq!(driver.tasks.len(), 0);
+        driver
+    }
 
     /// Yield to the other tasks until `done` holds, at most 1,000 rounds.
     async fn settle(driver: &Driver, done: impl Fn(usize) -> bool) -> bool {
@@ -158,11 +207,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_waiting_for_room_in_the_output_keeps_its_place() {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
         let (tx, mut rx) = mpsc::channel(1);
-        let mut driver = Driver::new(server, "test", ConnectionOptions::stdio(2), tx);
-        assert!(driver.receive(PING).is_none());
-        assert!(driver.receive(PING).is_none());
+        let mut driver = initialized(ConnectionOptions::stdio(2), tx);
+        assert!(driver.receive(&call_yield(2)).is_none());
+        assert!(driver.receive(&call_yield(3)).is_none());
         // One answer fills the queue and leaves the set; the other waits for room and stays.
         assert!(settle(&driver, |n| n == 1).await);
         for _ in 0..100 {
@@ -176,10 +224,20 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_flood_of_notifications_and_responses_spawns_no_task() {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
+    async fn a_call_done_at_once_is_answered_without_a_task() {
         let (tx, _rx) = mpsc::channel(8);
-        let mut driver = Driver::new(server, "test", ConnectionOptions::websocket(4), tx);
+        let mut driver = initialized(ConnectionOptions::websocket(4), tx);
+        let answer = driver.receive(PING).expect("a ping is answered at once");
+        assert_eq!(answer.to_json(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!(driver.tasks.len(), 0);
+        assert_eq!(driver.conn.in_flight(), 0, "its place is free again");
+        driver.end().await;
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_notifications_and_responses_spawns_no_task() {
+        let (tx, _rx) = mpsc::channel(8);
+        let mut driver = initialized(ConnectionOptions::websocket(4), tx);
         for i in 0..10_000 {
             let notification = format!(
                 r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{i}}}}}"#
@@ -189,20 +247,20 @@ mod tests {
             assert!(driver.receive(response.as_bytes()).is_none());
         }
         assert_eq!(driver.tasks.len(), 0, "each was handled at once");
-        assert!(driver.receive(PING).is_none());
-        assert_eq!(driver.tasks.len(), 1, "a request still runs as a task");
+        assert!(driver.receive(&call_yield(4)).is_none());
+        assert_eq!(driver.tasks.len(), 1, "a request that waits runs as a task");
         driver.end().await;
     }
 
     #[tokio::test]
     async fn ready_pauses_at_the_limit_under_the_stdio_rules_and_end_drains() {
-        let server = McpServer::new(ServerOptions::new("t", "1"));
         let (tx, mut rx) = mpsc::channel(8);
-        let mut driver = Driver::new(server, "test", ConnectionOptions::stdio(1), tx);
-        assert!(driver.receive(PING).is_none());
-        driver.ready().await; // waits for the ping's call to finish
+        let mut driver = initialized(ConnectionOptions::stdio(1), tx);
+        assert!(driver.receive(&call_yield(5)).is_none());
+        assert!(!driver.conn.accepts_input(), "the one place is taken");
+        driver.ready().await; // waits for the call to finish
         assert!(driver.conn.accepts_input());
-        assert!(driver.receive(PING).is_none());
+        assert!(driver.receive(&call_yield(6)).is_none());
         driver.end().await;
         assert!(rx.recv().await.is_some());
         assert!(rx.recv().await.is_some());

@@ -183,6 +183,11 @@ impl Fields for HeaderMap {
     fn field_names(&self) -> Vec<String> {
         self.keys().map(|name| name.as_str().to_owned()).collect()
     }
+
+    fn has_field_starting_with(&self, prefix: &str) -> bool {
+        self.keys()
+            .any(|name| crate::http::request::starts_with_ignore_case(name.as_str(), prefix))
+    }
 }
 
 /// A hyper request head as the core's plain request (no body yet): method, path, header

@@ -59,13 +59,32 @@ where
 /// `/proc/self/fd` as non-blocking pipes, so reads need no blocking thread (several times the
 /// throughput of `tokio::io::stdin`); a terminal, a file or another platform falls back to tokio's
 /// stdin/stdout. Reopening leaves the parent's file descriptions (and their flags) untouched.
+///
+/// The serving runs on a task of its own, so that on a multi-threaded runtime reading, the
+/// calls and writing stay on one worker thread (a `block_on` caller's thread would otherwise
+/// hand every line to a worker and back); dropping the returned future ends it.
 pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    if let Some((reader, writer)) = reopen_pipes() {
-        tracing::debug!("stdio: serving over non-blocking pipes");
-        return serve(server, reader, writer).await;
+    let mut serving = AbortOnDrop(tokio::spawn(async move {
+        #[cfg(target_os = "linux")]
+        if let Some((reader, writer)) = reopen_pipes() {
+            tracing::debug!("stdio: serving over non-blocking pipes");
+            return serve(server, reader, writer).await;
+        }
+        serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+    }));
+    match (&mut serving.0).await {
+        Ok(result) => result,
+        Err(e) => Err(io::Error::other(e)),
     }
-    serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Aborts its task when dropped (the caller of [`serve_stdio`] stopped waiting for it).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// stdin and stdout reopened as non-blocking pipes, when both are pipes.
@@ -148,19 +167,31 @@ async fn on_frame(frame: Frame, conn: &mut Driver, tx: &mpsc::Sender<String>) {
     }
 }
 
+/// The most bytes of queued answers gathered into one write: 64 KiB.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
+/// Write the queued answers, one line each: whatever is already queued when the writer wakes
+/// goes out in one write (at most [`WRITE_BATCH_BYTES`] gathered), then a flush.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut rx: mpsc::Receiver<String>,
 ) -> io::Result<()> {
-    while let Some(mut line) = rx.recv().await {
-        line.push('\n');
-        writer.write_all(line.as_bytes()).await?;
-        // Batch whatever is already queued before flushing.
-        while let Ok(mut more) = rx.try_recv() {
-            more.push('\n');
-            writer.write_all(more.as_bytes()).await?;
+    let mut batch = Vec::new();
+    while let Some(line) = rx.recv().await {
+        batch.clear();
+        batch.extend_from_slice(line.as_bytes());
+        batch.push(b'\n');
+        while batch.len() < WRITE_BATCH_BYTES {
+            let Ok(more) = rx.try_recv() else { break };
+            batch.extend_from_slice(more.as_bytes());
+            batch.push(b'\n');
         }
+        writer.write_all(&batch).await?;
         writer.flush().await?;
+        if batch.capacity() > 2 * WRITE_BATCH_BYTES {
+            // One huge answer does not keep its buffer for the life of the connection.
+            batch = Vec::new();
+        }
     }
     writer.flush().await
 }

@@ -36,6 +36,7 @@
 //! in flight get their answers, then close `1001` ([`run_draining`]).
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -60,12 +61,14 @@ use crate::server::McpServer;
 pub const MCP_WEBSOCKET_SUBPROTOCOL: &str = "mcp";
 /// How long the server waits for the peer's close reply after sending a close: 5 s.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
-/// tungstenite's read buffer per connection: 8 KiB. Its default (128 KiB) is zero-filled on
+/// tungstenite's read buffer per connection: 4 KiB. Its default (128 KiB) is zero-filled on
 /// the first read, so every idle connection kept ~137 KiB resident (1,000 idle connections:
-/// 140 KB each; with 8 KiB, 18.7 KB each and the same messages/s at 64 in flight, measured by
-/// `benches/run.sh`; 4 KiB gave 13.2 KB but half the messages/s). A message larger than the
-/// buffer still arrives whole — the buffer grows to fit the frame — it just takes more reads.
-pub const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// 140 KB each). With 8 KiB an idle, initialized connection took ~14.2 KB; with 4 KiB ~10.1 KB
+/// (`memprobe`), at the same server CPU per message with 64 in flight — since answers are
+/// flushed once per burst, not once each, a smaller buffer costs a few more reads, not half
+/// the messages/s as it did with a flush per answer. A message larger than the buffer still
+/// arrives whole — the buffer grows to fit the frame — it just takes more reads.
+pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 /// Options (seed `WebSocketServerOptions`).
 #[derive(Clone, Debug)]
@@ -343,6 +346,9 @@ async fn run_as<S>(
     conn.set_identity(identity);
     let mut closing: Option<tokio::time::Instant> = None;
     let mut draining: Option<tokio::time::Instant> = None;
+    // Answers are fed to the socket without a flush; the flush comes when the peer has no
+    // more frames for us yet ([`next_or_flush`]), so a burst of answers is one write.
+    let mut unflushed = false;
     // One timer for the liveness rule, moved only when it fires (the rule then says how long is
     // left): a message heard costs no timer registration.
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400);
@@ -372,7 +378,7 @@ async fn run_as<S>(
         let deadline =
             closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
         tokio::select! {
-            incoming = ws.next() => {
+            incoming = next_or_flush(&mut ws, &mut unflushed) => {
                 if let (Some(Ok(_)), Some(l)) = (&incoming, liveness.as_mut()) {
                     l.heard(opened.elapsed());
                 }
@@ -381,9 +387,10 @@ async fn run_as<S>(
                     Some(Ok(Message::Text(text))) => {
                         conn.ready().await;
                         if let Some(answer) = conn.receive(text.as_bytes()) {
-                            if ws.send(Message::text(answer.to_json())).await.is_err() {
+                            if ws.feed(Message::text(answer.to_json())).await.is_err() {
                                 break;
                             }
+                            unflushed = true;
                         }
                         None
                     }
@@ -416,9 +423,21 @@ async fn run_as<S>(
                 }
             }
             Some(text) = out_rx.recv(), if closing.is_none() => {
-                if ws.send(Message::text(text)).await.is_err() {
+                // With whatever else is queued already: one flush for all of them.
+                if ws.feed(Message::text(text)).await.is_err() {
                     break;
                 }
+                let mut fed = true;
+                while let Ok(text) = out_rx.try_recv() {
+                    if ws.feed(Message::text(text)).await.is_err() {
+                        fed = false;
+                        break;
+                    }
+                }
+                if !fed {
+                    break;
+                }
+                unflushed = true;
             }
             changed = shutdown.changed(), if closing.is_none() && draining.is_none() => {
                 if changed.is_err() || *shutdown.borrow() {
@@ -440,6 +459,32 @@ async fn run_as<S>(
     }
     conn.end().await;
     tracing::debug!("ws: connection closed");
+}
+
+/// The peer's next frame; while none has arrived yet, the answers fed since the last flush go
+/// out (`unflushed` then turns `false`): a line loop's "flush when the input runs dry", so a
+/// burst of requests is answered in one write instead of one per answer. A failed flush is the
+/// stream's error, as a failed read would be.
+fn next_or_flush<'a, S>(
+    ws: &'a mut WebSocketStream<S>,
+    unflushed: &'a mut bool,
+) -> impl std::future::Future<Output = Option<Result<Message, WsError>>> + 'a
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    futures::future::poll_fn(move |cx| {
+        if let Poll::Ready(incoming) = ws.poll_next_unpin(cx) {
+            return Poll::Ready(incoming);
+        }
+        if *unflushed {
+            match ws.poll_flush_unpin(cx) {
+                Poll::Ready(Ok(())) => *unflushed = false,
+                Poll::Ready(Err(e)) => return Poll::Ready(Some(Err(e))),
+                Poll::Pending => {}
+            }
+        }
+        Poll::Pending
+    })
 }
 
 /// Follow the liveness rule at `now`: send a ping when due; `false` when the connection is to
