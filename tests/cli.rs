@@ -109,6 +109,19 @@ async fn a_mistake_in_the_command_line_exits_2_like_clap() {
             &format!("Usage: orkestrel-mcp {command}"),
         );
     }
+    // A zero that would fail every request or refuse every connection.
+    for args in [
+        vec!["call", "http://127.0.0.1:9/mcp", "echo", "--timeout", "0"],
+        vec!["serve", "--http", "127.0.0.1:0", "--max-connections", "0"],
+    ] {
+        let ran = run_bin(&args).await;
+        assert_eq!(ran.code, Some(2), "{ran:?}");
+        assert!(
+            ran.stderr
+                .contains("\"0\" is not a whole number of 1 or more"),
+            "{ran:?}"
+        );
+    }
     // `logout` takes the URLs `login` takes.
     assert_usage(
         &run_bin(&["logout", "ws://127.0.0.1:9/mcp"]).await,

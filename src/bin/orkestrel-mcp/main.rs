@@ -130,7 +130,7 @@ struct ServeArgs {
     allow_host: Vec<String>,
     /// HTTP: open connections at most (HTTP, SSE and WebSocket alike); a new one beyond them
     /// gets 503 at once, the open ones go on.
-    #[arg(long, value_name = "N", requires = "http", conflicts_with = "stdio", default_value_t = http::ServeOptions::default().max_connections, value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_name = "N", requires = "http", conflicts_with = "stdio", default_value_t = http::ServeOptions::default().max_connections, value_parser = client::at_least_one::<usize>)]
     max_connections: usize,
     /// HTTP: on SIGTERM or Ctrl-C, how long calls in flight get to finish (seconds) before
     /// WebSockets close with 1001 and SSE streams end.
@@ -305,7 +305,7 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
                 },
             );
             let serving = http::ServeOptions {
-                max_connections: args.max_connections.max(1),
+                max_connections: args.max_connections,
                 ..http::ServeOptions::default()
             };
             if args.cors.is_empty() {
