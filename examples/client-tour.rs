@@ -6,6 +6,9 @@
 //! cargo run --features native --example client-tour -- URL|-- COMMAND... \
 //!     (env: TOUR_RESOURCE, TOUR_PROMPT, TOUR_PROMPT_ARGS, TOUR_TOOL, TOUR_TOOL_ARGS)
 //! ```
+//!
+//! Unset, they name what `orkestrel-mcp serve` offers: `orkestrel://about`, the prompt `greet`
+//! (`{"name":"Ada"}`) and the tool `progress` (`{"steps":3,"ms":10}`).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,11 +17,17 @@ use orkestrel_mcp::client::{ClientOptions, McpClient, RequestOptions};
 use orkestrel_mcp::native::client::{transport_for, Target};
 use serde_json::{json, Value};
 
-fn env_json(name: &str) -> Value {
+/// The variable `name` as JSON, else `default` (unset or not JSON).
+fn env_json(name: &str, default: Value) -> Value {
     std::env::var(name)
         .ok()
         .and_then(|v| serde_json::from_str(&v).ok())
-        .unwrap_or_else(|| json!({}))
+        .unwrap_or(default)
+}
+
+/// The variable `name`, else `default`.
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_owned())
 }
 
 async fn tour(target: Target) -> Result<Value, Box<dyn std::error::Error>> {
@@ -28,12 +37,15 @@ async fn tour(target: Target) -> Result<Value, Box<dyn std::error::Error>> {
     );
     client.connect().await?;
     let resources = client.list_resources().await?;
-    let uri = std::env::var("TOUR_RESOURCE").unwrap_or_default();
+    let uri = env_or("TOUR_RESOURCE", "orkestrel://about");
     let read = client.read_resource(&uri).await?;
     let prompts = client.list_prompts().await?;
-    let prompt_name = std::env::var("TOUR_PROMPT").unwrap_or_default();
+    let prompt_name = env_or("TOUR_PROMPT", "greet");
     let prompt = client
-        .get_prompt(&prompt_name, env_json("TOUR_PROMPT_ARGS"))
+        .get_prompt(
+            &prompt_name,
+            env_json("TOUR_PROMPT_ARGS", json!({"name": "Ada"})),
+        )
         .await?;
     let progress = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let p = progress.clone();
@@ -44,9 +56,13 @@ async fn tour(target: Target) -> Result<Value, Box<dyn std::error::Error>> {
                 .push(json!([update.progress, update.total]))
         })
         .reset_timeout_on_progress(Duration::from_secs(60));
-    let tool = std::env::var("TOUR_TOOL").unwrap_or_default();
+    let tool = env_or("TOUR_TOOL", "progress");
     let result = client
-        .call_with(&tool, env_json("TOUR_TOOL_ARGS"), options)
+        .call_with(
+            &tool,
+            env_json("TOUR_TOOL_ARGS", json!({"steps": 3, "ms": 10})),
+            options,
+        )
         .await?;
     client.disconnect().await;
     let progress = progress.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -89,6 +89,45 @@ async fn a_mistake_in_the_command_line_exits_2_like_clap() {
         "not an origin",
         "Usage: orkestrel-mcp serve",
     );
+    // An HTTP-only option beside `--stdio` is refused, not silently dropped (clap lets an
+    // option whose `requires` target conflicts with a given one through).
+    for (command, option) in [
+        ("serve", vec!["--stateless"]),
+        ("serve", vec!["--cors", "http://127.0.0.1:8080"]),
+        ("serve", vec!["--auth-issuer", "http://127.0.0.1:9"]),
+        ("serve", vec!["--auth-scope", "mcp"]),
+        ("bridge", vec!["--auth-issuer", "http://127.0.0.1:9"]),
+    ] {
+        let mut args = vec![command, "--stdio"];
+        args.extend(option.iter().copied());
+        if command == "bridge" {
+            args.push(&refused);
+        }
+        assert_usage(
+            &run_bin(&args).await,
+            &format!("the argument '--stdio' cannot be used with '{}", option[0]),
+            &format!("Usage: orkestrel-mcp {command}"),
+        );
+    }
+    // A zero that would fail every request or refuse every connection.
+    for args in [
+        vec!["call", "http://127.0.0.1:9/mcp", "echo", "--timeout", "0"],
+        vec!["serve", "--http", "127.0.0.1:0", "--max-connections", "0"],
+    ] {
+        let ran = run_bin(&args).await;
+        assert_eq!(ran.code, Some(2), "{ran:?}");
+        assert!(
+            ran.stderr
+                .contains("\"0\" is not a whole number of 1 or more"),
+            "{ran:?}"
+        );
+    }
+    // `logout` takes the URLs `login` takes.
+    assert_usage(
+        &run_bin(&["logout", "ws://127.0.0.1:9/mcp"]).await,
+        "is not an http(s):// URL",
+        "Usage: orkestrel-mcp logout",
+    );
     // A listen address that is not HOST:PORT, or a name that resolves to nothing.
     let ran = run_bin(&["serve", "--http", "localhost"]).await;
     assert_eq!(ran.code, Some(2), "{ran:?}");

@@ -16,6 +16,18 @@ use serde_json::Value;
 
 use super::error::CliError;
 
+/// A count or a duration that must be 1 or more (`--timeout`, `--max-connections`): 0 would
+/// fail every request or refuse every connection.
+pub(crate) fn at_least_one<T>(text: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + From<u8> + PartialEq,
+{
+    match text.parse::<T>() {
+        Ok(n) if n != T::from(0) => Ok(n),
+        _ => Err(format!("{text:?} is not a whole number of 1 or more")),
+    }
+}
+
 /// Connection options shared by the client commands.
 #[derive(Args, Clone)]
 pub struct ConnectArgs {
@@ -23,7 +35,7 @@ pub struct ConnectArgs {
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
     /// The per-request deadline in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = at_least_one::<u64>)]
     pub(crate) timeout: u64,
     /// The protocol era: `auto` probes with `server/discover` and falls back to the
     /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.

@@ -101,7 +101,7 @@ struct ServeArgs {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:3000")]
     http: Option<BindAddr>,
     /// HTTP: no sessions (every POST stands alone; GET and DELETE answer 405).
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "http", conflicts_with = "stdio")]
     stateless: bool,
     /// HTTP: share sessions through this Redis server (redis://HOST:PORT[/DB]) with every
     /// instance started with the same URL, so any of them, behind one URL, serves any request
@@ -116,27 +116,43 @@ struct ServeArgs {
     )]
     redis: Option<String>,
     /// HTTP: no WebSocket upgrades.
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "http", conflicts_with = "stdio")]
     no_websocket: bool,
     /// HTTP: answer CORS for this browser origin (exact, e.g. https://app.example.com; repeatable).
     /// Also allows the origin.
-    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    #[arg(
+        long,
+        value_name = "ORIGIN",
+        requires = "http",
+        conflicts_with = "stdio"
+    )]
     cors: Vec<String>,
     /// HTTP: allow requests with this Origin (exact scheme://host[:port]; repeatable)
     /// [default: on a loopback bind loopback origins only, on another bind same-origin only].
-    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    #[arg(
+        long,
+        value_name = "ORIGIN",
+        requires = "http",
+        conflicts_with = "stdio"
+    )]
     allow_origin: Vec<String>,
     /// HTTP: allow this Host header (host[:port]; repeatable), besides loopback names on a
     /// loopback bind [default: on a loopback bind loopback names only, on another bind any].
-    #[arg(long, value_name = "HOST", requires = "http")]
+    #[arg(long, value_name = "HOST", requires = "http", conflicts_with = "stdio")]
     allow_host: Vec<String>,
     /// HTTP: open connections at most (HTTP, SSE and WebSocket alike); a new one beyond them
     /// gets 503 at once, the open ones go on.
-    #[arg(long, value_name = "N", requires = "http", default_value_t = http::ServeOptions::default().max_connections, value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_name = "N", requires = "http", conflicts_with = "stdio", default_value_t = http::ServeOptions::default().max_connections, value_parser = client::at_least_one::<usize>)]
     max_connections: usize,
     /// HTTP: on SIGTERM or Ctrl-C, how long calls in flight get to finish (seconds) before
     /// WebSockets close with 1001 and SSE streams end.
-    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        requires = "http",
+        conflicts_with = "stdio"
+    )]
     drain: u64,
     /// Serve the skills of this directory tree (Skills extension): each directory holding a
     /// SKILL.md is a skill, at skill://<its path below DIR>/SKILL.md; changes on disk are
@@ -320,7 +336,7 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
                 },
             );
             let serving = http::ServeOptions {
-                max_connections: args.max_connections.max(1),
+                max_connections: args.max_connections,
                 ..http::ServeOptions::default()
             };
             if args.cors.is_empty() {

@@ -18,7 +18,7 @@ pub struct AuthArgs {
     /// HTTP: require bearer tokens (JWT access tokens) issued by this authorization server
     /// (its issuer URL; its metadata and keys are read at start). Without it, no token is
     /// required.
-    #[arg(long, value_name = "URL", requires = "http")]
+    #[arg(long, value_name = "URL", requires = "http", conflicts_with = "stdio")]
     auth_issuer: Option<String>,
     /// HTTP, with --auth-issuer: this server's resource URI, as tokens name it in `aud` and the
     /// protected resource metadata gives it (`--auth-audience` is the same option: the audience
@@ -28,18 +28,29 @@ pub struct AuthArgs {
         long,
         value_name = "URL",
         requires = "auth_issuer",
+        conflicts_with = "stdio",
         visible_alias = "auth-audience"
     )]
     auth_resource: Option<String>,
     /// HTTP, with --auth-issuer: a scope every token must carry (repeatable; 403
     /// insufficient_scope otherwise) [default: none].
-    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        requires = "auth_issuer",
+        conflicts_with = "stdio"
+    )]
     auth_scope: Vec<String>,
     /// HTTP, with --auth-issuer: check tokens by the issuer's introspection endpoint (RFC
     /// 7662; opaque tokens too) as this client, whose secret is read from the environment
     /// variable MCP_AUTH_CLIENT_SECRET [default: JWT access tokens checked against the
     /// issuer's keys].
-    #[arg(long, value_name = "CLIENT_ID", requires = "auth_issuer")]
+    #[arg(
+        long,
+        value_name = "CLIENT_ID",
+        requires = "auth_issuer",
+        conflicts_with = "stdio"
+    )]
     auth_introspection_client: Option<String>,
 }
 

@@ -167,7 +167,7 @@ pub struct LoginArgs {
 /// `logout URL`: forget the tokens and client kept for a server.
 #[derive(Args)]
 pub struct LogoutArgs {
-    /// The server URL.
+    /// The server URL (http or https).
     url: String,
     /// Where the tokens are kept (as for the client commands).
     #[arg(long, value_name = "FILE")]
@@ -203,6 +203,17 @@ pub(crate) async fn login(args: LoginArgs) -> Result<(), CliError> {
 }
 
 pub(crate) fn logout(args: LogoutArgs) -> Result<(), CliError> {
+    // As `login`: tokens are kept only for http(s) servers, so any other URL is a typo.
+    let scheme = args
+        .url
+        .split_once("://")
+        .map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        return Err(CliError::usage(format!(
+            "{:?} is not an http(s):// URL",
+            args.url
+        )));
+    }
     let path = args
         .token_store
         .clone()
