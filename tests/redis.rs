@@ -62,6 +62,32 @@ fn response(reply: &Reply) -> Value {
 }
 
 #[tokio::test]
+async fn redis_is_for_http_and_an_unreachable_one_at_start_exits_1() {
+    let ran =
+        support::server::run_bin(&["serve", "--stdio", "--redis", "redis://127.0.0.1:9"]).await;
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    assert!(
+        ran.stderr
+            .contains("the argument '--stdio' cannot be used with '--redis"),
+        "{ran:?}"
+    );
+    // Nothing listens on the discard port: the instance refuses to start, saying why.
+    let ran = support::server::run_bin(&[
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--redis",
+        "redis://127.0.0.1:9",
+    ])
+    .await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(
+        ran.stderr.contains("--redis redis://127.0.0.1:9"),
+        "{ran:?}"
+    );
+}
+
+#[tokio::test]
 async fn one_session_alternates_between_two_instances() {
     let Some(redis) = Redis::start(None).await else {
         return;

@@ -112,7 +112,7 @@ struct ServeArgs {
         long,
         value_name = "URL",
         requires = "http",
-        conflicts_with = "stateless"
+        conflicts_with_all = ["stateless", "stdio"]
     )]
     redis: Option<String>,
     /// HTTP: no WebSocket upgrades.
