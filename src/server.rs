@@ -46,7 +46,7 @@ use tracing::Instrument;
 
 pub use crate::host::{Clock, ErrorHandler};
 pub use options::{Completer, Completion, RequestListener, ServerOptions};
-pub use push::ListKind;
+pub use push::{Change, ListKind};
 
 use crate::era::mrtr::StateSealer;
 use crate::era::{self, Era};

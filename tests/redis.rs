@@ -13,24 +13,8 @@ use orkestrel_mcp::native::endpoint::system_clock;
 use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
 use orkestrel_mcp::{McpServer, ServerOptions};
 use serde_json::{json, Value};
-use support::redis::Redis;
-use support::server::spawn_listening;
+use support::redis::{asking_instance, changing_instance, get_stream, instance, session, Redis};
 use support::*;
-use tokio::process::Child;
-
-/// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL`: its address and the child.
-async fn instance(redis: &Redis) -> (SocketAddr, Child) {
-    let (url, child) = spawn_listening(
-        &["serve", "--http", "127.0.0.1:0", "--redis", &redis.url()],
-        "info",
-    )
-    .await;
-    let authority = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    (authority.parse().expect("a socket address"), child)
-}
 
 fn sid(id: &str) -> [(&'static str, &str); 2] {
     [
@@ -334,24 +318,6 @@ async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
     assert_eq!(b.count().await, Ok(2));
 }
 
-/// A session minted on `at` at `version`, `notifications/initialized` sent.
-async fn session(at: SocketAddr, version: &str) -> String {
-    let reply = post(at, &[], &initialize(1, version)).await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let id = reply.header("mcp-session-id").unwrap().to_owned();
-    let headers = [
-        ("mcp-session-id", id.as_str()),
-        ("mcp-protocol-version", version),
-    ];
-    assert_eq!(
-        post(at, &headers, &json::initialized().to_string())
-            .await
-            .status,
-        202
-    );
-    id
-}
-
 /// A `tools/call` of `progress` (`steps` log messages, `ms` apart) opened on `at` as an SSE
 /// stream.
 async fn progress_stream(at: SocketAddr, id: &str, steps: u32, ms: u64) -> SseStream {
@@ -470,40 +436,6 @@ async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
         assert_eq!(event.id, expected.id);
         assert_eq!(step_of(&event), step_of(expected));
     }
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Empty {}
-
-/// An instance in this process over the shared Redis: a server with the tool `ask`, which
-/// elicits a name and answers with it.
-async fn asking_instance(redis: &Redis) -> SocketAddr {
-    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
-    use orkestrel_mcp::{RequestContext, Tool};
-    let server = McpServer::new(ServerOptions::new("ask", "1"));
-    server.tools().add(Tool::with_context(
-        "ask",
-        |_: Empty, ctx: RequestContext| async move {
-            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
-            let answer = ctx
-                .elicit(json!({"message": "Name?", "requestedSchema": schema}))
-                .await
-                .map_err(|e| e.message)?;
-            Ok::<_, String>(answer["content"]["name"].as_str().unwrap_or("?").to_owned())
-        },
-    ));
-    let backend = RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
-        .await
-        .unwrap();
-    let endpoint =
-        Endpoint::with_session_backend(server, EndpointOptions::default(), backend).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ =
-            orkestrel_mcp::native::http::serve(listener, endpoint, std::future::pending()).await;
-    });
-    addr
 }
 
 #[tokio::test]
@@ -669,4 +601,118 @@ async fn three_instances_serve_one_session_request_by_request() {
         .await;
         assert_eq!(gone.status, 404);
     }
+}
+
+#[tokio::test]
+async fn list_and_resource_changes_made_on_one_instance_reach_the_get_streams_on_every_instance() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, on_a) = changing_instance(&redis).await;
+    let (b, _on_b) = changing_instance(&redis).await;
+    // One session minted on each; each one's GET stream on the other instance, and each
+    // subscribed to test://r through the instance that does not hold its stream.
+    let one = session(a, "2025-11-25").await;
+    let two = session(b, "2025-11-25").await;
+    let mut one_on_b = get_stream(b, &one).await;
+    let mut two_on_a = get_stream(a, &two).await;
+    // And a 2026-07-28 listen stream on B.
+    let (mut listening_on_b, _connection) = support::modern::listen(
+        b,
+        json!("L"),
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://r"]}),
+    )
+    .await;
+    let ack = listening_on_b.next().await.unwrap().json();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let subscribe = json::rpc(json!(5), "resources/subscribe", json!({"uri": "test://r"}));
+    for (at, id) in [(a, &one), (b, &two)] {
+        let headers = [
+            ("mcp-session-id", id.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        let reply = post(at, &headers, &subscribe).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+
+    // Both changes made on A: each stream hears of each exactly once, in order.
+    on_a.notify_list_changed(orkestrel_mcp::server::ListKind::Tools);
+    on_a.notify_resource_updated("test://r");
+    on_a.notify_resource_updated("test://not-subscribed");
+    on_a.notify_list_changed(orkestrel_mcp::server::ListKind::Resources);
+    for stream in [&mut one_on_b, &mut two_on_a] {
+        let first = stream.next().await.unwrap().json();
+        assert_eq!(
+            first["method"], "notifications/tools/list_changed",
+            "{first}"
+        );
+        let second = stream.next().await.unwrap().json();
+        assert_eq!(
+            second["method"], "notifications/resources/updated",
+            "{second}"
+        );
+        assert_eq!(second["params"]["uri"], "test://r");
+        let third = stream.next().await.unwrap().json();
+        assert_eq!(
+            third["method"], "notifications/resources/list_changed",
+            "{third}"
+        );
+    }
+    let first = listening_on_b.next().await.unwrap().json();
+    assert_eq!(
+        first["method"], "notifications/tools/list_changed",
+        "{first}"
+    );
+    assert_eq!(
+        first["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L",
+        "{first}"
+    );
+    let second = listening_on_b.next().await.unwrap().json();
+    assert_eq!(
+        second["method"], "notifications/resources/updated",
+        "{second}"
+    );
+    assert_eq!(second["params"]["uri"], "test://r");
+}
+
+/// An official SDK client's session checks against two instances behind a round-robin proxy.
+async fn sdk_client_behind_a_round_robin_proxy(python: bool) {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let (proxy, requests) = support::redis::round_robin(vec![a, b]).await;
+    let url = format!("http://{proxy}/mcp");
+    let Some(run) = support::redis::sdk_sessions(python, &url).await else {
+        return;
+    };
+    let (out, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("all checks passed") && !out.contains("FAIL"),
+        "{out}\n{err}"
+    );
+    let requests = requests.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        requests >= 6,
+        "{requests} requests: both instances served several"
+    );
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_client_keeps_its_session_across_two_instances_behind_a_round_robin_proxy(
+) {
+    sdk_client_behind_a_round_robin_proxy(false).await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_client_keeps_its_session_across_two_instances_behind_a_round_robin_proxy() {
+    sdk_client_behind_a_round_robin_proxy(true).await;
 }

@@ -67,8 +67,9 @@ step "cargo test --features native (transports, binary, doctests)"
 run_tests --features native
 # One test crate with the `redis` feature: several real `serve --redis` binaries share one
 # session through a real redis-server. The other test crates stay on the plain `native` build.
+# (Its two SDK-client tests run after the interop step below, which installs their packages.)
 step "cargo test --features redis --test redis (several serve --redis instances share sessions)"
-run_tests --features redis --test redis
+run_tests --features redis --test redis -- --skip _sdk_client_
 # One test crate with the `otel` feature (the OpenTelemetry crates built once, then the lib, the
 # binary and this test with the feature; about 12 s warm): the real binaries export to a real
 # OTLP receiver. The other test crates stay on the plain `native` build.
@@ -94,6 +95,8 @@ if [ -z "${SKIP_INTEROP:-}" ]; then
   BIN=target/debug/orkestrel-mcp
   suite "interop: the official TS and Python SDK clients drive orkestrel-mcp (stdio, HTTP, and HTTP through the bridge)" tests/interop/run.sh "$BIN"
   suite "interop: sessions, resumption and WebSocket (TS SDK, Python mcp 1.x)" tests/interop/sessions/run.sh "$BIN"
+  step "cargo test --features redis --test redis _sdk_client_ (the TS and Python SDK clients' sessions through a round-robin proxy over two serve --redis instances)"
+  run_tests --features redis --test redis _sdk_client_
   suite "interop: our client (tools, call, bridge) against server-everything and the Python SDK; the TS SDK through the bridge" tests/interop/client/run.sh "$BIN" target/debug/examples/client-tour
   suite "conformance: the official MCP suite, server legs and client legs" tests/conformance/run.sh target/debug/examples/conformance-server target/debug/examples/conformance-client
 fi

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::host::Outbound;
 use crate::protocol::LogLevel;
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
+use crate::wire::jsonrpc::{ErrorObject, RequestId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -134,14 +134,17 @@ impl Peers {
         });
     }
 
-    /// Send `message` to every scope that has a push channel and passes `filter`.
-    pub fn broadcast(&self, message: &JsonRpcMessage, filter: impl Fn(&Peer) -> bool) -> usize {
-        let targets: Vec<Outbound> = lock(&self.scopes)
-            .values()
-            .filter(|p| filter(p))
-            .filter_map(|p| p.outbound.clone())
-            .collect();
-        targets.iter().filter(|o| o(message.clone())).count()
+    /// The scopes that pass `filter`, with their push channels. (The caller filters further
+    /// outside the lock: a shared store's check takes locks of its own.)
+    pub fn scopes_where(
+        &self,
+        filter: impl Fn(&Peer) -> bool,
+    ) -> Vec<(Arc<str>, Option<Outbound>)> {
+        lock(&self.scopes)
+            .iter()
+            .filter(|(_, p)| filter(p))
+            .map(|(scope, p)| (scope.clone(), p.outbound.clone()))
+            .collect()
     }
 
     /// Record a request in flight; `false` (and nothing recorded) when a request with the same

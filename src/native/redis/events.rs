@@ -80,6 +80,17 @@ impl EventLog {
     }
 }
 
+impl EventLog {
+    /// Publish `payload` on `channel`, in order with the events queued before it.
+    pub(super) fn announce(&self, channel: String, payload: String) {
+        let _ = self.queue.send(Append {
+            key: channel,
+            entry: payload,
+            keep: false,
+        });
+    }
+}
+
 impl EventSink for EventLog {
     fn logged(&self, session: &str, id: EventId, data: Option<&str>) {
         let _ = self.queue.send(Append {

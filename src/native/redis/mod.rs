@@ -12,6 +12,7 @@
 //! | `{prefix}events:{session}:{stream}` | list, and a channel of the same name | the events of one request stream (`"<seq>:<data>"`, then `"end"`), for a resume on any instance and its live relay | the event TTL (5 min), pushed back by each append; at most the replay-log capacity (1024) entries |
 //! | `{prefix}push` | pub/sub channel | `{session}\n{message}` for a session's standalone (`GET`) stream, delivered by the instance that holds it | — |
 //! | `{prefix}answers` | pub/sub channel | `{session}\n{response}`: a client's response that reached an instance with no request for it, for the instance whose tool awaits it | — |
+//! | `{prefix}changes` | pub/sub channel | `{instance}\n{change}` ([`Change::to_wire`]): a list or resource change made on one instance, for the sessions' `GET` streams and the listen streams of every instance | — |
 //!
 //! Each operation is one round trip (a Lua script run by `EVALSHA`, over one multiplexed
 //! connection that the `redis` crate's connection manager re-establishes after a failure).
@@ -43,6 +44,7 @@ use crate::http::session::{
     SessionOptions, Unavailable, STANDALONE_STREAM,
 };
 use crate::server::scope::{ScopeState, ScopeStore};
+use crate::server::Change;
 use crate::server::McpServer;
 use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse};
 use crate::BoxFuture;
@@ -102,6 +104,9 @@ pub struct RedisSessions {
     local: Mutex<HashMap<String, Local>>,
     scripts: Scripts,
     events: Arc<events::EventLog>,
+    /// This instance's tag among the instances (its server→client request ids carry it, and
+    /// the changes it announces).
+    instance: String,
 }
 
 impl std::fmt::Debug for RedisSessions {
@@ -154,6 +159,8 @@ impl RedisSessions {
             options.sessions.event_ttl_ms,
             events::MAX_ENTRY_BYTES,
         ));
+        // Its server→client request ids are its own among the instances.
+        let tag = mint_session_id().map_err(|e| Unavailable(e.to_string()))?;
         let this = Arc::new(RedisSessions {
             connection,
             client,
@@ -164,14 +171,13 @@ impl RedisSessions {
             local: Mutex::new(HashMap::new()),
             events,
             scripts: Scripts::new(),
+            instance: tag[..12].to_owned(),
         });
         // Subscribed before the first request: no end announced from now on is missed.
         let pubsub = subscribe(&this.client, &this.channels())
             .await
             .map_err(|e| unavailable(&e))?;
-        // Its server→client request ids are its own among the instances.
-        let tag = mint_session_id().map_err(|e| Unavailable(e.to_string()))?;
-        server.tag_request_ids(&tag[..12]);
+        server.tag_request_ids(&this.instance);
         server.set_scope_store(Arc::new(WriteThrough(Arc::downgrade(&this))));
         tokio::spawn(listen_for_ends(Arc::downgrade(&this), pubsub));
         if let Some(ttl) = this.options.idle_ttl_ms {
@@ -201,10 +207,16 @@ impl RedisSessions {
         format!("{}answers", self.prefix)
     }
 
-    fn channels(&self) -> [String; 3] {
+    /// The channel list and resource changes are announced on (`{instance}\n{change}`).
+    pub fn changes_channel(&self) -> String {
+        format!("{}changes", self.prefix)
+    }
+
+    fn channels(&self) -> [String; 4] {
         [
             self.ended_channel(),
             self.answers_channel(),
+            self.changes_channel(),
             events::push_channel(&self.prefix),
         ]
     }
@@ -329,6 +341,57 @@ impl RedisSessions {
         {
             if self.server.resolve_response(session, response) {
                 tracing::debug!(%session, "redis: resolved a response handed on by another instance");
+            }
+        }
+    }
+
+    /// A list or resource change announced by an instance (this one too): delivered to the
+    /// sessions whose `GET` stream is open here, by the core's rule on their state as Redis
+    /// holds it now (a subscription made on another instance counts), and — when another
+    /// instance made it — to this instance's own scopes and listen streams.
+    async fn changed(&self, payload: &str) {
+        let Some((origin, change)) = payload.split_once('\n') else {
+            return;
+        };
+        let Some(change) = Change::from_wire(change) else {
+            return;
+        };
+        if origin != self.instance {
+            self.server
+                .deliver_change(&change, |scope| !self.lock().contains_key(scope));
+        }
+        let held: Vec<String> = (self.lock().iter())
+            .filter(|(_, l)| l.session.is_attached(STANDALONE_STREAM))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if held.is_empty() {
+            return;
+        }
+        let mut pipe = ::redis::pipe();
+        for id in &held {
+            pipe.hgetall(self.record_key(id));
+        }
+        let mut connection = self.connection.clone();
+        let records: Vec<Vec<String>> = match pipe.query_async(&mut connection).await {
+            Ok(records) => records,
+            Err(e) => {
+                tracing::warn!(error = %e, "redis: cannot read the sessions a change is for");
+                return;
+            }
+        };
+        let mut sessions = HashMap::new();
+        for (id, flat) in held.iter().zip(records) {
+            if let Some(session) = (!flat.is_empty()).then(|| self.loaded(id, &flat)).flatten() {
+                sessions.insert(id.as_str(), session);
+            }
+        }
+        let json = change.notification().to_json();
+        for scope in self
+            .server
+            .change_recipients(&change, |scope| sessions.contains_key(scope))
+        {
+            if let Some(session) = sessions.get(&*scope) {
+                session.push_here(&json);
             }
         }
     }
@@ -505,6 +568,19 @@ impl SessionBackend for RedisSessions {
 struct WriteThrough(Weak<RedisSessions>);
 
 impl ScopeStore for WriteThrough {
+    fn shares(&self, scope: &str) -> bool {
+        self.0
+            .upgrade()
+            .is_some_and(|this| this.lock().contains_key(scope))
+    }
+
+    fn changed(&self, change: &Change) {
+        if let Some(this) = self.0.upgrade() {
+            let payload = format!("{}\n{}", this.instance, change.to_wire());
+            this.events.announce(this.changes_channel(), payload);
+        }
+    }
+
     fn unanswered(&self, scope: &str, response: JsonRpcResponse) -> BoxFuture<'static, ()> {
         let Some(this) = self.0.upgrade() else {
             return Box::pin(futures::future::ready(()));
@@ -597,6 +673,8 @@ async fn listen_for_ends(this: Weak<RedisSessions>, first: ::redis::aio::PubSub)
                     sessions.forget(&payload);
                 } else if channel == sessions.answers_channel() {
                     sessions.answered(&payload);
+                } else if channel == sessions.changes_channel() {
+                    sessions.changed(&payload).await;
                 } else {
                     sessions.pushed(&payload);
                 }
