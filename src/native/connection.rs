@@ -81,10 +81,10 @@ impl Driver {
     /// answer goes to the output queue; an answer due at once is returned for the caller to write.
     ///
     /// Every call is first polled once here: one that is done at once (a notification, a
-    /// response, a `ping`, a tool that does not wait) is answered without a task, a channel
-    /// hop or a thread switch, its answer returned like an invalid message's error. Only a
-    /// call that would wait gets a task, so a slow tool still does not hold up a `ping` sent
-    /// after it.
+    /// response, a `ping`, a tool that does not wait) is answered without a task or a thread
+    /// switch, its answer put in the output queue behind the messages the call itself sent
+    /// (progress, logs: they come before its response). Only a call that would wait gets a
+    /// task, so a slow tool still does not hold up a `ping` sent after it.
     pub(crate) fn receive(&mut self, bytes: &[u8]) -> Option<JsonRpcResponse> {
         match self.conn.receive(bytes) {
             Received::Nothing => None,
@@ -100,7 +100,30 @@ impl Driver {
                     (&mut call).now_or_never()
                 }));
                 match polled {
-                    Ok(Some(answer)) => return answer,
+                    Ok(Some(None)) => return None,
+                    Ok(Some(Some(response))) => {
+                        // Through the queue the call's own messages (progress, logs) went to,
+                        // so its answer never overtakes them (spec: notifications about a
+                        // request come before its response).
+                        match self.out.try_reserve() {
+                            Ok(permit) => {
+                                drop(call);
+                                permit.send(response.to_json());
+                            }
+                            Err(mpsc::error::TrySendError::Full(())) => {
+                                // It waits for room in a task, still in flight until then.
+                                let out = self.out.clone();
+                                self.tasks.spawn(async move {
+                                    if let Ok(permit) = out.reserve().await {
+                                        drop(call);
+                                        permit.send(response.to_json());
+                                    }
+                                });
+                            }
+                            Err(mpsc::error::TrySendError::Closed(())) => {}
+                        }
+                        return None;
+                    }
                     Ok(None) => {}
                     Err(_) => {
                         tracing::error!("a call panicked; it gets no answer");
@@ -180,18 +203,34 @@ mod tests {
             tokio::task::yield_now().await;
             Ok::<_, String>("yielded")
         }));
+        // Done at its first poll, after two progress notifications.
+        server.tools().add(Tool::with_context(
+            "steps",
+            |_: Empty, ctx: crate::server::context::RequestContext| async move {
+                ctx.progress(1.0, Some(2.0), None);
+                ctx.progress(2.0, Some(2.0), None);
+                Ok::<_, String>("stepped")
+            },
+        ));
         server
     }
 
-    /// A driver whose connection took an `initialize` (answered at once, without a task).
-    fn initialized(options: ConnectionOptions, out: mpsc::Sender<String>) -> Driver {
-        let mut driver = Driver::new(server(), "test", options, out);
-        let answer = driver
-            .receive(INITIALIZE)
-            .expect("initialize is answered at once");
-        assert!(answer.payload.is_ok());
+    /// A driver whose connection took an `initialize` (done at once, without a task; its answer
+    /// taken from the output queue of `capacity`).
+    fn initialized(
+        options: ConnectionOptions,
+        capacity: usize,
+    ) -> (Driver, mpsc::Receiver<String>) {
+        let (tx, mut rx) = mpsc::channel(capacity);
+        let mut driver = Driver::new(server(), "test", options, tx);
+        assert!(
+            driver.receive(INITIALIZE).is_none(),
+            "answered through the queue"
+        );
         assert_eq!(driver.tasks.len(), 0);
-        driver
+        let answer = rx.try_recv().expect("initialize is answered at once");
+        assert!(answer.contains("\"protocolVersion\""), "{answer}");
+        (driver, rx)
     }
 
     /// Yield to the other tasks until `done` holds, at most 1,000 rounds.
@@ -207,8 +246,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_waiting_for_room_in_the_output_keeps_its_place() {
-        let (tx, mut rx) = mpsc::channel(1);
-        let mut driver = initialized(ConnectionOptions::stdio(2), tx);
+        let (mut driver, mut rx) = initialized(ConnectionOptions::stdio(2), 1);
         assert!(driver.receive(&call_yield(2)).is_none());
         assert!(driver.receive(&call_yield(3)).is_none());
         // One answer fills the queue and leaves the set; the other waits for room and stays.
@@ -225,19 +263,35 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_done_at_once_is_answered_without_a_task() {
-        let (tx, _rx) = mpsc::channel(8);
-        let mut driver = initialized(ConnectionOptions::websocket(4), tx);
-        let answer = driver.receive(PING).expect("a ping is answered at once");
-        assert_eq!(answer.to_json(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        let (mut driver, mut rx) = initialized(ConnectionOptions::websocket(4), 8);
+        assert!(driver.receive(PING).is_none());
+        let answer = rx.try_recv().expect("a ping is answered at once");
+        assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
         assert_eq!(driver.tasks.len(), 0);
         assert_eq!(driver.conn.in_flight(), 0, "its place is free again");
         driver.end().await;
     }
 
     #[tokio::test]
+    async fn a_call_done_at_once_is_answered_after_the_notifications_it_sent() {
+        let (mut driver, mut rx) = initialized(ConnectionOptions::websocket(4), 8);
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"progressToken":"p"}}}"#;
+        assert!(driver.receive(call).is_none());
+        assert_eq!(driver.tasks.len(), 0);
+        let sent: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_eq!(sent.len(), 3, "{sent:?}");
+        assert!(sent[0].contains("notifications/progress"), "{sent:?}");
+        assert!(sent[1].contains("notifications/progress"), "{sent:?}");
+        assert!(
+            sent[2].contains("\"id\":7") && sent[2].contains("stepped"),
+            "{sent:?}"
+        );
+        driver.end().await;
+    }
+
+    #[tokio::test]
     async fn a_flood_of_notifications_and_responses_spawns_no_task() {
-        let (tx, _rx) = mpsc::channel(8);
-        let mut driver = initialized(ConnectionOptions::websocket(4), tx);
+        let (mut driver, _rx) = initialized(ConnectionOptions::websocket(4), 8);
         for i in 0..10_000 {
             let notification = format!(
                 r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{i}}}}}"#
@@ -254,8 +308,7 @@ mod tests {
 
     #[tokio::test]
     async fn ready_pauses_at_the_limit_under_the_stdio_rules_and_end_drains() {
-        let (tx, mut rx) = mpsc::channel(8);
-        let mut driver = initialized(ConnectionOptions::stdio(1), tx);
+        let (mut driver, mut rx) = initialized(ConnectionOptions::stdio(1), 8);
         assert!(driver.receive(&call_yield(5)).is_none());
         assert!(!driver.conn.accepts_input(), "the one place is taken");
         driver.ready().await; // waits for the call to finish
