@@ -226,13 +226,7 @@ impl McpServer {
 
     /// Hand a response this instance has no request for to the scope store, if one is set.
     pub(crate) async fn hand_on(&self, scope: &str, response: JsonRpcResponse) {
-        let store = self
-            .inner
-            .scope_store
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        match store {
+        match self.scope_store() {
             Some(store) => store.unanswered(scope, response).await,
             None => {
                 tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
@@ -242,13 +236,7 @@ impl McpServer {
 
     /// Write `scope`'s state through to the scope store, if one is set (after a change).
     pub(crate) async fn save_scope(&self, scope: &str) {
-        let store = self
-            .inner
-            .scope_store
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if let (Some(store), Some(state)) = (store, self.scope_state(scope)) {
+        if let (Some(store), Some(state)) = (self.scope_store(), self.scope_state(scope)) {
             store.save(scope, state).await;
         }
     }

@@ -196,6 +196,16 @@ impl RedisSessions {
         format!("{}sessions", self.prefix)
     }
 
+    /// The live-session count script's answer: (entries past their expiry dropped now, live
+    /// sessions left).
+    async fn count_live(&self) -> Result<(usize, usize), Unavailable> {
+        let mut connection = self.connection.clone();
+        (self.scripts.count.key(self.live_key()))
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|e| unavailable(&e))
+    }
+
     /// The channel ended sessions are announced on.
     pub fn ended_channel(&self) -> String {
         format!("{}ended", self.prefix)
@@ -509,30 +519,12 @@ impl SessionBackend for RedisSessions {
     fn expire_idle(&self) -> BoxFuture<'_, Result<usize, Unavailable>> {
         Box::pin(async move {
             self.prune_local();
-            let mut connection = self.connection.clone();
-            let (dropped, _left): (usize, usize) = self
-                .scripts
-                .count
-                .key(self.live_key())
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|e| unavailable(&e))?;
-            Ok(dropped)
+            Ok(self.count_live().await?.0)
         })
     }
 
     fn count(&self) -> BoxFuture<'_, Result<usize, Unavailable>> {
-        Box::pin(async move {
-            let mut connection = self.connection.clone();
-            let (_dropped, left): (usize, usize) = self
-                .scripts
-                .count
-                .key(self.live_key())
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|e| unavailable(&e))?;
-            Ok(left)
-        })
+        Box::pin(async move { Ok(self.count_live().await?.1) })
     }
 
     fn resume_shared<'a>(
