@@ -8,12 +8,17 @@ mod support;
 
 use std::net::SocketAddr;
 
+use orkestrel_mcp::client::{ClientHandler, Progress, RequestOptions};
 use orkestrel_mcp::http::session::{MintError, SessionBackend, SessionOptions};
 use orkestrel_mcp::native::endpoint::system_clock;
 use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
-use orkestrel_mcp::{McpServer, ServerOptions};
+use orkestrel_mcp::ErrorObject;
+use orkestrel_mcp::{BoxFuture, McpServer, ServerOptions};
 use serde_json::{json, Value};
-use support::redis::{asking_instance, changing_instance, get_stream, instance, session, Redis};
+use support::client::http_client_to;
+use support::redis::{
+    asking_instance, changing_instance, get_stream, instance, round_robin, session, Redis,
+};
 use support::*;
 
 fn sid(id: &str) -> [(&'static str, &str); 2] {
@@ -321,6 +326,11 @@ async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
 /// A `tools/call` of `progress` (`steps` log messages, `ms` apart) opened on `at` as an SSE
 /// stream.
 async fn progress_stream(at: SocketAddr, id: &str, steps: u32, ms: u64) -> SseStream {
+    progress_call(at, id, 2, steps, ms).await
+}
+
+/// [`progress_stream`] as request `rpc_id`.
+async fn progress_call(at: SocketAddr, id: &str, rpc_id: u64, steps: u32, ms: u64) -> SseStream {
     let headers: Vec<(&str, &str)> = POST
         .iter()
         .copied()
@@ -329,7 +339,7 @@ async fn progress_stream(at: SocketAddr, id: &str, steps: u32, ms: u64) -> SseSt
             ("mcp-protocol-version", "2025-11-25"),
         ])
         .collect();
-    let body = call(2, "progress", json!({"steps": steps, "ms": ms}));
+    let body = call(rpc_id, "progress", json!({"steps": steps, "ms": ms}));
     let response = open(at, "POST", &headers, &body).await;
     assert_eq!(response.status(), 200);
     SseStream::new(response)
@@ -393,6 +403,63 @@ async fn a_dropped_post_stream_resumes_on_the_other_instance_live_through_the_re
     let mut standalone = resume(b, &id, "zz-0").await;
     let primed = standalone.next().await.unwrap();
     assert!(primed.data.is_empty() && primed.retry.is_some());
+}
+
+#[tokio::test]
+async fn a_redis_restart_ends_the_streams_it_carries_cleanly_and_local_work_completes() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+    let mut standalone = get_stream(a, &id).await;
+
+    // A stream of a tool on A, resumed on B: B relays it live from Redis.
+    let mut on_a = progress_call(a, &id, 2, 1000, 20).await;
+    let _priming = on_a.next().await.unwrap();
+    let first = on_a.next().await.unwrap();
+    drop(on_a);
+    let mut relayed = resume(b, &id, &first.id.clone().unwrap()).await;
+    assert_eq!(step_of(&relayed.next().await.unwrap()), "step 2 of 1000");
+    // A stream of a tool on A, read on A: nothing of it needs Redis but the shared log.
+    let mut direct = progress_call(a, &id, 3, 40, 25).await;
+    let _priming = direct.next().await.unwrap();
+    assert_eq!(step_of(&direct.next().await.unwrap()), "step 1 of 40");
+
+    let port = redis.kill().await;
+
+    // The relay has nothing to relay from: its stream ends, at the end of its body.
+    while relayed.next().await.is_some() {}
+    assert_eq!(relayed.ended_cleanly(), Some(Ok(())), "the relayed stream");
+    // The tool on A runs on and its own stream brings every step and the result.
+    let rest = direct.rest().await;
+    assert_eq!(direct.ended_cleanly(), Some(Ok(())), "the direct stream");
+    let result = rest.last().unwrap().json();
+    assert_eq!(result["id"], 3, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "done 40 steps");
+    assert_eq!(rest.len(), 40, "steps 2..=40 and the result");
+
+    // Back, empty (no persistence): the session is gone, so A ends its GET stream, cleanly;
+    // both instances mint new sessions again.
+    let _redis = Redis::start(Some(port)).await.expect("redis-server again");
+    while standalone.next().await.is_some() {}
+    assert_eq!(standalone.ended_cleanly(), Some(Ok(())), "the GET stream");
+    for at in [a, b] {
+        eventually_async(
+            DEADLINE,
+            "initialize succeeds once Redis is back",
+            || async move { post(at, &[], &initialize(4, "2025-11-25")).await.status == 200 },
+        )
+        .await;
+    }
+    let gone = post(
+        b,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(gone.status, 404);
 }
 
 #[tokio::test]
@@ -679,6 +746,86 @@ async fn list_and_resource_changes_made_on_one_instance_reach_the_get_streams_on
 }
 
 /// An official SDK client's session checks against two instances behind a round-robin proxy.
+/// Answers every elicitation with the name "Ada".
+struct Ada;
+
+impl ClientHandler for Ada {
+    fn capabilities(&self) -> Value {
+        json!({"elicitation": {"form": {}}})
+    }
+    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let asked = params["message"].clone();
+        Box::pin(async move {
+            assert_eq!(asked, "Name?");
+            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        })
+    }
+}
+
+#[tokio::test]
+async fn our_client_keeps_its_session_across_two_instances_behind_a_round_robin_proxy() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let (proxy, requests) = round_robin(vec![a, b]).await;
+    let client = http_client_to(&format!("http://{proxy}/mcp"), support::client::options());
+    tokio::time::timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let tools = client.tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        assert!(names.contains(&"progress"), "{names:?}");
+        assert_eq!(
+            client.call("add", json!({"a": 2, "b": 5})).await.unwrap(),
+            Some(json!(7))
+        );
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let options = RequestOptions::default()
+            .on_progress(move |p: &Progress| record.lock().unwrap().push(p.progress));
+        let done = client
+            .call_with("progress", json!({"steps": 3, "ms": 5}), options)
+            .await
+            .unwrap();
+        assert_eq!(done, Some(json!("done 3 steps")));
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
+        client.ping().await.unwrap();
+        client.disconnect().await;
+    })
+    .await
+    .expect("the client's session works through the proxy");
+    let sent = requests.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(sent >= 7, "every request went through the proxy: {sent}");
+    // Its DELETE (on whichever instance) ended the session in Redis for both.
+    let live: usize = ::redis::cmd("ZCARD")
+        .arg("orkestrel-mcp:sessions")
+        .query_async(&mut redis.connection().await)
+        .await
+        .unwrap();
+    assert_eq!(live, 0);
+
+    // A tool on one instance elicits; the request reaches the client on its call's stream and
+    // the client's answer, POSTed through the proxy to the other instance, resolves it.
+    let (one, two) = (asking_instance(&redis).await, asking_instance(&redis).await);
+    let (proxy, requests) = round_robin(vec![one, two]).await;
+    let options = support::client::options().with_handler(Ada);
+    let client = http_client_to(&format!("http://{proxy}/mcp"), options);
+    tokio::time::timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                client.call("ask", json!({})).await.unwrap(),
+                Some(json!("Ada"))
+            );
+        }
+        client.disconnect().await;
+    })
+    .await
+    .expect("elicitation through the proxy");
+    assert!(requests.load(std::sync::atomic::Ordering::SeqCst) >= 6);
+}
+
 async fn sdk_client_behind_a_round_robin_proxy(python: bool) {
     let Some(redis) = Redis::start(None).await else {
         return;

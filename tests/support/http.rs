@@ -296,6 +296,8 @@ pub struct SseStream {
     body: Incoming,
     parser: SseParser,
     ended: bool,
+    /// Why the body failed, when it ended in an error rather than at its end.
+    error: Option<String>,
 }
 
 impl SseStream {
@@ -304,6 +306,7 @@ impl SseStream {
             body: response.into_body(),
             parser: SseParser::default(),
             ended: false,
+            error: None,
         }
     }
 
@@ -319,7 +322,11 @@ impl SseStream {
             }
             match tokio::time::timeout(DEADLINE, self.body.frame()).await {
                 Err(_) => panic!("no SSE event within the deadline"),
-                Ok(None) | Ok(Some(Err(_))) => self.ended = true,
+                Ok(None) => self.ended = true,
+                Ok(Some(Err(e))) => {
+                    self.ended = true;
+                    self.error = Some(e.to_string());
+                }
                 Ok(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data() {
                         self.parser.feed(&data);
@@ -342,6 +349,12 @@ impl SseStream {
         })
         .await;
         found.unwrap_or_else(|_| panic!("no SSE event with fields within {DEADLINE:?}"))
+    }
+
+    /// Whether the stream ended at the end of its body (a chunked body's last chunk), not in a
+    /// broken connection; `None` while it has not ended.
+    pub fn ended_cleanly(&self) -> Option<Result<(), String>> {
+        self.ended.then(|| self.error.clone().map_or(Ok(()), Err))
     }
 
     /// Read until the stream ends; the remaining events with fields.

@@ -19,7 +19,8 @@ pub struct Redis {
 
 impl Redis {
     /// Start one on `port` (a free one when `None`); `None` (the test skips, saying why) when
-    /// Debian's `redis-server` is not installed.
+    /// Debian's `redis-server` is not installed — a panic instead when `ORKESTREL_REQUIRE_REDIS`
+    /// is set, as the test command sets it.
     pub async fn start(port: Option<u16>) -> Option<Redis> {
         let port = port.unwrap_or_else(free_port);
         let child = Command::new("redis-server")
@@ -30,6 +31,10 @@ impl Redis {
             .spawn();
         let child = match child {
             Ok(child) => child,
+            // The test command installs it and says so: there a missing one is a failure.
+            Err(e) if std::env::var_os("ORKESTREL_REQUIRE_REDIS").is_some() => {
+                panic!("redis-server cannot be started ({e}), and ORKESTREL_REQUIRE_REDIS is set")
+            }
             Err(e) => {
                 eprintln!("SKIPPED: redis-server cannot be started ({e}); tests/run.sh installs Debian's redis-server");
                 return None;

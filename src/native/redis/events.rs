@@ -6,7 +6,13 @@
 //! published on the channel of the same name, for the instances relaying the stream live.
 //!
 //! Appends go through a write-behind queue (a session logs synchronously, under its lock): one
-//! task per instance writes them in order, a pipelined batch per round trip.
+//! task per instance writes them in order, a pipelined batch per round trip. The queue is
+//! bounded in bytes ([`MAX_QUEUED_BYTES`]): while Redis is slow or down, what does not fit is
+//! not shared (it is still delivered and logged on this instance), except the small `end`
+//! entries, which are always queued so a relay elsewhere learns that its stream is over.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use ::redis::aio::ConnectionManager;
 use ::redis::{AsyncCommands, Client};
@@ -24,6 +30,8 @@ const END: &str = "end";
 pub(super) const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
 /// The most entries one round trip writes.
 const BATCH: usize = 256;
+/// The most bytes (keys and entries) waiting in the write-behind queue: 64 MiB.
+pub(super) const MAX_QUEUED_BYTES: usize = 64 << 20;
 
 /// The channel of the messages for a session's standalone stream (`{session}\n{message}`).
 pub(super) fn push_channel(prefix: &str) -> String {
@@ -55,6 +63,12 @@ fn parse(entry: &str) -> Option<Entry<'_>> {
 pub(super) struct EventLog {
     prefix: String,
     queue: mpsc::UnboundedSender<Append>,
+    /// The bytes waiting in the queue (the writer takes them off as it writes).
+    queued: Arc<AtomicUsize>,
+    /// The bound of `queued` ([`MAX_QUEUED_BYTES`]).
+    limit: usize,
+    /// Whether entries are being dropped (logged once per spell).
+    dropping: AtomicBool,
 }
 
 /// One write of the queue: an entry for a list (and its channel), or a message for a channel
@@ -63,6 +77,12 @@ struct Append {
     key: String,
     entry: String,
     keep: bool,
+}
+
+impl Append {
+    fn bytes(&self) -> usize {
+        self.key.len() + self.entry.len()
+    }
 }
 
 impl EventLog {
@@ -74,16 +94,61 @@ impl EventLog {
         ttl_ms: u64,
         max_bytes: usize,
     ) -> EventLog {
+        let (log, rx) = EventLog::queued(prefix, MAX_QUEUED_BYTES);
+        let writer = Writer {
+            connection,
+            capacity,
+            ttl_ms,
+            max_bytes,
+            queued: log.queued.clone(),
+        };
+        tokio::spawn(writer.run(rx));
+        log
+    }
+
+    /// The log and the receiving end of its queue, bounded by `limit` bytes.
+    fn queued(prefix: String, limit: usize) -> (EventLog, mpsc::UnboundedReceiver<Append>) {
         let (queue, rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_behind(rx, connection, capacity, ttl_ms, max_bytes));
-        EventLog { prefix, queue }
+        let log = EventLog {
+            prefix,
+            queue,
+            queued: Arc::new(AtomicUsize::new(0)),
+            limit,
+            dropping: AtomicBool::new(false),
+        };
+        (log, rx)
+    }
+
+    /// Queue `append` for the writer, within the byte bound (an `end` entry always);
+    /// `false` when it was not queued.
+    fn queue(&self, append: Append) -> bool {
+        let bytes = append.bytes();
+        let before = self.queued.fetch_add(bytes, Ordering::Relaxed);
+        if before + bytes > self.limit && append.entry != END {
+            self.queued.fetch_sub(bytes, Ordering::Relaxed);
+            if !self.dropping.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    queued = before,
+                    "redis: the write-behind queue is full (Redis slow or down); new stream events are not shared until it drains"
+                );
+            }
+            return false;
+        }
+        if before < self.limit / 2 {
+            self.dropping.store(false, Ordering::Relaxed);
+        }
+        if self.queue.send(append).is_err() {
+            self.queued.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 }
 
 impl EventLog {
     /// Publish `payload` on `channel`, in order with the events queued before it.
     pub(super) fn announce(&self, channel: String, payload: String) {
-        let _ = self.queue.send(Append {
+        self.queue(Append {
             key: channel,
             entry: payload,
             keep: false,
@@ -93,7 +158,7 @@ impl EventLog {
 
 impl EventSink for EventLog {
     fn logged(&self, session: &str, id: EventId, data: Option<&str>) {
-        let _ = self.queue.send(Append {
+        self.queue(Append {
             key: key(&self.prefix, session, id.stream),
             entry: format!("{}:{}", id.seq, data.unwrap_or_default()),
             keep: true,
@@ -101,7 +166,7 @@ impl EventSink for EventLog {
     }
 
     fn finished(&self, session: &str, stream: u64) {
-        let _ = self.queue.send(Append {
+        self.queue(Append {
             key: key(&self.prefix, session, stream),
             entry: END.to_owned(),
             keep: true,
@@ -114,32 +179,46 @@ impl EventSink for EventLog {
             entry: format!("{session}\n{json}"),
             keep: false,
         };
-        self.queue.send(append).is_ok()
+        self.queue(append)
     }
 }
 
-async fn write_behind(
-    mut rx: mpsc::UnboundedReceiver<Append>,
-    mut connection: ConnectionManager,
+/// The task that writes the queue to Redis, in order, a batch per round trip.
+struct Writer {
+    connection: ConnectionManager,
     capacity: usize,
     ttl_ms: u64,
     max_bytes: usize,
-) {
-    let mut batch = Vec::with_capacity(BATCH);
-    let retained = isize::try_from(capacity).unwrap_or(isize::MAX);
-    let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
-    while rx.recv_many(&mut batch, BATCH).await > 0 {
-        let mut pipe = ::redis::pipe();
-        for Append { key, entry, keep } in batch.drain(..) {
-            if keep && capacity > 0 && entry.len() <= max_bytes {
-                pipe.rpush(&key, &entry).ignore();
-                pipe.ltrim(&key, -retained, -1).ignore();
-                pipe.pexpire(&key, ttl).ignore();
+    queued: Arc<AtomicUsize>,
+}
+
+impl Writer {
+    async fn run(self, mut rx: mpsc::UnboundedReceiver<Append>) {
+        let Writer {
+            mut connection,
+            capacity,
+            ttl_ms,
+            max_bytes,
+            queued,
+        } = self;
+        let mut batch = Vec::with_capacity(BATCH);
+        let retained = isize::try_from(capacity).unwrap_or(isize::MAX);
+        let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
+        while rx.recv_many(&mut batch, BATCH).await > 0 {
+            let mut pipe = ::redis::pipe();
+            let bytes: usize = batch.iter().map(Append::bytes).sum();
+            for Append { key, entry, keep } in batch.drain(..) {
+                if keep && capacity > 0 && entry.len() <= max_bytes {
+                    pipe.rpush(&key, &entry).ignore();
+                    pipe.ltrim(&key, -retained, -1).ignore();
+                    pipe.pexpire(&key, ttl).ignore();
+                }
+                pipe.publish(&key, &entry).ignore();
             }
-            pipe.publish(&key, &entry).ignore();
-        }
-        if let Err(e) = pipe.query_async::<()>(&mut connection).await {
-            tracing::warn!(error = %e, "redis: cannot write stream events; they are not shared");
+            if let Err(e) = pipe.query_async::<()>(&mut connection).await {
+                tracing::warn!(error = %e, "redis: cannot write stream events; they are not shared");
+            }
+            queued.fetch_sub(bytes, Ordering::Relaxed);
         }
     }
 }
@@ -226,4 +305,30 @@ pub(super) async fn resume(
     }
     let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
     Ok(Some(EventStream::new(events)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_write_behind_queue_is_bounded_in_bytes_but_always_takes_an_end() {
+        let (log, mut rx) = EventLog::queued("p:".into(), 100);
+        let data = "x".repeat(40);
+        let id = |seq| EventId { stream: 7, seq };
+        log.logged("s", id(1), Some(&data)); // 13 + 43 bytes
+        assert!(!log.pushed("s", &data), "56 + 50 > 100: not queued");
+        log.logged("s", id(2), Some(&data));
+        log.finished("s", 7);
+        let mut got = Vec::new();
+        while let Ok(append) = rx.try_recv() {
+            got.push(append.entry);
+        }
+        assert_eq!(got, [format!("1:{data}"), END.to_owned()]);
+        // The writer takes written bytes off: there is room again.
+        log.queued
+            .fetch_sub(log.queued.load(Ordering::Relaxed), Ordering::Relaxed);
+        assert!(log.pushed("s", &data));
+        assert_eq!(rx.try_recv().unwrap().entry, format!("s\n{data}"));
+    }
 }
