@@ -7,6 +7,7 @@
 mod support;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use orkestrel_mcp::client::{ClientHandler, Progress, RequestOptions};
 use orkestrel_mcp::http::session::{MintError, SessionBackend, SessionOptions};
@@ -17,7 +18,8 @@ use orkestrel_mcp::{BoxFuture, McpServer, ServerOptions};
 use serde_json::{json, Value};
 use support::client::http_client_to;
 use support::redis::{
-    asking_instance, changing_instance, get_stream, instance, round_robin, session, Redis,
+    asking_instance, changing_instance, get_stream, instance, instance_with, round_robin, session,
+    Redis,
 };
 use support::*;
 
@@ -321,6 +323,63 @@ async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
     let third = a.mint("2025-06-18").await.unwrap();
     assert_ne!(third.id(), second.id());
     assert_eq!(b.count().await, Ok(2));
+}
+
+#[tokio::test]
+async fn serve_max_sessions_caps_the_sessions_of_every_instance() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance_with(&redis, &["--max-sessions", "1"]).await;
+    let (b, _b) = instance_with(&redis, &["--max-sessions", "1"]).await;
+    let first = post(a, &[], &initialize(1, "2025-06-18")).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let refused = post(b, &[], &initialize(2, "2025-06-18")).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.json()["error"]["code"], -32000);
+    let id = first.header("mcp-session-id").unwrap().to_owned();
+    assert_eq!(send(b, "DELETE", &sid(&id), "").await.status, 204);
+    assert_eq!(post(b, &[], &initialize(3, "2025-06-18")).await.status, 200);
+    let ran =
+        support::server::run_bin(&["serve", "--http", "--stateless", "--max-sessions", "9"]).await;
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+}
+
+#[tokio::test]
+async fn an_instance_keeps_a_bounded_number_of_unused_local_sessions() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let server = McpServer::new(ServerOptions::new("one", "1"));
+    let a = RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
+        .await
+        .unwrap();
+    // Held by the caller (a request running, say): kept whatever the count.
+    let held = a.mint("2025-11-25").await.unwrap();
+    for _ in 0..3000 {
+        drop(a.mint("2025-11-25").await.unwrap());
+    }
+    assert!(
+        a.local_len() <= 1024,
+        "unused handles are dropped: {}",
+        a.local_len()
+    );
+    assert_eq!(a.count().await, Ok(3001), "every session lives on in Redis");
+    assert!(!held.is_closed());
+    let again = a.touch(held.id()).await.unwrap().expect("still here");
+    assert!(Arc::ptr_eq(&again, &held), "the held handle was kept");
+    // A dropped handle is loaded again by the session's next request, with its state.
+    let redis_ids: Vec<String> = ::redis::cmd("ZRANGE")
+        .arg("orkestrel-mcp:sessions")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut redis.connection().await)
+        .await
+        .unwrap();
+    for id in redis_ids.iter().take(50) {
+        let session = a.touch(id).await.unwrap().expect("live in Redis");
+        assert_eq!(session.protocol_version(), "2025-11-25");
+    }
 }
 
 /// A `tools/call` of `progress` (`steps` log messages, `ms` apart) opened on `at` as an SSE

@@ -264,11 +264,15 @@ pub async fn sdk_sessions(python: bool, url: &str) -> Option<std::process::Outpu
 
 /// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL`: its address and the child.
 pub async fn instance(redis: &Redis) -> (SocketAddr, Child) {
-    let (url, child) = super::server::spawn_listening(
-        &["serve", "--http", "127.0.0.1:0", "--redis", &redis.url()],
-        "info",
-    )
-    .await;
+    instance_with(redis, &[]).await
+}
+
+/// [`instance`] with `extra` arguments.
+pub async fn instance_with(redis: &Redis, extra: &[&str]) -> (SocketAddr, Child) {
+    let url = redis.url();
+    let mut args = vec!["serve", "--http", "127.0.0.1:0", "--redis", &url];
+    args.extend_from_slice(extra);
+    let (url, child) = super::server::spawn_listening(&args, "info").await;
     let authority = url
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")

@@ -144,6 +144,10 @@ struct ServeArgs {
     /// gets 503 at once, the open ones go on.
     #[arg(long, value_name = "N", requires = "http", conflicts_with = "stdio", default_value_t = http::ServeOptions::default().max_connections, value_parser = client::at_least_one::<usize>)]
     max_connections: usize,
+    /// HTTP: live sessions at most (counted over every instance with --redis); an initialize
+    /// beyond them gets 503 [default: 4096].
+    #[arg(long, value_name = "N", requires = "http", conflicts_with_all = ["stdio", "stateless"], value_parser = client::at_least_one::<usize>)]
+    max_sessions: Option<usize>,
     /// HTTP: on SIGTERM or Ctrl-C, how long calls in flight get to finish (seconds) before
     /// WebSockets close with 1001 and SSE streams end.
     #[arg(
@@ -278,6 +282,9 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
             if args.stateless {
                 options.sessions = None;
             }
+            if let (Some(max), Some(sessions)) = (args.max_sessions, &mut options.sessions) {
+                sessions.max_sessions = max;
+            }
             let drain = std::time::Duration::from_secs(args.drain);
             if let Some(websocket) = &mut options.websocket {
                 websocket.drain = drain;
@@ -301,7 +308,10 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
             #[cfg(feature = "redis")]
             let shared = match &args.redis {
                 Some(url) => {
-                    let redis = orkestrel_mcp::native::redis::RedisOptions::new(url.clone());
+                    let mut redis = orkestrel_mcp::native::redis::RedisOptions::new(url.clone());
+                    if let Some(sessions) = &options.sessions {
+                        redis.sessions = sessions.clone();
+                    }
                     let clock = orkestrel_mcp::native::endpoint::system_clock();
                     let backend =
                         orkestrel_mcp::native::redis::RedisSessions::connect(redis, &server, clock)

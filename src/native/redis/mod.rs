@@ -56,6 +56,10 @@ pub const DEFAULT_PREFIX: &str = "orkestrel-mcp:";
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long connecting to Redis may take.
 const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
+/// How many local session handles an instance keeps before it drops the unused ones (no open
+/// stream, no request running): the session lives on in Redis, and its next request here loads
+/// it again. Past this the instance's memory does not grow with the sessions.
+const LOCAL_SESSIONS: usize = 1024;
 /// The pause before the pub/sub listener connects again after losing Redis.
 const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(250);
 
@@ -102,6 +106,9 @@ pub struct RedisSessions {
     clock: Clock,
     server: McpServer,
     local: Mutex<HashMap<String, Local>>,
+    /// The local handle count at which the unused ones are dropped (at least
+    /// [`LOCAL_SESSIONS`], twice what was left in use at the last drop: amortized O(1)).
+    prune_at: std::sync::atomic::AtomicUsize,
     scripts: Scripts,
     events: Arc<events::EventLog>,
     /// This instance's tag among the instances (its server→client request ids carry it, and
@@ -169,6 +176,7 @@ impl RedisSessions {
             clock,
             server: server.clone(),
             local: Mutex::new(HashMap::new()),
+            prune_at: std::sync::atomic::AtomicUsize::new(LOCAL_SESSIONS),
             events,
             scripts: Scripts::new(),
             instance: tag[..12].to_owned(),
@@ -263,34 +271,83 @@ impl RedisSessions {
         let mut digest = DefaultHasher::new();
         flat.hash(&mut digest);
         let seen = digest.finish();
+        // Unchanged since this instance last saw it: nothing to parse or restore.
+        let held = match self.lock().get(id) {
+            Some(entry) if !entry.session.is_closed() && entry.seen == seen => {
+                Some(entry.session.clone())
+            }
+            _ => None,
+        };
+        if let Some(session) = held {
+            session.touch();
+            return Some(session);
+        }
         let pairs = flat.chunks_exact(2).map(|p| (p[0].as_str(), p[1].as_str()));
         let state = ScopeState::from_fields(pairs);
         let version = state.protocol_version.clone()?;
         let mut local = self.lock();
-        let (session, changed) = match local.get_mut(id) {
+        let session = match local.get_mut(id) {
             Some(entry) if !entry.session.is_closed() => {
-                let changed = entry.seen != seen;
                 entry.seen = seen;
-                (entry.session.clone(), changed)
+                entry.session.clone()
             }
             _ => {
+                drop(local);
                 let session = self.local_session(id, &version);
-                local.insert(
-                    id.to_owned(),
-                    Local {
-                        session: session.clone(),
-                        seen,
-                    },
-                );
-                (session, true)
+                self.remember(id, &session, seen);
+                session
             }
         };
-        drop(local);
-        if changed {
-            self.server.restore_scope(&Arc::from(id), state);
-        }
+        self.server.restore_scope(&Arc::from(id), state);
         session.touch();
         Some(session)
+    }
+
+    /// Keep `session`'s local handle; past [`LOCAL_SESSIONS`] handles, drop the unused ones
+    /// first.
+    fn remember(&self, id: &str, session: &Arc<Session>, seen: u64) {
+        use std::sync::atomic::Ordering;
+        let len = {
+            let mut local = self.lock();
+            local.insert(
+                id.to_owned(),
+                Local {
+                    session: session.clone(),
+                    seen,
+                },
+            );
+            local.len()
+        };
+        if len >= self.prune_at.load(Ordering::Relaxed) {
+            let left = self.drop_unused();
+            self.prune_at
+                .store(LOCAL_SESSIONS.max(2 * left), Ordering::Relaxed);
+        }
+    }
+
+    /// Drop the local handles nothing uses now — no open stream, and no request or tool holding
+    /// the handle (only this map and the server's push channel do) — and forget their scopes
+    /// here; the sessions live on in Redis. The count of handles left.
+    fn drop_unused(&self) -> usize {
+        let unused: Vec<(String, Arc<Session>)> = {
+            let mut local = self.lock();
+            let ids: Vec<String> = (local.iter())
+                .filter(|(_, l)| l.session.is_idle(0) && Arc::strong_count(&l.session) <= 2)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| local.remove(&id).map(|l| (id, l.session)))
+                .collect()
+        };
+        for (id, session) in &unused {
+            session.close(None);
+            self.server.end_scope(id);
+        }
+        tracing::debug!(
+            dropped = unused.len(),
+            "redis: dropped unused local session handles"
+        );
+        self.lock().len()
     }
 
     /// Forget session `id` here: its local streams close and the server forgets its scope.
@@ -446,13 +503,7 @@ impl SessionBackend for RedisSessions {
             let session = self.local_session(&id, protocol_version);
             let mut digest = DefaultHasher::new();
             ["v".to_owned(), protocol_version.to_owned()].hash(&mut digest);
-            self.lock().insert(
-                id,
-                Local {
-                    session: session.clone(),
-                    seen: digest.finish(),
-                },
-            );
+            self.remember(&id, &session, digest.finish());
             Ok(session)
         })
     }
