@@ -4,7 +4,7 @@
 Usage: report.py RESULTS_DIR CORES DURATION_MS WARMUP_MS
 
 Reads RESULTS_DIR/{inprocess.json,http.jsonl,rss.jsonl,ws.jsonl,memory.jsonl,redis.jsonl,
-redis-memory.jsonl,stdio.jsonl} (any may be missing) and prints the table. Throughputs are "higher is better", so ours/peer > 1 means ours is ahead;
+redis-instructions.jsonl,redis-memory.jsonl,stdio.jsonl} (any may be missing) and prints the table. Throughputs are "higher is better", so ours/peer > 1 means ours is ahead;
 latency and memory rows say "lower is better". Runs of the forward and reverse order are
 averaged (peak RSS: the larger of the two).
 """
@@ -271,6 +271,12 @@ if redis_ok:
         text_row(f"Redis store: CPU per request, c={c} — instance + redis-server = total / in-memory (lower is better)",
                  f"{fmt(inst, 'us')} + {fmt(rs, 'us')} = {fmt(total, 'us')} / {fmt(m_cpu, 'us')} = {ratio(total, m_cpu)} "
                  f"(instance alone {ratio(inst, m_cpu)})")
+    ir = {rec["server"]: rec["ir"] / rec["calls"] for rec in lines("redis-instructions.jsonl")}
+    if ir.get("ours-redis"):
+        text_row("Redis store: instructions per session request in the instance — Redis / in-memory "
+                 "(callgrind, c=16; lower is better)",
+                 f"{fmt(ir['ours-redis'], 'count')} / {fmt(ir.get('ours-sessions'), 'count')} = "
+                 f"{ratio(ir['ours-redis'], ir.get('ours-sessions'))}")
     red_all = [r for c in (16, 64) for r in redis_runs["ours-redis"][c] if r["run"].get("total")]
 
     def per_call(key):

@@ -24,7 +24,8 @@
 #      session endpoint with its sessions in Redis (`bench-ours --http-sessions ADDR --redis URL`,
 #      as `serve --http ADDR --redis URL`) vs the same endpoint on the in-memory store, at 16
 #      and 64 connections: req/s, the instance's CPU per request and redis-server's, and Redis
-#      commands per request; then Redis's memory per idle session (`INFO memory`) and the
+#      commands per request, and (valgrind installed) the instance's instructions per request;
+#      then Redis's memory per idle session (`INFO memory`) and the
 #      instance's VmRSS with 0, 1,000 and 10,000 idle sessions (the in-memory store alongside);
 #   8. the wasm packages' sizes (full, server-only, client-only; raw and gzip -9), built by
 #      tests/wasm/build.sh when missing or older than the sources (needs wasm-pack and
@@ -61,7 +62,7 @@ TARGET="$(cargo metadata --format-version 1 --no-deps \
 BIN="$TARGET/release"
 mkdir -p "$OUT"
 rm -f "$OUT"/http.jsonl "$OUT"/ws.jsonl "$OUT"/memory.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl \
-  "$OUT"/redis.jsonl "$OUT"/redis-memory.jsonl
+  "$OUT"/redis.jsonl "$OUT"/redis-memory.jsonl "$OUT"/redis-instructions.jsonl
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 wants() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -152,8 +153,10 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 # More arguments of bench-ours --http-sessions (ours-sessions, ours-redis): the Redis part's
-# memory probe raises the live-session cap.
+# memory probe raises the live-session cap; and what it runs under (callgrind, for the Redis
+# part's instruction counts).
 SESSION_ARGS=()
+SESSION_UNDER=()
 
 # start_http NAME PORT: start the named server pinned to the server core (exec'd, so $! is the
 # server's own PID, whose VmHWM we read); wait until it accepts.
@@ -163,8 +166,9 @@ start_http() {
     floor) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --http "$addr" ;;
     ours) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http "$addr" ;;
     ours-sse) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sse "$addr" ;;
-    ours-sessions) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sessions "$addr" "${SESSION_ARGS[@]}" ;;
-    ours-redis) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sessions "$addr" \
+    ours-sessions) exec "${ON_SERVER[@]}" "${SESSION_UNDER[@]}" "$BIN/bench-ours" --http-sessions "$addr" \
+      "${SESSION_ARGS[@]}" ;;
+    ours-redis) exec "${ON_SERVER[@]}" "${SESSION_UNDER[@]}" "$BIN/bench-ours" --http-sessions "$addr" \
       --redis "redis://127.0.0.1:$REDIS_PORT" "${SESSION_ARGS[@]}" ;;
     rmcp-sessions) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http-sessions "$addr" ;;
     floor-ws) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --ws "$addr" ;;
@@ -401,6 +405,47 @@ redis_pass() { # order servers...
   done
 }
 
+# Instructions per session request in the instance (callgrind: deterministic on a busy
+# machine): the server under callgrind, a warm-up load, the counters zeroed, REDIS_IR_CALLS
+# calls on 16 connections (their 16 sessions' opening included), the counters dumped.
+REDIS_IR_CALLS=4000
+redis_instructions() { # servers...
+  local name port pid dump ir
+  for name in "$@"; do
+    redis_cli FLUSHALL >/dev/null
+    port=$(free_port)
+    SESSION_UNDER=(valgrind --tool=callgrind "--callgrind-out-file=$OUT/callgrind-$name.%p")
+    rm -f "$OUT/callgrind-$name."*
+    start_http "$name" "$port" || { SESSION_UNDER=(); stop_server; continue; }
+    SESSION_UNDER=()
+    pid=$SERVER_PID
+    if "${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" --connections 16 \
+        --duration-ms 120000 --warmup-ms 0 --max-requests 1000 --sessions >/dev/null 2>>"$OUT/loadgen.log" \
+      && callgrind_control -z "$pid" >/dev/null 2>&1 \
+      && "${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" --connections 16 \
+        --duration-ms 120000 --warmup-ms 0 --max-requests "$REDIS_IR_CALLS" --sessions >/dev/null 2>>"$OUT/loadgen.log" \
+      && callgrind_control -d "$pid" >/dev/null 2>&1; then
+      dump=""
+      for _ in $(seq 1 100); do # the dump is written by the server's next scheduling: wait for it
+        dump=$(ls "$OUT/callgrind-$name.$pid".* 2>/dev/null | head -1)
+        [ -n "$dump" ] && grep -q '^totals:' "$dump" && break
+        sleep 0.1
+      done
+      ir=$(awk '/^totals:/ {print $2}' "${dump:-/dev/null}")
+      if [ -n "$ir" ]; then
+        printf '{"server":"%s","calls":%s,"ir":%s}\n' "$name" "$REDIS_IR_CALLS" "$ir" >>"$OUT/redis-instructions.jsonl"
+        log "redis instructions $name $((ir / REDIS_IR_CALLS)) per call"
+      else
+        log "redis instructions $name: no callgrind dump"
+      fi
+    else
+      log "redis instructions $name FAILED (see $OUT/loadgen.log)"
+    fi
+    stop_server
+    rm -f "$OUT/callgrind-$name."*
+  done
+}
+
 redis_memory() { # servers...: a fresh instance each (cap raised), idle sessions in steps
   local name port line probe_redis
   SESSION_ARGS=(--max-sessions 20000)
@@ -432,6 +477,10 @@ if wants redis; then
     reversed=()
     for ((i = ${#REDIS_SERVERS[@]} - 1; i >= 0; i--)); do reversed+=("${REDIS_SERVERS[i]}"); done
     redis_pass reverse "${reversed[@]}"
+    if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+      log "redis: instructions per session request in the instance (callgrind, $REDIS_IR_CALLS calls)"
+      redis_instructions "${REDIS_SERVERS[@]}"
+    fi
     log "redis: memory with idle sessions at 0,$REDIS_STEPS (Redis INFO memory, instance VmRSS)"
     redis_memory ours-redis ours-sessions
     stop_redis
