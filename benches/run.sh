@@ -427,7 +427,7 @@ redis_instructions() { # servers...
       && callgrind_control -d "$pid" >/dev/null 2>&1; then
       dump=""
       for _ in $(seq 1 100); do # the dump is written by the server's next scheduling: wait for it
-        dump=$(ls "$OUT/callgrind-$name.$pid".* 2>/dev/null | head -1)
+        dump=$(compgen -G "$OUT/callgrind-$name.$pid.*" | head -1 || true)
         [ -n "$dump" ] && grep -q '^totals:' "$dump" && break
         sleep 0.1
       done
