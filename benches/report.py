@@ -3,9 +3,8 @@
 
 Usage: report.py RESULTS_DIR CORES DURATION_MS WARMUP_MS
 
-Reads RESULTS_DIR/{inprocess.json,http.jsonl,rss.jsonl,ws.jsonl,memory.jsonl,stdio.jsonl} (any may
-be missing) and
-prints the table. Throughputs are "higher is better", so ours/peer > 1 means ours is ahead;
+Reads RESULTS_DIR/{inprocess.json,http.jsonl,rss.jsonl,ws.jsonl,memory.jsonl,redis.jsonl,
+redis-instructions.jsonl,redis-memory.jsonl,stdio.jsonl} (any may be missing) and prints the table. Throughputs are "higher is better", so ours/peer > 1 means ours is ahead;
 latency and memory rows say "lower is better". Runs of the forward and reverse order are
 averaged (peak RSS: the larger of the two).
 """
@@ -53,6 +52,8 @@ def fmt(v, kind):
         return f"{v:.1f} µs"
     if kind == "mib":
         return f"{v / 1024:.1f} MiB"
+    if kind == "plain2":
+        return f"{v:.2f}"
     if kind == "bytes":
         return f"{v / 1000:.1f} KB"
     return str(v)
@@ -239,6 +240,79 @@ if mem["ws"]:
         v, "bytes", "< 16 KB" + check(ok))
 else:
     slot("memory per idle WebSocket connection (1,000)", "not measured in this run")
+# ---------------------------------------------------------------- Redis scale-out
+# One text cell per row (Redis / in-memory): the columns of the peers do not apply. The in-memory
+# store is the same endpoint and binary (bench-ours --http-sessions), measured in the same part.
+redis_runs = defaultdict(lambda: defaultdict(list))  # server -> c -> [record]
+for rec in lines("redis.jsonl"):
+    if "run" in rec:
+        redis_runs[rec["server"]][rec["run"]["connections"]].append(rec)
+
+
+def per_request(recs, key):
+    return mean([r[key] / r["clk_tck"] * 1e6 / r["run"]["total"] for r in recs if r["run"].get("total")])
+
+
+def text_row(label, text, goal=""):
+    rows.append([label, text] + [""] * (len(HEAD) - 2) + [goal])
+
+
+redis_ok = bool(redis_runs.get("ours-redis"))
+if redis_ok:
+    for c in (16, 64):
+        red, mem_ = redis_runs["ours-redis"][c], redis_runs["ours-sessions"][c]
+        r_rps, m_rps = mean([r["run"]["rps"] for r in red]), mean([r["run"]["rps"] for r in mem_])
+        text_row(f"Redis store: sessions HTTP c={c}, req/s — Redis / in-memory (same endpoint)",
+                 f"{fmt(r_rps, 'rate')} / {fmt(m_rps, 'rate')} = {ratio(r_rps, m_rps)}")
+    for c in (16, 64):
+        red, mem_ = redis_runs["ours-redis"][c], redis_runs["ours-sessions"][c]
+        inst, rs, m_cpu = per_request(red, "cpu_ticks"), per_request(red, "redis_ticks"), per_request(mem_, "cpu_ticks")
+        total = None if inst is None or rs is None else inst + rs
+        text_row(f"Redis store: CPU per request, c={c} — instance + redis-server = total / in-memory (lower is better)",
+                 f"{fmt(inst, 'us')} + {fmt(rs, 'us')} = {fmt(total, 'us')} / {fmt(m_cpu, 'us')} = {ratio(total, m_cpu)} "
+                 f"(instance alone {ratio(inst, m_cpu)})")
+    ir = {rec["server"]: rec["ir"] / rec["calls"] for rec in lines("redis-instructions.jsonl")}
+    if ir.get("ours-redis"):
+        text_row("Redis store: instructions per session request in the instance — Redis / in-memory "
+                 "(callgrind, c=16; lower is better)",
+                 f"{fmt(ir['ours-redis'], 'count')} / {fmt(ir.get('ours-sessions'), 'count')} = "
+                 f"{ratio(ir['ours-redis'], ir.get('ours-sessions'))}")
+    red_all = [r for c in (16, 64) for r in redis_runs["ours-redis"][c] if r["run"].get("total")]
+
+    def per_call(key):
+        return mean([r[key] / r["run"]["total"] for r in red_all if r.get(key) is not None])
+
+    cmds, scripts = per_call("redis_commands"), per_call("redis_evalsha")
+    if cmds is not None:
+        text_row("Redis store: Redis commands per session request — scripts run (EVALSHA, one round trip each) / "
+                 "all commands, scripts' own included (lower is better)",
+                 f"{fmt(scripts, 'plain2')} / {fmt(cmds, 'plain2')}")
+    left, keys = per_call("redis_memory_delta"), per_call("redis_keys_delta")
+    if left is not None:
+        text_row("Redis store: Redis memory left per session request (its stream's event list, kept for the event TTL, "
+                 "5 min; lower is better)", f"{left:.0f} B in {fmt(keys, 'plain2')} keys")
+else:
+    slot("Redis store: sessions HTTP c=16/64, Redis / in-memory", "not measured in this run")
+
+steps = {rec["server"]: rec["probe"]["steps"] for rec in lines("redis-memory.jsonl")}
+if steps.get("ours-redis"):
+    red = steps["ours-redis"]
+    first, last = red[0], red[-1]
+    if first.get("used_memory") is not None and last["sessions"] > first["sessions"]:
+        per = (last["used_memory"] - first["used_memory"]) / (last["sessions"] - first["sessions"])
+        text_row(f"Redis store: Redis memory per idle session, {last['sessions'] - first['sessions']:,} sessions "
+                 "(INFO used_memory delta; 2025-06-18 sessions; lower is better)", f"{per:.0f} B")
+
+    def rss_cells(s):
+        return " / ".join(f"{x['rss_kib'] / 1024:.1f}" for x in s) + " MiB"
+
+    counts = " / ".join(f"{x['sessions']:,}" for x in red)
+    mem_steps = steps.get("ours-sessions")
+    text = rss_cells(red) + (f" (in-memory store: {rss_cells(mem_steps)})" if mem_steps else "")
+    growth = (last["rss_kib"] - first["rss_kib"]) * 1024 / max(1, last["sessions"] - first["sessions"])
+    flat = growth < 100  # bytes per session: "flat" means the state lives in Redis
+    text_row(f"Redis store: instance VmRSS with {counts} idle sessions (lower is better)",
+             f"{text}; {growth / 1000:.1f} KB a session", "flat" + check(flat))
 # The wasm packages (tests/wasm/build.sh, which benches/run.sh runs when they are missing or
 # older than the sources): the full package and the server-only and client-only ones, each the
 # web .wasm + its JS glue; sizes in KiB (1024 B), gzip -9.
@@ -318,5 +392,16 @@ if http.get("ours-sessions") or ws or mem:
         "after another. Memory: fresh server per probe; VmRSS after 1,000 `initialize`s (sessions, the connection then "
         "closed) or 1,000 open, initialized sockets, minus VmRSS before, over 1,000; every session / socket is then used "
         "once and its reply checked.")
+if redis_ok or steps:
+    notes.append(
+        "Redis store: the same binary and endpoint as the sessions rows (`bench-ours --http-sessions`) with `--redis URL` "
+        "(`native::redis::RedisSessions` through `Endpoint::with_session_backend`, as `orkestrel-mcp serve --http --redis` "
+        "wires it), against a fresh local redis-server 7 (`--save '' --appendonly no`) pinned to the load core; the "
+        "in-memory store measured in the same part, both orders averaged. CPU per request: the instance's and "
+        "redis-server's ticks over the run (session opening and warm-up included) over the good replies. Memory: a fresh "
+        "instance per store (live-session cap raised to 20,000); after one warm-up session, sessions opened "
+        "(`initialize` + `notifications/initialized`, 8 connections, then closed) up to each count, VmRSS and Redis's "
+        "`INFO memory` read 300 ms later; every session then used once and its reply checked. Redis's figure includes "
+        "each `initialize` answer's logged SSE event, kept for the event TTL (5 min).")
 for n in notes:
     print(f"- {n}")

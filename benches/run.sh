@@ -20,7 +20,14 @@
 #      WebSocket connection (1,000 held open; ours vs the tungstenite floor), fresh server each;
 #   6. stdio round trips/s, 64 in flight and sequential — ours vs the serde line-loop floor,
 #      rmcp, the TS SDK — all driven by the same client;
-#   7. the wasm packages' sizes (full, server-only, client-only; raw and gzip -9), built by
+#   7. Redis scale-out (when redis-server is installed; tests/run.sh installs Debian's): the
+#      session endpoint with its sessions in Redis (`bench-ours --http-sessions ADDR --redis URL`,
+#      as `serve --http ADDR --redis URL`) vs the same endpoint on the in-memory store, at 16
+#      and 64 connections: req/s, the instance's CPU per request and redis-server's, and Redis
+#      commands per request, and (valgrind installed) the instance's instructions per request;
+#      then Redis's memory per idle session (`INFO memory`) and the
+#      instance's VmRSS with 0, 1,000 and 10,000 idle sessions (the in-memory store alongside);
+#   8. the wasm packages' sizes (full, server-only, client-only; raw and gzip -9), built by
 #      tests/wasm/build.sh when missing or older than the sources (needs wasm-pack and
 #      tests/wasm/node_modules, which tests/wasm/run.sh installs);
 # and prints ONE table of ratios (target/bench-results/table.md).
@@ -31,7 +38,8 @@
 # Environment:
 #   BENCH_DURATION_MS  measured window per HTTP/stdio run (default 2500)
 #   BENCH_WARMUP_MS    HTTP warm-up per run (default 500)
-#   BENCH_ONLY         comma list of parts to run: inprocess,http,ws,memory,stdio,wasm (default all)
+#   BENCH_ONLY         comma list of parts to run: inprocess,http,ws,memory,redis,stdio,wasm
+#                      (default all)
 #   BENCH_SKIP_PEERS=1 skip the TS and Python SDK servers (no node/python needed)
 #   BENCH_UPDATE_README=1  also write the table into README.md's "Performance" section (between
 #                      the bench-table markers)
@@ -44,7 +52,7 @@ export CARGO_TERM_COLOR=never
 
 DUR="${BENCH_DURATION_MS:-2500}"
 WARM="${BENCH_WARMUP_MS:-500}"
-ONLY="${BENCH_ONLY:-inprocess,http,ws,memory,stdio,wasm}"
+ONLY="${BENCH_ONLY:-inprocess,http,ws,memory,redis,stdio,wasm}"
 PEERS="$ROOT/benches/peers"
 OUT="$ROOT/target/bench-results"
 # Where cargo builds (CARGO_TARGET_DIR, a config's build.target-dir, else ./target): the binaries
@@ -53,7 +61,8 @@ TARGET="$(cargo metadata --format-version 1 --no-deps \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 BIN="$TARGET/release"
 mkdir -p "$OUT"
-rm -f "$OUT"/http.jsonl "$OUT"/ws.jsonl "$OUT"/memory.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl
+rm -f "$OUT"/http.jsonl "$OUT"/ws.jsonl "$OUT"/memory.jsonl "$OUT"/stdio.jsonl "$OUT"/rss.jsonl "$OUT"/inprocess.json "$OUT"/instructions.jsonl \
+  "$OUT"/redis.jsonl "$OUT"/redis-memory.jsonl "$OUT"/redis-instructions.jsonl
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 wants() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -121,7 +130,18 @@ stop_server() { # only ever the PID we started
   [ -n "$SERVER_PID" ] && { wait "$SERVER_PID" 2>/dev/null || true; }
   SERVER_PID=""
 }
-trap stop_server EXIT
+REDIS_PID=""
+REDIS_PORT=""
+stop_redis() { # only ever the PID we started
+  if [ -n "$REDIS_PID" ] && kill -0 "$REDIS_PID" 2>/dev/null; then
+    kill -TERM "$REDIS_PID" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$REDIS_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$REDIS_PID" 2>/dev/null || true
+  fi
+  [ -n "$REDIS_PID" ] && { wait "$REDIS_PID" 2>/dev/null || true; }
+  REDIS_PID=""
+}
+trap 'stop_server; stop_redis' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -132,6 +152,12 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
+# More arguments of bench-ours --http-sessions (ours-sessions, ours-redis): the Redis part's
+# memory probe raises the live-session cap; and what it runs under (callgrind, for the Redis
+# part's instruction counts).
+SESSION_ARGS=()
+SESSION_UNDER=()
+
 # start_http NAME PORT: start the named server pinned to the server core (exec'd, so $! is the
 # server's own PID, whose VmHWM we read); wait until it accepts.
 start_http() {
@@ -140,7 +166,10 @@ start_http() {
     floor) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --http "$addr" ;;
     ours) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http "$addr" ;;
     ours-sse) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sse "$addr" ;;
-    ours-sessions) exec "${ON_SERVER[@]}" "$BIN/bench-ours" --http-sessions "$addr" ;;
+    ours-sessions) exec "${ON_SERVER[@]}" "${SESSION_UNDER[@]}" "$BIN/bench-ours" --http-sessions "$addr" \
+      "${SESSION_ARGS[@]}" ;;
+    ours-redis) exec "${ON_SERVER[@]}" "${SESSION_UNDER[@]}" "$BIN/bench-ours" --http-sessions "$addr" \
+      --redis "redis://127.0.0.1:$REDIS_PORT" "${SESSION_ARGS[@]}" ;;
     rmcp-sessions) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http-sessions "$addr" ;;
     floor-ws) exec "${ON_SERVER[@]}" "$BIN/bench-floor" --ws "$addr" ;;
     rmcp) exec "${ON_SERVER[@]}" "$BIN/bench-rmcp" --http "$addr" ;;
@@ -298,6 +327,164 @@ if wants memory; then
   reversed=()
   for ((i = ${#MEM_PROBES[@]} - 1; i >= 0; i--)); do reversed+=("${MEM_PROBES[i]}"); done
   mem_pass reverse "${reversed[@]}"
+fi
+
+# ---------------------------------------------------------------------------- Redis scale-out
+# The same session endpoint (bench-ours --http-sessions: the same tools, `Endpoint`, session
+# code path) with its sessions in Redis (`--redis URL`, as `orkestrel-mcp serve --http ADDR
+# --redis URL` wires it) against the in-memory store.
+#
+# Where redis-server runs: on the load core (with the load generator), not the server core. The
+# server core then holds the instance alone, as in the in-memory row, so the instance's CPU per
+# request compares like with like; redis-server's CPU is counted on its own (its ticks over the
+# same run) and added for the total. In production Redis has a machine of its own; here, when the
+# load core saturates (loadgen + redis-server), the Redis row's req/s is a lower bound, which the
+# CPU columns show.
+REDIS_SERVERS=(ours-sessions ours-redis)
+REDIS_CONCURRENCY=(16 64)
+REDIS_STEPS=1000,10000 # idle sessions at which the memory probe measures
+
+redis_cli() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
+redis_info() { # INFO all, one line per field, as "FIELD VALUE" (cmdstat_X: its calls)
+  redis_cli INFO all 2>/dev/null | tr -d '\r' \
+    | awk -F: 'NF == 2 {v = $2; if ($1 ~ /^cmdstat_/) {sub(/^calls=/, "", v); sub(/,.*/, "", v)}; print $1, v}'
+}
+redis_field() { # FIELD INFO_TEXT: the field's value (0 when absent)
+  awk -v f="$1" '$1 == f {print $2; found = 1} END {if (!found) print 0}' <<<"$2"
+}
+
+start_redis() { # a fresh redis-server on a free port, no persistence; exec'd by taskset, so $! is its PID
+  REDIS_PORT=$(free_port)
+  "${ON_LOAD[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    >>"$OUT/redis-server.log" 2>&1 &
+  REDIS_PID=$!
+  for _ in $(seq 1 150); do
+    if [ "$(redis_cli PING 2>/dev/null)" = PONG ]; then return 0; fi
+    kill -0 "$REDIS_PID" 2>/dev/null || { log "redis-server exited; see $OUT/redis-server.log"; return 1; }
+    sleep 0.1
+  done
+  log "redis-server did not answer PING on $REDIS_PORT within 15 s"
+  return 1
+}
+
+redis_pass() { # order servers...
+  local order=$1; shift
+  local name c port line conc cpu0 redis0 info0 info1 keys0 cpu redis cmd evalsha mem keys
+  for name in "$@"; do
+    redis_cli FLUSHALL >/dev/null # each instance starts on an empty Redis (DBSIZE: its keys)
+    port=$(free_port)
+    start_http "$name" "$port" || { stop_server; continue; }
+    conc=("${REDIS_CONCURRENCY[@]}")
+    [ "$order" = reverse ] && conc=(64 16)
+    for c in "${conc[@]}"; do
+      cpu0=$(cpu_ticks "$SERVER_PID")
+      redis0=$(cpu_ticks "$REDIS_PID")
+      info0=$(redis_info)
+      keys0=$(redis_cli DBSIZE)
+      if line=$("${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" \
+          --connections "$c" --duration-ms "$DUR" --warmup-ms "$WARM" --max-requests 2000000 \
+          --sessions 2>>"$OUT/loadgen.log"); then
+        cpu=$(( $(cpu_ticks "$SERVER_PID") - cpu0 ))
+        redis=$(( $(cpu_ticks "$REDIS_PID") - redis0 ))
+        info1=$(redis_info)
+        # Commands (those scripts run included) less our own INFO; EVALSHA: the scripts run
+        # (one a round trip); used_memory and keys: what the run left in Redis.
+        cmd=$(( $(redis_field total_commands_processed "$info1") - $(redis_field total_commands_processed "$info0") - 1 ))
+        evalsha=$(( $(redis_field cmdstat_evalsha "$info1") - $(redis_field cmdstat_evalsha "$info0") ))
+        mem=$(( $(redis_field used_memory "$info1") - $(redis_field used_memory "$info0") ))
+        keys=$(( $(redis_cli DBSIZE) - keys0 ))
+        printf '{"server":"%s","order":"%s","cpu_ticks":%s,"redis_ticks":%s,"redis_commands":%s,"redis_evalsha":%s,"redis_memory_delta":%s,"redis_keys_delta":%s,"clk_tck":%s,"run":%s}\n' \
+          "$name" "$order" "$cpu" "$redis" "$cmd" "$evalsha" "$mem" "$keys" "$CLK_TCK" "$line" >>"$OUT/redis.jsonl"
+        log "redis $order $name c=$c $line cpu_ticks=$cpu redis_ticks=$redis commands=$cmd evalsha=$evalsha used_memory+=$mem keys+=$keys"
+      else
+        log "redis $order $name c=$c FAILED: $line (see $OUT/loadgen.log)"
+        printf '{"server":"%s","order":"%s","failed":true,"connections":%s}\n' "$name" "$order" "$c" >>"$OUT/redis.jsonl"
+      fi
+    done
+    stop_server
+  done
+}
+
+# Instructions per session request in the instance (callgrind: deterministic on a busy
+# machine): the server under callgrind, a warm-up load, the counters zeroed, REDIS_IR_CALLS
+# calls on 16 connections (their 16 sessions' opening included), the counters dumped.
+REDIS_IR_CALLS=4000
+redis_instructions() { # servers...
+  local name port pid dump ir
+  for name in "$@"; do
+    redis_cli FLUSHALL >/dev/null
+    port=$(free_port)
+    SESSION_UNDER=(valgrind --tool=callgrind "--callgrind-out-file=$OUT/callgrind-$name.%p")
+    rm -f "$OUT/callgrind-$name."*
+    start_http "$name" "$port" || { SESSION_UNDER=(); stop_server; continue; }
+    SESSION_UNDER=()
+    pid=$SERVER_PID
+    if "${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" --connections 16 \
+        --duration-ms 120000 --warmup-ms 0 --max-requests 1000 --sessions >/dev/null 2>>"$OUT/loadgen.log" \
+      && callgrind_control -z "$pid" >/dev/null 2>&1 \
+      && "${ON_LOAD[@]}" "$BIN/loadgen" --url "http://127.0.0.1:$port/mcp" --connections 16 \
+        --duration-ms 120000 --warmup-ms 0 --max-requests "$REDIS_IR_CALLS" --sessions >/dev/null 2>>"$OUT/loadgen.log" \
+      && callgrind_control -d "$pid" >/dev/null 2>&1; then
+      dump=""
+      for _ in $(seq 1 100); do # the dump is written by the server's next scheduling: wait for it
+        dump=$(compgen -G "$OUT/callgrind-$name.$pid.*" | head -1 || true)
+        [ -n "$dump" ] && grep -q '^totals:' "$dump" && break
+        sleep 0.1
+      done
+      ir=$(awk '/^totals:/ {print $2}' "${dump:-/dev/null}")
+      if [ -n "$ir" ]; then
+        printf '{"server":"%s","calls":%s,"ir":%s}\n' "$name" "$REDIS_IR_CALLS" "$ir" >>"$OUT/redis-instructions.jsonl"
+        log "redis instructions $name $((ir / REDIS_IR_CALLS)) per call"
+      else
+        log "redis instructions $name: no callgrind dump"
+      fi
+    else
+      log "redis instructions $name FAILED (see $OUT/loadgen.log)"
+    fi
+    stop_server
+    rm -f "$OUT/callgrind-$name."*
+  done
+}
+
+redis_memory() { # servers...: a fresh instance each (cap raised), idle sessions in steps
+  local name port line probe_redis
+  SESSION_ARGS=(--max-sessions 20000)
+  for name in "$@"; do
+    redis_cli FLUSHALL >/dev/null
+    port=$(free_port)
+    start_http "$name" "$port" || { stop_server; continue; }
+    probe_redis=()
+    [ "$name" = ours-redis ] && probe_redis=(--redis "127.0.0.1:$REDIS_PORT")
+    if line=$("${ON_LOAD[@]}" "$BIN/memprobe" steps --pid "$SERVER_PID" \
+        --url "http://127.0.0.1:$port/mcp" --steps "$REDIS_STEPS" "${probe_redis[@]}" \
+        2>>"$OUT/memprobe.log"); then
+      printf '{"server":"%s","probe":%s}\n' "$name" "$line" >>"$OUT/redis-memory.jsonl"
+      log "redis memory $name $line"
+    else
+      log "redis memory $name FAILED (see $OUT/memprobe.log)"
+    fi
+    stop_server
+  done
+  SESSION_ARGS=()
+}
+
+if wants redis; then
+  if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    log "redis: skipped: redis-server / redis-cli not installed (tests/run.sh installs Debian's redis-server)"
+  elif start_redis; then
+    log "redis: ${REDIS_SERVERS[*]} at c=${REDIS_CONCURRENCY[*]}, ${DUR} ms each after ${WARM} ms warm-up; redis-server $(redis_field redis_version "$(redis_info)") on the load core"
+    redis_pass forward "${REDIS_SERVERS[@]}"
+    reversed=()
+    for ((i = ${#REDIS_SERVERS[@]} - 1; i >= 0; i--)); do reversed+=("${REDIS_SERVERS[i]}"); done
+    redis_pass reverse "${reversed[@]}"
+    if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+      log "redis: instructions per session request in the instance (callgrind, $REDIS_IR_CALLS calls)"
+      redis_instructions "${REDIS_SERVERS[@]}"
+    fi
+    log "redis: memory with idle sessions at 0,$REDIS_STEPS (Redis INFO memory, instance VmRSS)"
+    redis_memory ours-redis ours-sessions
+    stop_redis
+  fi
 fi
 
 # ----------------------------------------------------------------------------------- stdio
