@@ -95,7 +95,12 @@ impl McpServer {
         ctx.meta = meta_of(request.params.as_ref());
         ctx.pending = Some(self.inner.pending.clone());
         ctx.logging_undeclared = !self.inner.options.logging;
-        if ctx.era == Era::Modern || era::has_modern_meta(request.params.as_ref()) {
+        // `has_modern_meta` over the `_meta` just read (one lookup of it, not two).
+        let modern_meta = ctx
+            .meta
+            .as_ref()
+            .is_some_and(|m| m.contains_key(era::META_PROTOCOL_VERSION));
+        if ctx.era == Era::Modern || modern_meta {
             ctx.era = Era::Modern;
             if let Err(error) = self.prepare_modern(&request, &mut ctx) {
                 return Either::Left(future::ready(Finished::error(request.id, error)));
