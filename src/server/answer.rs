@@ -245,3 +245,29 @@ fn finished(id: crate::wire::jsonrpc::RequestId, outcome: Option<Answered>) -> F
         tool_error,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{size_of, size_of_val};
+
+    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcRequest};
+    use crate::{McpServer, RequestContext, ServerOptions};
+
+    /// A request's future holds its message and context until its first poll, and then only
+    /// what its method awaits: nested `async fn`s had made it ~7 KiB, each layer keeping its
+    /// own copy of the request and the context (issue 15).
+    #[test]
+    fn a_request_future_is_about_its_message_and_context() {
+        let server = McpServer::new(ServerOptions::new("t", "0"));
+        let message = JsonRpcMessage::Request(JsonRpcRequest::new(1, "tools/call"));
+        let future = server.dispatch_with(message, RequestContext::new());
+        let held = size_of::<JsonRpcMessage>() + size_of::<RequestContext>();
+        assert!(
+            size_of_val(&future) <= 2 * held,
+            "{} bytes, for a message and a context of {held}",
+            size_of_val(&future)
+        );
+        let reply = futures::executor::block_on(future).expect("a response");
+        assert!(reply.is_error(), "no params: -32602");
+    }
+}
