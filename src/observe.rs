@@ -139,6 +139,11 @@ impl Observation {
         }
     }
 
+    /// End with a tool's result, a failure when it `isError`.
+    pub(crate) fn finish_tool(self, is_error: bool) {
+        self.finish(is_error.then_some(ErrorType::Named("tool_error")), None)
+    }
+
     /// End with the answer to `method`, a JSON-RPC error, or a local failure.
     pub(crate) fn finish_error(self, error: ErrorType, message: Option<&str>) {
         self.finish(Some(error), message)

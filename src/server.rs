@@ -21,6 +21,7 @@
 //! set, shutdown) that the stream drivers run; [`liveness`] the ping / dead-peer rule of a
 //! WebSocket connection.
 
+mod answer;
 pub mod connection;
 pub mod context;
 mod lists;
@@ -40,26 +41,24 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock};
 
-use futures::future::{AbortHandle, Abortable};
+use futures::future::{self, Either, OptionFuture};
+use futures::{Future, FutureExt};
 use serde_json::{json, Map, Value};
-use tracing::Instrument;
 
 pub use crate::host::{Clock, ErrorHandler};
 pub use options::{Completer, Completion, RequestListener, ServerOptions};
 pub use push::{Change, ListKind};
 
+use crate::era;
 use crate::era::mrtr::StateSealer;
-use crate::era::{self, Era};
-use crate::observe::Observation;
 use crate::primitives::prompts::PromptRegistry;
 use crate::primitives::resources::ResourceRegistry;
 use crate::primitives::skills::SkillRegistry;
 use crate::primitives::tools::{panic_message, ToolRegistry};
 use crate::protocol::Implementation;
 use crate::server::context::RequestContext;
-use crate::wire::jsonrpc::{
-    ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId, ResultValue,
-};
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse, RequestId, ResultValue};
+use crate::BoxFuture;
 use peers::{Peers, Pending};
 use push::Listener;
 
@@ -217,43 +216,54 @@ impl McpServer {
 
     /// Run one already-parsed message (seed `dispatch`): a request → `Some(response)`; a
     /// notification → `None` whatever its method (clause 3); a response → `None`.
-    pub async fn dispatch(&self, message: JsonRpcMessage) -> Option<JsonRpcResponse> {
-        self.dispatch_with(message, RequestContext::new()).await
+    pub fn dispatch(
+        &self,
+        message: JsonRpcMessage,
+    ) -> impl Future<Output = Option<JsonRpcResponse>> + '_ {
+        self.dispatch_with(message, RequestContext::new())
     }
 
     /// [`McpServer::dispatch`] with a transport-provided context (channel back, scope).
     ///
     /// On a scope, a request stays cancellable by `notifications/cancelled` while it runs; a
     /// cancelled request yields `None` (no response, spec `basic/utilities/cancellation`).
-    pub async fn dispatch_with(
+    ///
+    /// Nothing happens until the future is first polled. The future is small (it holds the
+    /// message and the context until then, and after that only what the method awaits): a
+    /// request's method is picked and started at the first poll (`answer.rs`).
+    pub fn dispatch_with(
         &self,
         message: JsonRpcMessage,
         ctx: RequestContext,
-    ) -> Option<JsonRpcResponse> {
+    ) -> impl Future<Output = Option<JsonRpcResponse>> + '_ {
         match message {
             JsonRpcMessage::Request(request) => {
-                let observed = Observation::server(
-                    &request.method,
-                    &request.id,
-                    request.params.as_ref(),
-                    ctx.session().map(|s| s.id()),
-                );
-                let tool_call = request.method == "tools/call";
-                let response = self
-                    .dispatch_request(request, ctx, &observed)
-                    .instrument(observed.span.clone())
-                    .await;
-                observed.finish_response(tool_call, response.as_ref());
-                response
+                Either::Left(future::lazy(move |_| self.start(request, ctx)).flatten())
             }
+            other => Either::Right(
+                future::lazy(move |_| self.receive(other, &ctx))
+                    .then(OptionFuture::from)
+                    .map(|_| None),
+            ),
+        }
+    }
+
+    /// A notification or a response (`dispatch_with` routes requests to `start`): what it
+    /// changes now, and what is left to await (writing a scope through to the store, handing a
+    /// response on), boxed: it is rare.
+    fn receive(&self, message: JsonRpcMessage, ctx: &RequestContext) -> Option<BoxFuture<'_, ()>> {
+        match message {
+            JsonRpcMessage::Request(_) => None,
             JsonRpcMessage::Notification(notification) => {
                 self.emit_request(&notification.method, None);
                 if notification.method == "notifications/initialized" {
-                    if let Some(scope) = &ctx.scope {
-                        self.inner.peers.with(scope, |peer| peer.initialized = true);
-                        self.save_scope(scope).await;
-                    }
-                } else if notification.method == "notifications/cancelled" {
+                    let scope = ctx.scope.clone()?;
+                    self.inner
+                        .peers
+                        .with(&scope, |peer| peer.initialized = true);
+                    return Some(Box::pin(async move { self.save_scope(&scope).await }));
+                }
+                if notification.method == "notifications/cancelled" {
                     let id = notification
                         .params
                         .as_ref()
@@ -275,81 +285,19 @@ impl McpServer {
                     ),
                     None => false,
                 };
-                if !resolved {
-                    match &ctx.scope {
-                        // Maybe another instance's request (a shared session store).
-                        Some(scope) => self.hand_on(scope, response).await,
-                        None => {
-                            tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending")
-                        }
+                if resolved {
+                    return None;
+                }
+                match ctx.scope.clone() {
+                    // Maybe another instance's request (a shared session store).
+                    Some(scope) => Some(Box::pin(
+                        async move { self.hand_on(&scope, response).await },
+                    )),
+                    None => {
+                        tracing::debug!(id = ?response.id, "ignoring a response: no request of ours is pending");
+                        None
                     }
                 }
-                None
-            }
-        }
-    }
-
-    /// One request of [`McpServer::dispatch_with`], inside its span.
-    async fn dispatch_request(
-        &self,
-        request: JsonRpcRequest,
-        mut ctx: RequestContext,
-        observed: &Observation,
-    ) -> Option<JsonRpcResponse> {
-        self.emit_request(&request.method, Some(&request.id));
-        ctx.id = Some(request.id.clone());
-        ctx.method.clone_from(&request.method);
-        ctx.meta = meta_of(request.params.as_ref());
-        ctx.pending = Some(self.inner.pending.clone());
-        ctx.logging_undeclared = !self.inner.options.logging;
-        if ctx.era == Era::Modern || era::has_modern_meta(request.params.as_ref()) {
-            ctx.era = Era::Modern;
-            if let Err(error) = self.prepare_modern(&request, &mut ctx) {
-                return Some(JsonRpcResponse::error(Some(request.id), error));
-            }
-        } else if let Some(scope) = &ctx.scope {
-            if let Some((caps, level, initialized)) = self.inner.peers.read(scope, |p| {
-                (p.client_capabilities.clone(), p.log_level, p.initialized)
-            }) {
-                ctx.client_capabilities = ctx.client_capabilities.or(caps);
-                ctx.log_level = ctx.log_level.or(level);
-                ctx.client_initialized = initialized;
-            }
-        }
-        if observed.enabled() {
-            observed.protocol_version(self.served_version(&ctx).as_deref());
-        }
-        let id = request.id.clone();
-        let scope = ctx.scope.clone();
-        if scope.is_none() {
-            let payload = self.answer(request, ctx).await;
-            return Some(JsonRpcResponse {
-                id: Some(id),
-                payload,
-            });
-        }
-        let (handle, registration) = AbortHandle::new_pair();
-        if !self.inner.peers.start(scope.clone(), id.clone(), handle) {
-            // Two requests with one id in flight could not be told apart by a
-            // cancellation or an answer: the later one is refused, with its id.
-            tracing::debug!(%id, "a request reuses the id of a request in flight");
-            return Some(JsonRpcResponse::error(
-                Some(id),
-                ErrorObject::invalid_request(
-                    "the request id is already in use by a request in flight",
-                ),
-            ));
-        }
-        let outcome = Abortable::new(self.answer(request, ctx), registration).await;
-        self.inner.peers.finish(&scope, &id);
-        match outcome {
-            Ok(payload) => Some(JsonRpcResponse {
-                id: Some(id),
-                payload,
-            }),
-            Err(_) => {
-                tracing::debug!(%id, "request cancelled; no response");
-                None
             }
         }
     }
@@ -371,35 +319,22 @@ impl McpServer {
             .flatten()
     }
 
-    /// A request's result: a cacheable list from its registry's cached listing (`lists.rs`),
-    /// else what its method returns.
-    async fn answer(
-        &self,
-        request: JsonRpcRequest,
-        ctx: RequestContext,
-    ) -> Result<ResultValue, ErrorObject> {
-        if let Some(listed) = self.answer_list(&request, &ctx) {
-            return listed;
-        }
-        self.call_era(request, ctx).await.map(ResultValue::from)
-    }
-
     /// The string boundary (seed `handle`, clause 7): malformed JSON → a `-32700` reply with id
     /// `null`; an invalid message → `-32600` (or `-32602` for non-object params) with the id when
     /// readable; a notification, a broken notification or a response → `None`.
-    pub async fn handle(&self, message: &str) -> Option<String> {
+    pub fn handle(&self, message: &str) -> impl Future<Output = Option<String>> + '_ {
         self.handle_slice(message.as_bytes())
-            .await
-            .map(|r| r.to_json())
+            .map(|response| response.map(|r| r.to_json()))
     }
 
-    /// [`McpServer::handle`] over bytes, returning the typed response.
-    pub async fn handle_slice(&self, bytes: &[u8]) -> Option<JsonRpcResponse> {
+    /// [`McpServer::handle`] over bytes, returning the typed response. The bytes are parsed
+    /// when this is called; the future does not borrow them.
+    pub fn handle_slice(&self, bytes: &[u8]) -> impl Future<Output = Option<JsonRpcResponse>> + '_ {
         match JsonRpcMessage::from_slice(bytes) {
-            Ok(message) => self.dispatch(message).await,
+            Ok(message) => Either::Left(self.dispatch(message)),
             Err(invalid) => {
                 tracing::debug!(error = %invalid, "invalid message");
-                invalid.response()
+                Either::Right(future::ready(invalid.response()))
             }
         }
     }

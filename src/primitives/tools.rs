@@ -314,19 +314,39 @@ impl Tool {
         arguments: Value,
         ctx: RequestContext,
     ) -> Result<ToolResult, ErrorObject> {
-        let name = &self.descriptor.name;
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(arguments, ctx)));
         let outcome = match started {
             Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
             Err(panic) => Err(panic),
         };
-        outcome.unwrap_or_else(|panic| {
-            let message = panic_message(&*panic);
-            tracing::error!(tool = %name, %message, "tool panicked");
-            Ok(ToolResult::error(format!(
-                "tool {name} panicked: {message}"
-            )))
-        })
+        outcome.unwrap_or_else(|panic| self.panicked(&*panic))
+    }
+
+    /// [`Tool::call`] of a shared tool, as a future that owns it: the handler is started now,
+    /// and the future holds only the handler's (boxed) future and the tool, not the arguments
+    /// and the context a moved `async` call would keep a second copy of (the server's
+    /// `tools/call` hot path).
+    pub(crate) fn run(
+        self: Arc<Self>,
+        arguments: Value,
+        ctx: RequestContext,
+    ) -> impl Future<Output = Outcome> + MaybeSend + 'static {
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(arguments, ctx)));
+        let outcome = match started {
+            Ok(future) => futures::future::Either::Left(AssertUnwindSafe(future).catch_unwind()),
+            Err(panic) => futures::future::Either::Right(futures::future::ready(Err(panic))),
+        };
+        outcome.map(move |outcome| outcome.unwrap_or_else(|panic| self.panicked(&*panic)))
+    }
+
+    /// The `isError` result of a panic of the tool's handler.
+    fn panicked(&self, panic: &(dyn std::any::Any + Send)) -> Outcome {
+        let name = &self.descriptor.name;
+        let message = panic_message(panic);
+        tracing::error!(tool = %name, %message, "tool panicked");
+        Ok(ToolResult::error(format!(
+            "tool {name} panicked: {message}"
+        )))
     }
 }
 

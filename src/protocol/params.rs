@@ -269,6 +269,10 @@ fn check_members(
     object: &Map<String, Value>,
     at: Path<'_>,
 ) -> Result<(), ErrorObject> {
+    if fits(members, object, at) {
+        return Ok(());
+    }
+    // Something is wrong: find the first member, in the schema's order, that says what.
     for member in members {
         let path = Path::Member(&at, member.name);
         match object.get(member.name) {
@@ -278,6 +282,25 @@ fn check_members(
         }
     }
     Ok(())
+}
+
+/// Whether `object` fits `members`, read in one pass over its own members (each looked up in the
+/// schema's short list by name, not hashed into the object once per schema member).
+fn fits(members: &[Member], object: &Map<String, Value>, at: Path<'_>) -> bool {
+    let mut required = members.iter().filter(|m| m.required).count();
+    for (name, value) in object {
+        let Some(member) = members.iter().find(|m| m.name == name) else {
+            continue;
+        };
+        if value.is_null() {
+            continue;
+        }
+        if check_value(member.ty, value, Path::Member(&at, member.name)).is_err() {
+            return false;
+        }
+        required -= usize::from(member.required);
+    }
+    required == 0
 }
 
 fn check_value(ty: Ty, value: &Value, path: Path<'_>) -> Result<(), ErrorObject> {

@@ -143,14 +143,23 @@ impl McpServer {
 pub(super) fn tool_call_params(
     params: Option<Map<String, Value>>,
 ) -> Result<(String, Value), ErrorObject> {
-    let mut params =
+    let params =
         params.ok_or_else(|| ErrorObject::invalid_params(r#"tools/call needs "params""#))?;
-    let name = match params.remove("name") {
+    // One pass over the members, taking the two it reads (no lookups into the map).
+    let (mut name, mut arguments) = (None, None);
+    for (key, value) in params {
+        match key.as_str() {
+            "name" => name = Some(value),
+            "arguments" => arguments = Some(value),
+            _ => {}
+        }
+    }
+    let name = match name {
         Some(Value::String(name)) => name,
         Some(_) => return Err(ErrorObject::invalid_params(r#""name" must be a string"#)),
         None => return Err(ErrorObject::invalid_params(r#"missing "name""#)),
     };
-    let arguments = match params.remove("arguments") {
+    let arguments = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args @ Value::Object(_)) => args,
         Some(_) => {

@@ -206,6 +206,40 @@ mod tests {
     }
 
     #[test]
+    fn text_reads_as_its_parsed_value_does() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"ping","id":2}"#,
+            r#"{"x":{"y":[1,2]},"jsonrpc":"2.0","id":"s","method":"m","params":{"a":1},"z":null}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"ok":true},"extra":1}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"},"result":1}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#""text""#,
+            "null",
+            "1",
+            "true",
+            r#"{"jsonrpc":"2.0","method":"n","params":[1]}"#,
+            r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null}"#,
+            r#"{"params":{},"jsonrpc":"2.0"}"#,
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                JsonRpcMessage::from_slice(text.as_bytes()),
+                JsonRpcMessage::from_value(value),
+                "{text}"
+            );
+        }
+        // A member the classifier does not read is still read: one beyond a parser limit
+        // fails the message as before.
+        let text = r#"{"jsonrpc":"2.0","id":2,"method":"m","x":-1e400}"#;
+        let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
+        assert_eq!(
+            (err.id, err.error.code),
+            (Some(RequestId::Number(2)), ErrorCode::INVALID_REQUEST)
+        );
+    }
+
+    #[test]
     fn bad_ids_are_invalid_requests_with_null_id() {
         for raw in ["null", "1.5", "1e3", "true", "{}", "[]"] {
             let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);

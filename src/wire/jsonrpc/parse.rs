@@ -67,8 +67,8 @@ impl fmt::Display for InvalidMessage {
 
 impl std::error::Error for InvalidMessage {}
 
-fn check_version(map: &Map<String, Value>) -> Result<(), ErrorObject> {
-    match map.get("jsonrpc") {
+fn check_version(jsonrpc: Option<&Value>) -> Result<(), ErrorObject> {
+    match jsonrpc {
         Some(Value::String(v)) if v == JSONRPC_VERSION => Ok(()),
         Some(_) => Err(ErrorObject::invalid_request(
             r#""jsonrpc" must be exactly "2.0""#,
@@ -77,11 +77,141 @@ fn check_version(map: &Map<String, Value>) -> Result<(), ErrorObject> {
     }
 }
 
-fn read_params(map: &mut Map<String, Value>) -> Result<Option<Map<String, Value>>, ErrorObject> {
-    match map.remove("params") {
+fn read_params(params: Option<Value>) -> Result<Option<Map<String, Value>>, ErrorObject> {
+    match params {
         None => Ok(None),
         Some(Value::Object(params)) => Ok(Some(params)),
         Some(_) => Err(ErrorObject::invalid_params(r#""params" must be an object"#)),
+    }
+}
+
+/// The members of a message object the classifier reads; any other member is read and dropped.
+/// A member given twice keeps its last value, as a parsed object does.
+#[derive(Default)]
+struct Members {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+impl Members {
+    /// The members of a parsed object, taken in one pass over it.
+    fn of(map: Map<String, Value>) -> Members {
+        let mut members = Members::default();
+        for (key, value) in map {
+            if let Some(slot) = members.slot(&key) {
+                *slot = Some(value);
+            }
+        }
+        members
+    }
+
+    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
+        Some(match key {
+            "jsonrpc" => &mut self.jsonrpc,
+            "id" => &mut self.id,
+            "method" => &mut self.method,
+            "params" => &mut self.params,
+            "result" => &mut self.result,
+            "error" => &mut self.error,
+            _ => return None,
+        })
+    }
+}
+
+/// A message's text read straight into its [`Members`] (no map of the top level, no key
+/// copied), or what it is instead of an object. Every value is still read as a [`Value`] (so
+/// any text that parses as one parses here, and fails with the same error where it fails).
+#[allow(clippy::large_enum_variant)] // a return value read once on the stack; boxing costs a malloc
+enum Top {
+    Object(Members),
+    Array,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Top {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Top, D::Error> {
+        deserializer.deserialize_any(TopVisitor)
+    }
+}
+
+struct TopVisitor;
+
+/// A top-level member name, read without copying it.
+struct Key(Option<&'static str>);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+                Ok(Key(match key {
+                    "jsonrpc" => Some("jsonrpc"),
+                    "id" => Some("id"),
+                    "method" => Some("method"),
+                    "params" => Some("params"),
+                    "result" => Some("result"),
+                    "error" => Some("error"),
+                    _ => None,
+                }))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopVisitor {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut members = Members::default();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            let value = map.next_value::<Value>()?;
+            if let Some(slot) = key.and_then(|key| members.slot(key)) {
+                *slot = Some(value);
+            }
+        }
+        Ok(Top::Object(members))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Top::Array)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Top, E> {
+        Ok(Top::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<Top, E> {
+        Ok(Top::Other)
     }
 }
 
@@ -98,23 +228,33 @@ impl JsonRpcMessage {
     /// [`JsonRpcMessage::from_value`] over the value parsed from `text`, when there is one: an
     /// integer `id` that the value holds only as an `f64` is then read exactly from the text.
     fn classify(value: Value, text: Option<&[u8]>) -> Result<JsonRpcMessage, InvalidMessage> {
-        let mut map = match value {
-            Value::Object(map) => map,
-            Value::Array(_) => {
+        let top = match value {
+            Value::Object(map) => Top::Object(Members::of(map)),
+            Value::Array(_) => Top::Array,
+            _ => Top::Other,
+        };
+        Self::classify_top(top, text)
+    }
+
+    /// [`JsonRpcMessage::classify`] over the members read.
+    fn classify_top(top: Top, text: Option<&[u8]>) -> Result<JsonRpcMessage, InvalidMessage> {
+        let mut m = match top {
+            Top::Object(members) => members,
+            Top::Array => {
                 return Err(InvalidMessage::new(
                     None,
                     ErrorObject::invalid_request("batches are not supported"),
                 ))
             }
-            _ => {
+            Top::Other => {
                 return Err(InvalidMessage::new(
                     None,
                     ErrorObject::invalid_request("a message must be a JSON object"),
                 ))
             }
         };
-        let has_method = map.contains_key("method");
-        let id = match map.get("id") {
+        let has_method = m.method.is_some();
+        let id = match &m.id {
             None if has_method => {
                 // A notification: classified before validation, and never answered.
                 let bad = |error| InvalidMessage {
@@ -124,8 +264,8 @@ impl JsonRpcMessage {
                     not_json: false,
                     response: false,
                 };
-                check_version(&map).map_err(bad)?;
-                let method = match map.remove("method") {
+                check_version(m.jsonrpc.as_ref()).map_err(bad)?;
+                let method = match m.method {
                     Some(Value::String(m)) => m,
                     _ => {
                         return Err(bad(ErrorObject::invalid_request(
@@ -133,7 +273,7 @@ impl JsonRpcMessage {
                         )))
                     }
                 };
-                let params = read_params(&mut map).map_err(bad)?;
+                let params = read_params(m.params).map_err(bad)?;
                 return Ok(JsonRpcMessage::Notification(JsonRpcNotification {
                     method,
                     params,
@@ -161,13 +301,13 @@ impl JsonRpcMessage {
                 }
             },
         };
-        if let Err(error) = check_version(&map) {
+        if let Err(error) = check_version(m.jsonrpc.as_ref()) {
             return Err(InvalidMessage::new(id, error));
         }
         if has_method {
             let id = id.expect("a method with an id member has a valid id here");
-            let method = match map.remove("method") {
-                Some(Value::String(m)) => m,
+            let method = match m.method {
+                Some(Value::String(method)) => method,
                 _ => {
                     return Err(InvalidMessage::new(
                         Some(id),
@@ -176,14 +316,14 @@ impl JsonRpcMessage {
                 }
             };
             let params =
-                read_params(&mut map).map_err(|e| InvalidMessage::new(Some(id.clone()), e))?;
+                read_params(m.params).map_err(|e| InvalidMessage::new(Some(id.clone()), e))?;
             return Ok(JsonRpcMessage::Request(JsonRpcRequest {
                 id,
                 method,
                 params,
             }));
         }
-        if !map.contains_key("id") {
+        if m.id.is_none() {
             return Err(InvalidMessage::new(
                 None,
                 ErrorObject::invalid_request(r#"neither "method" nor "id""#),
@@ -193,8 +333,8 @@ impl JsonRpcMessage {
             response: true,
             ..invalid
         };
-        let result = map.remove("result");
-        let error = map.remove("error");
+        let result = m.result.take();
+        let error = m.error.take();
         let payload = match (result, error) {
             (Some(result), None) => Ok(result),
             (None, Some(error)) => Err(ErrorObject::from_value(error).ok_or_else(|| {
@@ -237,8 +377,8 @@ impl JsonRpcMessage {
     /// [`InvalidMessage`] as above; text that is not JSON carries id `null` and `-32700`
     /// ([`InvalidMessage::is_not_json`]).
     pub fn from_slice(bytes: &[u8]) -> Result<JsonRpcMessage, InvalidMessage> {
-        match serde_json::from_slice::<Value>(bytes) {
-            Ok(value) => Self::classify(value, Some(bytes)),
+        match serde_json::from_slice::<Top>(bytes) {
+            Ok(top) => Self::classify_top(top, Some(bytes)),
             Err(e) => beyond_limits(bytes, &e),
         }
     }
