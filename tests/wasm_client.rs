@@ -583,8 +583,10 @@ async fn the_fetch_transport_resumes_a_dropped_post_stream_with_last_event_id() 
 
 #[wasm_bindgen_test]
 async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
-    // tools/call answers with an event stream that never ends; the transport's 50 ms deadline
-    // fails the exchange (well before the client's 10 s) and aborts the fetch.
+    // tools/call answers with an event stream that never ends; the transport's 1.5 s deadline
+    // fails the exchange (well before the client's 10 s) and aborts the fetch. The deadline
+    // also bounds the exchanges that do get answered (initialize, tools/list), so it leaves a
+    // loaded machine room for them.
     let state = js("{ signals: [] }");
     let c = wrapped_fetch_client(
         &state,
@@ -596,14 +598,14 @@ async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
           const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('id: 1\ndata: \n\n')); } });
           return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
         };"#,
-        ", timeout: 50",
+        ", timeout: 1500",
     );
     ok(c.connect()).await;
     let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
     assert_eq!(get(&e, "kind").as_string().as_deref(), Some("transport"));
     let message = get(&e, "message").as_string().unwrap();
     assert!(
-        message.contains("the HTTP exchange timed out after 50 ms"),
+        message.contains("the HTTP exchange timed out after 1500 ms"),
         "{message}"
     );
     let signals = Array::from(&get(&state, "signals"));
