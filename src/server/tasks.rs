@@ -831,3 +831,6 @@ impl McpServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

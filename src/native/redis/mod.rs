@@ -35,6 +35,9 @@ use futures::StreamExt;
 
 mod events;
 mod scripts;
+mod tasks;
+
+pub use tasks::RedisTasks;
 
 use scripts::Scripts;
 
@@ -57,7 +60,7 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long connecting to Redis may take.
 const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
 /// The pause before the pub/sub listener connects again after losing Redis.
-const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(250);
+pub(super) const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(250);
 
 /// Options for [`RedisSessions::connect`].
 #[derive(Clone, Debug)]
@@ -70,6 +73,13 @@ pub struct RedisOptions {
     /// The session options: the idle TTL (the key expiry), the live-session cap (counted over
     /// every instance), the replay-log bounds, the SSE `retry`.
     pub sessions: SessionOptions,
+    /// The most live tasks over every instance ([`RedisTasks`]; default
+    /// [`DEFAULT_MAX_TASKS`](crate::server::tasks::DEFAULT_MAX_TASKS)).
+    pub max_tasks: usize,
+    /// The most bytes of live tasks over every instance, by
+    /// [`Task::weight`](crate::server::tasks::Task::weight) (default
+    /// [`DEFAULT_MAX_TASK_BYTES`](crate::server::tasks::DEFAULT_MAX_TASK_BYTES)).
+    pub max_task_bytes: usize,
 }
 
 impl RedisOptions {
@@ -79,8 +89,24 @@ impl RedisOptions {
             url: url.into(),
             prefix: DEFAULT_PREFIX.to_owned(),
             sessions: SessionOptions::default(),
+            max_tasks: crate::server::tasks::DEFAULT_MAX_TASKS,
+            max_task_bytes: crate::server::tasks::DEFAULT_MAX_TASK_BYTES,
         }
     }
+}
+
+/// A connection to `client`'s server, re-established after a failure, each command bounded in
+/// time.
+pub(super) async fn connection_manager(client: &Client) -> Result<ConnectionManager, Unavailable> {
+    let config = ConnectionManagerConfig::new()
+        .set_response_timeout(Some(RESPONSE_TIMEOUT))
+        .set_connection_timeout(Some(CONNECTION_TIMEOUT))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_millis(500));
+    client
+        .get_connection_manager_with_config(config)
+        .await
+        .map_err(|e| unavailable(&e))
 }
 
 /// A session this instance has seen: its local handle (streams, replay log) and a digest of the
@@ -143,15 +169,7 @@ impl RedisSessions {
         clock: Clock,
     ) -> Result<Arc<RedisSessions>, Unavailable> {
         let client = Client::open(options.url.as_str()).map_err(|e| unavailable(&e))?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_connection_timeout(Some(CONNECTION_TIMEOUT))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let connection = client
-            .get_connection_manager_with_config(config)
-            .await
-            .map_err(|e| unavailable(&e))?;
+        let connection = connection_manager(&client).await?;
         let events = Arc::new(events::EventLog::spawn(
             options.prefix.clone(),
             connection.clone(),
