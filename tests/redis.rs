@@ -920,3 +920,93 @@ async fn with_redis_down_a_task_call_gets_a_json_rpc_error() {
         assert!(message.contains("task store is unavailable"), "{message}");
     }
 }
+
+fn a_task(id: &str, at: u64, owner: Option<&str>) -> orkestrel_mcp::server::tasks::Task {
+    orkestrel_mcp::server::tasks::Task {
+        task_id: id.into(),
+        status: orkestrel_mcp::server::tasks::TaskStatus::Working,
+        status_message: None,
+        created_at: at,
+        last_updated_at: at,
+        ttl_ms: Some(60_000),
+        poll_interval_ms: None,
+        result: None,
+        error: None,
+        input_requests: Default::default(),
+        owner: owner.map(str::to_owned),
+    }
+}
+
+#[tokio::test]
+async fn the_redis_task_store_bounds_count_and_bytes_over_every_instance() {
+    use orkestrel_mcp::native::redis::RedisTasks;
+    use orkestrel_mcp::server::tasks::{TaskStatus, TaskStore, TaskStoreError};
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        max_tasks: 2,
+        max_task_bytes: 4_096,
+        ..RedisOptions::new(redis.url())
+    };
+    let a = RedisTasks::connect(&options).await.unwrap();
+    let b = RedisTasks::connect(&options).await.unwrap();
+    let now = 1_000;
+    a.create(a_task("t1", now, Some("s1")), now).await.unwrap();
+    b.create(a_task("t2", now + 1, Some("s1")), now)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.create(a_task("t3", now, None), now).await,
+        Err(TaskStoreError::Full(2))
+    );
+    assert_eq!(
+        b.create(a_task("t3", now, None), now).await,
+        Err(TaskStoreError::Full(2))
+    );
+    // One owner's tasks, newest first, from either instance.
+    let ids = |tasks: Vec<orkestrel_mcp::server::tasks::Task>| {
+        tasks.into_iter().map(|t| t.task_id).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(b.list(Some("s1"), now).await.unwrap()), ["t2", "t1"]);
+    assert!(a.list(Some("s2"), now).await.unwrap().is_empty());
+    // An update past the byte bound leaves the task as it was.
+    let big = json!("x".repeat(8_000));
+    let mut grow = |t: &mut orkestrel_mcp::server::tasks::Task| t.result = Some(big.clone());
+    assert_eq!(
+        a.update("t1", now, &mut grow).await,
+        Err(TaskStoreError::TooLarge(4_096))
+    );
+    assert_eq!(b.get("t1", now).await.unwrap().unwrap().result, None);
+    // Updates on both instances race by compare-and-set: each applies once, in some order.
+    let mut cancel = |t: &mut orkestrel_mcp::server::tasks::Task| {
+        if !t.status.is_terminal() {
+            t.status = TaskStatus::Cancelled;
+        }
+    };
+    let mut complete = |t: &mut orkestrel_mcp::server::tasks::Task| {
+        if !t.status.is_terminal() {
+            t.status = TaskStatus::Completed;
+        }
+    };
+    let (one, two) = tokio::join!(
+        a.update("t2", now, &mut cancel),
+        b.update("t2", now, &mut complete)
+    );
+    let (one, two) = (one.unwrap().status, two.unwrap().status);
+    assert_eq!(one, two, "both see the one terminal status");
+    assert_eq!(a.get("t2", now).await.unwrap().unwrap().status, one);
+    // Removed on B: room on A; gone from the owner's list.
+    assert!(b.remove("t1").await.unwrap());
+    assert!(!a.remove("t1").await.unwrap());
+    assert!(a.get("t1", now).await.unwrap().is_none());
+    assert_eq!(
+        a.update("t1", now, &mut |_| {}).await,
+        Err(TaskStoreError::NotFound)
+    );
+    a.create(a_task("t3", now, None), now).await.unwrap();
+    assert_eq!(ids(a.list(Some("s1"), now).await.unwrap()), ["t2"]);
+    assert_eq!(ids(b.list(None, now).await.unwrap()), ["t3"]);
+    // A task past its TTL is absent.
+    assert!(a.get("t3", now + 60_000).await.unwrap().is_none());
+}

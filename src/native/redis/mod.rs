@@ -1,8 +1,9 @@
 //! Scale-out on Redis (feature `redis`, issue 14): several server instances behind one URL share
-//! their sessions through a Redis server. [`RedisSessions`] is a
+//! their sessions and tasks through a Redis server. [`RedisSessions`] is a
 //! [`SessionBackend`] (the seam of [`crate::http::session`]) and a
-//! [`ScopeStore`] (the seam of [`crate::server::scope`]); the protocol rules stay in the core,
-//! this module is the Redis I/O only.
+//! [`ScopeStore`] (the seam of [`crate::server::scope`]); [`RedisTasks`] is a
+//! [`TaskStore`](crate::server::tasks::TaskStore) (the seam of [`crate::server::tasks`]). The
+//! protocol rules stay in the core, this module is the Redis I/O only.
 //!
 //! | key (prefix `orkestrel-mcp:` by default) | type | holds | expiry |
 //! |---|---|---|---|
@@ -12,6 +13,7 @@
 //! | `{prefix}events:{session}:{stream}` | list, and a channel of the same name | the events of one request stream (`"<seq>:<data>"`, then `"end"`), for a resume on any instance and its live relay | the event TTL (5 min), pushed back by each append; at most the replay-log capacity (1024) entries |
 //! | `{prefix}push` | pub/sub channel | `{session}\n{message}` for a session's standalone (`GET`) stream, delivered by the instance that holds it | — |
 //! | `{prefix}answers` | pub/sub channel | `{session}\n{response}`: a client's response that reached an instance with no request for it, for the instance whose tool awaits it | — |
+//! | `{prefix}task:{id}`, `{prefix}tasks`, `{prefix}task-bytes`, `{prefix}tasks-of:{owner}`, `{prefix}tasks-unowned`, `{prefix}task-signals` | hash, sorted set, hash, sorted sets, channel | the task records of [`RedisTasks`] (a [`TaskStore`](crate::server::tasks::TaskStore)), their count and byte bounds, each owner's index for `tasks/list`, and the signals between instances | each task's TTL |
 //! | `{prefix}changes` | pub/sub channel | `{instance}\n{change}` ([`Change::to_wire`]): a list or resource change made on one instance, for the sessions' `GET` streams and the listen streams of every instance | — |
 //!
 //! Each operation is one round trip (a Lua script run by `EVALSHA`, over one multiplexed
