@@ -306,13 +306,22 @@ impl Tasks {
                     return;
                 }
                 let (tasks, id) = (self.me.clone(), task_id.to_owned());
-                if let Some(spawn) = &self.options.spawner {
-                    spawn(Box::pin(async move {
-                        if let Some(tasks) = tasks.upgrade() {
-                            tasks.record_answered(&id, &delivered).await;
-                        }
-                    }));
-                }
+                self.run_soon(Box::pin(async move {
+                    if let Some(tasks) = tasks.upgrade() {
+                        tasks.record_answered(&id, &delivered).await;
+                    }
+                }));
+            }
+        }
+    }
+
+    /// Run `future` now if it completes at once (a store in memory), else on the spawner: with
+    /// an in-memory store a change made from synchronous code (a drop) is done before it returns.
+    fn run_soon(&self, mut future: BoxFuture<'static, ()>) {
+        let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+        if future.as_mut().poll(&mut cx).is_pending() {
+            if let Some(spawn) = &self.options.spawner {
+                spawn(future);
             }
         }
     }

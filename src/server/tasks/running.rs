@@ -79,9 +79,8 @@ impl TaskInputs for Running {
     }
 
     fn spawn(&self, future: BoxFuture<'static, ()>) {
-        let spawner = self.tasks.upgrade().and_then(|t| t.options.spawner.clone());
-        if let Some(spawn) = spawner {
-            spawn(future);
+        if let Some(tasks) = self.tasks.upgrade() {
+            tasks.run_soon(future);
         }
     }
 
@@ -132,7 +131,7 @@ impl TaskInputs for Running {
 }
 
 /// Withdraws an input request whose waiter went away unanswered: the key leaves the running
-/// entry at once and the record soon after (on the spawner), and the task is `working` again
+/// entry at once and the record at once or soon after (on the spawner), and the task is `working` again
 /// when nothing else is outstanding.
 struct Withdraw {
     tasks: Weak<Tasks>,
@@ -149,12 +148,9 @@ impl Drop for Withdraw {
         if let Some(running) = &running {
             lock(&running.waiting).remove(&self.key);
         }
-        let Some(spawn) = tasks.options.spawner.clone() else {
-            return;
-        };
-        let (tasks, task_id, key) = (self.tasks.clone(), self.task_id.clone(), self.key.clone());
-        spawn(Box::pin(async move {
-            let Some(tasks) = tasks.upgrade() else { return };
+        let (weak, task_id, key) = (self.tasks.clone(), self.task_id.clone(), self.key.clone());
+        tasks.run_soon(Box::pin(async move {
+            let Some(tasks) = weak.upgrade() else { return };
             let now = tasks.now();
             let _ = tasks
                 .change(&task_id, now, &mut |t: &mut Task| {

@@ -28,7 +28,8 @@ pub(crate) trait TaskInputs: MaybeSend + MaybeSync {
     /// That request ended (answered or not): the task is `working` again, once the returned
     /// future is done, unless another one is out.
     fn client_answered(&self) -> BoxFuture<'static, ()>;
-    /// Run `future` in the background (on the task's spawner).
+    /// Run `future` now if it completes at once, else in the background (on the task's
+    /// spawner).
     fn spawn(&self, future: BoxFuture<'static, ()>);
 }
 

@@ -64,7 +64,7 @@ impl TaskStore for Shared {
     }
 }
 
-/// What the tools of a pair report: `dropped` when `gated`'s future is dropped.
+/// What `gated` reports: `started`, then `dropped` when its future is dropped.
 struct Dropped(Sender<&'static str>);
 
 impl Drop for Dropped {
@@ -105,6 +105,7 @@ fn pair() -> Pair {
                 move |_: Map<_, _>, _| {
                     let (events, gate) = (events.clone(), lock(&gate_rx).take());
                     async move {
+                        let _ = events.send("started");
                         let _dropped = Dropped(events);
                         if let Some(gate) = gate {
                             let _ = gate.await;
@@ -182,6 +183,7 @@ fn a_task_cancelled_on_b_stops_its_tool_on_a() {
     let pair = pair();
     let created = ask(&pair.a, "tools/call", json!({"name": "gated"}), true);
     let id = created["taskId"].as_str().expect("a task").to_owned();
+    assert_eq!(pair.events.recv_timeout(WAIT), Ok("started"));
     let got = ask(&pair.b, "tasks/get", json!({"taskId": id}), true);
     assert_eq!(got["status"], "working", "{got}");
     let ack = ask(&pair.b, "tasks/cancel", json!({"taskId": id}), true);
