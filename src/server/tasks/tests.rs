@@ -248,3 +248,67 @@ fn tasks_result_on_b_waits_for_the_end_of_a_task_running_on_a() {
     assert_eq!(result["content"][0]["text"], "opened", "{result}");
     assert_eq!(result["_meta"][RELATED_TASK_META]["taskId"], id.as_str());
 }
+
+/// A message to `conn`, answered (the call driven to its end).
+fn over(conn: &mut crate::server::connection::Connection, message: Value) -> Option<Value> {
+    use crate::server::connection::Received;
+    match conn.receive(message.to_string().as_bytes()) {
+        Received::Dispatch(call) => futures::executor::block_on(call)
+            .map(|r| serde_json::from_str(&r.to_json()).expect("JSON")),
+        Received::Answer(r) => Some(serde_json::from_str(&r.to_json()).expect("JSON")),
+        Received::Nothing => None,
+    }
+}
+
+#[test]
+fn a_connections_tasks_in_a_shared_store_are_kept_under_its_scope_qualified_by_the_instance() {
+    use crate::server::connection::{Connection, ConnectionOptions};
+    let pair = pair();
+    let pushed: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sink = pushed.clone();
+    let outbound: crate::host::Outbound = Arc::new(move |m: JsonRpcMessage| {
+        lock(&sink).push(serde_json::from_str(&m.to_json()).expect("JSON"));
+        true
+    });
+    let mut conn = Connection::new(pair.a.clone(), "ws", outbound, ConnectionOptions::default());
+    let scope = conn.scope().to_string();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    assert!(over(&mut conn, init).is_some());
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(over(&mut conn, done).is_none());
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "gated", "task": {}}});
+    let created = over(&mut conn, call).expect("an answer");
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    // In the shared store, under the connection's scope and this instance's tag: another
+    // instance's connection of the same name does not see it.
+    let record = ask(&pair.a, "tasks/get", json!({"taskId": id}), false);
+    assert_eq!(record["status"], "working");
+    let tasks = pair.a.inner.tasks.as_ref().expect("tasks on");
+    let kept = futures::executor::block_on(tasks.store().get(&id, tasks.now()))
+        .expect("readable")
+        .expect("kept");
+    let owner = kept.owner.expect("an owner");
+    assert_eq!(owner, format!("{scope}@{}", tasks.tag), "{owner}");
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/list"});
+    let listed = over(&mut conn, list).expect("an answer");
+    assert_eq!(
+        listed["result"]["tasks"][0]["taskId"],
+        id.as_str(),
+        "{listed}"
+    );
+    // The status notification of its end reaches the connection.
+    let _ = lock(&pair.gate).take().expect("the gate").send(());
+    pair.until_signal(&id, TaskStatus::Completed);
+    let statuses: Vec<Value> = (lock(&pushed).iter())
+        .filter(|m| m["method"] == "notifications/tasks/status")
+        .cloned()
+        .collect();
+    assert_eq!(statuses.len(), 1, "{statuses:?}");
+    assert_eq!(statuses[0]["params"]["status"], "completed");
+}
