@@ -174,9 +174,25 @@ impl RedisTasks {
         let Some(signal) = TaskSignal::from_json(signal) else {
             return;
         };
-        let listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        for listener in listeners.iter() {
+        let listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for listener in listeners {
             listener(id, signal.clone());
+        }
+    }
+
+    /// Tell the listeners that signals may have been lost ([`TaskSignal::Resync`]).
+    fn resync(&self) {
+        let listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for listener in listeners {
+            listener("", TaskSignal::Resync);
         }
     }
 
@@ -391,8 +407,7 @@ impl TaskStore for RedisTasks {
 }
 
 /// Hand the signals of the `task-signals` channel to the listeners. After losing Redis it
-/// subscribes again (signals sent meanwhile are lost: a waiting `tasks/result` reads again on
-/// its timer).
+/// subscribes again and sends them [`TaskSignal::Resync`] (signals sent meanwhile are lost).
 async fn listen(this: Weak<RedisTasks>, first: ::redis::aio::PubSub) {
     let mut pubsub = Some(first);
     loop {
@@ -417,6 +432,10 @@ async fn listen(this: Weak<RedisTasks>, first: ::redis::aio::PubSub) {
         drop(tasks);
         if let Ok(subscribed) = subscribe(&client, &[channel]).await {
             pubsub = Some(subscribed);
+            // What was signalled meanwhile is lost: the core reads its tasks again.
+            if let Some(tasks) = this.upgrade() {
+                tasks.resync();
+            }
         }
     }
 }

@@ -1,14 +1,16 @@
 //! What a store shared between server instances adds to the tasks of one server: the
 //! signals heard from the others (a status change wakes the `tasks/result` callers waiting
-//! here and stops a tool cancelled elsewhere; answers reach the tool waiting here), the owners
+//! here and stops a tool cancelled elsewhere; answers reach the tool waiting here; after a
+//! lost link everything is read again), the owners
 //! only this instance knows qualified with its tag, and the status notification to a task's
 //! owner.
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use futures::channel::oneshot;
 use serde_json::Value;
 
+use super::running::Running;
 use super::store::{Task, TaskSignal};
 use super::wire::task_fields;
 use super::{lock, Tasks};
@@ -83,6 +85,34 @@ impl Tasks {
                     }
                 }));
             }
+            TaskSignal::Resync => self.resync(),
+        }
+    }
+
+    /// Signals may have been lost: the waiting `tasks/result` callers read again, and each
+    /// tool running here whose task is now terminal (cancelled elsewhere) or gone stops.
+    fn resync(&self) {
+        let waited: Vec<String> = lock(&self.watchers).keys().cloned().collect();
+        for id in waited {
+            self.wake(&id);
+        }
+        let running: Vec<Arc<Running>> = lock(&self.running).values().cloned().collect();
+        for running in running {
+            let tasks = self.me.clone();
+            self.run_soon(Box::pin(async move {
+                let Some(tasks) = tasks.upgrade() else { return };
+                let now = tasks.now();
+                match tasks.store().get(&running.task_id, now).await {
+                    Ok(Some(task)) if !task.status.is_terminal() => {}
+                    Ok(_) => {
+                        tracing::debug!(task = %running.task_id, "task settled or gone while signals were lost; its tool stops");
+                        tasks.finish(&running);
+                    }
+                    Err(e) => {
+                        tracing::debug!(task = %running.task_id, error = %e, "cannot read a task again")
+                    }
+                }
+            }));
         }
     }
 

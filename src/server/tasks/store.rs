@@ -143,14 +143,20 @@ pub enum TaskSignal {
     Status(TaskStatus),
     /// `tasks/update` answers (key → response), for the instance whose tool waits for them.
     Answers(Map<String, Value>),
+    /// Signals may have been lost (the store's link to the others was down): every instance
+    /// reads again the tasks it runs and the ones it waits for. A store sends it to its own
+    /// listeners (any task id) once the link is back.
+    Resync,
 }
 
 impl TaskSignal {
-    /// The signal as JSON text: `{"status":"cancelled"}` or `{"answers":{…}}`.
+    /// The signal as JSON text: `{"status":"cancelled"}`, `{"answers":{…}}` or
+    /// `{"resync":true}`.
     pub fn to_json(&self) -> String {
         match self {
             TaskSignal::Status(status) => serde_json::json!({ "status": status }),
             TaskSignal::Answers(answers) => serde_json::json!({ "answers": answers }),
+            TaskSignal::Resync => serde_json::json!({ "resync": true }),
         }
         .to_string()
     }
@@ -163,8 +169,9 @@ impl TaskSignal {
                 .ok()
                 .map(TaskSignal::Status);
         }
-        match value.get("answers") {
-            Some(Value::Object(answers)) => Some(TaskSignal::Answers(answers.clone())),
+        match (value.get("answers"), value.get("resync")) {
+            (Some(Value::Object(answers)), _) => Some(TaskSignal::Answers(answers.clone())),
+            (None, Some(Value::Bool(true))) => Some(TaskSignal::Resync),
             _ => None,
         }
     }

@@ -80,6 +80,7 @@ struct Pair {
     gate: Mutex<Option<oneshot::Sender<()>>>,
     events: Receiver<&'static str>,
     signals: Receiver<(String, TaskSignal)>,
+    listeners: Arc<Mutex<Vec<TaskListener>>>,
 }
 
 fn pair() -> Pair {
@@ -140,6 +141,7 @@ fn pair() -> Pair {
         gate: Mutex::new(Some(gate)),
         events: events_rx,
         signals,
+        listeners,
     }
 }
 
@@ -311,4 +313,24 @@ fn a_connections_tasks_in_a_shared_store_are_kept_under_its_scope_qualified_by_t
         .collect();
     assert_eq!(statuses.len(), 1, "{statuses:?}");
     assert_eq!(statuses[0]["params"]["status"], "completed");
+}
+
+#[test]
+fn after_lost_signals_a_resync_stops_a_tool_whose_task_was_cancelled_elsewhere() {
+    let pair = pair();
+    let created = ask(&pair.a, "tools/call", json!({"name": "gated"}), true);
+    let id = created["taskId"].as_str().expect("a task").to_owned();
+    assert_eq!(pair.events.recv_timeout(WAIT), Ok("started"));
+    // Cancelled by another instance whose signal A never heard.
+    let tasks = pair.b.inner.tasks.as_ref().expect("tasks on");
+    let now = tasks.now();
+    let mut cancel = |t: &mut Task| t.status = TaskStatus::Cancelled;
+    futures::executor::block_on(tasks.store().update(&id, now, &mut cancel)).expect("updated");
+    assert!(pair.events.try_recv().is_err(), "A's tool still runs");
+    // The store's link is back: it tells its listeners to read again.
+    let listeners = lock(&pair.listeners).clone();
+    for listener in listeners {
+        listener("", TaskSignal::Resync);
+    }
+    assert_eq!(pair.events.recv_timeout(WAIT), Ok("dropped"));
 }
