@@ -1,9 +1,8 @@
 //! What a store shared between server instances adds to the tasks of one server: the
 //! signals heard from the others (a status change wakes the `tasks/result` callers waiting
 //! here and stops a tool cancelled elsewhere; answers reach the tool waiting here; after a
-//! lost link everything is read again), the owners
-//! only this instance knows qualified with its tag, and the status notification to a task's
-//! owner.
+//! lost link everything is read again), the owners only this instance knows qualified with
+//! its tag, and the status notification to a task's owner.
 
 use std::sync::{Arc, Weak};
 
@@ -18,6 +17,8 @@ use crate::era::Era;
 use crate::BoxFuture;
 
 impl Tasks {
+    /// `notifications/tasks/status` with `task` to its owner's push channel, if it has one here
+    /// (a session's channel reaches its `GET` stream on whichever instance holds it).
     pub(super) fn announce(&self, task: &Task) {
         let (Some(owner), Some(inner)) = (
             task.owner.as_deref().map(|o| self.scope_of(o)),
