@@ -56,7 +56,7 @@
 //! | *(none)* | the core: every module of the layout above but the drivers — builds for wasm32 |
 //! | `native` | `native::stdio`, `native::http` (a `tower::Service`), `native::session` (its session layer), `native::ws` (WebSocket on the same port), `native::security` (Origin / Host), `native::endpoint` (all composed), `native::client` (stdio, Streamable HTTP and WebSocket client transports), and the `orkestrel-mcp` binary (`serve`, `tools`, `call`, `bridge`) |
 //! | `otel` | OpenTelemetry (implies `native`): per-request spans and W3C trace context in `params._meta` ([`protocol::trace`]), the `mcp.*.operation.duration` metrics, OTLP export from the binary (README, "Observability") |
-//! | `redis` | scale-out (implies `native`): `native::redis::RedisSessions`, sessions, their stream events and server→client messages shared by several instances through Redis; `serve --redis URL` (README, "Scale-out on Redis") |
+//! | `redis` | scale-out (implies `native`): `native::redis::RedisSessions`, sessions, their stream events and server→client messages shared by several instances through Redis; `native::redis::RedisTasks`, the task store shared likewise; `serve --redis URL` (README, "Scale-out on Redis") |
 //! | `tls` | `https://` and `wss://` for the client transports (rustls with `ring`, webpki roots) |
 //!
 //! ## Example

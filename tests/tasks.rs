@@ -573,7 +573,7 @@ async fn a_full_store_refuses_clearly_and_evicts_nothing() {
     gates.open("a");
     until_status(&s, &a, "completed").await;
     modern(&s, 4, "tasks/cancel", json!({ "taskId": b })).await;
-    store.remove(&a);
+    assert!(store.remove(&a).await.unwrap());
     let big = start_task(&s, "big", json!({ "size": 10_000 })).await;
     let failed = until_status(&s, &big, "failed").await;
     assert!(

@@ -260,10 +260,11 @@ impl RequestContext {
         }
         // Inside a 2025-11-25 task the task shows `input_required` while the client answers.
         let task = self.task.as_ref().and_then(|slot| slot.task());
-        let _waiting = task.map(|task| {
-            task.awaiting_client(true);
-            Awaiting(task)
-        });
+        let mut waiting = None;
+        if let Some(task) = task {
+            task.awaiting_client().await;
+            waiting = Some(Awaiting(Some(task)));
+        }
         let (id, answer) = pending.register(self.scope.clone());
         // The slot goes when this future ends however it ends (answered, failed, or dropped
         // because the request was cancelled): an abandoned request leaves nothing behind.
@@ -272,11 +273,15 @@ impl RequestContext {
         if !outbound(JsonRpcMessage::Request(request)) {
             return Err(ErrorObject::internal("the client's channel is closed"));
         }
-        answer.await.unwrap_or_else(|_| {
+        let answer = answer.await.unwrap_or_else(|_| {
             Err(ErrorObject::internal(
                 "the client's channel closed before it answered",
             ))
-        })
+        });
+        if let Some(task) = waiting.and_then(|mut w| w.0.take()) {
+            task.client_answered().await;
+        }
+        answer
     }
 
     /// Ask the client for one input under a handler-chosen `key` (2026-07-28 multi round-trip
@@ -432,12 +437,15 @@ fn number(x: f64) -> Value {
     }
 }
 
-/// Sets a task back to `working` when its server→client request ends, however it ends.
-struct Awaiting(Arc<dyn crate::server::tasks::slot::TaskInputs>);
+/// Sets a task back to `working` when its server→client request ends, however it ends: in
+/// the background when the request's future is dropped before the answer.
+struct Awaiting(Option<Arc<dyn crate::server::tasks::slot::TaskInputs>>);
 
 impl Drop for Awaiting {
     fn drop(&mut self) {
-        self.0.awaiting_client(false);
+        if let Some(task) = self.0.take() {
+            task.spawn(task.client_answered());
+        }
     }
 }
 

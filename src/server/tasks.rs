@@ -23,6 +23,7 @@
 //! task gets exactly one terminal status.
 
 mod running;
+mod shared;
 pub(crate) mod slot;
 pub mod store;
 mod wire;
@@ -35,15 +36,15 @@ use futures::future::{AbortHandle, Abortable, Either};
 use serde_json::{json, Map, Value};
 
 pub use store::{
-    iso8601, MemoryTaskStore, Task, TaskStatus, TaskStore, TaskStoreError, DEFAULT_MAX_TASKS,
-    DEFAULT_MAX_TASK_BYTES,
+    iso8601, MemoryTaskStore, Task, TaskChange, TaskListener, TaskSignal, TaskStatus, TaskStore,
+    TaskStoreError, DEFAULT_MAX_TASKS, DEFAULT_MAX_TASK_BYTES,
 };
 
 use super::methods::{page, tool_call_params};
 use super::McpServer;
 use crate::era::mrtr::well_formed;
 use crate::era::Era;
-use crate::host::{Clock, Spawn};
+use crate::host::{Clock, Sleep, Spawn};
 use crate::primitives::tools::{Tool, UnknownTool};
 use crate::protocol::{TaskSupport, ToolResult};
 use crate::server::context::RequestContext;
@@ -69,6 +70,11 @@ pub struct TaskOptions {
     /// Runs the tools in the background (default [`host::defaults::spawner`](crate::host::defaults::spawner));
     /// with none, a task-augmented call fails with `-32603`.
     pub spawner: Option<Spawn>,
+    /// The timer of a 2025-11-25 `tasks/result` waiting on a shared store: it reads the task
+    /// again a second after the last change signal, so a lost signal delays it at most that
+    /// long (default [`host::defaults::sleep`](crate::host::defaults::sleep); with none it
+    /// waits for signals only).
+    pub sleep: Option<Sleep>,
 }
 
 impl std::fmt::Debug for TaskOptions {
@@ -96,6 +102,7 @@ impl TaskOptions {
             max_ttl_ms: 86_400_000,
             poll_interval_ms: 500,
             spawner: crate::host::defaults::spawner(),
+            sleep: crate::host::defaults::sleep(),
         }
     }
 
@@ -123,13 +130,30 @@ impl TaskOptions {
         self.spawner = Some(spawner);
         self
     }
+
+    /// Time `tasks/result`'s re-reads with `sleep`.
+    pub fn with_sleep(mut self, sleep: Sleep) -> Self {
+        self.sleep = Some(sleep);
+        self
+    }
 }
+
+/// How long a 2025-11-25 `tasks/result` waits for a change signal before it reads the task
+/// again (a signal lost between instances delays the answer by at most this).
+const RECHECK_MS: u64 = 1_000;
 
 /// The tasks of one server: the options, the clock and the tools running here.
 pub(crate) struct Tasks {
     options: TaskOptions,
     clock: Option<Clock>,
     running: Mutex<HashMap<String, Arc<Running>>>,
+    /// `tasks/result` callers waiting for a task's status to change, by task id.
+    watchers: Mutex<HashMap<String, Vec<oneshot::Sender<()>>>>,
+    /// Whether the store is shared with other instances (it carries signals).
+    shared: bool,
+    /// This instance's tag, qualifying the owners only this instance knows (connections) in a
+    /// shared store.
+    tag: String,
     me: Weak<Tasks>,
     /// The server, for `notifications/tasks/status` (set once the server exists).
     server: std::sync::OnceLock<Weak<super::Inner>>,
@@ -157,12 +181,23 @@ fn new_task_id() -> String {
 
 impl Tasks {
     pub(crate) fn new(options: TaskOptions, clock: Option<Clock>) -> Arc<Tasks> {
-        Arc::new_cyclic(|me| Tasks {
-            options,
-            clock,
-            running: Mutex::new(HashMap::new()),
-            me: me.clone(),
-            server: std::sync::OnceLock::new(),
+        Arc::new_cyclic(|me: &Weak<Tasks>| {
+            let hears = me.clone();
+            let shared = options.store.subscribe(Arc::new(move |id: &str, signal| {
+                if let Some(tasks) = hears.upgrade() {
+                    tasks.heard(id, signal);
+                }
+            }));
+            Tasks {
+                options,
+                clock,
+                running: Mutex::new(HashMap::new()),
+                watchers: Mutex::new(HashMap::new()),
+                shared,
+                tag: new_task_id()[..12].to_owned(),
+                me: me.clone(),
+                server: std::sync::OnceLock::new(),
+            }
         })
     }
 
@@ -172,44 +207,35 @@ impl Tasks {
     }
 
     /// Change a task in the store (as [`TaskStore::update`]) and, when its status changed,
-    /// tell the connection or session that created it: `notifications/tasks/status` with the
-    /// task (2025-11-25 `basic/utilities/tasks`, "Task Status Notification"). Only a scope with
-    /// a push channel gets it — one that did the handshake-era `initialize`; the 2026-07-28
-    /// extension has no such notification outside `subscriptions/listen`.
-    fn change(
+    /// wake the `tasks/result` callers waiting for it (here, and through the store's signal on
+    /// the other instances sharing it), and tell the connection or session that created it:
+    /// `notifications/tasks/status` with the task (2025-11-25 `basic/utilities/tasks`, "Task
+    /// Status Notification"). Only a scope with a push channel gets it — one that did the
+    /// handshake-era `initialize`; the 2026-07-28 extension has no such notification outside
+    /// `subscriptions/listen`.
+    async fn change(
         &self,
         task_id: &str,
         now: u64,
-        change: &mut dyn FnMut(&mut Task),
+        change: &mut dyn TaskChange,
     ) -> Result<Task, TaskStoreError> {
         let mut before = None;
-        let changed = self.store().update(task_id, now, &mut |t| {
-            before.get_or_insert(t.status);
-            change(t);
-        });
+        let changed = (self.store())
+            .update(task_id, now, &mut |t: &mut Task| {
+                // A shared store may retry on a fresher record: the last call counts.
+                before = Some(t.status);
+                change(t);
+            })
+            .await;
         if let (Ok(task), Some(before)) = (&changed, before) {
             if task.status != before {
                 self.announce(task);
+                self.wake(task_id);
+                let signal = TaskSignal::Status(task.status);
+                self.store().signal(task_id, &signal).await;
             }
         }
         changed
-    }
-
-    fn announce(&self, task: &Task) {
-        let (Some(owner), Some(inner)) = (
-            task.owner.as_deref(),
-            self.server.get().and_then(Weak::upgrade),
-        ) else {
-            return;
-        };
-        let Some(Some(outbound)) = inner.peers.read(owner, |p| p.outbound.clone()) else {
-            return;
-        };
-        let status = crate::wire::jsonrpc::JsonRpcNotification::new("notifications/tasks/status")
-            .with_params(Value::Object(task_fields(task, Era::Legacy)));
-        if !outbound(crate::wire::jsonrpc::JsonRpcMessage::Notification(status)) {
-            tracing::debug!(task = %task.task_id, "the task's owner is gone: no status notification");
-        }
     }
 
     fn now(&self) -> u64 {
@@ -222,10 +248,10 @@ impl Tasks {
 
     /// Create a task record (durably: `tasks/get` finds it once this returns) and its running
     /// entry. Tools still running here whose task has expired are dropped first.
-    fn create(
+    async fn create(
         &self,
         ttl_ms: Option<u64>,
-        owner: Option<&str>,
+        scope: Option<&str>,
     ) -> Result<(Task, Arc<Running>), ErrorObject> {
         if self.options.spawner.is_none() {
             return Err(ErrorObject::internal(
@@ -248,28 +274,30 @@ impl Tasks {
             result: None,
             error: None,
             input_requests: Map::new(),
-            owner: owner.map(str::to_owned),
+            owner: self.owner_of(scope),
         };
         self.store()
             .create(task.clone(), now)
+            .await
             .map_err(store_error)?;
         let running = Arc::new(Running {
             task_id: task.task_id.clone(),
+            expires_at: now.saturating_add(ttl),
             abort: Mutex::new(None),
             waiting: Mutex::new(HashMap::new()),
             answered: Mutex::new(HashMap::new()),
-            ended: Mutex::new(Some(Vec::new())),
+            awaiting: std::sync::atomic::AtomicUsize::new(0),
             tasks: self.me.clone(),
         });
         lock(&self.running).insert(task.task_id.clone(), running.clone());
         Ok((task, running))
     }
 
-    /// Abort the tools whose task the store no longer has (expired or removed).
+    /// Abort the tools whose task has expired (its TTL passed: the store no longer has it).
     fn drop_expired(&self, now: u64) {
         let gone: Vec<Arc<Running>> = lock(&self.running)
             .values()
-            .filter(|r| self.store().get(&r.task_id, now).is_none())
+            .filter(|r| now >= r.expires_at)
             .cloned()
             .collect();
         for running in gone {
@@ -292,7 +320,7 @@ impl Tasks {
             let outcome = Abortable::new(future, registration).await;
             let Some(tasks) = tasks.upgrade() else { return };
             if let Ok(outcome) = outcome {
-                tasks.settle(&running.task_id, outcome);
+                tasks.settle(&running.task_id, outcome).await;
             }
             tasks.finish(&running);
         }));
@@ -301,7 +329,7 @@ impl Tasks {
     /// The tool ended: `completed` with its result, or `failed` with its JSON-RPC error — unless
     /// the task is already terminal (cancelled first). A result too large for the store fails
     /// the task with a short error instead.
-    fn settle(&self, task_id: &str, outcome: Result<ToolResult, ErrorObject>) {
+    async fn settle(&self, task_id: &str, outcome: Result<ToolResult, ErrorObject>) {
         let now = self.now();
         let (status, result, error) = match outcome {
             Ok(result) => (
@@ -311,8 +339,8 @@ impl Tasks {
             ),
             Err(error) => (TaskStatus::Failed, None, Some(error)),
         };
-        let set = |status, result: Option<Value>, error: Option<ErrorObject>| {
-            self.change(task_id, now, &mut |t| {
+        let set = |status, result: Option<Value>, error: Option<ErrorObject>| async move {
+            self.change(task_id, now, &mut |t: &mut Task| {
                 if !t.status.is_terminal() {
                     t.status = status;
                     t.result.clone_from(&result);
@@ -321,12 +349,19 @@ impl Tasks {
                     t.last_updated_at = now;
                 }
             })
+            .await
         };
-        if let Err(TaskStoreError::TooLarge(limit)) = set(status, result, error) {
-            let error = ErrorObject::internal(format!(
-                "the task's result exceeds the task store's {limit}-byte bound"
-            ));
-            let _ = set(TaskStatus::Failed, None, Some(error));
+        match set(status, result, error).await {
+            Err(TaskStoreError::TooLarge(limit)) => {
+                let error = ErrorObject::internal(format!(
+                    "the task's result exceeds the task store's {limit}-byte bound"
+                ));
+                let _ = set(TaskStatus::Failed, None, Some(error)).await;
+            }
+            Err(e @ TaskStoreError::Unavailable(_)) => {
+                tracing::warn!(task = %task_id, error = %e, "cannot record the task's end");
+            }
+            _ => {}
         }
     }
 
@@ -337,14 +372,12 @@ impl Tasks {
             abort.abort();
         }
         lock(&running.waiting).clear();
-        for waiter in lock(&running.ended).take().into_iter().flatten() {
-            let _ = waiter.send(());
-        }
+        self.wake(&running.task_id);
     }
 
-    fn get(&self, task_id: &str) -> Result<Task, ErrorObject> {
+    async fn get(&self, task_id: &str) -> Result<Task, ErrorObject> {
         let now = self.now();
-        match self.store().get(task_id, now) {
+        match self.store().get(task_id, now).await.map_err(store_error)? {
             Some(task) => Ok(task),
             None => {
                 self.drop_expired(now);
@@ -355,12 +388,13 @@ impl Tasks {
         }
     }
 
-    /// Settle a task as `cancelled` unless it is terminal, and drop its tool. `Ok(false)` when
-    /// it was already terminal.
-    fn cancel(&self, task_id: &str) -> Result<bool, ErrorObject> {
+    /// Settle a task as `cancelled` unless it is terminal, and drop its tool (here, or —
+    /// through the store's signal — on the instance that runs it). `Ok(false)` when it was
+    /// already terminal.
+    async fn cancel(&self, task_id: &str) -> Result<bool, ErrorObject> {
         let now = self.now();
         let mut cancelled = false;
-        self.change(task_id, now, &mut |t| {
+        self.change(task_id, now, &mut |t: &mut Task| {
             cancelled = !t.status.is_terminal();
             if cancelled {
                 t.status = TaskStatus::Cancelled;
@@ -369,6 +403,7 @@ impl Tasks {
                 t.last_updated_at = now;
             }
         })
+        .await
         .map_err(store_error)?;
         let running = lock(&self.running).get(task_id).cloned();
         if let (true, Some(running)) = (cancelled, running) {
@@ -378,39 +413,67 @@ impl Tasks {
     }
 
     /// Deliver `tasks/update` answers: each one to the input request outstanding under its key
-    /// (others are ignored, as are answers without the shape the request needs).
-    fn update(&self, task_id: &str, responses: &Map<String, Value>) {
-        let Some(running) = lock(&self.running).get(task_id).cloned() else {
-            return;
-        };
-        let mut delivered = Vec::new();
-        {
-            let mut waiting = lock(&running.waiting);
-            for (key, answer) in responses {
-                let fits = waiting
-                    .get(key)
-                    .is_some_and(|(method, _)| well_formed(method, answer));
-                let Some((_, tx)) = fits.then(|| waiting.remove(key)).flatten() else {
-                    continue;
-                };
-                lock(&running.answered).insert(key.clone(), answer.clone());
-                let _ = tx.send(answer.clone());
-                delivered.push(key.clone());
+    /// (others are ignored, as are answers without the shape the request needs). A task whose
+    /// tool runs on another instance sharing the store gets them through the store's signal.
+    async fn update(
+        &self,
+        task_id: &str,
+        responses: &Map<String, Value>,
+    ) -> Result<(), ErrorObject> {
+        let running = lock(&self.running).get(task_id).cloned();
+        match running {
+            Some(running) => {
+                let delivered = self.deliver(&running, responses);
+                self.record_answered(task_id, &delivered).await;
             }
+            None if self.shared => {
+                let task = self.get(task_id).await?;
+                if !task.status.is_terminal() {
+                    let signal = TaskSignal::Answers(responses.clone());
+                    self.store().signal(task_id, &signal).await;
+                }
+            }
+            None => {}
         }
+        Ok(())
+    }
+
+    /// Hand answers to the input requests of the tool running here; the keys delivered.
+    fn deliver(&self, running: &Running, responses: &Map<String, Value>) -> Vec<String> {
+        let mut delivered = Vec::new();
+        let mut waiting = lock(&running.waiting);
+        for (key, answer) in responses {
+            let fits = waiting
+                .get(key)
+                .is_some_and(|(method, _)| well_formed(method, answer));
+            let Some((_, tx)) = fits.then(|| waiting.remove(key)).flatten() else {
+                continue;
+            };
+            lock(&running.answered).insert(key.clone(), answer.clone());
+            let _ = tx.send(answer.clone());
+            delivered.push(key.clone());
+        }
+        delivered
+    }
+
+    /// The delivered input requests leave the record; the task is `working` again when none
+    /// is left.
+    async fn record_answered(&self, task_id: &str, delivered: &[String]) {
         if delivered.is_empty() {
             return;
         }
         let now = self.now();
-        let _ = self.change(task_id, now, &mut |t| {
-            for key in &delivered {
-                t.input_requests.remove(key);
-            }
-            if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
-                t.status = TaskStatus::Working;
-            }
-            t.last_updated_at = now;
-        });
+        let _ = self
+            .change(task_id, now, &mut |t: &mut Task| {
+                for key in delivered {
+                    t.input_requests.remove(key);
+                }
+                if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
+                    t.status = TaskStatus::Working;
+                }
+                t.last_updated_at = now;
+            })
+            .await;
     }
 }
 
@@ -515,7 +578,7 @@ impl McpServer {
             Mode::Plain => tool.call(arguments, ctx).await.map(plain),
             Mode::Task(ttl) => {
                 let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
-                let (task, running) = tasks.create(ttl, ctx.scope.as_deref())?;
+                let (task, running) = tasks.create(ttl, ctx.scope.as_deref()).await?;
                 ctx.task = Some(TaskSlot::bound(running.clone()));
                 // The task outlives this request, whose own stream (a POST's SSE) ends with the
                 // handle: its server→client requests go on the scope's push channel (the
@@ -549,7 +612,7 @@ impl McpServer {
                     Either::Right((Ok(ready), _)) => ready,
                     Either::Right((Err(_), _)) => return future.await.map(plain),
                 };
-                match tasks.create(None, owner.as_deref()) {
+                match tasks.create(None, owner.as_deref()).await {
                     Ok((task, running)) => {
                         slot.bind(running.clone());
                         tasks.spawn(running, future);
@@ -587,7 +650,7 @@ impl McpServer {
             _ => {}
         }
         match method {
-            "tasks/get" => Ok(detailed(&tasks.get(&task_id_param(params)?)?, era)),
+            "tasks/get" => Ok(detailed(&tasks.get(&task_id_param(params)?).await?, era)),
             "tasks/update" => {
                 let id = task_id_param(params)?;
                 let responses = match params.and_then(|p| p.get("inputResponses")) {
@@ -599,16 +662,16 @@ impl McpServer {
                     }
                     None => return Err(ErrorObject::invalid_params(r#"missing "inputResponses""#)),
                 };
-                tasks.update(&id, responses);
+                tasks.update(&id, responses).await?;
                 Ok(json!({}))
             }
             "tasks/cancel" => {
                 let id = task_id_param(params)?;
-                let cancelled = tasks.cancel(&id)?;
+                let cancelled = tasks.cancel(&id).await?;
                 match era {
                     // An ack, also for a task already terminal (idempotent).
                     Era::Modern => Ok(json!({})),
-                    Era::Legacy if cancelled => Ok(detailed(&tasks.get(&id)?, era)),
+                    Era::Legacy if cancelled => Ok(detailed(&tasks.get(&id).await?, era)),
                     Era::Legacy => Err(ErrorObject::invalid_params(format!(
                         "task {id} is already terminal"
                     ))),
@@ -617,12 +680,12 @@ impl McpServer {
             "tasks/result" => self.task_result(&tasks, &task_id_param(params)?).await,
             "tasks/list" => {
                 // Only the caller's own tasks (its connection or session).
-                let owner = ctx.scope.as_deref();
-                let listed: Vec<Value> = tasks
-                    .store()
-                    .list(tasks.now())
+                let owner = tasks.owner_of(ctx.scope.as_deref());
+                let listed: Vec<Value> = (tasks.store())
+                    .list(owner.as_deref(), tasks.now())
+                    .await
+                    .map_err(store_error)?
                     .iter()
-                    .filter(|t| t.owner.as_deref() == owner)
                     .map(|t| Value::Object(task_fields(t, era)))
                     .collect();
                 let (items, next) = page(listed, params, self.inner.options.page_size)?;
@@ -637,10 +700,15 @@ impl McpServer {
     }
 
     /// 2025-11-25 `tasks/result`: wait for the end, then the tool's result (with the
-    /// related-task `_meta`), its JSON-RPC error, or an error for a cancelled task.
+    /// related-task `_meta`), its JSON-RPC error, or an error for a cancelled task. The task
+    /// may run on another instance sharing the store: a change signal (or, should one be lost,
+    /// the [`TaskOptions::sleep`] timer) has it read again. The wait is bounded by the task's
+    /// TTL: an expired task is an unknown one.
     async fn task_result(&self, tasks: &Tasks, id: &str) -> Result<Value, ErrorObject> {
         loop {
-            let task = tasks.get(id)?;
+            // Watched before the read: a change between the two wakes it.
+            let changed = tasks.watch(id);
+            let task = tasks.get(id).await?;
             match task.status {
                 TaskStatus::Completed => {
                     let mut result = task.result.unwrap_or(json!({}));
@@ -660,25 +728,18 @@ impl McpServer {
                 }
                 TaskStatus::Working | TaskStatus::InputRequired => {}
             }
-            let (tx, rx) = oneshot::channel();
-            let running = lock(&tasks.running).get(id).cloned();
-            match running {
-                Some(running) => match lock(&running.ended).as_mut() {
-                    Some(waiters) => waiters.push(tx),
-                    None => continue,
-                },
+            match &tasks.options.sleep {
+                Some(sleep) => {
+                    let recheck = sleep(std::time::Duration::from_millis(RECHECK_MS));
+                    futures::future::select(changed, recheck).await;
+                }
                 None => {
-                    // Not terminal yet but not running here: another instance runs it (a
-                    // shared store), or it ended between the two reads — read once more.
-                    if !tasks.get(id)?.status.is_terminal() {
-                        return Err(ErrorObject::internal(format!(
-                            "task {id} runs on another server instance; poll tasks/get"
-                        )));
-                    }
-                    continue;
+                    let _ = changed.await;
                 }
             }
-            let _ = rx.await;
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

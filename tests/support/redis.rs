@@ -279,3 +279,94 @@ pub async fn instance_with(redis: &Redis, extra: &[&str]) -> (SocketAddr, Child)
         .to_owned();
     (authority.parse().expect("a socket address"), child)
 }
+
+/// `orkestrel-mcp serve --http 127.0.0.1:0 --redis URL --tasks` (`sleep` and `progress` run as
+/// tasks, kept in Redis): its address and the child.
+pub async fn task_instance(redis: &Redis) -> (SocketAddr, Child) {
+    let (url, child) = super::server::spawn_listening(
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--redis",
+            &redis.url(),
+            "--tasks",
+        ],
+        "info",
+    )
+    .await;
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    (authority.parse().expect("a socket address"), child)
+}
+
+/// Reports `dropped` when a tool's future goes (ended or dropped).
+pub struct Dropped(tokio::sync::mpsc::UnboundedSender<&'static str>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        let _ = self.0.send("dropped");
+    }
+}
+
+/// An instance in this process whose tasks and sessions are in the shared Redis, with the task
+/// tools `gated` (reports `started`, then waits for `gate` to be notified and answers `opened`;
+/// `dropped` when its future goes) and `asks` (elicits a name and answers with it).
+pub async fn tasking_instance(
+    redis: &Redis,
+    gate: std::sync::Arc<tokio::sync::Notify>,
+) -> (
+    SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+) {
+    use orkestrel_mcp::native::endpoint::system_clock;
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions, RedisTasks};
+    use orkestrel_mcp::protocol::TaskSupport;
+    use orkestrel_mcp::server::tasks::TaskOptions;
+    use orkestrel_mcp::{RequestContext, ServerOptions, Tool};
+    use serde_json::json;
+    let options = RedisOptions::new(redis.url());
+    let store = RedisTasks::connect(&options).await.unwrap();
+    let server = McpServer::new(
+        ServerOptions::new("tasking", "1").with_tasks(TaskOptions::new().with_store(store)),
+    );
+    let (events, rx) = tokio::sync::mpsc::unbounded_channel();
+    server.tools().add(
+        Tool::new("gated", move |_: Nothing| {
+            let (events, gate) = (events.clone(), gate.clone());
+            async move {
+                let _dropped = Dropped(events.clone());
+                let _ = events.send("started");
+                gate.notified().await;
+                Ok::<_, String>("opened")
+            }
+        })
+        .with_task_support(TaskSupport::Optional),
+    );
+    server.tools().add(
+        Tool::with_context("asks", |_: Nothing, ctx: RequestContext| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let answer = ctx
+                .elicit(json!({"message": "Name?", "requestedSchema": schema}))
+                .await
+                .map_err(|e| e.message)?;
+            Ok::<_, String>(answer["content"]["name"].as_str().unwrap_or("?").to_owned())
+        })
+        .with_task_support(TaskSupport::Optional),
+    );
+    let backend = RedisSessions::connect(options, &server, system_clock())
+        .await
+        .unwrap();
+    let endpoint =
+        Endpoint::with_session_backend(server, EndpointOptions::default(), backend).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ =
+            orkestrel_mcp::native::http::serve(listener, endpoint, std::future::pending()).await;
+    });
+    (addr, rx)
+}

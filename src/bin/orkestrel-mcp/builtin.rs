@@ -56,8 +56,12 @@ fn number(x: f64) -> Value {
     }
 }
 
-/// Register the five example tools.
-pub fn register(tools: &ToolRegistry) {
+/// Register the five example tools; with `tasks`, `sleep` and `progress` may run as tasks.
+pub fn register(tools: &ToolRegistry, tasks: bool) {
+    let task = |tool: Tool| match tasks {
+        true => tool.with_task_support(orkestrel_mcp::protocol::TaskSupport::Optional),
+        false => tool,
+    };
     tools.add(
         Tool::new("echo", |args: EchoArgs| async move {
             Ok::<_, String>(args.text)
@@ -80,14 +84,14 @@ pub fn register(tools: &ToolRegistry) {
         })
         .with_description("Fail with the given message (a tool result with isError: true)."),
     );
-    tools.add(
+    tools.add(task(
         Tool::new("sleep", |args: SleepArgs| async move {
             tokio::time::sleep(Duration::from_millis(args.ms)).await;
             Ok::<_, String>(format!("slept {} ms", args.ms))
         })
         .with_description("Wait for `ms` milliseconds, then answer \"slept <ms> ms\"."),
-    );
-    tools.add(
+    ));
+    tools.add(task(
         Tool::with_context(
             "progress",
             |args: ProgressArgs, ctx: RequestContext| async move {
@@ -110,7 +114,7 @@ pub fn register(tools: &ToolRegistry) {
              notification (when the caller gave a progressToken) and a log message for each; \
              then answer \"done <steps> steps\".",
         ),
-    );
+    ));
 }
 
 /// The output schema of `add`: `{ "sum": number }`.

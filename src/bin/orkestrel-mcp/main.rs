@@ -163,6 +163,11 @@ struct ServeArgs {
     /// picked up on the next request.
     #[arg(long, value_name = "DIR")]
     skills: Option<std::path::PathBuf>,
+    /// Run `sleep` and `progress` as tasks when the client asks (Tasks: 2025-11-25 `params.task`,
+    /// 2026-07-28 the io.modelcontextprotocol/tasks extension), polled with tasks/get; with
+    /// --redis the tasks are kept in Redis, so any instance serves any task.
+    #[arg(long)]
+    tasks: bool,
     #[command(flatten)]
     auth: serve_auth::AuthArgs,
 }
@@ -250,20 +255,45 @@ fn quiet_by_default() -> bool {
         .is_some_and(|a| a == "tools" || a == "call" || a == "skills")
 }
 
-fn example_server() -> McpServer {
+/// The server of `serve`: the example tools, with tasks kept in `tasks` when given.
+fn example_server(tasks: Option<Arc<dyn orkestrel_mcp::server::tasks::TaskStore>>) -> McpServer {
     let tools = Arc::new(ToolRegistry::new());
-    builtin::register(&tools);
-    let server = McpServer::new(
-        ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
-            .with_tools(tools)
-            .with_logging(),
-    );
+    builtin::register(&tools, tasks.is_some());
+    let mut options = ServerOptions::new("orkestrel-mcp", env!("CARGO_PKG_VERSION"))
+        .with_tools(tools)
+        .with_logging();
+    if let Some(store) = tasks {
+        options =
+            options.with_tasks(orkestrel_mcp::server::tasks::TaskOptions::new().with_store(store));
+    }
+    let server = McpServer::new(options);
     builtin::register_extras(&server);
     server
 }
 
+/// Where `serve --tasks` keeps its tasks: in Redis with `--redis`, else in memory.
+async fn task_store(
+    args: &ServeArgs,
+) -> Result<Option<Arc<dyn orkestrel_mcp::server::tasks::TaskStore>>, CliError> {
+    if !args.tasks {
+        return Ok(None);
+    }
+    #[cfg(feature = "redis")]
+    if let (Some(url), true) = (&args.redis, args.http.is_some()) {
+        let options = orkestrel_mcp::native::redis::RedisOptions::new(url.clone());
+        let store = orkestrel_mcp::native::redis::RedisTasks::connect(&options)
+            .await
+            .map_err(|e| format!("--redis {url}: {e}"))?;
+        tracing::info!("tasks kept in Redis at {url}");
+        return Ok(Some(store));
+    }
+    Ok(Some(Arc::new(
+        orkestrel_mcp::server::tasks::MemoryTaskStore::default(),
+    )))
+}
+
 async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    let server = example_server();
+    let server = example_server(task_store(&args).await?);
     if let Some(dir) = &args.skills {
         let directory = orkestrel_mcp::native::skills::SkillDirectory::open(dir)
             .map_err(|e| format!("--skills {}: {e}", dir.display()))?;

@@ -1,8 +1,9 @@
 //! Scale-out on Redis (feature `redis`, issue 14): several server instances behind one URL share
-//! their sessions through a Redis server. [`RedisSessions`] is a
+//! their sessions and tasks through a Redis server. [`RedisSessions`] is a
 //! [`SessionBackend`] (the seam of [`crate::http::session`]) and a
-//! [`ScopeStore`] (the seam of [`crate::server::scope`]); the protocol rules stay in the core,
-//! this module is the Redis I/O only.
+//! [`ScopeStore`] (the seam of [`crate::server::scope`]); [`RedisTasks`] is a
+//! [`TaskStore`](crate::server::tasks::TaskStore) (the seam of [`crate::server::tasks`]). The
+//! protocol rules stay in the core, this module is the Redis I/O only.
 //!
 //! | key (prefix `orkestrel-mcp:` by default) | type | holds | expiry |
 //! |---|---|---|---|
@@ -12,6 +13,7 @@
 //! | `{prefix}events:{session}:{stream}` | list, and a channel of the same name | the events of one request stream (`"<seq>:<data>"`, then `"end"`), for a resume on any instance and its live relay | the event TTL (5 min), pushed back by each append; at most the replay-log capacity (1024) entries |
 //! | `{prefix}push` | pub/sub channel | `{session}\n{message}` for a session's standalone (`GET`) stream, delivered by the instance that holds it | — |
 //! | `{prefix}answers` | pub/sub channel | `{session}\n{response}`: a client's response that reached an instance with no request for it, for the instance whose tool awaits it | — |
+//! | `{prefix}task:{id}`, `{prefix}tasks`, `{prefix}task-bytes`, `{prefix}tasks-of:{owner}`, `{prefix}tasks-unowned`, `{prefix}task-signals` | hash, sorted set, hash, sorted sets, channel | the task records of [`RedisTasks`] (a [`TaskStore`](crate::server::tasks::TaskStore)), their count and byte bounds, each owner's index for `tasks/list`, and the signals between instances | each task's TTL |
 //! | `{prefix}changes` | pub/sub channel | `{instance}\n{change}` ([`Change::to_wire`]): a list or resource change made on one instance, for the sessions' `GET` streams and the listen streams of every instance | — |
 //!
 //! Each operation is one round trip (a Lua script run by `EVALSHA`, over one multiplexed
@@ -35,6 +37,9 @@ use futures::StreamExt;
 
 mod events;
 mod scripts;
+mod tasks;
+
+pub use tasks::RedisTasks;
 
 use scripts::Scripts;
 
@@ -61,7 +66,7 @@ const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
 /// it again. Past this the instance's memory does not grow with the sessions.
 const LOCAL_SESSIONS: usize = 1024;
 /// The pause before the pub/sub listener connects again after losing Redis.
-const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(250);
+pub(super) const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(250);
 
 /// Options for [`RedisSessions::connect`].
 #[derive(Clone, Debug)]
@@ -74,6 +79,13 @@ pub struct RedisOptions {
     /// The session options: the idle TTL (the key expiry), the live-session cap (counted over
     /// every instance), the replay-log bounds, the SSE `retry`.
     pub sessions: SessionOptions,
+    /// The most live tasks over every instance ([`RedisTasks`]; default
+    /// [`DEFAULT_MAX_TASKS`](crate::server::tasks::DEFAULT_MAX_TASKS)).
+    pub max_tasks: usize,
+    /// The most bytes of live tasks over every instance, by
+    /// [`Task::weight`](crate::server::tasks::Task::weight) (default
+    /// [`DEFAULT_MAX_TASK_BYTES`](crate::server::tasks::DEFAULT_MAX_TASK_BYTES)).
+    pub max_task_bytes: usize,
 }
 
 impl RedisOptions {
@@ -83,8 +95,24 @@ impl RedisOptions {
             url: url.into(),
             prefix: DEFAULT_PREFIX.to_owned(),
             sessions: SessionOptions::default(),
+            max_tasks: crate::server::tasks::DEFAULT_MAX_TASKS,
+            max_task_bytes: crate::server::tasks::DEFAULT_MAX_TASK_BYTES,
         }
     }
+}
+
+/// A connection to `client`'s server, re-established after a failure, each command bounded in
+/// time.
+pub(super) async fn connection_manager(client: &Client) -> Result<ConnectionManager, Unavailable> {
+    let config = ConnectionManagerConfig::new()
+        .set_response_timeout(Some(RESPONSE_TIMEOUT))
+        .set_connection_timeout(Some(CONNECTION_TIMEOUT))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_millis(500));
+    client
+        .get_connection_manager_with_config(config)
+        .await
+        .map_err(|e| unavailable(&e))
 }
 
 /// A session this instance has seen: its local handle (streams, replay log) and a digest of the
@@ -150,15 +178,7 @@ impl RedisSessions {
         clock: Clock,
     ) -> Result<Arc<RedisSessions>, Unavailable> {
         let client = Client::open(options.url.as_str()).map_err(|e| unavailable(&e))?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_connection_timeout(Some(CONNECTION_TIMEOUT))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let connection = client
-            .get_connection_manager_with_config(config)
-            .await
-            .map_err(|e| unavailable(&e))?;
+        let connection = connection_manager(&client).await?;
         let events = Arc::new(events::EventLog::spawn(
             options.prefix.clone(),
             connection.clone(),

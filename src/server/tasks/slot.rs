@@ -22,9 +22,15 @@ pub(crate) trait TaskInputs: MaybeSend + MaybeSync {
         method: &str,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, ErrorObject>>;
-    /// A 2025-11-25 server→client request of the task is out (`true`: the task shows
-    /// `input_required`) or answered (`false`: `working` again).
-    fn awaiting_client(&self, waiting: bool);
+    /// A 2025-11-25 server→client request of the task goes out: the task shows
+    /// `input_required` once the returned future is done.
+    fn awaiting_client(&self) -> BoxFuture<'static, ()>;
+    /// That request ended (answered or not): the task is `working` again, once the returned
+    /// future is done, unless another one is out.
+    fn client_answered(&self) -> BoxFuture<'static, ()>;
+    /// Run `future` now if it completes at once, else in the background (on the task's
+    /// spawner).
+    fn spawn(&self, future: BoxFuture<'static, ()>);
 }
 
 /// One tool call's task link.

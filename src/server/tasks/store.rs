@@ -7,13 +7,13 @@
 //! answers it waits for) stays with the server that runs it.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::wire::jsonrpc::ErrorObject;
-use crate::{MaybeSend, MaybeSync};
+use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// A task's status ([tasks](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), Task Status).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -53,8 +53,8 @@ impl TaskStatus {
 }
 
 /// One task as a store keeps it. Times are ms since the Unix epoch; the wire shows them as
-/// ISO 8601 ([`iso8601`]).
-#[derive(Clone, Debug, PartialEq)]
+/// ISO 8601 ([`iso8601`]). A shared store keeps it as JSON (serde, these field names).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     /// The server-minted, unguessable id.
     pub task_id: String,
@@ -75,6 +75,7 @@ pub struct Task {
     /// The JSON-RPC error, once `failed`.
     pub error: Option<ErrorObject>,
     /// The outstanding input requests by key (`{ method, params }` each), while `input_required`.
+    #[serde(default)]
     pub input_requests: Map<String, Value>,
     /// The connection or session that created the task (`None`: a stateless request): the
     /// 2025-11-25 `tasks/list` shows a caller only its own tasks; the other methods go by the
@@ -120,41 +121,147 @@ pub enum TaskStoreError {
     /// No task has that id (or it expired).
     #[error("no task with that id")]
     NotFound,
+    /// The store cannot be reached now (a shared store's server is down); nothing changed.
+    #[error("the task store is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A change [`TaskStore::update`] applies to a task. A shared store may call it more than
+/// once (it retries on a concurrent change, on the fresher record): the last call's effect is
+/// what is kept, so a change only reads and writes the task it is given (and its own state).
+pub trait TaskChange: FnMut(&mut Task) + MaybeSend {}
+
+impl<F: FnMut(&mut Task) + MaybeSend + ?Sized> TaskChange for F {}
+
+/// What the server instances sharing a store tell each other about one task
+/// ([`TaskStore::signal`]); the core decides what each one means.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskSignal {
+    /// The task's status changed to this one: `tasks/result` callers waiting for it read it
+    /// again, and a terminal status stops its tool on the instance that runs it (a
+    /// `tasks/cancel` served elsewhere).
+    Status(TaskStatus),
+    /// `tasks/update` answers (key → response), for the instance whose tool waits for them.
+    Answers(Map<String, Value>),
+    /// Signals may have been lost (the store's link to the others was down): every instance
+    /// reads again the tasks it runs and the ones it waits for. A store sends it to its own
+    /// listeners (any task id) once the link is back.
+    Resync,
+}
+
+impl TaskSignal {
+    /// The signal as JSON text: `{"status":"cancelled"}`, `{"answers":{…}}` or
+    /// `{"resync":true}`.
+    pub fn to_json(&self) -> String {
+        match self {
+            TaskSignal::Status(status) => serde_json::json!({ "status": status }),
+            TaskSignal::Answers(answers) => serde_json::json!({ "answers": answers }),
+            TaskSignal::Resync => serde_json::json!({ "resync": true }),
+        }
+        .to_string()
+    }
+
+    /// The signal of [`TaskSignal::to_json`]'s text; `None` for anything else.
+    pub fn from_json(text: &str) -> Option<TaskSignal> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        if let Some(status) = value.get("status") {
+            return serde_json::from_value(status.clone())
+                .ok()
+                .map(TaskSignal::Status);
+        }
+        match (value.get("answers"), value.get("resync")) {
+            (Some(Value::Object(answers)), _) => Some(TaskSignal::Answers(answers.clone())),
+            (None, Some(Value::Bool(true))) => Some(TaskSignal::Resync),
+            _ => None,
+        }
+    }
+}
+
+cfg_if::cfg_if! {
+    if #[cfg(target_family = "wasm")] {
+        /// Hears the signals other instances sent through a shared store
+        /// ([`TaskStore::subscribe`]): the task's id and the signal (`Send + Sync` on native
+        /// targets only).
+        pub type TaskListener = Arc<dyn Fn(&str, TaskSignal)>;
+    } else {
+        /// Hears the signals other instances sent through a shared store
+        /// ([`TaskStore::subscribe`]): the task's id and the signal (`Send + Sync` on native
+        /// targets only).
+        pub type TaskListener = Arc<dyn Fn(&str, TaskSignal) + Send + Sync>;
+    }
 }
 
 /// Where tasks live: the in-memory [`MemoryTaskStore`] by default, or a shared one (a database,
-/// a cache) so that any server instance can answer `tasks/get`.
+/// a cache) so that any server instance can serve any task.
 ///
 /// Implementations apply [`TaskStore::update`] atomically (no other change to that task
-/// interleaves), never evict a live task to make room, and treat a task whose TTL passed as
-/// absent.
+/// interleaves: a lock, or a compare-and-set retried on the fresher record), never evict a live
+/// task to make room, and treat a task whose TTL passed as absent. A store shared by several
+/// instances also carries [`TaskSignal`]s between them ([`TaskStore::signal`],
+/// [`TaskStore::subscribe`]); the default methods carry none (a store of one instance).
 pub trait TaskStore: MaybeSend + MaybeSync {
     /// Keep a new task.
     ///
     /// # Errors
-    /// [`TaskStoreError::Full`] or [`TaskStoreError::TooLarge`] when a bound would be passed.
-    fn create(&self, task: Task, now_ms: u64) -> Result<(), TaskStoreError>;
+    /// [`TaskStoreError::Full`] or [`TaskStoreError::TooLarge`] when a bound would be passed;
+    /// [`TaskStoreError::Unavailable`] when the store cannot be reached.
+    fn create(&self, task: Task, now_ms: u64) -> BoxFuture<'_, Result<(), TaskStoreError>>;
 
-    /// The task with that id, unless absent or expired at `now_ms`.
-    fn get(&self, task_id: &str, now_ms: u64) -> Option<Task>;
+    /// The task with that id; `None` when absent or expired at `now_ms`.
+    ///
+    /// # Errors
+    /// [`TaskStoreError::Unavailable`] when the store cannot be reached.
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<Task>, TaskStoreError>>;
 
-    /// Change a task in place with `change`, atomically; the task after the change.
+    /// Change a task with `change`, atomically; the task after the change.
     ///
     /// # Errors
     /// [`TaskStoreError::NotFound`] for an absent or expired task; [`TaskStoreError::TooLarge`]
-    /// when the changed task would pass the byte bound (then it stays as it was).
-    fn update(
-        &self,
-        task_id: &str,
+    /// when the changed task would pass the byte bound (then it stays as it was);
+    /// [`TaskStoreError::Unavailable`] when the store cannot be reached (or, for a shared
+    /// store, concurrent changes kept winning).
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
         now_ms: u64,
-        change: &mut dyn FnMut(&mut Task),
-    ) -> Result<Task, TaskStoreError>;
+        change: &'a mut dyn TaskChange,
+    ) -> BoxFuture<'a, Result<Task, TaskStoreError>>;
 
-    /// Every live task, newest first.
-    fn list(&self, now_ms: u64) -> Vec<Task>;
+    /// The live tasks of `owner` (a connection or session; `None`: tasks of stateless
+    /// requests), newest first.
+    ///
+    /// # Errors
+    /// [`TaskStoreError::Unavailable`] when the store cannot be reached.
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Vec<Task>, TaskStoreError>>;
 
     /// Forget a task; `true` when it was there.
-    fn remove(&self, task_id: &str) -> bool;
+    ///
+    /// # Errors
+    /// [`TaskStoreError::Unavailable`] when the store cannot be reached.
+    fn remove<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>>;
+
+    /// Tell the other instances sharing the store `signal` about `task_id` (best effort: a
+    /// lost signal is made up for by reading the record again). Default: nothing (no other
+    /// instance).
+    fn signal<'a>(&'a self, task_id: &'a str, signal: &'a TaskSignal) -> BoxFuture<'a, ()> {
+        let _ = (task_id, signal);
+        Box::pin(futures::future::ready(()))
+    }
+
+    /// Hand the signals other instances send to `listener` from now on; `true` when the store
+    /// is shared and carries them. Default: `false` (a store of one instance).
+    fn subscribe(&self, listener: TaskListener) -> bool {
+        let _ = listener;
+        false
+    }
 }
 
 /// The default store: a map in memory, at most `max_tasks` tasks and `max_bytes` bytes (by
@@ -232,8 +339,8 @@ impl MemoryTaskStore {
     }
 }
 
-impl TaskStore for MemoryTaskStore {
-    fn create(&self, task: Task, now_ms: u64) -> Result<(), TaskStoreError> {
+impl MemoryTaskStore {
+    fn create_now(&self, task: Task, now_ms: u64) -> Result<(), TaskStoreError> {
         let mut memory = self.lock();
         memory.drop_expired(now_ms);
         if memory.tasks.len() >= self.max_tasks {
@@ -248,7 +355,7 @@ impl TaskStore for MemoryTaskStore {
         Ok(())
     }
 
-    fn get(&self, task_id: &str, now_ms: u64) -> Option<Task> {
+    fn get_now(&self, task_id: &str, now_ms: u64) -> Option<Task> {
         let mut memory = self.lock();
         match memory.tasks.get(task_id) {
             Some((task, _)) if task.expired(now_ms) => {
@@ -260,11 +367,11 @@ impl TaskStore for MemoryTaskStore {
         }
     }
 
-    fn update(
+    fn update_now(
         &self,
         task_id: &str,
         now_ms: u64,
-        change: &mut dyn FnMut(&mut Task),
+        change: &mut dyn TaskChange,
     ) -> Result<Task, TaskStoreError> {
         let mut memory = self.lock();
         let Some((task, weight)) = memory.tasks.get(task_id) else {
@@ -288,10 +395,13 @@ impl TaskStore for MemoryTaskStore {
         Ok(changed)
     }
 
-    fn list(&self, now_ms: u64) -> Vec<Task> {
+    fn list_now(&self, owner: Option<&str>, now_ms: u64) -> Vec<Task> {
         let mut memory = self.lock();
         memory.drop_expired(now_ms);
-        let mut tasks: Vec<Task> = memory.tasks.values().map(|(t, _)| t.clone()).collect();
+        let mut tasks: Vec<Task> = (memory.tasks.values())
+            .filter(|(t, _)| t.owner.as_deref() == owner)
+            .map(|(t, _)| t.clone())
+            .collect();
         tasks.sort_by(|a, b| {
             b.created_at
                 .cmp(&a.created_at)
@@ -299,9 +409,44 @@ impl TaskStore for MemoryTaskStore {
         });
         tasks
     }
+}
 
-    fn remove(&self, task_id: &str) -> bool {
-        self.lock().forget(task_id)
+fn ready<'a, T: MaybeSend + 'a>(value: T) -> BoxFuture<'a, T> {
+    Box::pin(futures::future::ready(value))
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create(&self, task: Task, now_ms: u64) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        ready(self.create_now(task, now_ms))
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<Task>, TaskStoreError>> {
+        ready(Ok(self.get_now(task_id, now_ms)))
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+        change: &'a mut dyn TaskChange,
+    ) -> BoxFuture<'a, Result<Task, TaskStoreError>> {
+        ready(self.update_now(task_id, now_ms, change))
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Vec<Task>, TaskStoreError>> {
+        ready(Ok(self.list_now(owner, now_ms)))
+    }
+
+    fn remove<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        ready(Ok(self.lock().forget(task_id)))
     }
 }
 
@@ -358,33 +503,78 @@ mod tests {
 
     #[test]
     fn memory_store_is_bounded_and_expires_by_ttl() {
+        use futures::executor::block_on;
         let store = MemoryTaskStore::new(2, 10_000);
-        store.create(task("a", 0, Some(100)), 0).unwrap();
-        store.create(task("b", 10, None), 10).unwrap();
+        block_on(store.create(task("a", 0, Some(100)), 0)).unwrap();
+        block_on(store.create(task("b", 10, None), 10)).unwrap();
         assert_eq!(
-            store.create(task("c", 20, None), 20),
+            block_on(store.create(task("c", 20, None), 20)),
             Err(TaskStoreError::Full(2))
         );
-        assert!(store.get("a", 20).is_some() && store.get("b", 20).is_some());
-        assert!(store.get("a", 99).is_some(), "alive until its TTL");
-        assert!(store.get("a", 100).is_none(), "gone at its TTL");
-        store.create(task("c", 120, None), 120).unwrap();
-        assert_eq!(
-            store
-                .list(120)
-                .iter()
-                .map(|t| t.task_id.as_str())
-                .collect::<Vec<_>>(),
-            vec!["c", "b"]
-        );
+        let get = |id: &str, now| block_on(store.get(id, now)).unwrap();
+        assert!(get("a", 20).is_some() && get("b", 20).is_some());
+        assert!(get("a", 99).is_some(), "alive until its TTL");
+        assert!(get("a", 100).is_none(), "gone at its TTL");
+        block_on(store.create(task("c", 120, None), 120)).unwrap();
+        let ids = |tasks: Vec<Task>| tasks.into_iter().map(|t| t.task_id).collect::<Vec<_>>();
+        assert_eq!(ids(block_on(store.list(None, 120)).unwrap()), ["c", "b"]);
         let big = json!("x".repeat(20_000));
-        let err = store.update("b", 120, &mut |t| t.result = Some(big.clone()));
+        let err = block_on(store.update("b", 120, &mut |t| t.result = Some(big.clone())));
         assert_eq!(err, Err(TaskStoreError::TooLarge(10_000)));
-        assert_eq!(store.get("b", 120).unwrap().result, None, "unchanged");
-        assert!(store.remove("b") && !store.remove("b"));
+        assert_eq!(get("b", 120).unwrap().result, None, "unchanged");
+        assert!(block_on(store.remove("b")).unwrap());
+        assert!(!block_on(store.remove("b")).unwrap());
         assert_eq!(
-            store.update("b", 120, &mut |_| {}),
+            block_on(store.update("b", 120, &mut |_| {})),
             Err(TaskStoreError::NotFound)
         );
+    }
+
+    #[test]
+    fn memory_store_lists_one_owners_tasks_only() {
+        use futures::executor::block_on;
+        let store = MemoryTaskStore::default();
+        let owned = |id: &str, at, owner: Option<&str>| Task {
+            owner: owner.map(str::to_owned),
+            ..task(id, at, None)
+        };
+        block_on(store.create(owned("a", 1, Some("s1")), 1)).unwrap();
+        block_on(store.create(owned("b", 2, Some("s2")), 2)).unwrap();
+        block_on(store.create(owned("c", 3, Some("s1")), 3)).unwrap();
+        block_on(store.create(owned("d", 4, None), 4)).unwrap();
+        let ids = |owner| {
+            (block_on(store.list(owner, 5)).unwrap().into_iter())
+                .map(|t| t.task_id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(Some("s1")), ["c", "a"]);
+        assert_eq!(ids(Some("s2")), ["b"]);
+        assert_eq!(ids(None), ["d"]);
+        assert!(ids(Some("s3")).is_empty());
+        // A store of one instance carries no signals.
+        assert!(!store.subscribe(Arc::new(|_: &str, _| {})));
+    }
+
+    #[test]
+    fn signals_round_trip_as_json() {
+        for signal in [
+            TaskSignal::Status(TaskStatus::Cancelled),
+            TaskSignal::Status(TaskStatus::InputRequired),
+            TaskSignal::Answers(
+                json!({"k": {"action": "accept"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        ] {
+            assert_eq!(TaskSignal::from_json(&signal.to_json()), Some(signal));
+        }
+        assert_eq!(
+            TaskSignal::Status(TaskStatus::InputRequired).to_json(),
+            r#"{"status":"input_required"}"#
+        );
+        assert_eq!(TaskSignal::from_json("{}"), None);
+        assert_eq!(TaskSignal::from_json(r#"{"status":"nope"}"#), None);
+        assert_eq!(TaskSignal::from_json("not json"), None);
     }
 }
