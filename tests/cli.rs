@@ -349,3 +349,27 @@ async fn help_shows_every_default() {
     }
     assert!(help("call").await.contains("[default: {}]"));
 }
+
+#[tokio::test]
+async fn call_shows_the_tools_progress_on_stderr_and_its_value_on_stdout() {
+    let ran = run_bin(&[
+        "call",
+        "progress",
+        "--args",
+        r#"{"steps":2,"ms":1}"#,
+        "--",
+        BIN,
+        "serve",
+    ])
+    .await;
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert_eq!(ran.stdout.trim(), "\"done 2 steps\"", "{ran:?}");
+    let shown: Vec<&str> = (ran.stderr.lines())
+        .filter(|l| l.starts_with("progress "))
+        .collect();
+    assert_eq!(
+        shown,
+        ["progress 1/2: step 1 of 2", "progress 2/2: step 2 of 2"],
+        "{ran:?}"
+    );
+}

@@ -1,7 +1,8 @@
 //! The client's half of [MCP authorization](https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization),
 //! as pure rules (no I/O): what a `401` says, where the protected resource metadata and the
 //! authorization server metadata are, what the token request holds, and what its answer means.
-//! The hosts fetch; [`crate::native`]'s client credentials authorizer drives these.
+//! The hosts fetch; the `native` module's client credentials authorizer (feature `native`)
+//! drives these.
 
 use base64::Engine;
 use serde_json::Value;

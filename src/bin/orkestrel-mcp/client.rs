@@ -211,9 +211,8 @@ pub async fn call(args: CallArgs) -> Result<(), CliError> {
     let result = if args.task {
         call_as_task(&client, &tool, arguments).await
     } else {
-        client
-            .call_tool_with(&tool, arguments, RequestOptions::default())
-            .await
+        let options = RequestOptions::default().on_progress(show_progress);
+        client.call_tool_with(&tool, arguments, options).await
     };
     client.disconnect().await;
     let result = result?;
@@ -228,6 +227,16 @@ pub async fn call(args: CallArgs) -> Result<(), CliError> {
     }
     let value = orkestrel_mcp::client::result_value(result)?;
     Ok(print_json(&value.unwrap_or(Value::Null))?)
+}
+
+/// A progress notification of the call, on stderr: `progress 2/5: step 2 of 5` (the total and
+/// the message when the server sends them).
+fn show_progress(p: &orkestrel_mcp::client::Progress) {
+    let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+    match &p.message {
+        Some(message) => eprintln!("progress {}{total}: {message}", p.progress),
+        None => eprintln!("progress {}{total}", p.progress),
+    }
 }
 
 /// What kind of JSON value `value` is, for a message.

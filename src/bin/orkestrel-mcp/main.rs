@@ -44,7 +44,8 @@ enum Command {
     ///
     /// TARGET is an http(s):// or ws(s):// URL, or `-- COMMAND [ARGS…]` to spawn a stdio server.
     Tools(client::ToolsArgs),
-    /// Call one tool and print its value as JSON on stdout (`--raw`: the whole result).
+    /// Call one tool and print its value as JSON on stdout (`--raw`: the whole result); its
+    /// progress notifications go to stderr.
     ///
     /// `call URL TOOL [--args JSON]` or `call TOOL [--args JSON] -- COMMAND [ARGS…]`.
     Call(client::CallArgs),
