@@ -202,25 +202,45 @@ impl Writer {
             queued,
         } = self;
         let mut batch = Vec::with_capacity(BATCH);
-        let retained = isize::try_from(capacity).unwrap_or(isize::MAX);
         let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
         while rx.recv_many(&mut batch, BATCH).await > 0 {
-            let mut pipe = ::redis::pipe();
             let bytes: usize = batch.iter().map(Append::bytes).sum();
-            for Append { key, entry, keep } in batch.drain(..) {
-                if keep && capacity > 0 && entry.len() <= max_bytes {
-                    pipe.rpush(&key, &entry).ignore();
-                    pipe.ltrim(&key, -retained, -1).ignore();
-                    pipe.pexpire(&key, ttl).ignore();
-                }
-                pipe.publish(&key, &entry).ignore();
-            }
+            let pipe = pipeline(&batch, capacity, max_bytes, ttl);
+            batch.clear();
             if let Err(e) = pipe.query_async::<()>(&mut connection).await {
                 tracing::warn!(error = %e, "redis: cannot write stream events; they are not shared");
             }
             queued.fetch_sub(bytes, Ordering::Relaxed);
         }
     }
+}
+
+/// The commands that write `batch`, in its order: each run of entries for one list is one
+/// `RPUSH` of those kept (within the count and byte bounds), one `LTRIM` to the last `capacity`
+/// and one `PEXPIRE` to the event TTL, then a `PUBLISH` of each entry on the channel of the
+/// same name (a stream's answer and its `end`, queued together, cost 5 commands, not 8).
+fn pipeline(batch: &[Append], capacity: usize, max_bytes: usize, ttl_ms: i64) -> ::redis::Pipeline {
+    let retained = isize::try_from(capacity).unwrap_or(isize::MAX);
+    let mut pipe = ::redis::pipe();
+    let mut rest = batch;
+    while let Some(first) = rest.first() {
+        let run = rest.iter().take_while(|a| a.key == first.key).count();
+        let (this, next) = rest.split_at(run);
+        let kept: Vec<&str> = (this.iter())
+            .filter(|a| a.keep && capacity > 0 && a.entry.len() <= max_bytes)
+            .map(|a| a.entry.as_str())
+            .collect();
+        if !kept.is_empty() {
+            pipe.rpush(&first.key, kept).ignore();
+            pipe.ltrim(&first.key, -retained, -1).ignore();
+            pipe.pexpire(&first.key, ttl_ms).ignore();
+        }
+        for append in this {
+            pipe.publish(&append.key, &append.entry).ignore();
+        }
+        rest = next;
+    }
+    pipe
 }
 
 /// Resume request stream `after.stream` of `session` strictly after `after` from the shared log:
@@ -310,6 +330,51 @@ pub(super) async fn resume(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn append(key: &str, entry: &str, keep: bool) -> Append {
+        Append {
+            key: key.into(),
+            entry: entry.into(),
+            keep,
+        }
+    }
+
+    #[test]
+    fn a_run_of_entries_for_one_list_is_one_push_then_a_publish_each() {
+        let batch = [
+            append("p:events:s:7", "1:", true),
+            append("p:events:s:7", "2:{}", true),
+            append("p:events:s:7", END, true),
+            append("p:push", "s\n{}", false),
+            append("p:events:s:7", "3:too big for the bound", true),
+        ];
+        let pipe = pipeline(&batch, 1024, 8, 300_000);
+        let names: Vec<String> = (pipe.cmd_iter())
+            .map(|c| {
+                let packed = String::from_utf8_lossy(&c.get_packed_command()).into_owned();
+                packed.split("\r\n").nth(2).unwrap_or_default().to_owned()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "RPUSH", "LTRIM", "PEXPIRE", "PUBLISH", "PUBLISH",
+                "PUBLISH", // the stream's run
+                "PUBLISH", // the push channel: published only
+                "PUBLISH", // an entry over the byte bound: relayed live, not kept
+            ]
+        );
+        let packed = String::from_utf8_lossy(&pipe.cmd_iter().next().unwrap().get_packed_command())
+            .into_owned();
+        assert!(
+            packed.contains("1:\r\n") && packed.contains("2:{}\r\n") && packed.contains("end\r\n")
+        );
+        assert_eq!(
+            pipeline(&batch[..1], 0, 8, 1).cmd_iter().count(),
+            1,
+            "no log: publish only"
+        );
+    }
 
     #[test]
     fn the_write_behind_queue_is_bounded_in_bytes_but_always_takes_an_end() {
