@@ -19,7 +19,7 @@ use futures::future::{self, AbortHandle, Abortable, Either};
 use futures::{Future, FutureExt};
 use tracing::Instrument;
 
-use super::methods::tool_call_params;
+use super::methods::{check_scopes, tool_call_params};
 use super::{meta_of, McpServer};
 use crate::era::{self, Era};
 use crate::observe::Observation;
@@ -201,15 +201,7 @@ impl McpServer {
         ctx: RequestContext,
     ) -> Result<impl Future<Output = Result<ToolResult, ErrorObject>>, ErrorObject> {
         let (name, arguments) = tool_call_params(params)?;
-        if let Some(missing) = ctx
-            .identity
-            .as_deref()
-            .and_then(|i| i.lacks(tool.required_scopes()))
-        {
-            return Err(ErrorObject::invalid_request(format!(
-                "the bearer token lacks the scope {name} requires ({missing})"
-            )));
-        }
+        check_scopes(&tool, &name, &ctx)?;
         Ok(tool.run(arguments, ctx))
     }
 }

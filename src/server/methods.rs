@@ -139,6 +139,25 @@ impl McpServer {
     }
 }
 
+/// The caller may run `tool` (named `name`): its bearer token holds every scope the tool
+/// requires, else `-32600` naming the first missing one.
+pub(super) fn check_scopes(
+    tool: &crate::primitives::tools::Tool,
+    name: &str,
+    ctx: &crate::server::context::RequestContext,
+) -> Result<(), ErrorObject> {
+    match ctx
+        .identity
+        .as_deref()
+        .and_then(|i| i.lacks(tool.required_scopes()))
+    {
+        Some(missing) => Err(ErrorObject::invalid_request(format!(
+            "the bearer token lacks the scope {name} requires ({missing})"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Read `tools/call` params: `name` (a string) and `arguments` (an object; absent → `{}`).
 pub(super) fn tool_call_params(
     params: Option<Map<String, Value>>,

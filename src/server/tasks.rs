@@ -40,7 +40,7 @@ pub use store::{
     TaskStoreError, DEFAULT_MAX_TASKS, DEFAULT_MAX_TASK_BYTES,
 };
 
-use super::methods::{page, tool_call_params};
+use super::methods::{check_scopes, page, tool_call_params};
 use super::McpServer;
 use crate::era::mrtr::well_formed;
 use crate::era::Era;
@@ -562,15 +562,7 @@ impl McpServer {
             .tools()
             .get(&name)
             .ok_or_else(|| ErrorObject::invalid_params(UnknownTool(name.clone())))?;
-        if let Some(missing) = ctx
-            .identity
-            .as_deref()
-            .and_then(|i| i.lacks(tool.required_scopes()))
-        {
-            return Err(ErrorObject::invalid_request(format!(
-                "the bearer token lacks the scope {name} requires ({missing})"
-            )));
-        }
+        check_scopes(&tool, &name, &ctx)?;
         let era = ctx.era;
         let plain =
             |result: ToolResult| serde_json::to_value(result).expect("tool results serialize");
