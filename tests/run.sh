@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR=never
+# No incremental caches: each test crate and feature set would keep one (GBs in all) for
+# rebuilds this one-shot run never makes. CARGO_INCREMENTAL=1 bash tests/run.sh keeps them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 PASSED=0
 FAILED=0
