@@ -1216,3 +1216,99 @@ async fn the_redis_task_store_bounds_count_and_bytes_over_every_instance() {
     // A task past its TTL is absent.
     assert!(a.get("t3", now + 60_000).await.unwrap().is_none());
 }
+
+/// The sum of the live tasks' weights as Redis holds them, and the running total the scripts
+/// keep beside them (`None` when not kept).
+async fn task_bytes(redis: &Redis) -> (u64, Option<u64>) {
+    let mut r = redis.connection().await;
+    let weights: Vec<u64> = ::redis::cmd("HVALS")
+        .arg("orkestrel-mcp:task-bytes")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let total: Option<u64> = ::redis::cmd("GET")
+        .arg("orkestrel-mcp:task-bytes-total")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    (weights.iter().sum(), total)
+}
+
+#[tokio::test]
+async fn the_task_byte_bound_keeps_a_running_total_through_creates_updates_removes_and_expiry() {
+    use orkestrel_mcp::native::redis::RedisTasks;
+    use orkestrel_mcp::server::tasks::{Task, TaskStore, TaskStoreError};
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        max_tasks: 100,
+        max_task_bytes: 8_192,
+        ..RedisOptions::new(redis.url())
+    };
+    let a = RedisTasks::connect(&options).await.unwrap();
+    let b = RedisTasks::connect(&options).await.unwrap();
+    let consistent = |(sum, total): (u64, Option<u64>)| {
+        assert_eq!(Some(sum), total, "the kept total is the weights' sum");
+        sum
+    };
+    let clock = system_clock();
+    let now = clock();
+    let heavy = |id: &str, ttl_ms: u64| Task {
+        result: Some(json!("x".repeat(3_000))),
+        ttl_ms: Some(ttl_ms),
+        ..a_task(id, now, None)
+    };
+    a.create(heavy("h1", 60_000), now).await.unwrap();
+    b.create(heavy("h2", 60_000), now).await.unwrap();
+    let two = consistent(task_bytes(&redis).await);
+    assert!(two > 6_000, "{two}");
+    assert_eq!(
+        a.create(heavy("h3", 60_000), now).await,
+        Err(TaskStoreError::TooLarge(8_192))
+    );
+    // An update that shrinks a task gives its bytes back.
+    let mut shrink = |t: &mut Task| t.result = None;
+    b.update("h1", now, &mut shrink).await.unwrap();
+    let one = consistent(task_bytes(&redis).await);
+    assert!(one < two - 2_900, "{one} after {two}");
+    a.create(heavy("h3", 60_000), now).await.unwrap();
+    consistent(task_bytes(&redis).await);
+    // A remove gives its bytes back (once, whichever instance removes it).
+    assert!(a.remove("h3").await.unwrap());
+    assert!(!b.remove("h3").await.unwrap());
+    assert_eq!(consistent(task_bytes(&redis).await), one);
+
+    // A task past its TTL gives its bytes back at the next create: h4 expires in 1 ms (Redis's
+    // clock), and a heavy create then fits where it would not beside it.
+    a.create(heavy("h4", 1), now).await.unwrap();
+    let mut created = false;
+    for _ in 0..200 {
+        match b.create(heavy("h5", 60_000), clock()).await {
+            Ok(()) => {
+                created = true;
+                break;
+            }
+            Err(TaskStoreError::TooLarge(_)) => {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert!(created, "h4's bytes came back after its TTL");
+    let sum = consistent(task_bytes(&redis).await);
+
+    // A store written before the total was kept: the next create sums the weights once.
+    let mut r = redis.connection().await;
+    let _: () = ::redis::cmd("DEL")
+        .arg("orkestrel-mcp:task-bytes-total")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.create(heavy("h6", 60_000), now).await,
+        Err(TaskStoreError::TooLarge(8_192)),
+        "the weights summed again: h2 and h5 leave no room for h6"
+    );
+    assert_eq!(consistent(task_bytes(&redis).await), sum);
+}

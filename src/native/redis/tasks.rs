@@ -7,13 +7,17 @@
 //! |---|---|---|---|
 //! | `task:{id}` | hash | `rev` (the revision, for compare-and-set) and `task` (the [`Task`] as JSON) | the task's TTL |
 //! | `tasks` | sorted set | the live task ids scored by their expiry (ms): the count bound counts it | entries past their score dropped by the next create or update |
-//! | `task-bytes` | hash | each live task's [`Task::weight`]: the byte bound sums it | entries dropped with their `tasks` entry |
+//! | `task-bytes` | hash | each live task's [`Task::weight`] | entries dropped with their `tasks` entry |
+//! | `task-bytes-total` | string | the sum of `task-bytes`, kept by every script that changes it: the byte bound | — |
 //! | `tasks-of:{owner}`, `tasks-unowned` | sorted set | the ids of one owner's tasks scored by creation time: `tasks/list` | the longest TTL of its tasks |
 //! | `task-signals` | pub/sub channel | `{id}\n{signal}` ([`TaskSignal::to_json`]): status changes and answers between the instances | — |
 //!
 //! A create is one script (the bounds checked and the record written atomically, over every
 //! instance); an update reads the record, applies the change, and writes it back by a script
-//! only if the revision is still the one read (else it reads again, a bounded number of times).
+//! only if the revision is still the one read (else it reads again, a bounded number of
+//! times); a remove is one script. A create or an update first drops the tasks past their
+//! expiry from `tasks` and `task-bytes`, and their weights from the total: its cost follows
+//! the tasks it drops, not the tasks alive.
 
 use std::sync::{Arc, Mutex, Weak};
 
@@ -29,58 +33,96 @@ use crate::BoxFuture;
 /// How many times an update reads the record again after losing a race to another change.
 const ATTEMPTS: usize = 16;
 
-// KEYS[1] the record, KEYS[2] the live set, KEYS[3] the weights, KEYS[4] the owner's index;
-// ARGV[1] id, ARGV[2] JSON, ARGV[3] weight, ARGV[4] TTL left ms (0: none), ARGV[5] max tasks,
-// ARGV[6] max bytes, ARGV[7] created at. 1 created, 0 full, -1 too large, -2 the id is taken.
-const CREATE: &str = r"
+// The start of every script that changes the live set (keys: KEYS[2] the live set, KEYS[3] the
+// weights, KEYS[4] their running total): drops the tasks past their expiry from the live set
+// and the weights, and leaves `now` (ms, Redis's clock) and `total` (the live tasks' bytes,
+// written back) in locals. The total is kept, not summed: a create or update costs the
+// expired tasks it drops, not one step per live task. Where it is missing (a store written
+// before it was kept) it is summed once.
+macro_rules! sweep {
+    () => {
+        r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local total = tonumber(redis.call('GET', KEYS[4]) or '-1')
+if total < 0 then
+  total = 0
+  for _, w in ipairs(redis.call('HVALS', KEYS[3])) do total = total + tonumber(w) end
+end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
+  total = total - tonumber(redis.call('HGET', KEYS[3], id) or '0')
   redis.call('HDEL', KEYS[3], id)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if total < 0 then total = 0 end
+redis.call('SET', KEYS[4], total)
+"
+    };
+}
+
+// KEYS[1] the record, KEYS[2] the live set, KEYS[3] the weights, KEYS[4] their total, KEYS[5]
+// the owner's index; ARGV[1] id, ARGV[2] JSON, ARGV[3] weight, ARGV[4] TTL left ms (0: none),
+// ARGV[5] max tasks, ARGV[6] max bytes, ARGV[7] created at. 1 created, 0 full, -1 too large,
+// -2 the id is taken.
+const CREATE: &str = concat!(
+    sweep!(),
+    r"
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return 0 end
-local bytes = 0
-for _, w in ipairs(redis.call('HVALS', KEYS[3])) do bytes = bytes + tonumber(w) end
-if bytes + tonumber(ARGV[3]) > tonumber(ARGV[6]) then return -1 end
+if total + tonumber(ARGV[3]) > tonumber(ARGV[6]) then return -1 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end
 redis.call('HSET', KEYS[1], 'rev', 1, 'task', ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
-local indexed = redis.call('EXISTS', KEYS[4])
-redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
+redis.call('SET', KEYS[4], total + tonumber(ARGV[3]))
+local indexed = redis.call('EXISTS', KEYS[5])
+redis.call('ZADD', KEYS[5], ARGV[7], ARGV[1])
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
-  local left = redis.call('PTTL', KEYS[4])
-  if indexed == 0 or (left >= 0 and left < ttl) then redis.call('PEXPIRE', KEYS[4], ttl) end
+  local left = redis.call('PTTL', KEYS[5])
+  if indexed == 0 or (left >= 0 and left < ttl) then redis.call('PEXPIRE', KEYS[5], ttl) end
 else
   redis.call('ZADD', KEYS[2], '+inf', ARGV[1])
-  redis.call('PERSIST', KEYS[4])
+  redis.call('PERSIST', KEYS[5])
 end
 return 1
-";
+"
+);
 
-// KEYS[1] the record, KEYS[2] the live set, KEYS[3] the weights; ARGV[1] id, ARGV[2] the
-// revision read, ARGV[3] JSON, ARGV[4] weight, ARGV[5] max bytes. 1 written, 0 changed since
-// read, -1 gone, -2 too large. The record keeps its expiry.
-const UPDATE: &str = r"
+// KEYS[1] the record, KEYS[2] the live set, KEYS[3] the weights, KEYS[4] their total; ARGV[1]
+// id, ARGV[2] the revision read, ARGV[3] JSON, ARGV[4] weight, ARGV[5] max bytes. 1 written,
+// 0 changed since read, -1 gone (or expired: no weight is written for a task the sweep just
+// dropped), -2 too large. The record keeps its expiry.
+const UPDATE: &str = concat!(
+    sweep!(),
+    r"
 local rev = redis.call('HGET', KEYS[1], 'rev')
-if not rev then return -1 end
+if not rev or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return -1 end
 if rev ~= ARGV[2] then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
-  redis.call('HDEL', KEYS[3], id)
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local bytes = 0
-for _, w in ipairs(redis.call('HVALS', KEYS[3])) do bytes = bytes + tonumber(w) end
 local old = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
-if bytes - old + tonumber(ARGV[4]) > tonumber(ARGV[5]) then return -2 end
+local after = total - old + tonumber(ARGV[4])
+if after > tonumber(ARGV[5]) then return -2 end
 redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'task', ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+redis.call('SET', KEYS[4], after)
 return 1
+"
+);
+
+// KEYS[1] the record, KEYS[2] the live set, KEYS[3] the weights, KEYS[4] their total, KEYS[5]
+// the owner's index; ARGV[1] id. The number of records deleted (0 or 1); the task's weight
+// leaves the total (a total not kept yet is left to the next sweep to sum).
+const REMOVE: &str = r"
+local deleted = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+local w = redis.call('HGET', KEYS[3], ARGV[1])
+if w then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  local total = redis.call('GET', KEYS[4])
+  if total then redis.call('SET', KEYS[4], math.max(0, tonumber(total) - tonumber(w))) end
+end
+return deleted
 ";
 
 /// Task records on Redis: a [`TaskStore`] shared by every instance with the same Redis server
@@ -95,6 +137,7 @@ pub struct RedisTasks {
     max_bytes: usize,
     create: Script,
     update: Script,
+    remove: Script,
     listeners: Mutex<Vec<TaskListener>>,
 }
 
@@ -129,6 +172,7 @@ impl RedisTasks {
             max_bytes: options.max_task_bytes,
             create: Script::new(CREATE),
             update: Script::new(UPDATE),
+            remove: Script::new(REMOVE),
             listeners: Mutex::new(Vec::new()),
         });
         // Subscribed before the first task: no signal sent from now on is missed.
@@ -152,6 +196,11 @@ impl RedisTasks {
     /// The key of the live tasks' weights (the byte bound).
     pub fn weights_key(&self) -> String {
         format!("{}task-bytes", self.prefix)
+    }
+
+    /// The key of the live tasks' weights' running total (bytes, a string holding an integer).
+    pub fn total_key(&self) -> String {
+        format!("{}task-bytes-total", self.prefix)
     }
 
     /// The key of one owner's task index (`tasks/list`).
@@ -234,6 +283,7 @@ impl TaskStore for RedisTasks {
             let created: i64 = (self.create.key(self.record_key(&task.task_id)))
                 .key(self.live_key())
                 .key(self.weights_key())
+                .key(self.total_key())
                 .key(self.owner_key(task.owner.as_deref()))
                 .arg(&task.task_id)
                 .arg(json)
@@ -294,6 +344,7 @@ impl TaskStore for RedisTasks {
                 let written: i64 = (self.update.key(self.record_key(task_id)))
                     .key(self.live_key())
                     .key(self.weights_key())
+                    .key(self.total_key())
                     .arg(task_id)
                     .arg(rev)
                     .arg(after)
@@ -372,16 +423,13 @@ impl TaskStore for RedisTasks {
                 return Ok(false);
             };
             let mut connection = self.connection.clone();
-            let (deleted,): (usize,) = ::redis::pipe()
-                .atomic()
-                .del(self.record_key(task_id))
-                .zrem(self.live_key(), task_id)
-                .ignore()
-                .hdel(self.weights_key(), task_id)
-                .ignore()
-                .zrem(self.owner_key(task.owner.as_deref()), task_id)
-                .ignore()
-                .query_async(&mut connection)
+            let deleted: i64 = (self.remove.key(self.record_key(task_id)))
+                .key(self.live_key())
+                .key(self.weights_key())
+                .key(self.total_key())
+                .key(self.owner_key(task.owner.as_deref()))
+                .arg(task_id)
+                .invoke_async(&mut connection)
                 .await
                 .map_err(|e| unavailable(&e))?;
             Ok(deleted > 0)
