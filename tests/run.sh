@@ -58,7 +58,7 @@ if [ ! -f tests/auth/node_modules/.orkestrel-stamp ] \
   cp tests/auth/package-lock.json tests/auth/node_modules/.orkestrel-stamp
 fi
 
-step "test dependencies: Debian's redis-server for tests/redis.rs (scale-out; each test starts its own)"
+step "test dependencies: Debian's redis-server for tests/redis/ (scale-out; each test starts its own)"
 if ! command -v redis-server >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) \
     || fail "apt-get install redis-server"
