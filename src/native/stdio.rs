@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::server::connection::{ConnectionOptions, DEFAULT_MAX_IN_FLIGHT};
 use crate::server::McpServer;
-use crate::wire::framing::{Frame, LineDecoder, DEFAULT_MAX_LINE_BYTES};
+use crate::wire::framing::{Frame, FrameRef, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 
 /// Options for [`serve_with`].
 #[derive(Clone, Debug)]
@@ -142,12 +142,17 @@ where
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => break Err(e),
         };
-        for frame in decoder.push(&buf[..n]) {
+        let mut chunk = &buf[..n];
+        while let Some(frame) = decoder.frames(&mut chunk) {
             conn.ready().await;
             on_frame(frame, &mut conn, &tx).await;
         }
     };
     if let Some(frame) = decoder.finish() {
+        let frame = match &frame {
+            Frame::Line(line) => FrameRef::Line(line),
+            Frame::TooLong(n) => FrameRef::TooLong(*n),
+        };
         on_frame(frame, &mut conn, &tx).await;
     }
     conn.end().await;
@@ -156,14 +161,16 @@ where
     read_result.and(write_result)
 }
 
-async fn on_frame(frame: Frame, conn: &mut Driver, tx: &mpsc::Sender<String>) {
+async fn on_frame(frame: FrameRef<'_>, conn: &mut Driver, tx: &mpsc::Sender<String>) {
     match frame {
-        Frame::Line(line) => {
-            if let Some(answer) = conn.receive(&line) {
+        FrameRef::Line(line) => {
+            if let Some(answer) = conn.receive(line) {
                 let _ = tx.send(answer.to_json()).await;
             }
         }
-        Frame::TooLong(n) => tracing::warn!(bytes = n, "stdio: skipped a line over the size limit"),
+        FrameRef::TooLong(n) => {
+            tracing::warn!(bytes = n, "stdio: skipped a line over the size limit")
+        }
     }
 }
 
