@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::wire::jsonrpc::ErrorObject;
 
+mod content;
 pub(crate) mod params;
 pub mod trace;
 
@@ -202,16 +203,15 @@ impl ToolDescriptor {
     }
 }
 
-/// A content block of a tool result (spec `ContentBlock`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// A content block of a tool result (spec `ContentBlock`): `{ "type": …, … }` in JSON, its serde
+/// written by hand (`protocol/content.rs`; the derive's is ~30 KB of the wasm module).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Content {
     /// `{ "type": "text", "text" }`.
     Text {
         /// The text.
         text: String,
         /// Optional annotations, passed through.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
     },
     /// `{ "type": "image", "data": base64, "mimeType" }`.
@@ -219,10 +219,8 @@ pub enum Content {
         /// Base64 image bytes.
         data: String,
         /// e.g. `image/png`.
-        #[serde(rename = "mimeType")]
         mime_type: String,
         /// Optional annotations, passed through.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
     },
     /// `{ "type": "audio", "data": base64, "mimeType" }`.
@@ -230,10 +228,8 @@ pub enum Content {
         /// Base64 audio bytes.
         data: String,
         /// e.g. `audio/wav`.
-        #[serde(rename = "mimeType")]
         mime_type: String,
         /// Optional annotations, passed through.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
     },
     /// `{ "type": "resource_link", "uri", "name", … }`; the other members are kept in `rest`.
@@ -243,7 +239,6 @@ pub enum Content {
         /// The resource name.
         name: String,
         /// Other members (`mimeType`, `description`, `title`, …), passed through.
-        #[serde(flatten)]
         rest: Map<String, Value>,
     },
     /// `{ "type": "resource", "resource": { uri, text | blob, mimeType? } }`.
@@ -251,7 +246,6 @@ pub enum Content {
         /// The embedded resource contents.
         resource: Value,
         /// Optional annotations, passed through.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
     },
 }
