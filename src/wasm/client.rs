@@ -29,7 +29,6 @@ use serde_json::Value;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{from_js, to_js};
 use super::error_to_js;
@@ -287,7 +286,7 @@ impl Client {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn connect(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             client.connect().await.map_err(|e| client_error_to_js(&e))?;
             Ok(JsValue::UNDEFINED)
         })
@@ -298,7 +297,7 @@ impl Client {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn disconnect(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             client.disconnect().await;
             Ok(JsValue::UNDEFINED)
         })
@@ -382,7 +381,7 @@ impl Client {
     #[wasm_bindgen(unchecked_return_type = "Promise<MCPToolDescriptor[]>")]
     pub fn tools(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             let tools = list_tools(&client)
                 .await
                 .map_err(|e| client_error_to_js(&e))?;
@@ -405,7 +404,7 @@ impl Client {
     ) -> Promise {
         let client = self.client.clone();
         let prepared = arguments(&args).and_then(|a| Ok((a, request_options(options)?)));
-        future_to_promise(async move {
+        super::promise(async move {
             let (args, options) = prepared?;
             let result = call_tool(&client, &name, args, options)
                 .await
@@ -427,7 +426,7 @@ impl Client {
     ) -> Promise {
         let client = self.client.clone();
         let prepared = arguments(&args).and_then(|a| Ok((a, request_options(options)?)));
-        future_to_promise(async move {
+        super::promise(async move {
             let (args, options) = prepared?;
             let result = call_tool(&client, &name, args, options)
                 .await
@@ -455,7 +454,7 @@ impl Client {
             .map(arguments)
             .transpose()
             .and_then(|p| Ok((p, request_options(options)?)));
-        future_to_promise(async move {
+        super::promise(async move {
             let (params, options) = prepared?;
             let value = client
                 .request(&method, params, options)

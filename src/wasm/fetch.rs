@@ -12,7 +12,7 @@ use futures::StreamExt;
 use js_sys::{Array, ArrayBuffer, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{Headers, Request, Response, ResponseInit, TransformStream, Url};
 
 use crate::http::answer::{Answer, AnswerBody, EventStream};
@@ -23,7 +23,7 @@ use crate::server::McpServer;
 
 /// The spawner of the wasm host: `spawn_local`.
 fn spawner() -> Spawn {
-    Arc::new(spawn_local::<crate::BoxFuture<'static, ()>>)
+    Arc::new(wasm_bindgen_futures::spawn_local::<crate::BoxFuture<'static, ()>>)
 }
 
 /// Answer one request for `server` mounted at `path`, behind the bearer-token gate `auth` when
@@ -134,7 +134,7 @@ fn response(answer: Answer) -> Result<JsValue, JsValue> {
 fn pipe(mut events: EventStream) -> Result<web_sys::ReadableStream, JsValue> {
     let pipe = TransformStream::new()?;
     let writer = pipe.writable().get_writer()?;
-    spawn_local(async move {
+    super::spawn(async move {
         while let Some(event) = events.next().await {
             let chunk = Uint8Array::from(event.as_bytes());
             if JsFuture::from(writer.write_with_chunk(&chunk))

@@ -47,6 +47,23 @@ pub use context::ToolContext;
 #[cfg(any(feature = "js-server", not(feature = "js-client")))]
 pub use server::{create_mcp_server, Server};
 
+/// A binding's future as a JS `Promise` (`future_to_promise`), boxed first: wasm-bindgen-futures'
+/// promise and task glue (~650 bytes of code per future type) is then instantiated once for every
+/// binding instead of once per binding.
+pub(crate) fn promise(
+    future: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> js_sys::Promise {
+    let future: crate::BoxFuture<'static, Result<JsValue, JsValue>> = Box::pin(future);
+    wasm_bindgen_futures::future_to_promise(future)
+}
+
+/// Run a future in the background (`spawn_local`), boxed first: one instantiation of the task
+/// glue for every spawn (as [`promise`]).
+pub(crate) fn spawn(future: impl std::future::Future<Output = ()> + 'static) {
+    let future: crate::BoxFuture<'static, ()> = Box::pin(future);
+    wasm_bindgen_futures::spawn_local(future);
+}
+
 /// A JS `Error` named `MCPError` with `code` and (when present) `data` from the error object.
 pub fn error_to_js(error: &ErrorObject) -> JsValue {
     let e = js_sys::Error::new(&error.message);

@@ -6,7 +6,7 @@ use js_sys::{Array, Function, Promise, Reflect};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::context::ToolContext;
 use super::convert::{from_js, response_to_js, to_js};
@@ -79,7 +79,7 @@ impl Server {
             ))),
             Ok(value) => JsonRpcMessage::from_value(value).map_err(|invalid| invalid.response()),
         };
-        future_to_promise(async move {
+        super::promise(async move {
             let response = match parsed {
                 Ok(message) => server.dispatch(message).await,
                 Err(response) => response,
@@ -94,7 +94,7 @@ impl Server {
     #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
     pub fn handle(&self, message: String) -> Promise {
         let server = self.server.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             Ok(server
                 .handle(&message)
                 .await
@@ -111,7 +111,7 @@ impl Server {
         let server = self.server.clone();
         let path = self.path.clone();
         let auth = self.auth.clone();
-        future_to_promise(async move { super::fetch::respond(server, &path, auth, request).await })
+        super::promise(async move { super::fetch::respond(server, &path, auth, request).await })
     }
 
     /// The `tools/list` descriptors, in registration order.

@@ -109,7 +109,7 @@ impl Sink {
         for reply in replies {
             let transport = self.transport.clone();
             let sink = self.sink.clone();
-            wasm_bindgen_futures::spawn_local(async move {
+            crate::wasm::spawn(async move {
                 if let Err(e) = call(&transport, "send", Some(&message_to_js(&reply))).await {
                     sink.error(format!("could not answer the server: {e}"));
                 }

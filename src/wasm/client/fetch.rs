@@ -178,7 +178,7 @@ impl Reader {
         if let Ok(cancel) = method(&self.reader, "cancel") {
             if let Ok(p) = cancel.call0(&self.reader) {
                 if let Ok(p) = p.dyn_into::<Promise>() {
-                    wasm_bindgen_futures::spawn_local(async move {
+                    crate::wasm::spawn(async move {
                         let _ = JsFuture::from(p).await;
                     });
                 }
@@ -228,7 +228,7 @@ impl Shared {
                 let Some(sink) = self.sink() else { return };
                 for reply in sink.receive(value) {
                     let shared = self.clone();
-                    wasm_bindgen_futures::spawn_local(async move {
+                    crate::wasm::spawn(async move {
                         if let Err(e) = shared.exchange(reply, None).await {
                             shared.report(format!("could not answer the server: {e}"));
                         }
@@ -416,7 +416,7 @@ impl Shared {
         *self.listener.borrow_mut() = Some(controller);
         let shared = self.clone();
         let generation = self.generation.get();
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::wasm::spawn(async move {
             let mut machine = shared.endpoint.borrow().listen();
             let first = machine.start();
             let live = || shared.generation.get() == generation;

@@ -202,7 +202,7 @@ impl BrowserAuth {
         .shared();
         *self.inner.round.borrow_mut() = Some(round.clone());
         let driven = round.clone();
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::wasm::spawn(async move {
             let _ = driven.await;
         });
         round
@@ -255,7 +255,7 @@ fn call_save(save: &Function, kept: &StoredCredentials) {
     match save.call1(&JsValue::UNDEFINED, &credentials_to_js(kept)) {
         Ok(value) if value.is_instance_of::<Promise>() => {
             let promise: Promise = value.unchecked_into();
-            wasm_bindgen_futures::spawn_local(async move {
+            crate::wasm::spawn(async move {
                 if let Err(e) = JsFuture::from(promise).await {
                     web_sys::console::error_2(&"auth.save rejected".into(), &e);
                 }

@@ -17,7 +17,6 @@ use std::future::Future;
 use js_sys::Promise;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::{arguments, client_error_to_js, Client};
 use crate::client::ClientError;
@@ -75,7 +74,7 @@ where
     T: serde::Serialize,
     F: Future<Output = Result<T, ClientError>> + 'static,
 {
-    future_to_promise(async move {
+    crate::wasm::promise(async move {
         let value = call.await.map_err(|e| client_error_to_js(&e))?;
         Ok(match serde_json::to_value(value).unwrap_or_default() {
             Value::Null => JsValue::UNDEFINED,
@@ -152,7 +151,7 @@ impl Client {
     ) -> Promise {
         let client = self.core().clone();
         let args = arguments(&args.unwrap_or(JsValue::UNDEFINED));
-        future_to_promise(async move {
+        crate::wasm::promise(async move {
             let result = client
                 .get_prompt(&name, args?)
                 .await

@@ -20,7 +20,6 @@ use js_sys::{Function, Promise};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::{arguments, bad, client_error_to_js, member, timeout_member, Client};
 use crate::client::{ClientError, TaskInfo, ToolCall};
@@ -111,7 +110,7 @@ impl Client {
         let client = self.client.clone();
         let prepared = arguments(&args)
             .and_then(|a| Ok((a, ttl_option(options).map_err(|e| error_to_js(&e))?)));
-        future_to_promise(async move {
+        crate::wasm::promise(async move {
             let (args, ttl) = prepared?;
             let call = client
                 .call_tool_as_task(&name, args, ttl)
@@ -139,7 +138,7 @@ impl Client {
     #[wasm_bindgen(js_name = getTask, unchecked_return_type = "Promise<MCPTask>")]
     pub fn get_task(&self, #[wasm_bindgen(js_name = taskId)] task_id: String) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        crate::wasm::promise(async move {
             let task = client
                 .get_task(&task_id)
                 .await
@@ -156,7 +155,7 @@ impl Client {
     #[wasm_bindgen(js_name = cancelTask, unchecked_return_type = "Promise<void>")]
     pub fn cancel_task(&self, #[wasm_bindgen(js_name = taskId)] task_id: String) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        crate::wasm::promise(async move {
             client
                 .cancel_task(&task_id)
                 .await
@@ -188,7 +187,7 @@ impl Client {
     ) -> Promise {
         let client = self.client.clone();
         let prepared = wait_options(options).map_err(|e| error_to_js(&e));
-        future_to_promise(async move {
+        crate::wasm::promise(async move {
             let (on_status, deadline) = prepared?;
             // The core reports states through a `Send + Sync` callback; a JS function is
             // neither, so states go through a channel drained here, next to the wait.
