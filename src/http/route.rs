@@ -553,8 +553,9 @@ impl Route {
         });
         // A dispatch done at its first poll (a `ping`, a tool that does not wait) needs no
         // task: its response is already queued. Only one that waits is spawned.
-        // A handler that panics in this first poll ends the dispatch, as a panicking task
-        // would: its senders are gone, so the stream below ends unanswered.
+        // A handler's panic is its request's `-32603` (the server's dispatch); a panic outside
+        // it in this first poll ends the dispatch, as a panicking task would: its senders are
+        // gone, so the stream below ends.
         let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             (&mut dispatch).now_or_never()
         }));
