@@ -438,6 +438,21 @@ impl Session {
         self.lock().touched = now;
     }
 
+    /// Record activity now when the session is live: not ended and, with an idle TTL, not idle
+    /// past it ([`Session::is_idle`]); whether it was. One look at the session's state, where
+    /// [`Session::is_closed`], [`Session::is_idle`] and [`Session::touch`] take three.
+    pub fn touch_if_live(&self, idle_ttl_ms: Option<u64>) -> bool {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        let idle = idle_ttl_ms
+            .is_some_and(|ttl| state.sinks.is_empty() && now.saturating_sub(state.touched) >= ttl);
+        if state.closed || idle {
+            return false;
+        }
+        state.touched = now;
+        true
+    }
+
     /// Whether the session is idle past `ttl_ms`: no live connection and no activity for that
     /// long.
     pub fn is_idle(&self, ttl_ms: u64) -> bool {

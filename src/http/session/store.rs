@@ -166,21 +166,23 @@ impl SessionStore {
     /// The live session with this id, touched; `None` when unknown, ended, or idle past the TTL
     /// (which evicts it now: lazy eviction, no timer).
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        // The store's lock is held for the lookup only; the session is judged under its own.
+        let session = self.lock().get(id)?.clone();
+        if session.touch_if_live(self.options.idle_ttl_ms) {
+            return Some(session);
+        }
+        // Whoever removes it ends it, once (a racing lookup or `DELETE` may have already).
         let mut sessions = self.lock();
-        let session = sessions.get(id)?.clone();
-        let expired = self
-            .options
-            .idle_ttl_ms
-            .is_some_and(|ttl| session.is_idle(ttl));
-        if expired || session.is_closed() {
+        let removed = sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &session));
+        if removed {
             sessions.remove(id);
-            drop(sessions);
+        }
+        drop(sessions);
+        if removed {
             session.close(None);
             self.ended(id);
-            return None;
         }
-        session.touch();
-        Some(session)
+        None
     }
 
     /// End and forget a session (`DELETE`); `None` when it was not live.
