@@ -601,3 +601,37 @@ async fn request_heads_over_the_bound_are_431() {
     let (status, body) = support::http::raw_post(addr, &["X-Small: a"], ping).await;
     assert_eq!((status, body.contains(r#""id":1"#)), (200, true), "{body}");
 }
+
+/// Every request gets exactly one answer, even one whose handler panics — at once or after a
+/// wait — on either reply: a `-32603` error with its id, the SSE stream then ending.
+#[tokio::test]
+async fn a_panicking_handler_gets_an_error_with_its_id() {
+    use orkestrel_mcp::prompts::Prompt;
+    let server = McpServer::new(ServerOptions::new("http-test", "1.0.0"));
+    server.prompts().add(Prompt::new("boom", |_, _| async {
+        panic!("boom");
+    }));
+    server.prompts().add(Prompt::new("late", |_, _| async {
+        tokio::task::yield_now().await;
+        panic!("late");
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(http::serve(
+        listener,
+        Routes::new(server, HttpOptions::default()),
+        std::future::pending(),
+    ));
+    for (id, name) in [(1, "boom"), (2, "late")] {
+        let body = json!({"jsonrpc":"2.0","id":id,"method":"prompts/get","params":{"name":name}})
+            .to_string();
+        for accept in [JSON, BOTH] {
+            let r = post(addr, &body, accept).await;
+            assert_eq!(r.status, 200, "{name} {accept}");
+            let messages = r.messages();
+            assert_eq!(messages.len(), 1, "{name} {accept}: {messages:?}");
+            assert_eq!(messages[0]["id"], id, "{name} {accept}");
+            assert_eq!(messages[0]["error"]["code"], -32603, "{name} {accept}");
+        }
+    }
+}

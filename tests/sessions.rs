@@ -607,3 +607,52 @@ async fn a_client_that_goes_away_is_detached() {
     assert_eq!(resumed.next().await.unwrap().json()["method"], "two");
     drop(resumed);
 }
+
+/// A server whose prompt `boom` panics at once and whose prompt `late` panics after a wait (its
+/// request is then in a task of its own).
+fn panicking_server() -> McpServer {
+    use orkestrel_mcp::prompts::Prompt;
+    let server = server();
+    server.prompts().add(Prompt::new("boom", |_, _| async {
+        panic!("boom");
+    }));
+    server.prompts().add(Prompt::new("late", |_, _| async {
+        tokio::task::yield_now().await;
+        panic!("late");
+    }));
+    server
+}
+
+fn get_prompt(id: u64, name: &str) -> String {
+    json!({"jsonrpc":"2.0","id":id,"method":"prompts/get","params":{"name":name}}).to_string()
+}
+
+#[tokio::test]
+async fn a_panicking_handler_ends_its_stream_with_an_error() {
+    let srv = start(panicking_server(), EndpointOptions::default()).await;
+    let addr = srv.addr;
+    let id = new_session(addr, "2025-11-25").await;
+    for (n, name) in [(11, "boom"), (12, "late")] {
+        // The request's stream: priming, then its -32603 error with its id, then the end (the
+        // reply is read to its end within the deadline).
+        let reply = post(addr, &[sid(&id)], &get_prompt(n, name)).await;
+        assert_eq!(reply.status, 200, "{name}");
+        assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+        let messages = reply.messages();
+        assert_eq!(messages.len(), 1, "{name}: {messages:?}");
+        assert_eq!(messages[0]["id"], n, "{name}");
+        assert_eq!(messages[0]["error"]["code"], -32603, "{name}");
+        // As JSON too.
+        let json = [sid(&id), ("accept", "application/json")];
+        let headers: Vec<_> = [("content-type", "application/json")]
+            .into_iter()
+            .chain(json)
+            .collect();
+        let reply = send(addr, "POST", &headers, &get_prompt(n + 10, name)).await;
+        assert_eq!(reply.status, 200, "{name}");
+        assert_eq!(reply.json()["id"], n + 10, "{name}");
+        assert_eq!(reply.json()["error"]["code"], -32603, "{name}");
+    }
+    // The session goes on.
+    assert_eq!(post(addr, &[sid(&id)], LIST).await.status, 200);
+}

@@ -81,6 +81,12 @@ pub fn conflicting_fields<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
 
 /// Whether the fields named `name` carry more than one value (see [`conflicting_fields`]).
 fn repeated_with_different_values<'a, H: Fields + ?Sized>(fields: &'a H, name: &str) -> bool {
+    // One field (the usual case) is one value, unless it is a list.
+    match fields.field_count(name) {
+        0 => return false,
+        1 if name != headers::MCP_PROTOCOL_VERSION => return false,
+        _ => {}
+    }
     let mut seen: Option<Option<&'a str>> = None;
     for value in fields.field_values(name) {
         let differs = match value {
@@ -155,6 +161,19 @@ pub fn body_bytes(body: Body, limit: usize) -> Result<Vec<u8>, Answer> {
 /// What the `Accept` fields admit ([`crate::http::media::Accept`]); fields present but none of them
 /// text admit nothing, like an unknown range.
 pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
+    match fields.field_count(headers::ACCEPT) {
+        0 => return Accept::parse(std::iter::empty()),
+        1 => {
+            return match fields.field(headers::ACCEPT) {
+                Some(value) => Accept::parse(std::iter::once(value)),
+                None => Accept {
+                    json: false,
+                    sse: false,
+                },
+            }
+        }
+        _ => {}
+    }
     let values = fields.field_values(headers::ACCEPT);
     if !values.is_empty() && values.iter().all(Option::is_none) {
         return Accept {
@@ -173,6 +192,9 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
 pub(crate) fn protocol_version_header<H: Fields + ?Sized>(
     fields: &H,
 ) -> Result<Option<String>, ErrorObject> {
+    if !fields.has_field(headers::MCP_PROTOCOL_VERSION) {
+        return Ok(None);
+    }
     let mut found: Option<String> = None;
     for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
         let text = value.ok_or_else(|| {
@@ -226,6 +248,9 @@ impl BadProtocolVersion {
 pub fn read_protocol_version<H: Fields + ?Sized>(
     fields: &H,
 ) -> Result<Option<String>, BadProtocolVersion> {
+    if !fields.has_field(headers::MCP_PROTOCOL_VERSION) {
+        return Ok(None);
+    }
     let mut found: Option<String> = None;
     for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
         let text = value.ok_or_else(|| BadProtocolVersion::Unsupported("<not text>".into()))?;

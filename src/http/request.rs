@@ -29,6 +29,12 @@ pub trait Fields {
         !self.field_values(name).is_empty()
     }
 
+    /// How many fields are named `name` (what [`Fields::field_values`] would hold, without
+    /// listing them: the implementations here allocate nothing).
+    fn field_count(&self, name: &str) -> usize {
+        self.field_values(name).len()
+    }
+
     /// Whether a field whose name starts with `prefix` (lowercase) is present: what
     /// [`Fields::field_names`] would show, without listing them (the implementations here
     /// allocate nothing).
@@ -63,6 +69,22 @@ impl Fields for [(String, Option<String>)] {
         names
     }
 
+    fn field(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        self.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+    }
+
+    fn field_count(&self, name: &str) -> usize {
+        self.iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .count()
+    }
+
     fn has_field_starting_with(&self, prefix: &str) -> bool {
         self.iter()
             .any(|(name, _)| starts_with_ignore_case(name, prefix))
@@ -72,6 +94,18 @@ impl Fields for [(String, Option<String>)] {
 impl Fields for Vec<(String, Option<String>)> {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
         self.as_slice().field_values(name)
+    }
+
+    fn field(&self, name: &str) -> Option<&str> {
+        self.as_slice().field(name)
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        self.as_slice().has_field(name)
+    }
+
+    fn field_count(&self, name: &str) -> usize {
+        self.as_slice().field_count(name)
     }
 
     fn field_names(&self) -> Vec<String> {
@@ -178,6 +212,18 @@ impl HttpRequest {
 impl Fields for HttpRequest {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
         self.headers.field_values(name)
+    }
+
+    fn field(&self, name: &str) -> Option<&str> {
+        self.headers.field(name)
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        self.headers.has_field(name)
+    }
+
+    fn field_count(&self, name: &str) -> usize {
+        self.headers.field_count(name)
     }
 
     fn field_names(&self) -> Vec<String> {

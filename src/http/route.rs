@@ -49,7 +49,7 @@ use crate::http::negotiate::{
     protocol_version_header, read_protocol_version,
 };
 use crate::http::request::{Body, Fields, HttpRequest};
-use crate::http::session::{Session, SessionBackend};
+use crate::http::session::{Attached, Session, SessionBackend};
 use crate::http::sessions::{Admit, Attachment, Sessions};
 use crate::server::context::RequestContext;
 use crate::server::McpServer;
@@ -405,10 +405,13 @@ impl Route {
         }
         let message = JsonRpcMessage::Request(request);
         if negotiated.sse {
-            if let Some(session) = session {
-                if let Some(answer) = self.session_stream(&session, message.clone(), ctx.clone()) {
-                    return answer;
-                }
+            // An ended session has no stream to open: the request is answered on a stream of
+            // its own.
+            if let Some((session, attached)) = session
+                .as_ref()
+                .and_then(|s| Some((s, s.open_request_stream()?)))
+            {
+                return self.session_stream(session, attached, message, ctx);
             }
             return self.stream(message, ctx).await;
         }
@@ -553,8 +556,9 @@ impl Route {
         });
         // A dispatch done at its first poll (a `ping`, a tool that does not wait) needs no
         // task: its response is already queued. Only one that waits is spawned.
-        // A handler that panics in this first poll ends the dispatch, as a panicking task
-        // would: its senders are gone, so the stream below ends unanswered.
+        // A handler's panic is its request's `-32603` (the server's dispatch); a panic outside
+        // it in this first poll ends the dispatch, as a panicking task would: its senders are
+        // gone, so the stream below ends.
         let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             (&mut dispatch).now_or_never()
         }));
@@ -590,16 +594,20 @@ impl Route {
         Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
     }
 
-    /// Answer a request on a session stream: priming, notifications and the response, each with
-    /// an event id, so a dropped connection is resumed by `GET` with `Last-Event-ID`. The
-    /// request keeps running when the client goes. `None` once the session has ended.
+    /// Answer a request on the session stream `attached` ([`Session::open_request_stream`]):
+    /// priming, notifications and the response, each with an event id, so a dropped connection
+    /// is resumed by `GET` with `Last-Event-ID`. The request keeps running when the client goes.
+    ///
+    /// The dispatch is polled once here: one done at once (a tool that does not wait) has its
+    /// events queued and its stream finished before the answer goes, so the host writes the
+    /// whole reply as one body; only one that waits is spawned.
     fn session_stream(
         &self,
         session: &Arc<Session>,
+        attached: Attached,
         message: JsonRpcMessage,
         ctx: RequestContext,
-    ) -> Option<Answer> {
-        let attached = session.open_request_stream()?;
+    ) -> Answer {
         let stream = attached.stream;
         let notify = session.clone();
         let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
@@ -607,14 +615,39 @@ impl Route {
         }));
         let server = self.server.clone();
         let task_session = session.clone();
-        (self.spawn)(Box::pin(async move {
+        let mut dispatch = Box::pin(async move {
+            // The stream ends whatever becomes of the dispatch (done, or dropped by a panic
+            // outside the handler: the server turns a handler's panic into its `-32603`).
+            let finish = Finish {
+                session: task_session,
+                stream,
+            };
             if let Some(response) = server.dispatch_with(message, ctx).await {
-                task_session.send(stream, &response.to_json());
+                finish.session.send(stream, &response.to_json());
             }
-            task_session.finish(stream);
+        });
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (&mut dispatch).now_or_never()
         }));
+        match polled {
+            Ok(Some(())) => {}
+            Ok(None) => (self.spawn)(dispatch),
+            Err(_) => tracing::error!("http: a session dispatch panicked; its stream ends"),
+        }
         let events = Attachment::new(session.clone(), stream, attached.token, attached.events);
-        Some(Answer::events(EventStream::new(events)))
+        Answer::events(EventStream::new(events))
+    }
+}
+
+/// Finishes a session's request stream when dropped (the dispatch that owns it is over).
+struct Finish {
+    session: Arc<Session>,
+    stream: u64,
+}
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        self.session.finish(self.stream);
     }
 }
 

@@ -180,6 +180,18 @@ impl Fields for HeaderMap {
         self.get_all(name).iter().map(|v| v.to_str().ok()).collect()
     }
 
+    fn field(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        self.contains_key(name)
+    }
+
+    fn field_count(&self, name: &str) -> usize {
+        self.get_all(name).iter().count()
+    }
+
     fn field_names(&self) -> Vec<String> {
         self.keys().map(|name| name.as_str().to_owned()).collect()
     }

@@ -95,9 +95,12 @@ const READY_BYTES: usize = 64 * 1024;
 /// then (a reply answered at once) becomes a body of known length, with no chunked framing and
 /// no timer; otherwise they are the first frame and the rest streams as it comes.
 pub(crate) fn sse_body(mut events: EventStream, keep_alive: Option<Duration>) -> ResponseBody {
+    // The first event is kept as it came (a one-event reply is written without a copy); any
+    // more ready ones are appended to it.
     let mut ready = String::new();
     while ready.len() < READY_BYTES {
         match events.next().now_or_never() {
+            Some(Some(text)) if ready.is_empty() => ready = text,
             Some(Some(text)) => ready.push_str(&text),
             Some(None) => return BodyExt::boxed(Full::new(Bytes::from(ready))),
             None => break,

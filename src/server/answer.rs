@@ -9,6 +9,9 @@
 //!             └─ (Abortable on a scope) ─► finished: the response, ToolResult → JSON text once
 //! ```
 //!
+//! A panic in the answer's future becomes its request's `-32603` error, so every request gets
+//! exactly one answer on every transport.
+//!
 //! The layers are plain functions returning combinators, not nested `async fn`s: an `async fn`
 //! keeps its arguments (the request and its ~360-byte context) for its whole life and so does
 //! each caller's, which made one request's future ~7 KiB, moved and boxed per message.
@@ -137,7 +140,13 @@ impl McpServer {
                 Some(registration)
             }
         };
-        let answer = self.answer(request, ctx);
+        // A handler that panics (a prompt's, a resource's, a method's; a tool's own panic is
+        // already its `isError` result) still answers its request, with `-32603`: every
+        // request gets exactly one answer on every transport, and a session's request stream
+        // ends.
+        let answer = std::panic::AssertUnwindSafe(self.answer(request, ctx))
+            .catch_unwind()
+            .map(|answered| answered.unwrap_or_else(|panic| Err(panicked(&*panic))));
         let outcome = match registration {
             None => Either::Left(answer.map(Some)),
             Some(registration) => {
@@ -204,6 +213,13 @@ impl McpServer {
         check_scopes(&tool, &name, &ctx)?;
         Ok(tool.run(arguments, ctx))
     }
+}
+
+/// The error of a request whose handler panicked (the panic's text goes to the log only).
+fn panicked(panic: &(dyn std::any::Any + Send)) -> ErrorObject {
+    let message = crate::primitives::tools::panic_message(panic);
+    tracing::error!(%message, "a request's handler panicked");
+    ErrorObject::internal("the request's handler panicked")
 }
 
 /// The response to request `id` from its answer (`None`: cancelled); a tool's result is

@@ -18,8 +18,6 @@
 //! | end of stream inside an event | the incomplete event is discarded |
 //! | invalid UTF-8 | replaced with U+FFFD, never an error |
 
-use std::fmt::Write;
-
 /// Encode one SSE event: optional `id`, `event: message`, and the data split into `data:` lines
 /// at every line end SSE knows (`\r\n`, `\r` and `\n`: each starts a second `data:` line, as
 /// the format requires, so no byte of `data` can start a field of its own), then a blank line.
@@ -27,13 +25,18 @@ use std::fmt::Write;
 /// SSE cannot carry a `\r` inside data: the decoder gives each line end back as `\n`. An `id`
 /// holding a line end cannot be sent at all and is left out (the library's ids never do).
 pub fn encode_event(id: Option<&str>, data: &str) -> String {
-    let mut out = String::with_capacity(data.len() + 32);
-    if let Some(id) = id.filter(|id| one_line(id)) {
-        let _ = writeln!(out, "id: {id}");
+    let id = id.filter(|id| one_line(id));
+    let mut out = String::with_capacity(data.len() + id.map_or(0, |id| id.len() + 5) + 32);
+    if let Some(id) = id {
+        out.push_str("id: ");
+        out.push_str(id);
+        out.push('\n');
     }
     out.push_str("event: message\n");
     for line in lines(data) {
-        let _ = writeln!(out, "data: {line}");
+        out.push_str("data: ");
+        out.push_str(line);
+        out.push('\n');
     }
     out.push('\n');
     out

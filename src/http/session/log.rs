@@ -15,7 +15,10 @@ pub struct EventId {
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", base36(self.stream), base36(self.seq))
+        let (mut stream, mut seq) = ([0; 13], [0; 13]);
+        f.write_str(base36(self.stream, &mut stream))?;
+        f.write_str("-")?;
+        f.write_str(base36(self.seq, &mut seq))
     }
 }
 
@@ -42,18 +45,20 @@ impl FromStr for EventId {
     }
 }
 
-fn base36(mut n: u64) -> String {
+/// `n` in lowercase base36, written at the end of `buf` (13 digits hold any `u64`).
+fn base36(mut n: u64, buf: &mut [u8; 13]) -> &str {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut out = Vec::new();
+    let mut at = buf.len();
     loop {
-        out.push(DIGITS[(n % 36) as usize]);
+        at -= 1;
+        buf[at] = DIGITS[(n % 36) as usize];
         n /= 36;
         if n == 0 {
             break;
         }
     }
-    out.reverse();
-    String::from_utf8(out).unwrap_or_default()
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[at..]).unwrap_or_default()
 }
 
 fn parse_base36(s: &str) -> Result<u64, InvalidEventId> {

@@ -91,6 +91,10 @@ impl Default for SessionOptions {
     }
 }
 
+/// The hasher of the maps keyed by stream number: foldhash, several times cheaper than SipHash
+/// on a `u64` (the numbers are the server's own, so no peer chooses the keys).
+type StreamHasher = foldhash::fast::RandomState;
+
 struct Sink {
     token: u64,
     tx: mpsc::UnboundedSender<String>,
@@ -99,8 +103,8 @@ struct Sink {
 struct State {
     log: ReplayLog,
     /// Live sinks by stream; a request stream is in `open` until its response is sent.
-    sinks: HashMap<u64, Sink>,
-    open: HashSet<u64>,
+    sinks: HashMap<u64, Sink, StreamHasher>,
+    open: HashSet<u64, StreamHasher>,
     next_stream: u64,
     next_token: u64,
     touched: u64,
@@ -155,8 +159,8 @@ impl Session {
             clock,
             state: Mutex::new(State {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
-                sinks: HashMap::new(),
-                open: HashSet::new(),
+                sinks: HashMap::default(),
+                open: HashSet::default(),
                 next_stream: 1,
                 next_token: 0,
                 touched: now,
@@ -432,6 +436,21 @@ impl Session {
     pub fn touch(&self) {
         let now = (self.clock)();
         self.lock().touched = now;
+    }
+
+    /// Record activity now when the session is live: not ended and, with an idle TTL, not idle
+    /// past it ([`Session::is_idle`]); whether it was. One look at the session's state, where
+    /// [`Session::is_closed`], [`Session::is_idle`] and [`Session::touch`] take three.
+    pub fn touch_if_live(&self, idle_ttl_ms: Option<u64>) -> bool {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        let idle = idle_ttl_ms
+            .is_some_and(|ttl| state.sinks.is_empty() && now.saturating_sub(state.touched) >= ttl);
+        if state.closed || idle {
+            return false;
+        }
+        state.touched = now;
+        true
     }
 
     /// Whether the session is idle past `ttl_ms`: no live connection and no activity for that
