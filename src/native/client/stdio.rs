@@ -32,7 +32,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::wire::framing::{Frame, LineDecoder};
+use crate::wire::framing::{Frame, FrameRef, LineDecoder};
 use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
 
@@ -446,11 +446,16 @@ async fn read_stdout(
                     break;
                 }
             };
-            for frame in decoder.push(&buf[..n]) {
+            let mut chunk = &buf[..n];
+            while let Some(frame) = decoder.frames(&mut chunk) {
                 on_frame(frame, &sink, &stdin).await;
             }
         }
         if let Some(frame) = decoder.finish() {
+            let frame = match &frame {
+                Frame::Line(line) => FrameRef::Line(line),
+                Frame::TooLong(n) => FrameRef::TooLong(*n),
+            };
             on_frame(frame, &sink, &stdin).await;
         }
     }
@@ -464,16 +469,16 @@ async fn read_stdout(
     sink.closed(describe_exit(status, &tail));
 }
 
-async fn on_frame(frame: Frame, sink: &TransportSink, stdin: &Stdin) {
+async fn on_frame(frame: FrameRef<'_>, sink: &TransportSink, stdin: &Stdin) {
     match frame {
-        Frame::Line(line) => {
-            for reply in sink.receive_text(&line) {
+        FrameRef::Line(line) => {
+            for reply in sink.receive_text(line) {
                 if let Err(e) = write_line(stdin, &reply).await {
                     sink.error(format!("could not answer the server: {e}"));
                 }
             }
         }
-        Frame::TooLong(n) => sink.error(format!("skipped a {n}-byte line over the size limit")),
+        FrameRef::TooLong(n) => sink.error(format!("skipped a {n}-byte line over the size limit")),
     }
 }
 
