@@ -94,8 +94,9 @@ impl Driver {
                 // server→client request): no task per message, so a flood of them costs no
                 // memory beyond the message read. A request done at once leaves the in-flight
                 // set here (the call is dropped) and its answer goes to the caller's writer.
-                // A handler that panics in this first poll ends its call unanswered, as a
-                // panicking task would, and the connection goes on.
+                // A handler's panic is the core's to answer (`-32603` with the request's id,
+                // `server::answer`); one that escapes it here (outside any handler) ends the
+                // call unanswered, as a panicking task would, and the connection goes on.
                 let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     (&mut call).now_or_never()
                 }));
@@ -126,7 +127,7 @@ impl Driver {
                     }
                     Ok(None) => {}
                     Err(_) => {
-                        tracing::error!("a call panicked; it gets no answer");
+                        tracing::error!("a call panicked outside its handler; it gets no answer");
                         return None;
                     }
                 }
