@@ -540,7 +540,7 @@ impl Route {
         }));
         let (mut cancel, cancelled) = oneshot::channel::<()>();
         let server = self.server.clone();
-        let mut dispatch = Box::pin(async move {
+        let dispatch = Box::pin(async move {
             let dispatch = std::pin::pin!(server.dispatch_with(message, ctx));
             match future::select(dispatch, cancel.cancellation()).await {
                 Either::Left((Some(response), _)) => {
@@ -559,14 +559,10 @@ impl Route {
         // A handler's panic is its request's `-32603` (the server's dispatch); a panic outside
         // it in this first poll ends the dispatch, as a panicking task would: its senders are
         // gone, so the stream below ends.
-        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            (&mut dispatch).now_or_never()
-        }));
-        match polled {
-            Ok(Some(())) => {}
-            Ok(None) => (self.spawn)(dispatch),
-            Err(_) => tracing::error!("http: a dispatch panicked; the request gets no answer"),
-        }
+        self.poll_once_or_spawn(
+            dispatch,
+            "http: a dispatch panicked; the request gets no answer",
+        );
         let first = match rx.next().await {
             None => return Answer::empty(202),
             Some(Out::Final(response)) if modern => {
@@ -615,7 +611,7 @@ impl Route {
         }));
         let server = self.server.clone();
         let task_session = session.clone();
-        let mut dispatch = Box::pin(async move {
+        let dispatch = Box::pin(async move {
             // The stream ends whatever becomes of the dispatch (done, or dropped by a panic
             // outside the handler: the server turns a handler's panic into its `-32603`).
             let finish = Finish {
@@ -626,16 +622,29 @@ impl Route {
                 finish.session.send(stream, &response.to_json());
             }
         });
+        self.poll_once_or_spawn(
+            dispatch,
+            "http: a session dispatch panicked; its stream ends",
+        );
+        let events = Attachment::new(session.clone(), stream, attached.token, attached.events);
+        Answer::events(EventStream::new(events))
+    }
+}
+
+impl Route {
+    /// Poll a request's dispatch once in place and spawn it only if it waits (one done at once,
+    /// a `ping` or a tool that does not wait, needs no task). A panic outside the handler (the
+    /// server answers a handler's own with `-32603`) drops the dispatch, as a panicking task
+    /// would, and is logged as `panicked`.
+    fn poll_once_or_spawn(&self, mut dispatch: crate::BoxFuture<'static, ()>, panicked: &str) {
         let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             (&mut dispatch).now_or_never()
         }));
         match polled {
             Ok(Some(())) => {}
             Ok(None) => (self.spawn)(dispatch),
-            Err(_) => tracing::error!("http: a session dispatch panicked; its stream ends"),
+            Err(_) => tracing::error!("{panicked}"),
         }
-        let events = Attachment::new(session.clone(), stream, attached.token, attached.events);
-        Answer::events(EventStream::new(events))
     }
 }
 

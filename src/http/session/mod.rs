@@ -444,9 +444,7 @@ impl Session {
     pub fn touch_if_live(&self, idle_ttl_ms: Option<u64>) -> bool {
         let now = (self.clock)();
         let mut state = self.lock();
-        let idle = idle_ttl_ms
-            .is_some_and(|ttl| state.sinks.is_empty() && now.saturating_sub(state.touched) >= ttl);
-        if state.closed || idle {
+        if state.closed || idle_ttl_ms.is_some_and(|ttl| state.idle(now, ttl)) {
             return false;
         }
         state.touched = now;
@@ -457,8 +455,14 @@ impl Session {
     /// long.
     pub fn is_idle(&self, ttl_ms: u64) -> bool {
         let now = (self.clock)();
-        let state = self.lock();
-        state.sinks.is_empty() && now.saturating_sub(state.touched) >= ttl_ms
+        self.lock().idle(now, ttl_ms)
+    }
+}
+
+impl State {
+    /// No live connection and no activity for `ttl_ms` up to `now` (ms).
+    fn idle(&self, now: u64, ttl_ms: u64) -> bool {
+        self.sinks.is_empty() && now.saturating_sub(self.touched) >= ttl_ms
     }
 }
 

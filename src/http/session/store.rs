@@ -39,8 +39,8 @@ pub enum MintError {
 }
 
 /// The live sessions, in this process's memory (seed `createMCPSession`'s closure store): the
-/// default [`super::SessionBackend`]. An idle session costs about 1.6 KB of resident memory
-/// (the README's benchmarks; the budget is 2 KB).
+/// default [`super::SessionBackend`]. An idle session costs about 2.6 KB of resident memory
+/// (the README's benchmarks, 2026-12-03; the budget is 2 KB, not met).
 pub struct SessionStore {
     sessions: Mutex<Sessions>,
     options: SessionOptions,
