@@ -608,3 +608,86 @@ async fn watch_reloads_the_config_when_the_file_changes() {
     .await;
     let _ = std::fs::remove_file(&path);
 }
+
+/// A config caught half written (here: a file that does not parse) is read again at the next
+/// tick even when the finished file shows the same modification time and size: `std::fs::write`
+/// truncates, then writes, and both can fall within one tick of the file system's clock.
+#[tokio::test]
+async fn watch_reads_a_file_that_did_not_parse_again_even_at_the_same_time_and_size() {
+    use tokio::io::AsyncBufReadExt;
+    let path =
+        std::env::temp_dir().join(format!("orkestrel-watch-half-{}.json", std::process::id()));
+    std::fs::write(&path, ours(&["a"])).unwrap();
+    let mut bridge = tokio::process::Command::new(BIN)
+        .args([
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--watch",
+            "--config",
+            path.to_str().unwrap(),
+        ])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let url = timeout(HANG_GUARD, async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("a serving line");
+            if let Some(i) = line.find("http://") {
+                return line[i..].split_whitespace().next().unwrap().to_owned();
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let names = |status: &Value| -> Vec<String> {
+        status["upstreams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    support::eventually_async(HANG_GUARD, "a listed", || async {
+        names(&get(&url, "/status").await.1) == ["a"]
+    })
+    .await;
+    // The finished file, and a half-written one of the same size that does not parse.
+    let finished = ours(&["a", "c"]);
+    let half = format!("x{}", &finished[1..]);
+    std::fs::write(&path, &half).unwrap();
+    let half_time = std::fs::metadata(&path).unwrap().modified().unwrap();
+    timeout(HANG_GUARD, async {
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("the refusal's log line");
+            if line.contains("config not reloaded") {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the half-written file refused within the guard");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    std::fs::write(&path, &finished).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(half_time)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), half.len() as u64);
+    support::eventually_async(
+        HANG_GUARD,
+        "c listed though time and size did not change",
+        || async { names(&get(&url, "/status").await.1) == ["a", "c"] },
+    )
+    .await;
+    let _ = std::fs::remove_file(&path);
+}

@@ -230,9 +230,12 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
     result
 }
 
-/// Reload the config on SIGHUP, and with `watch` when its modification time changes (checked
-/// each second). A file that does not read or parse leaves the running set as it is. Never
-/// returns.
+/// Reload the config on SIGHUP, and with `watch` when the file changes (its modification time or
+/// size, checked each second). A file that does not read or parse leaves the running set as it
+/// is. With `watch`, such a file is read again at each tick until it parses: a writer may be half
+/// way through it (`std::fs::write` truncates, then writes, and both can fall within one tick of
+/// the file system's clock, so the finished file may show the time the empty one showed). Its
+/// error is logged once per change. Never returns.
 async fn reload(
     fleet: Arc<Fleet>,
     path: PathBuf,
@@ -240,34 +243,44 @@ async fn reload(
     mut hangup: Option<tokio::signal::unix::Signal>,
 ) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let mut seen = modified(&path);
+    let mut seen = fingerprint(&path);
+    let mut failed = false;
     loop {
-        tokio::select! {
-            Some(()) = async { hangup.as_mut()?.recv().await } => {}
+        // Whether this round's error is news (a signal, or a file that changed).
+        let report = tokio::select! {
+            Some(()) = async { hangup.as_mut()?.recv().await } => true,
             _ = tick.tick(), if watch => {
-                let now = modified(&path);
-                if now == seen {
+                let now = fingerprint(&path);
+                if now == seen && !failed {
                     continue;
                 }
+                let changed = now != seen;
                 seen = now;
+                changed
             }
-        }
+        };
         let specs = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))
             .and_then(|text| bridge_config::parse(&text, &|k| std::env::var(k).ok()));
+        failed = specs.is_err();
         match specs.and_then(|specs| fleet.apply(specs)) {
             Ok(()) => {
                 tracing::info!(config = %path.display(), servers = fleet.upstreams().len(), "bridge: config reloaded")
             }
             Err(e) => {
-                tracing::error!(config = %path.display(), error = %e, "bridge: config not reloaded; the servers go on as they were")
+                if report {
+                    tracing::error!(config = %path.display(), error = %e, "bridge: config not reloaded; the servers go on as they were")
+                }
             }
         }
     }
 }
 
-fn modified(path: &Path) -> Option<std::time::SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+/// What `--watch` compares: the file's modification time and size (`None` while it cannot be read).
+fn fingerprint(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    std::fs::metadata(path)
+        .and_then(|m| Ok((m.modified()?, m.len())))
+        .ok()
 }
 
 /// Keep one upstream mirrored: connect, mirror, watch; when it fails or ends, take its items
