@@ -338,6 +338,18 @@ if steps.get("ours-redis"):
 import gzip
 
 TS_SDK = "TS SDK client + server, esbuild --minify: 441 KB / 121 KB"
+
+
+def wasm_size(d, stem):
+    files = [d / f"{stem}_bg.wasm", d / f"{stem}.js"]
+    if not all(f.exists() for f in files):
+        return None
+    return sum(f.stat().st_size for f in files), sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
+
+
+# The floor: the least JSON-RPC tool server on serde_json and wasm-bindgen (benches/wasm-floor),
+# built as the packages are; beside the full and server-only rows (the client-only one has none).
+floor_size = None if os.environ.get("REPORT_NO_WASM") else wasm_size(out.parent / "wasm-pkg" / "web-floor", "orkestrel_mcp_wasm_floor")
 for pkg_dir, label, goal_kb in [
     ("web", "wasm package, full (server + client; web .wasm + JS glue), raw / gzip -9", 100),
     ("web-server", "wasm package, server-only (feature js-server), raw / gzip -9", 60),
@@ -351,6 +363,9 @@ for pkg_dir, label, goal_kb in [
         raw = sum(f.stat().st_size for f in files)
         gz = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
         cells = [label, f"{raw / 1024:.1f} KB / {gz / 1024:.1f} KB"] + [""] * (len(HEAD) - 2)
+        if floor_size and pkg_dir != "web-client":
+            cells[HEAD.index("floor") + 1] = f"{floor_size[0] / 1024:.1f} KB / {floor_size[1] / 1024:.1f} KB"
+            cells[HEAD.index("ours/floor") + 1] = f"{gz / floor_size[1]:.2f}× (gzip; lower is better)"
         if pkg_dir == "web":
             cells[HEAD.index("TS SDK") + 1] = "441 KB / 121 KB"
             cells[HEAD.index("ours/TS") + 1] = f"{gz / 1024 / 121:.2f}× (gzip; lower is better)"

@@ -29,7 +29,8 @@
 #      instance's VmRSS with 0, 1,000 and 10,000 idle sessions (the in-memory store alongside);
 #   8. the wasm packages' sizes (full, server-only, client-only; raw and gzip -9), built by
 #      tests/wasm/build.sh when missing or older than the sources (needs wasm-pack and
-#      tests/wasm/node_modules, which tests/wasm/run.sh installs);
+#      tests/wasm/node_modules, which tests/wasm/run.sh installs), against a floor built the
+#      same way (benches/wasm-floor: the least JSON-RPC tool server on serde_json and wasm-bindgen);
 # and prints ONE table of ratios (target/bench-results/table.md).
 #
 # With two or more cores the servers run on CPU 0 and the load generators on CPU 1 (taskset).
@@ -541,6 +542,16 @@ if wants wasm; then
     if ! bash "$ROOT/tests/wasm/build.sh" "$PKGS" >"$OUT/wasm.log" 2>&1; then
       log "wasm: build FAILED (see $OUT/wasm.log); removing stale packages"
       rm -rf "$PKGS/web" "$PKGS/web-server" "$PKGS/web-client"
+    fi
+  fi
+  # The floor (benches/wasm-floor: the least JSON-RPC tool server on serde_json and wasm-bindgen),
+  # built the same way.
+  f="$PKGS/web-floor/orkestrel_mcp_wasm_floor_bg.wasm"
+  if [ ! -f "$f" ] || [ -n "$(find "$ROOT/benches/wasm-floor" "$ROOT/Cargo.lock" "$ROOT/tests/wasm/build.sh" -newer "$f" -print -quit)" ]; then
+    log "wasm: building the floor (tests/wasm/build.sh PKG floor)"
+    if ! bash "$ROOT/tests/wasm/build.sh" "$PKGS" floor >>"$OUT/wasm.log" 2>&1; then
+      log "wasm: floor build FAILED (see $OUT/wasm.log)"
+      rm -rf "$PKGS/web-floor"
     fi
   fi
 else

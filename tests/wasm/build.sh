@@ -8,12 +8,16 @@
 #   PKG/web-server   the server-only package (cargo feature js-server), --target web, npm name orkestrel-mcp-server
 #   PKG/web-client   the client-only package (cargo feature js-client), --target web, npm name orkestrel-mcp-client
 #
-#   bash tests/wasm/build.sh [PKG]     # default target/wasm-pkg
+#   PKG/web-floor    with `floor` only: the size floor of benches/run.sh (benches/wasm-floor: the least
+#                    JSON-RPC tool server on serde_json and wasm-bindgen), built the same way
+#
+#   bash tests/wasm/build.sh [PKG]          # default target/wasm-pkg
+#   bash tests/wasm/build.sh PKG floor      # the floor alone
 # Size lines: `wasm-size: <label> raw N B (x KB)   gzip -9 N B (x KB)`, .wasm + (minified) JS glue.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
-PKG=${1:-$ROOT/target/wasm-pkg}
+PKG=$(realpath -m "${1:-$ROOT/target/wasm-pkg}") # absolute: wasm-pack takes --out-dir from the crate
 export WASM_PACK_CACHE="${WASM_PACK_CACHE:-$ROOT/target/wasm-pack-cache}"
 # binaryen's wasm-opt from tests/wasm/node_modules first (wasm-pack then neither downloads binaryen
 # nor picks up an older system one).
@@ -34,11 +38,30 @@ if [ "${WASM_BUILD_STD:-1}" != 0 ]; then
   STD_ARGS=(-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
 fi
 
+CRATE=$ROOT
 build() { # out-dir target [cargo args…]
   local out=$1 target=$2; shift 2
   rm -rf "$out"
-  wasm-pack --log-level warn build --target "$target" --profile wasm-release --out-dir "$out" "$ROOT" -- "${STD_ARGS[@]}" "$@"
+  wasm-pack --log-level warn build --target "$target" --profile wasm-release --out-dir "$out" "$CRATE" -- "${STD_ARGS[@]}" "$@"
 }
+size_line() { # label files...
+  local label=$1; shift
+  local raw=0 gz=0 f
+  for f in "$@"; do
+    raw=$((raw + $(stat -c%s "$f")))
+    gz=$((gz + $(gzip -9c "$f" | wc -c)))
+  done
+  awk -v l="$label" -v r="$raw" -v g="$gz" 'BEGIN { printf "wasm-size: %-26s raw %7d B (%5.1f KB)   gzip -9 %6d B (%5.1f KB)\n", l, r, r / 1024, g, g / 1024 }'
+}
+
+if [ "${2:-}" = floor ]; then
+  CRATE=$ROOT/benches/wasm-floor
+  build "$PKG/web-floor" web
+  esbuild "$PKG/web-floor/orkestrel_mcp_wasm_floor.js" --minify --keep-names --format=esm --log-level=warning --allow-overwrite --outfile="$PKG/web-floor/orkestrel_mcp_wasm_floor.js"
+  size_line "floor (web)" "$PKG/web-floor/orkestrel_mcp_wasm_floor_bg.wasm" "$PKG/web-floor/orkestrel_mcp_wasm_floor.js"
+  exit 0
+fi
+
 build "$PKG/web" web
 build "$PKG/node" nodejs
 build "$PKG/web-server" web --features js-server
@@ -61,15 +84,6 @@ node -e '
     fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
   }' "$PKG/web-server" "$PKG/web-client"
 
-size_line() { # label files...
-  local label=$1; shift
-  local raw=0 gz=0 f
-  for f in "$@"; do
-    raw=$((raw + $(stat -c%s "$f")))
-    gz=$((gz + $(gzip -9c "$f" | wc -c)))
-  done
-  awk -v l="$label" -v r="$raw" -v g="$gz" 'BEGIN { printf "wasm-size: %-26s raw %7d B (%5.1f KB)   gzip -9 %6d B (%5.1f KB)\n", l, r, r / 1024, g, g / 1024 }'
-}
 size_line "web .wasm" "$PKG/web/orkestrel_mcp_bg.wasm"
 size_line "web JS glue" "$PKG/web/orkestrel_mcp.js"
 size_line "web total (.wasm + glue)" "$PKG/web/orkestrel_mcp_bg.wasm" "$PKG/web/orkestrel_mcp.js"
