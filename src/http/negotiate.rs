@@ -88,7 +88,7 @@ fn repeated_with_different_values<'a, H: Fields + ?Sized>(fields: &'a H, name: &
         _ => {}
     }
     let mut seen: Option<Option<&'a str>> = None;
-    for value in fields.field_values(name) {
+    for value in values_of(fields, name) {
         let differs = match value {
             Some(text) if name == headers::MCP_PROTOCOL_VERSION => text
                 .split(',')
@@ -184,6 +184,33 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
     Accept::parse(values.into_iter().flatten())
 }
 
+/// The values of the fields named `name`, in order, without listing them when there is one
+/// field (the usual case): what [`Fields::field_values`] holds.
+fn values_of<'a, H: Fields + ?Sized>(fields: &'a H, name: &str) -> Values<'a> {
+    match fields.field_count(name) {
+        0 => Values::One(None),
+        1 => Values::One(Some(fields.field(name))),
+        _ => Values::Many(fields.field_values(name).into_iter()),
+    }
+}
+
+/// [`values_of`]'s iterator.
+enum Values<'a> {
+    One(Option<Option<&'a str>>),
+    Many(std::vec::IntoIter<Option<&'a str>>),
+}
+
+impl<'a> Iterator for Values<'a> {
+    type Item = Option<&'a str>;
+
+    fn next(&mut self) -> Option<Option<&'a str>> {
+        match self {
+            Values::One(value) => value.take(),
+            Values::Many(values) => values.next(),
+        }
+    }
+}
+
 /// The `MCP-Protocol-Version` field: `None` when absent; repeated identical values (as repeated
 /// fields or a comma-separated list) are one.
 ///
@@ -192,23 +219,27 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
 pub(crate) fn protocol_version_header<H: Fields + ?Sized>(
     fields: &H,
 ) -> Result<Option<String>, ErrorObject> {
-    if !fields.has_field(headers::MCP_PROTOCOL_VERSION) {
-        return Ok(None);
-    }
-    let mut found: Option<String> = None;
-    for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
+    protocol_version_header_str(fields).map(|v| v.map(str::to_owned))
+}
+
+/// [`protocol_version_header`] borrowed from the fields.
+pub(crate) fn protocol_version_header_str<H: Fields + ?Sized>(
+    fields: &H,
+) -> Result<Option<&str>, ErrorObject> {
+    let mut found: Option<&str> = None;
+    for value in values_of(fields, headers::MCP_PROTOCOL_VERSION) {
         let text = value.ok_or_else(|| {
             ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII")
         })?;
         for part in text.split(',') {
             let part = part.trim();
-            match &found {
+            match found {
                 Some(seen) if seen != part => {
                     return Err(ErrorObject::invalid_request(
                         "conflicting MCP-Protocol-Version headers",
                     ))
                 }
-                _ => found = Some(part.to_owned()),
+                _ => found = Some(part),
             }
         }
     }
@@ -248,20 +279,24 @@ impl BadProtocolVersion {
 pub fn read_protocol_version<H: Fields + ?Sized>(
     fields: &H,
 ) -> Result<Option<String>, BadProtocolVersion> {
-    if !fields.has_field(headers::MCP_PROTOCOL_VERSION) {
-        return Ok(None);
-    }
-    let mut found: Option<String> = None;
-    for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
+    read_protocol_version_str(fields).map(|v| v.map(str::to_owned))
+}
+
+/// [`read_protocol_version`] borrowed from the fields.
+pub(crate) fn read_protocol_version_str<H: Fields + ?Sized>(
+    fields: &H,
+) -> Result<Option<&str>, BadProtocolVersion> {
+    let mut found: Option<&str> = None;
+    for value in values_of(fields, headers::MCP_PROTOCOL_VERSION) {
         let text = value.ok_or_else(|| BadProtocolVersion::Unsupported("<not text>".into()))?;
         for part in text.split(',') {
             let part = part.trim();
             if !is_supported_version(part) {
                 return Err(BadProtocolVersion::Unsupported(part.to_owned()));
             }
-            match &found {
+            match found {
                 Some(v) if v != part => return Err(BadProtocolVersion::Conflicting),
-                _ => found = Some(part.to_owned()),
+                _ => found = Some(part),
             }
         }
     }

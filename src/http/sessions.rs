@@ -87,6 +87,12 @@ impl Sessions {
         if let Some(answer) = conflicting_fields(fields) {
             return Admit::Answer(answer);
         }
+        self.admit(fields, body).await
+    }
+
+    /// [`Sessions::post`] of a request whose single-value fields were checked already
+    /// ([`conflicting_fields`], at the route's head).
+    pub(crate) async fn admit<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
         let forward = |session| {
             Admit::Route(Admitted {
                 session,

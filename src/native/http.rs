@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use crate::http::answer::{Answer, AnswerBody};
 use crate::http::negotiate;
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
-use crate::http::route::{Head, Route, RouteOptions, Spawn};
+use crate::http::route::{Head, RequestHead, Route, RouteOptions, Spawn};
 use crate::http::session::Session;
 use crate::native::admission::Admission;
 use crate::native::stream::sse_body;
@@ -141,7 +141,9 @@ pub(crate) enum Plan {
     RouteOnly,
 }
 
-/// Run `route` for a hyper request: head, body, answer.
+/// Run `route` for a hyper request: head, body, answer. The header fields are read in place
+/// from hyper's map (never copied per request); only a route with a bearer-token gate describes
+/// the request as the core's [`HttpRequest`] first, which its gate reads.
 pub(crate) async fn drive<B>(
     route: &Route,
     keep_alive: Option<Duration>,
@@ -158,19 +160,33 @@ where
         Plan::RouteOnly => parts.extensions.get::<Arc<Session>>().cloned(),
         Plan::Whole => None,
     };
-    let mut request = describe(&parts);
-    if let Some(answer) = route.authorize(&mut request).await {
-        return response(answer, keep_alive);
+    let mut identity = None;
+    if route.auth().is_some() {
+        let mut described = describe(&parts);
+        if let Some(answer) = route.authorize(&mut described).await {
+            return response(answer, keep_alive);
+        }
+        identity = described.identity;
     }
-    let head = route.head_of(&request, session.as_ref());
-    request.body = match head {
+    let head = RequestHead {
+        method: parts.method.as_str(),
+        path: parts.uri.path(),
+        fields: &parts.headers,
+        version: wire_version(&parts.extensions, parts.version),
+    };
+    let (decided, checked) = route.head_checked(&head, session.as_ref());
+    let body = match decided {
         Head::Answer(answer) => return response(answer, keep_alive),
         Head::ReadBody { limit } => read_body(body, limit).await,
         Head::NoBody => Body::default(),
     };
     let answer = match plan {
-        Plan::Whole => route.respond(request).await,
-        Plan::RouteOnly => route.respond_in(request, session).await,
+        Plan::Whole => route.respond_checked(&head, body, identity, checked).await,
+        Plan::RouteOnly => {
+            route
+                .respond_in_checked(&head, body, identity, session, checked)
+                .await
+        }
     };
     response(answer, keep_alive)
 }
@@ -542,7 +558,173 @@ pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response<Response
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::session::{SessionOptions, SessionStore};
+    use crate::ServerOptions;
     use hyper::header;
+
+    const PING: &str = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+    /// The status, the JSON-RPC error code (if any) and the session header of a hyper answer.
+    async fn outcome(response: Response<ResponseBody>) -> (u16, Option<i64>, bool) {
+        let status = response.status().as_u16();
+        let minted = response.headers().contains_key(MCP_SESSION_HEADER);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        let json = text.strip_prefix("event: message\ndata: ").unwrap_or(&text);
+        let code = serde_json::from_str::<serde_json::Value>(json.trim())
+            .ok()
+            .and_then(|v| v["error"]["code"].as_i64());
+        (status, code, minted)
+    }
+
+    /// Every request answered by the native host (fields read in place from hyper's map, the
+    /// head's checks not made again) gets what the core answers the same request described as
+    /// an `HttpRequest` (fields copied, every check made by `respond`).
+    #[tokio::test]
+    async fn fields_read_in_place_answer_as_the_described_request() {
+        type Case = (
+            &'static str,
+            &'static str,
+            Vec<(&'static str, &'static str)>,
+            &'static str,
+        );
+        let json = ("content-type", "application/json");
+        let accept = ("accept", "application/json, text/event-stream");
+        let host = ("host", "127.0.0.1:1");
+        let cases: Vec<Case> = vec![
+            ("POST", "/mcp", vec![host, json, accept], PING),
+            ("POST", "/mcp", vec![host, json, accept], INITIALIZE),
+            ("POST", "/mcp", vec![json, accept], PING),
+            ("POST", "/other", vec![host, json, accept], PING),
+            ("PUT", "/mcp", vec![host, json, accept], PING),
+            (
+                "GET",
+                "/mcp",
+                vec![host, ("accept", "text/event-stream")],
+                "",
+            ),
+            ("DELETE", "/mcp", vec![host], ""),
+            ("POST", "/mcp", vec![host, accept], PING),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, ("accept", "text/html")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, ("accept", "TEXT/Event-Stream;q=0")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("content-length", "99999999")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-protocol-version", "2025-06-18")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-protocol-version", "1999-01-01")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-protocol-version", "2025-06-18, 2025-06-18"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-protocol-version", "2025-06-18, 2025-03-26"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-protocol-version", "2025-06-18"),
+                    ("MCP-Protocol-Version", " 2025-06-18"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-session-id", "a"),
+                    ("mcp-session-id", "b"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-session-id", "nope")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-param-x", "1"),
+                    ("mcp-param-x", "2"),
+                ],
+                PING,
+            ),
+            ("POST", "/mcp", vec![host, json, accept], "{not json"),
+        ];
+        let server = McpServer::new(ServerOptions::new("in-place", "1"));
+        let stateless = Route::new(server.clone(), RouteOptions::default(), tokio_spawner());
+        let store = Arc::new(SessionStore::new(SessionOptions::default(), Arc::new(|| 0)));
+        let sessions = stateless.clone().with_sessions(store);
+        for route in [stateless, sessions] {
+            for (method, path, fields, body) in &cases {
+                let mut hyper_request = Request::builder().method(*method).uri(*path);
+                let mut described = HttpRequest::new(*method, *path).body(*body);
+                described.version = Some(HttpVersion::Http11);
+                for (name, value) in fields {
+                    hyper_request = hyper_request.header(*name, *value);
+                    described = described.header(*name, *value);
+                }
+                let mut hyper_request = hyper_request
+                    .body(Full::new(Bytes::from_static(body.as_bytes())))
+                    .unwrap();
+                hyper_request.extensions_mut().insert(FromConnection);
+                let native = outcome(drive(&route, None, hyper_request, Plan::Whole).await).await;
+                let core = outcome(response(route.respond(described).await, None)).await;
+                assert_eq!(native, core, "{method} {path} {fields:?} {body}");
+            }
+        }
+    }
 
     fn accept(v: &str) -> Accept {
         let mut h = HeaderMap::new();

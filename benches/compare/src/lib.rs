@@ -12,6 +12,7 @@
 //!  src/bin/wsload         WebSocket: one socket, N in flight, every reply checked
 //!  src/bin/memprobe       RSS per idle session / idle WebSocket connection (1,000 of them)
 //!  src/bin/soak           soak and fault load for ../soak.sh (all transports, both eras)
+//!  src/bin/profile-route  the core's HTTP route in process (no sockets), for profilers
 //!  ../run.sh              builds, pins (taskset), runs both orders, prints one ratio table
 //! ```
 
