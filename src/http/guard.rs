@@ -22,6 +22,7 @@
 //! (`-32000`). An HTTP/1.1 request without `Host` is malformed and gets `400` before this policy
 //! ([`crate::http::negotiate::host_required`], RFC 9112 §3.2).
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 
 use crate::http::answer::Answer;
@@ -87,6 +88,12 @@ fn default_port(scheme: &str) -> Option<u16> {
 /// Split `host[:port]` (IPv6 in brackets) into a lowercase host and an optional port. `None`
 /// when malformed (empty host, non-numeric or out-of-range port, stray brackets or colons).
 pub fn split_host_port(text: &str) -> Option<(String, Option<u16>)> {
+    split_host_port_in_place(text).map(|(host, port)| (host.into_owned(), port))
+}
+
+/// [`split_host_port`] with the host borrowed from `text` when it is lowercase already (the
+/// usual case: no copy per request).
+fn split_host_port_in_place(text: &str) -> Option<(Cow<'_, str>, Option<u16>)> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         host.parse::<std::net::Ipv6Addr>().ok()?;
@@ -111,7 +118,12 @@ pub fn split_host_port(text: &str) -> Option<(String, Option<u16>)> {
         Some(_) => return None,
         None => None,
     };
-    Some((host.to_ascii_lowercase(), port))
+    let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    };
+    Some((host, port))
 }
 
 /// Whether a host (lowercase, IPv6 without brackets) is loopback.
@@ -194,15 +206,19 @@ impl Guard {
         authority: Option<&str>,
         fields: &H,
     ) -> Result<(), Refusal> {
-        let hosts = fields.field_values(headers::HOST);
-        let mut hosts = hosts.into_iter();
-        let host = match hosts.next() {
-            None => None,
-            Some(_) if hosts.next().is_some() => return Err(Refusal::Host),
-            Some(value) => Some(value.and_then(split_host_port).ok_or(Refusal::Host)?),
+        // One `Host` (several are refused), read in place.
+        let host = match fields.field_count(headers::HOST) {
+            0 => None,
+            1 => Some(
+                fields
+                    .field(headers::HOST)
+                    .and_then(split_host_port_in_place)
+                    .ok_or(Refusal::Host)?,
+            ),
+            _ => return Err(Refusal::Host),
         };
         let authority = authority
-            .map(|a| split_host_port(a).ok_or(Refusal::Host))
+            .map(|a| split_host_port_in_place(a).ok_or(Refusal::Host))
             .transpose()?;
         let checked = self.loopback || self.hosts.is_some();
         if checked && host.is_none() && authority.is_none() {
@@ -215,15 +231,13 @@ impl Guard {
         }
         // The target's authority comes before `Host` (RFC 9112 §3.2.2).
         let host = authority.or(host);
-        let origins = fields.field_values(headers::ORIGIN);
-        let mut origins = origins.into_iter();
-        let Some(origin) = origins.next() else {
-            return Ok(());
-        };
-        if origins.next().is_some() {
-            return Err(Refusal::Origin);
+        match fields.field_count(headers::ORIGIN) {
+            0 => return Ok(()),
+            1 => {}
+            _ => return Err(Refusal::Origin),
         }
-        let origin = origin
+        let origin = fields
+            .field(headers::ORIGIN)
             .and_then(|o| Origin::parse(o).ok())
             .ok_or(Refusal::Origin)?;
         let allowed = match (&self.origins, self.loopback) {
@@ -233,7 +247,7 @@ impl Guard {
             }
             (None, false) => host.is_some_and(|(name, port)| {
                 matches!(origin.scheme.as_str(), "http" | "https")
-                    && origin.host == name
+                    && origin.host == *name
                     && origin.port == port.or(default_port(&origin.scheme))
             }),
         };

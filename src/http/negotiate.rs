@@ -37,6 +37,10 @@ pub const SINGLE_VALUE_FIELDS: &[&str] = &[
     headers::MCP_NAME,
 ];
 
+/// What the name of every single-value field starts with ([`SINGLE_VALUE_FIELDS`] and
+/// [`headers::MCP_PARAM_PREFIX`]).
+const MCP_PREFIX: &str = "mcp-";
+
 /// The spelling of a single-value field in messages.
 fn display_name(name: &str) -> String {
     match name {
@@ -61,6 +65,15 @@ fn display_name(name: &str) -> String {
 /// `MCP-Protocol-Version` also reads a comma-separated list, its values compared the same way.
 /// A value that is not text counts as differing from any other.
 pub fn conflicting_fields<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
+    // Every single-value name starts with `mcp-`: when none of those repeats (one pass over the
+    // fields), only a list in one `MCP-Protocol-Version` field can hold two values.
+    if !fields.repeats_field_starting_with(MCP_PREFIX)
+        && !fields
+            .field(headers::MCP_PROTOCOL_VERSION)
+            .is_some_and(|v| v.contains(','))
+    {
+        return None;
+    }
     if let Some(name) = SINGLE_VALUE_FIELDS
         .iter()
         .find(|name| repeated_with_different_values(fields, name))

@@ -50,7 +50,7 @@ use crate::http::negotiate::{
     protocol_version_header, protocol_version_header_str, read_protocol_version_str,
 };
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
-use crate::http::session::{Attached, Session, SessionBackend};
+use crate::http::session::{Session, SessionBackend, Taken};
 use crate::http::sessions::{Admit, Attachment, Sessions};
 use crate::server::context::RequestContext;
 use crate::server::McpServer;
@@ -495,7 +495,9 @@ impl Route {
             JsonRpcMessage::Request(request) => request,
             other => {
                 if let Some(session) = &session {
-                    ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                    ctx = ctx
+                        .with_session(session.clone())
+                        .with_scope(session.scope());
                 }
                 // Boxed, as below: the dispatch's state stays out of this future.
                 Box::pin(self.server.dispatch_with(other, ctx)).await;
@@ -524,7 +526,9 @@ impl Route {
         } else {
             ctx.protocol_version = Some(negotiated.protocol_version);
             if let Some(session) = &session {
-                ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                ctx = ctx
+                    .with_session(session.clone())
+                    .with_scope(session.scope());
                 if request.method == "initialize" {
                     // Pushes not tied to a request (list changes, resource updates, requests of
                     // tools answered by JSON) go on the session's GET stream.
@@ -540,11 +544,11 @@ impl Route {
         if negotiated.sse {
             // An ended session has no stream to open: the request is answered on a stream of
             // its own.
-            if let Some((session, attached)) = session
+            if let Some((session, opened)) = session
                 .as_ref()
-                .and_then(|s| Some((s, s.open_request_stream()?)))
+                .and_then(|s| Some((s, s.open_request_buffer()?)))
             {
-                return self.session_stream(session, attached, message, ctx);
+                return self.session_stream(session, opened, message, ctx);
             }
             return self.stream(message, ctx).await;
         }
@@ -729,21 +733,22 @@ impl Route {
         Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
     }
 
-    /// Answer a request on the session stream `attached` ([`Session::open_request_stream`]):
-    /// priming, notifications and the response, each with an event id, so a dropped connection
-    /// is resumed by `GET` with `Last-Event-ID`. The request keeps running when the client goes.
+    /// Answer a request on a session request stream opened with a buffer for its connection
+    /// (`opened`: its stream and token, [`Session::open_request_buffer`]): priming,
+    /// notifications and the response, each with an event id, so a dropped connection is
+    /// resumed by `GET` with `Last-Event-ID`. The request keeps running when the client goes.
     ///
-    /// The dispatch is polled once here: one done at once (a tool that does not wait) has its
-    /// events queued and its stream finished before the answer goes, so the host writes the
-    /// whole reply as one body; only one that waits is spawned.
+    /// The dispatch is polled once here, its events collected in the buffer: one done at once (a
+    /// tool that does not wait) has finished its stream by then, and its events are the whole
+    /// reply (one body, no channel); one that waits is spawned and its events so far go first on
+    /// the channel that takes the buffer's place.
     fn session_stream(
         &self,
         session: &Arc<Session>,
-        attached: Attached,
+        (stream, token): (u64, u64),
         message: JsonRpcMessage,
         ctx: RequestContext,
     ) -> Answer {
-        let stream = attached.stream;
         let notify = session.clone();
         let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
             notify.send(stream, &m.to_json()).is_some()
@@ -765,8 +770,14 @@ impl Route {
             dispatch,
             "http: a session dispatch panicked; its stream ends",
         );
-        let events = Attachment::new(session.clone(), stream, attached.token, attached.events);
-        Answer::events(EventStream::new(events))
+        match session.take_request_buffer(stream, token) {
+            Taken::Ended(events) => Answer::events(EventStream::new(futures::stream::iter(events))),
+            Taken::Live(attached) => {
+                let events =
+                    Attachment::new(session.clone(), stream, attached.token, attached.events);
+                Answer::events(EventStream::new(events))
+            }
+        }
     }
 }
 

@@ -235,7 +235,10 @@ impl Sessions {
         fields: &H,
     ) -> Result<Option<Arc<Session>>, Unavailable> {
         match fields.field(headers::MCP_SESSION_ID) {
-            Some(id) => self.store.touch(id).await,
+            Some(id) => match self.store.touch_now(id) {
+                Some(found) => found,
+                None => self.store.touch(id).await,
+            },
             None => Ok(None),
         }
     }

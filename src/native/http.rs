@@ -191,21 +191,74 @@ where
     response(answer, keep_alive)
 }
 
+/// The names the core reads, as hyper's names made once: a lookup by one skips parsing the
+/// name's text (what a lookup by `&str` does every time).
+fn known_name(name: &str) -> Option<&'static HeaderName> {
+    use crate::http::headers as h;
+    static MCP_SESSION_ID: HeaderName = HeaderName::from_static(h::MCP_SESSION_ID);
+    static MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static(h::MCP_PROTOCOL_VERSION);
+    static MCP_METHOD: HeaderName = HeaderName::from_static(h::MCP_METHOD);
+    static MCP_NAME: HeaderName = HeaderName::from_static(h::MCP_NAME);
+    static LAST_EVENT_ID: HeaderName = HeaderName::from_static(h::LAST_EVENT_ID);
+    Some(match name {
+        h::HOST => &hyper::header::HOST,
+        h::CONTENT_TYPE => &hyper::header::CONTENT_TYPE,
+        h::CONTENT_LENGTH => &hyper::header::CONTENT_LENGTH,
+        h::ACCEPT => &hyper::header::ACCEPT,
+        h::ORIGIN => &hyper::header::ORIGIN,
+        h::AUTHORIZATION => &hyper::header::AUTHORIZATION,
+        h::MCP_SESSION_ID => &MCP_SESSION_ID,
+        h::MCP_PROTOCOL_VERSION => &MCP_PROTOCOL_VERSION,
+        h::MCP_METHOD => &MCP_METHOD,
+        h::MCP_NAME => &MCP_NAME,
+        h::LAST_EVENT_ID => &LAST_EVENT_ID,
+        _ => return None,
+    })
+}
+
 impl Fields for HeaderMap {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
-        self.get_all(name).iter().map(|v| v.to_str().ok()).collect()
+        match known_name(name) {
+            Some(known) => self
+                .get_all(known)
+                .iter()
+                .map(|v| v.to_str().ok())
+                .collect(),
+            None => self.get_all(name).iter().map(|v| v.to_str().ok()).collect(),
+        }
     }
 
     fn field(&self, name: &str) -> Option<&str> {
-        self.get(name).and_then(|v| v.to_str().ok())
+        match known_name(name) {
+            Some(known) => self.get(known),
+            None => self.get(name),
+        }
+        .and_then(|v| v.to_str().ok())
     }
 
     fn has_field(&self, name: &str) -> bool {
-        self.contains_key(name)
+        match known_name(name) {
+            Some(known) => self.contains_key(known),
+            None => self.contains_key(name),
+        }
     }
 
     fn field_count(&self, name: &str) -> usize {
-        self.get_all(name).iter().count()
+        match known_name(name) {
+            Some(known) => self.get_all(known).iter().count(),
+            None => self.get_all(name).iter().count(),
+        }
+    }
+
+    fn repeats_field_starting_with(&self, prefix: &str) -> bool {
+        // The map lists a name's values one after another: a repeat is the same name twice in a
+        // row.
+        let mut last: Option<&HeaderName> = None;
+        self.iter().any(|(name, _)| {
+            let repeat = last == Some(name);
+            last = Some(name);
+            repeat && crate::http::request::starts_with_ignore_case(name.as_str(), prefix)
+        })
     }
 
     fn field_names(&self) -> Vec<String> {
@@ -315,15 +368,37 @@ pub(crate) fn response(answer: Answer, keep_alive: Option<Duration>) -> Response
     let mut out = Response::new(body);
     *out.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let headers = out.headers_mut();
+    headers.reserve(answer.headers.len());
     for (name, value) in answer.headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&value),
-        ) {
+        if let (Some(name), Some(value)) = (header_name(name), header_value(value)) {
             headers.append(name, value);
         }
     }
     out
+}
+
+/// A header name of an answer: a lowercase token (every name the core writes) is taken as the
+/// static text it is, with no copy; anything else is parsed (and dropped when invalid).
+fn header_name(name: &'static str) -> Option<HeaderName> {
+    let token =
+        |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if !name.is_empty() && name.bytes().all(token) {
+        // A valid lowercase token: `from_static` accepts it.
+        return Some(HeaderName::from_static(name));
+    }
+    HeaderName::from_bytes(name.as_bytes()).ok()
+}
+
+/// A header value of an answer: one of the core's constant values without a copy, any other
+/// moved (its text becomes the value's bytes; dropped when not a valid value).
+fn header_value(value: String) -> Option<HeaderValue> {
+    use crate::http::headers::{APPLICATION_JSON, NO_CACHE, TEXT_EVENT_STREAM, TEXT_PLAIN};
+    for constant in [TEXT_EVENT_STREAM, NO_CACHE, APPLICATION_JSON, TEXT_PLAIN] {
+        if value == constant {
+            return Some(HeaderValue::from_static(constant));
+        }
+    }
+    HeaderValue::from_maybe_shared(Bytes::from(value)).ok()
 }
 
 impl<B> tower_service::Service<Request<B>> for Routes
@@ -576,6 +651,97 @@ mod tests {
             .ok()
             .and_then(|v| v["error"]["code"].as_i64());
         (status, code, minted)
+    }
+
+    /// Hyper's map tells a repeated `mcp-` field in one pass as listing the names and counting
+    /// each would, whatever the order the fields came in; and reads the core's names (made once)
+    /// as it reads them by text.
+    #[test]
+    fn header_map_reads_as_by_name() {
+        let cases: Vec<Vec<(&str, &str)>> = vec![
+            vec![],
+            vec![("accept", "a"), ("accept", "b")],
+            vec![("mcp-session-id", "a")],
+            vec![
+                ("mcp-session-id", "a"),
+                ("host", "h"),
+                ("Mcp-Session-Id", "a"),
+            ],
+            vec![("mcp-param-x", "1"), ("mcp-param-y", "1")],
+            vec![("mcp-param-x", "1"), ("accept", "a"), ("mcp-param-x", "2")],
+            vec![("x-mcp-a", "1"), ("x-mcp-a", "1")],
+        ];
+        for fields in cases {
+            let mut map = HeaderMap::new();
+            for (name, value) in &fields {
+                map.append(
+                    HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    HeaderValue::from_str(value).unwrap(),
+                );
+            }
+            let by_names = map
+                .field_names()
+                .iter()
+                .any(|n| n.starts_with("mcp-") && map.field_count(n) > 1);
+            assert_eq!(
+                map.repeats_field_starting_with("mcp-"),
+                by_names,
+                "{fields:?}"
+            );
+            for name in ["mcp-session-id", "accept", "host", "mcp-param-x", "x-mcp-a"] {
+                let by_text: Vec<Option<&str>> =
+                    map.get_all(name).iter().map(|v| v.to_str().ok()).collect();
+                assert_eq!(map.field_values(name), by_text, "{name}");
+                assert_eq!(map.field_count(name), by_text.len(), "{name}");
+                assert_eq!(map.has_field(name), !by_text.is_empty(), "{name}");
+                assert_eq!(
+                    map.field(name),
+                    by_text.first().copied().flatten(),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    /// The answer's fields become hyper's as parsing each would make them (the core's names and
+    /// constant values taken without a copy): a name that is no token and a value that is no
+    /// header value are dropped; an uppercase name is lowercased.
+    #[test]
+    fn answer_fields_become_hyper_fields_as_parsed() {
+        let tchars = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz";
+        for b in tchars.bytes() {
+            let name: &'static str = Box::leak(format!("x{}", b as char).into_boxed_str());
+            assert_eq!(
+                header_name(name),
+                HeaderName::from_bytes(name.as_bytes()).ok()
+            );
+        }
+        let fields: Vec<(&'static str, &str)> = vec![
+            ("content-type", "text/event-stream"),
+            ("cache-control", "no-cache"),
+            ("mcp-session-id", "0123abcd"),
+            ("X-Upper", "v"),
+            ("bad name", "v"),
+            ("x-bad-value", "a\nb"),
+            ("x-obs-text", "caf\u{e9}"),
+            ("", "v"),
+        ];
+        let mut answer = Answer::empty(200);
+        for (name, value) in &fields {
+            answer = answer.with_header(name, *value);
+        }
+        let ours = response(answer, None);
+        let mut parsed = HeaderMap::new();
+        for (name, value) in &fields {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                parsed.append(name, value);
+            }
+        }
+        assert_eq!(ours.headers(), &parsed);
+        assert_eq!(ours.headers().len(), 5, "{:?}", ours.headers());
     }
 
     /// Every request answered by the native host (fields read in place from hyper's map, the

@@ -15,10 +15,38 @@ pub struct EventId {
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text().as_str())
+    }
+}
+
+impl EventId {
+    /// The id's text (what [`fmt::Display`] writes), on the stack.
+    pub(crate) fn text(&self) -> IdText {
         let (mut stream, mut seq) = ([0; 13], [0; 13]);
-        f.write_str(base36(self.stream, &mut stream))?;
-        f.write_str("-")?;
-        f.write_str(base36(self.seq, &mut seq))
+        let (stream, seq) = (base36(self.stream, &mut stream), base36(self.seq, &mut seq));
+        let mut text = IdText {
+            bytes: [0; 27],
+            len: stream.len() + 1 + seq.len(),
+        };
+        text.bytes[..stream.len()].copy_from_slice(stream.as_bytes());
+        text.bytes[stream.len()] = b'-';
+        text.bytes[stream.len() + 1..text.len].copy_from_slice(seq.as_bytes());
+        text
+    }
+}
+
+/// An [`EventId`]'s text without a heap allocation: 13 base36 digits hold any `u64`, so
+/// `"<stream>-<seq>"` fits 27 bytes.
+pub(crate) struct IdText {
+    bytes: [u8; 27],
+    len: usize,
+}
+
+impl IdText {
+    /// The text.
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII digits, letters and `-` were written.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
     }
 }
 

@@ -95,9 +95,19 @@ impl Default for SessionOptions {
 /// on a `u64` (the numbers are the server's own, so no peer chooses the keys).
 type StreamHasher = foldhash::fast::RandomState;
 
+/// A stream's live connection.
 struct Sink {
     token: u64,
-    tx: mpsc::UnboundedSender<String>,
+    conn: Conn,
+}
+
+/// Where a live connection's events go: the channel its host reads, or — while the route polls
+/// a request's dispatch the first time ([`Session::open_request_buffer`]) — a buffer the route
+/// takes right after ([`Session::take_request_buffer`]), so a reply ready at once goes out whole
+/// with no channel.
+enum Conn {
+    Channel(mpsc::UnboundedSender<String>),
+    Buffer(Vec<String>),
 }
 
 struct State {
@@ -105,16 +115,29 @@ struct State {
     /// Live sinks by stream; a request stream is in `open` until its response is sent.
     sinks: HashMap<u64, Sink, StreamHasher>,
     open: HashSet<u64, StreamHasher>,
+    /// Buffers whose connection ended before the route took them: their token and events (the
+    /// route takes each right after its first poll, so this holds one at most per poll running).
+    ended_buffers: Vec<(u64, Vec<String>)>,
     next_stream: u64,
     next_token: u64,
     touched: u64,
     closed: bool,
 }
 
+/// What [`Session::take_request_buffer`] found.
+pub(crate) enum Taken {
+    /// The connection ended (the request was answered, or the session ended or disconnected it):
+    /// every event it got, in order.
+    Ended(Vec<String>),
+    /// Still live: its events so far queued on a channel now attached in the buffer's place.
+    Live(Attached),
+}
+
 /// One MCP session (seed `MCPSession`): its id, negotiated protocol version, streams and replay
 /// log. Shared as `Arc<Session>`; every method takes `&self`.
 pub struct Session {
-    id: String,
+    /// The id, shared with the server's scope of the session (no copy per request).
+    id: Arc<str>,
     protocol_version: String,
     retry_ms: u64,
     clock: Clock,
@@ -153,7 +176,7 @@ impl Session {
     ) -> Self {
         let now = clock();
         Session {
-            id: id.into(),
+            id: Arc::from(id.into()),
             protocol_version: protocol_version.into(),
             retry_ms: options.retry_ms,
             clock,
@@ -161,6 +184,7 @@ impl Session {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
                 sinks: HashMap::default(),
                 open: HashSet::default(),
+                ended_buffers: Vec::new(),
                 next_stream: 1,
                 next_token: 0,
                 touched: now,
@@ -198,6 +222,11 @@ impl Session {
     /// The session id (visible ASCII, for the `mcp-session-id` header).
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The id as the shared text the server keys the session's scope by.
+    pub(crate) fn scope(&self) -> Arc<str> {
+        self.id.clone()
     }
 
     /// The protocol version negotiated by `initialize`.
@@ -252,7 +281,7 @@ impl Session {
         deliver(
             &mut state,
             stream,
-            sse::encode_event(Some(&id.to_string()), json),
+            sse::encode_event(Some(id.text().as_str()), json),
         );
         Some(id)
     }
@@ -272,6 +301,53 @@ impl Session {
     /// it. Send its messages with [`Session::send`] and end it with [`Session::finish`].
     /// `None` once the session has ended.
     pub fn open_request_stream(&self) -> Option<Attached> {
+        let (tx, events) = mpsc::unbounded();
+        let (stream, token) = self.open_request(Conn::Channel(tx))?;
+        Some(Attached {
+            stream,
+            token,
+            events,
+        })
+    }
+
+    /// [`Session::open_request_stream`] whose connection collects its events in a buffer until
+    /// [`Session::take_request_buffer`] (the route's first poll of the request's dispatch runs in
+    /// between): its stream and token. `None` once the session has ended.
+    pub(crate) fn open_request_buffer(&self) -> Option<(u64, u64)> {
+        self.open_request(Conn::Buffer(Vec::new()))
+    }
+
+    /// The events of the buffered connection `token` on `stream`
+    /// ([`Session::open_request_buffer`]): all of them when it has ended (the request was
+    /// answered at once), else those so far, queued on a channel that replaces the buffer.
+    pub(crate) fn take_request_buffer(&self, stream: u64, token: u64) -> Taken {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if let Some(at) = state.ended_buffers.iter().position(|(t, _)| *t == token) {
+            let (_, events) = state.ended_buffers.swap_remove(at);
+            // The connection is over, as a host's detach would record it.
+            state.touched = now;
+            return Taken::Ended(events);
+        }
+        if let Some(sink) = state.sinks.get_mut(&stream).filter(|s| s.token == token) {
+            if let Conn::Buffer(buffered) = &mut sink.conn {
+                let (tx, events) = mpsc::unbounded();
+                for text in std::mem::take(buffered) {
+                    let _ = tx.unbounded_send(text);
+                }
+                sink.conn = Conn::Channel(tx);
+                return Taken::Live(Attached {
+                    stream,
+                    token,
+                    events,
+                });
+            }
+        }
+        Taken::Ended(Vec::new())
+    }
+
+    /// A fresh request stream, open, primed when the client understands it, with `conn` attached.
+    fn open_request(&self, mut conn: Conn) -> Option<(u64, u64)> {
         let now = (self.clock)();
         let mut state = self.lock();
         if state.closed {
@@ -280,20 +356,21 @@ impl Session {
         let stream = state.next_stream;
         state.next_stream += 1;
         state.open.insert(stream);
-        let (tx, events) = mpsc::unbounded();
         if self.primes() {
             let id = state.log.append(stream, None, now);
             if let Some(sink) = &self.sink {
                 sink.logged(&self.id, id, None);
             }
-            let _ = tx.unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
+            let priming = sse::encode_priming(id.text().as_str(), Some(self.retry_ms));
+            match &mut conn {
+                Conn::Channel(tx) => {
+                    let _ = tx.unbounded_send(priming);
+                }
+                Conn::Buffer(events) => events.push(priming),
+            }
         }
-        let token = attach(&mut state, stream, tx);
-        Some(Attached {
-            stream,
-            token,
-            events,
-        })
+        let token = attach(&mut state, stream, conn);
+        Some((stream, token))
     }
 
     /// The request on `stream` has been answered: its live connection (if any) ends, and a later
@@ -301,7 +378,9 @@ impl Session {
     pub fn finish(&self, stream: u64) {
         let mut state = self.lock();
         state.open.remove(&stream);
-        state.sinks.remove(&stream);
+        if let Some(sink) = state.sinks.remove(&stream) {
+            end(&mut state, sink, None);
+        }
         if let Some(sink) = &self.sink {
             sink.finished(&self.id, stream);
         }
@@ -327,7 +406,8 @@ impl Session {
             Some((stream, replay)) => {
                 for event in &replay {
                     let data = event.data.as_deref().unwrap_or_default();
-                    let _ = tx.unbounded_send(sse::encode_event(Some(&event.id.to_string()), data));
+                    let _ =
+                        tx.unbounded_send(sse::encode_event(Some(event.id.text().as_str()), data));
                 }
                 if stream != STANDALONE_STREAM && !state.open.contains(&stream) {
                     // Answered already: the replay is the whole rest of the stream.
@@ -343,13 +423,15 @@ impl Session {
             None => {
                 if self.primes() {
                     let id = state.log.append(STANDALONE_STREAM, None, now);
-                    let _ = tx
-                        .unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
+                    let _ = tx.unbounded_send(sse::encode_priming(
+                        id.text().as_str(),
+                        Some(self.retry_ms),
+                    ));
                 }
                 STANDALONE_STREAM
             }
         };
-        let token = attach(&mut state, stream, tx);
+        let token = attach(&mut state, stream, Conn::Channel(tx));
         Some(Attached {
             stream,
             token,
@@ -362,7 +444,9 @@ impl Session {
         let now = (self.clock)();
         let mut state = self.lock();
         if state.sinks.get(&stream).is_some_and(|s| s.token == token) {
-            state.sinks.remove(&stream);
+            if let Some(sink) = state.sinks.remove(&stream) {
+                end(&mut state, sink, None);
+            }
         }
         state.touched = now;
     }
@@ -373,10 +457,9 @@ impl Session {
     pub fn close(&self, retry_ms: Option<u64>) {
         let mut state = self.lock();
         state.closed = true;
-        for (_, sink) in state.sinks.drain() {
-            if let Some(ms) = retry_ms {
-                let _ = sink.tx.unbounded_send(sse::encode_retry(ms));
-            }
+        let sinks: Vec<Sink> = state.sinks.drain().map(|(_, sink)| sink).collect();
+        for sink in sinks {
+            end(&mut state, sink, retry_ms.map(sse::encode_retry));
         }
         state.open.clear();
     }
@@ -385,8 +468,9 @@ impl Session {
     /// the client reconnects later and resumes).
     pub fn disconnect_all(&self) {
         let mut state = self.lock();
-        for (_, sink) in state.sinks.drain() {
-            let _ = sink.tx.unbounded_send(sse::encode_retry(self.retry_ms));
+        let sinks: Vec<Sink> = state.sinks.drain().map(|(_, sink)| sink).collect();
+        for sink in sinks {
+            end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
         }
     }
 
@@ -401,7 +485,7 @@ impl Session {
             .collect();
         for stream in idle {
             if let Some(sink) = state.sinks.remove(&stream) {
-                let _ = sink.tx.unbounded_send(sse::encode_retry(self.retry_ms));
+                end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
             }
         }
     }
@@ -414,10 +498,7 @@ impl Session {
     pub fn disconnect(&self, stream: u64) -> bool {
         let mut state = self.lock();
         match state.sinks.remove(&stream) {
-            Some(sink) => sink
-                .tx
-                .unbounded_send(sse::encode_retry(self.retry_ms))
-                .is_ok(),
+            Some(sink) => end(&mut state, sink, Some(sse::encode_retry(self.retry_ms))),
             None => false,
         }
     }
@@ -466,19 +547,41 @@ impl State {
     }
 }
 
-fn attach(state: &mut State, stream: u64, tx: mpsc::UnboundedSender<String>) -> u64 {
+fn attach(state: &mut State, stream: u64, conn: Conn) -> u64 {
     let token = state.next_token;
     state.next_token += 1;
     // Replaces (and so ends) any other connection on this stream.
-    state.sinks.insert(stream, Sink { token, tx });
+    if let Some(old) = state.sinks.insert(stream, Sink { token, conn }) {
+        end(state, old, None);
+    }
     token
 }
 
-fn deliver(state: &mut State, stream: u64, text: String) {
-    if let Some(sink) = state.sinks.get(&stream) {
-        if sink.tx.unbounded_send(text).is_err() {
-            state.sinks.remove(&stream);
+/// End a connection taken out of the sinks, after `last` (a `retry` field) if given: a channel
+/// ends when dropped; a buffer keeps what it got for the route to take. Whether `last` reached
+/// it (`true` without one).
+fn end(state: &mut State, sink: Sink, last: Option<String>) -> bool {
+    match sink.conn {
+        Conn::Channel(tx) => last.is_none_or(|text| tx.unbounded_send(text).is_ok()),
+        Conn::Buffer(mut events) => {
+            events.extend(last);
+            state.ended_buffers.push((sink.token, events));
+            true
         }
+    }
+}
+
+fn deliver(state: &mut State, stream: u64, text: String) {
+    let Some(sink) = state.sinks.get_mut(&stream) else {
+        return;
+    };
+    match &mut sink.conn {
+        Conn::Channel(tx) => {
+            if tx.unbounded_send(text).is_err() {
+                state.sinks.remove(&stream);
+            }
+        }
+        Conn::Buffer(events) => events.push(text),
     }
 }
 
@@ -548,6 +651,102 @@ mod tests {
             resumed.events.try_recv(),
             Err(mpsc::TryRecvError::Closed)
         ));
+    }
+
+    fn ended(taken: Taken) -> Vec<String> {
+        match taken {
+            Taken::Ended(events) => events,
+            Taken::Live(_) => panic!("still live"),
+        }
+    }
+
+    #[test]
+    fn a_buffered_request_answered_at_once_is_taken_whole_and_logged() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-11-25", &SessionOptions::default(), clock);
+        let (stream, token) = s.open_request_buffer().unwrap();
+        assert!(
+            s.is_attached(stream),
+            "the buffer is the stream's connection"
+        );
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        assert!(!s.is_attached(stream));
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(
+            events[0].ends_with("retry: 1000\ndata: \n\n"),
+            "primed: {events:?}"
+        );
+        assert!(events[1].ends_with("data: {\"answer\":1}\n\n"));
+        // Taken once; the answer is in the log for a resume from the priming event.
+        assert!(ended(s.take_request_buffer(stream, token)).is_empty());
+        let priming = events[0].lines().next().unwrap().trim_start_matches("id: ");
+        let mut resumed = s.resume(Some(priming)).unwrap();
+        assert_eq!(drain(&mut resumed.events), events[1..]);
+        assert!(matches!(
+            resumed.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+    }
+
+    #[test]
+    fn a_buffered_request_still_running_goes_on_on_a_channel() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        let (stream, token) = s.open_request_buffer().unwrap();
+        s.send(stream, "{\"progress\":1}").unwrap();
+        let Taken::Live(mut live) = s.take_request_buffer(stream, token) else {
+            panic!("the request is still running");
+        };
+        assert_eq!((live.stream, live.token), (stream, token));
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        let events = drain(&mut live.events);
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(events[0].ends_with("data: {\"progress\":1}\n\n"));
+        assert!(events[1].ends_with("data: {\"answer\":1}\n\n"));
+        assert!(matches!(
+            live.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+    }
+
+    #[test]
+    fn a_buffered_connection_ended_early_keeps_what_it_got() {
+        let (_, clock) = clock();
+        // The session ends: the buffer gets the `retry` a channel would, and ends.
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock.clone());
+        let (stream, token) = s.open_request_buffer().unwrap();
+        s.send(stream, "{\"progress\":1}").unwrap();
+        s.close(Some(500));
+        assert!(s.send(stream, "{\"answer\":1}").is_none());
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[1], "retry: 500\n\n");
+        // The server lets the client resume it: `retry`, and later events are logged only.
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock.clone());
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let first = s.send(stream, "{\"progress\":1}").unwrap();
+        assert!(s.disconnect(stream));
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[1], "retry: 1000\n\n");
+        assert_eq!(s.replay(&first.to_string()).len(), 1);
+        // Another connection takes the stream over: the buffer ends with what it had.
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let first = s.send(stream, "{\"progress\":1}").unwrap();
+        let mut other = s.resume(Some(&first.to_string())).unwrap();
+        assert_eq!(other.stream, stream);
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        assert_eq!(ended(s.take_request_buffer(stream, token)).len(), 1);
+        let events = drain(&mut other.events);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(events[0].ends_with("data: {\"answer\":1}\n\n"));
     }
 
     #[test]
