@@ -107,10 +107,18 @@ fn split_host_port_in_place(text: &str) -> Option<(Cow<'_, str>, Option<u16>)> {
             None => (text, None),
         }
     };
-    if host.is_empty()
-        || host.contains([':', '[', ']']) && !text.starts_with('[')
-        || host.contains(|c: char| c.is_whitespace() || c.is_control())
-    {
+    let bracketed = text.starts_with('[');
+    let refused = if host.is_ascii() {
+        // The same test byte by byte: an ASCII whitespace or control character is a byte below
+        // 0x20, a space or DEL.
+        host.bytes().any(|b| {
+            (!bracketed && matches!(b, b':' | b'[' | b']')) || b == b' ' || b < 0x20 || b == 0x7f
+        })
+    } else {
+        host.contains([':', '[', ']']) && !bracketed
+            || host.contains(|c: char| c.is_whitespace() || c.is_control())
+    };
+    if host.is_empty() || refused {
         return None;
     }
     let port = match port {
@@ -296,6 +304,71 @@ mod tests {
             h.push(("origin".to_owned(), Some(origin.to_owned())));
         }
         h
+    }
+
+    /// `host[:port]` splits as the character-wise reading did (whitespace and control
+    /// characters refused, brackets only around IPv6, lowercase host), whether the host is ASCII
+    /// (read byte by byte) or not.
+    #[test]
+    fn hosts_split_as_read_character_wise() {
+        fn reference(text: &str) -> Option<(String, Option<u16>)> {
+            let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+                let (host, after) = rest.split_once(']')?;
+                host.parse::<std::net::Ipv6Addr>().ok()?;
+                match after {
+                    "" => (host, None),
+                    _ => (host, Some(after.strip_prefix(':')?)),
+                }
+            } else {
+                match text.split_once(':') {
+                    Some((host, port)) => (host, Some(port)),
+                    None => (text, None),
+                }
+            };
+            if host.is_empty()
+                || host.contains([':', '[', ']']) && !text.starts_with('[')
+                || host.contains(|c: char| c.is_whitespace() || c.is_control())
+            {
+                return None;
+            }
+            let port = match port {
+                Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+                    Some(p.parse().ok()?)
+                }
+                Some(_) => return None,
+                None => None,
+            };
+            Some((host.to_ascii_lowercase(), port))
+        }
+        let mut cases: Vec<String> = [
+            "127.0.0.1:3000",
+            "LocalHost",
+            "localhost:",
+            "[::1]:8080",
+            "[::1]",
+            "[::1]x",
+            "[nope]",
+            "a[b",
+            "a]b:1",
+            "a b",
+            "a\tb",
+            "a\u{b}b",
+            "a\u{7f}b",
+            "a\u{85}b",
+            "caf\u{e9}.example:80",
+            "\u{2003}x",
+            "x:99999",
+            "x:1:2",
+            "",
+            ":80",
+        ]
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect();
+        cases.extend((0u8..=0x7f).map(|b| format!("h{}x:1", b as char)));
+        for case in &cases {
+            assert_eq!(split_host_port(case), reference(case), "{case:?}");
+        }
     }
 
     #[test]

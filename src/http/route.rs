@@ -751,7 +751,7 @@ impl Route {
     ) -> Answer {
         let notify = session.clone();
         let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
-            notify.send(stream, &m.to_json()).is_some()
+            notify.send_owned(stream, m.to_json()).is_some()
         }));
         let server = self.server.clone();
         let task_session = session.clone();
@@ -763,7 +763,7 @@ impl Route {
                 stream,
             };
             if let Some(response) = server.dispatch_with(message, ctx).await {
-                finish.session.send(stream, &response.to_json());
+                finish.session.send_owned(stream, response.to_json());
             }
         });
         self.poll_once_or_spawn(

@@ -150,12 +150,29 @@ impl ReplayLog {
     /// Log an event on `stream` at `now` and return its fresh id (the oldest events are evicted
     /// past capacity or past the byte bound, and any older than the TTL).
     pub fn append(&mut self, stream: u64, data: Option<String>, now: u64) -> EventId {
-        let id = EventId {
+        self.append_evicting(stream, data, now).0
+    }
+
+    /// The id the next [`ReplayLog::append`] on `stream` gets.
+    pub(crate) fn next_id(&self, stream: u64) -> EventId {
+        EventId {
             stream,
             seq: self.next_seq,
-        };
+        }
+    }
+
+    /// [`ReplayLog::append`], handing back an event it evicted, if any (the oldest; any others,
+    /// expired with it, are dropped here): the caller drops it after its lock, so freeing it is
+    /// off the lock's critical path (one event leaves for each one logged once the log is full).
+    pub(crate) fn append_evicting(
+        &mut self,
+        stream: u64,
+        data: Option<String>,
+        now: u64,
+    ) -> (EventId, Option<Event>) {
+        let id = self.next_id(stream);
         self.next_seq += 1;
-        self.evict(now);
+        let mut evicted = self.evict(now);
         let size = data.as_ref().map_or(0, String::len);
         if self.capacity > 0 && size <= self.max_bytes {
             while self.events.len() >= self.capacity || self.bytes + size > self.max_bytes {
@@ -163,6 +180,7 @@ impl ReplayLog {
                     break;
                 };
                 self.bytes -= old.data.as_ref().map_or(0, String::len);
+                evicted.get_or_insert(old);
             }
             self.bytes += size;
             self.events.push_back(Event {
@@ -171,7 +189,7 @@ impl ReplayLog {
                 timestamp: now,
             });
         }
-        id
+        (id, evicted)
     }
 
     /// A fresh id on `stream` for an event this log does not keep (one delivered elsewhere:
@@ -189,7 +207,7 @@ impl ReplayLog {
     /// priming events; `None` when `after` is not (or no longer) in the log — an unknown or
     /// evicted cursor replays nothing.
     pub fn replay(&mut self, after: EventId, now: u64) -> Option<Vec<Event>> {
-        self.evict(now);
+        drop(self.evict(now));
         let at = self.events.iter().position(|e| e.id == after)?;
         Some(
             self.events
@@ -206,12 +224,20 @@ impl ReplayLog {
         self.events.len()
     }
 
+    /// The bytes of event text retained.
+    #[cfg(test)]
+    pub(crate) fn retained_bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Whether nothing is retained.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
 
-    fn evict(&mut self, now: u64) {
+    /// Drop the events older than the TTL at `now`; the first of them is handed back.
+    fn evict(&mut self, now: u64) -> Option<Event> {
+        let mut first = None;
         while self
             .events
             .front()
@@ -219,8 +245,10 @@ impl ReplayLog {
         {
             if let Some(old) = self.events.pop_front() {
                 self.bytes -= old.data.as_ref().map_or(0, String::len);
+                first.get_or_insert(old);
             }
         }
+        first
     }
 }
 

@@ -22,7 +22,8 @@
 //! [`SessionStore::mint`] for why it refuses rather than evicting). It is the in-memory default
 //! of [`SessionBackend`], the seam where a store shared by several server instances plugs in.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -112,9 +113,11 @@ enum Conn {
 
 struct State {
     log: ReplayLog,
-    /// Live sinks by stream; a request stream is in `open` until its response is sent.
+    /// Live sinks by stream.
     sinks: HashMap<u64, Sink, StreamHasher>,
-    open: HashSet<u64, StreamHasher>,
+    /// The request streams not answered yet, each with whether an event was logged on it (a
+    /// priming event counts).
+    open: HashMap<u64, bool, StreamHasher>,
     /// Buffers whose connection ended before the route took them: their token and events (the
     /// route takes each right after its first poll, so this holds one at most per poll running).
     ended_buffers: Vec<(u64, Vec<String>)>,
@@ -183,7 +186,7 @@ impl Session {
             state: Mutex::new(State {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
                 sinks: HashMap::default(),
-                open: HashSet::default(),
+                open: HashMap::default(),
                 ended_buffers: Vec::new(),
                 next_stream: 1,
                 next_token: 0,
@@ -268,21 +271,44 @@ impl Session {
 
     /// Log `json` on `stream` and deliver it to the stream's live connection, if any. `None`
     /// once the session has ended.
+    ///
+    /// The first event of a request stream that was not primed is logged without its text: a
+    /// resume replays what came after the event it names on that event's stream, and nothing on
+    /// that stream comes before this one, so no resume can replay it (a client without priming
+    /// events learns no earlier id). Its id is logged, so a `GET` naming it still finds its
+    /// stream ([`Session::resume`]).
     pub fn send(&self, stream: u64, json: &str) -> Option<EventId> {
+        self.log_and_deliver(stream, Cow::Borrowed(json))
+    }
+
+    /// [`Session::send`] of a text the caller owns: the log keeps it without a copy.
+    pub(crate) fn send_owned(&self, stream: u64, json: String) -> Option<EventId> {
+        self.log_and_deliver(stream, Cow::Owned(json))
+    }
+
+    fn log_and_deliver(&self, stream: u64, json: Cow<'_, str>) -> Option<EventId> {
         let now = (self.clock)();
         let mut state = self.lock();
         if state.closed {
             return None;
         }
-        let id = state.log.append(stream, Some(json.to_owned()), now);
+        let first = stream != STANDALONE_STREAM
+            && state
+                .open
+                .get_mut(&stream)
+                .is_some_and(|logged| !std::mem::replace(logged, true));
+        let id = state.log.next_id(stream);
         if let Some(sink) = self.sink.as_ref().filter(|_| stream != STANDALONE_STREAM) {
-            sink.logged(&self.id, id, Some(json));
+            sink.logged(&self.id, id, Some(&json));
         }
-        deliver(
-            &mut state,
-            stream,
-            sse::encode_event(Some(id.text().as_str()), json),
-        );
+        let text = sse::encode_event(Some(id.text().as_str()), &json);
+        let kept = (!first).then(|| json.into_owned());
+        let (logged, evicted) = state.log.append_evicting(stream, kept, now);
+        debug_assert_eq!(logged, id);
+        deliver(&mut state, stream, text);
+        drop(state);
+        // The evicted event's text is freed after the lock.
+        drop(evicted);
         Some(id)
     }
 
@@ -355,7 +381,7 @@ impl Session {
         }
         let stream = state.next_stream;
         state.next_stream += 1;
-        state.open.insert(stream);
+        state.open.insert(stream, self.primes());
         if self.primes() {
             let id = state.log.append(stream, None, now);
             if let Some(sink) = &self.sink {
@@ -409,7 +435,7 @@ impl Session {
                     let _ =
                         tx.unbounded_send(sse::encode_event(Some(event.id.text().as_str()), data));
                 }
-                if stream != STANDALONE_STREAM && !state.open.contains(&stream) {
+                if stream != STANDALONE_STREAM && !state.open.contains_key(&stream) {
                     // Answered already: the replay is the whole rest of the stream.
                     drop(tx);
                     return Some(Attached {
@@ -480,7 +506,7 @@ impl Session {
     pub fn disconnect_idle(&self) {
         let mut state = self.lock();
         let idle: Vec<u64> = (state.sinks.keys())
-            .filter(|stream| !state.open.contains(stream))
+            .filter(|stream| !state.open.contains_key(stream))
             .copied()
             .collect();
         for stream in idle {
@@ -747,6 +773,47 @@ mod tests {
         let events = drain(&mut other.events);
         assert_eq!(events.len(), 1, "{events:?}");
         assert!(events[0].ends_with("data: {\"answer\":1}\n\n"));
+    }
+
+    #[test]
+    fn the_first_event_of_an_unprimed_request_stream_keeps_its_id_not_its_text() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        // Answered at once: one event, which nothing on its stream precedes.
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let answer = s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 1);
+        assert!(
+            events[0].ends_with("data: {\"answer\":1}\n\n"),
+            "delivered whole"
+        );
+        assert_eq!(s.lock().log.retained_bytes(), 0, "its text is not kept");
+        // Its id is known: a resume from it replays nothing and ends (the stream is answered).
+        assert!(s.knows_event(&answer.to_string()));
+        let mut resumed = s.resume(Some(&answer.to_string())).unwrap();
+        assert_eq!(resumed.stream, stream);
+        assert!(drain(&mut resumed.events).is_empty());
+        assert!(matches!(
+            resumed.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+        // What comes after the first event is kept, and replayed after it.
+        let (stream, _) = s.open_request_buffer().unwrap();
+        let progress = s.send(stream, "{\"progress\":1}").unwrap();
+        s.send(stream, "{\"answer\":2}").unwrap();
+        let replayed = s.replay(&progress.to_string());
+        assert_eq!(replayed.len(), 1);
+        assert_eq!(replayed[0].data.as_deref(), Some("{\"answer\":2}"));
+        assert_eq!(s.lock().log.retained_bytes(), "{\"answer\":2}".len());
+        // The standalone stream keeps every push (a priming event may precede any of them).
+        let pushed = s.push("{\"n\":0}").unwrap();
+        assert_eq!(
+            s.lock().log.retained_bytes(),
+            "{\"answer\":2}".len() + "{\"n\":0}".len()
+        );
+        assert!(s.knows_event(&pushed.to_string()));
     }
 
     #[test]
