@@ -854,6 +854,25 @@ mod tests {
                 vec![host, json, accept, ("mcp-session-id", "nope")],
                 PING,
             ),
+            // Not text (a byte past ASCII): present, naming no session / admitting nothing.
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-session-id", "caf\u{e9}")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, ("accept", "caf\u{e9}")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-protocol-version", "caf\u{e9}")],
+                PING,
+            ),
             (
                 "POST",
                 "/mcp",
@@ -874,18 +893,22 @@ mod tests {
         let sessions = stateless.clone().with_sessions(store);
         for route in [stateless, sessions] {
             for (method, path, fields, body) in &cases {
-                let mut hyper_request = Request::builder().method(*method).uri(*path);
-                let mut described = HttpRequest::new(*method, *path).body(*body);
-                described.version = Some(HttpVersion::Http11);
-                for (name, value) in fields {
-                    hyper_request = hyper_request.header(*name, *value);
-                    described = described.header(*name, *value);
-                }
-                let mut hyper_request = hyper_request
-                    .body(Full::new(Bytes::from_static(body.as_bytes())))
-                    .unwrap();
-                hyper_request.extensions_mut().insert(FromConnection);
-                let native = outcome(drive(&route, None, hyper_request, Plan::Whole).await).await;
+                let request = || {
+                    let mut request = Request::builder().method(*method).uri(*path);
+                    for (name, value) in fields {
+                        request = request.header(*name, *value);
+                    }
+                    let mut request = request
+                        .body(Full::new(Bytes::from_static(body.as_bytes())))
+                        .unwrap();
+                    request.extensions_mut().insert(FromConnection);
+                    request
+                };
+                // The core's request as the host described it before (every field copied).
+                let (parts, _) = request().into_parts();
+                let mut described = describe(&parts);
+                described.body = Body::Bytes(body.as_bytes().to_vec());
+                let native = outcome(drive(&route, None, request(), Plan::Whole).await).await;
                 let core = outcome(response(route.respond(described).await, None)).await;
                 assert_eq!(native, core, "{method} {path} {fields:?} {body}");
             }

@@ -280,8 +280,15 @@ pub async fn open_session_in(
         .and_then(|v| v.to_str().ok())
         .ok_or("initialize: no mcp-session-id header")?
         .to_owned();
-    let (status, _, body) =
-        post_json_in(sender, addr, path, INITIALIZED.to_owned(), Some(&id), version).await?;
+    let (status, _, body) = post_json_in(
+        sender,
+        addr,
+        path,
+        INITIALIZED.to_owned(),
+        Some(&id),
+        version,
+    )
+    .await?;
     if !status.is_success() {
         return Err(format!(
             "notifications/initialized: status {status}: {}",

@@ -374,15 +374,17 @@ impl Session {
 
     /// A fresh request stream, open, primed when the client understands it, with `conn` attached.
     fn open_request(&self, mut conn: Conn) -> Option<(u64, u64)> {
-        let now = (self.clock)();
+        let primes = self.primes();
+        // The clock is read for the priming event's timestamp only.
+        let now = primes.then(|| (self.clock)());
         let mut state = self.lock();
         if state.closed {
             return None;
         }
         let stream = state.next_stream;
         state.next_stream += 1;
-        state.open.insert(stream, self.primes());
-        if self.primes() {
+        state.open.insert(stream, primes);
+        if let Some(now) = now {
             let id = state.log.append(stream, None, now);
             if let Some(sink) = &self.sink {
                 sink.logged(&self.id, id, None);
