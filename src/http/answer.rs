@@ -124,12 +124,13 @@ impl Answer {
 
     /// `200 text/event-stream` with `Cache-Control: no-cache`, streaming `events`.
     pub fn events(events: EventStream) -> Answer {
+        // Room for a third field (a session's `mcp-session-id`) without growing.
+        let mut fields = Vec::with_capacity(3);
+        fields.push((headers::CONTENT_TYPE, headers::TEXT_EVENT_STREAM.to_owned()));
+        fields.push((headers::CACHE_CONTROL, headers::NO_CACHE.to_owned()));
         Answer {
             status: 200,
-            headers: vec![
-                (headers::CONTENT_TYPE, headers::TEXT_EVENT_STREAM.to_owned()),
-                (headers::CACHE_CONTROL, headers::NO_CACHE.to_owned()),
-            ],
+            headers: fields,
             body: AnswerBody::Events(events),
         }
     }

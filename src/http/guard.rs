@@ -22,6 +22,7 @@
 //! (`-32000`). An HTTP/1.1 request without `Host` is malformed and gets `400` before this policy
 //! ([`crate::http::negotiate::host_required`], RFC 9112 §3.2).
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 
 use crate::http::answer::Answer;
@@ -87,6 +88,12 @@ fn default_port(scheme: &str) -> Option<u16> {
 /// Split `host[:port]` (IPv6 in brackets) into a lowercase host and an optional port. `None`
 /// when malformed (empty host, non-numeric or out-of-range port, stray brackets or colons).
 pub fn split_host_port(text: &str) -> Option<(String, Option<u16>)> {
+    split_host_port_in_place(text).map(|(host, port)| (host.into_owned(), port))
+}
+
+/// [`split_host_port`] with the host borrowed from `text` when it is lowercase already (the
+/// usual case: no copy per request).
+fn split_host_port_in_place(text: &str) -> Option<(Cow<'_, str>, Option<u16>)> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         host.parse::<std::net::Ipv6Addr>().ok()?;
@@ -100,10 +107,18 @@ pub fn split_host_port(text: &str) -> Option<(String, Option<u16>)> {
             None => (text, None),
         }
     };
-    if host.is_empty()
-        || host.contains([':', '[', ']']) && !text.starts_with('[')
-        || host.contains(|c: char| c.is_whitespace() || c.is_control())
-    {
+    let bracketed = text.starts_with('[');
+    let refused = if host.is_ascii() {
+        // The same test byte by byte: an ASCII whitespace or control character is a byte below
+        // 0x20, a space or DEL.
+        host.bytes().any(|b| {
+            (!bracketed && matches!(b, b':' | b'[' | b']')) || b == b' ' || b < 0x20 || b == 0x7f
+        })
+    } else {
+        host.contains([':', '[', ']']) && !bracketed
+            || host.contains(|c: char| c.is_whitespace() || c.is_control())
+    };
+    if host.is_empty() || refused {
         return None;
     }
     let port = match port {
@@ -111,7 +126,12 @@ pub fn split_host_port(text: &str) -> Option<(String, Option<u16>)> {
         Some(_) => return None,
         None => None,
     };
-    Some((host.to_ascii_lowercase(), port))
+    let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    };
+    Some((host, port))
 }
 
 /// Whether a host (lowercase, IPv6 without brackets) is loopback.
@@ -194,15 +214,19 @@ impl Guard {
         authority: Option<&str>,
         fields: &H,
     ) -> Result<(), Refusal> {
-        let hosts = fields.field_values(headers::HOST);
-        let mut hosts = hosts.into_iter();
-        let host = match hosts.next() {
-            None => None,
-            Some(_) if hosts.next().is_some() => return Err(Refusal::Host),
-            Some(value) => Some(value.and_then(split_host_port).ok_or(Refusal::Host)?),
+        // One `Host` (several are refused), read in place.
+        let host = match fields.field_count(headers::HOST) {
+            0 => None,
+            1 => Some(
+                fields
+                    .field(headers::HOST)
+                    .and_then(split_host_port_in_place)
+                    .ok_or(Refusal::Host)?,
+            ),
+            _ => return Err(Refusal::Host),
         };
         let authority = authority
-            .map(|a| split_host_port(a).ok_or(Refusal::Host))
+            .map(|a| split_host_port_in_place(a).ok_or(Refusal::Host))
             .transpose()?;
         let checked = self.loopback || self.hosts.is_some();
         if checked && host.is_none() && authority.is_none() {
@@ -215,15 +239,13 @@ impl Guard {
         }
         // The target's authority comes before `Host` (RFC 9112 §3.2.2).
         let host = authority.or(host);
-        let origins = fields.field_values(headers::ORIGIN);
-        let mut origins = origins.into_iter();
-        let Some(origin) = origins.next() else {
-            return Ok(());
-        };
-        if origins.next().is_some() {
-            return Err(Refusal::Origin);
+        match fields.field_count(headers::ORIGIN) {
+            0 => return Ok(()),
+            1 => {}
+            _ => return Err(Refusal::Origin),
         }
-        let origin = origin
+        let origin = fields
+            .field(headers::ORIGIN)
             .and_then(|o| Origin::parse(o).ok())
             .ok_or(Refusal::Origin)?;
         let allowed = match (&self.origins, self.loopback) {
@@ -233,7 +255,7 @@ impl Guard {
             }
             (None, false) => host.is_some_and(|(name, port)| {
                 matches!(origin.scheme.as_str(), "http" | "https")
-                    && origin.host == name
+                    && origin.host == *name
                     && origin.port == port.or(default_port(&origin.scheme))
             }),
         };
@@ -282,6 +304,71 @@ mod tests {
             h.push(("origin".to_owned(), Some(origin.to_owned())));
         }
         h
+    }
+
+    /// `host[:port]` splits as the character-wise reading did (whitespace and control
+    /// characters refused, brackets only around IPv6, lowercase host), whether the host is ASCII
+    /// (read byte by byte) or not.
+    #[test]
+    fn hosts_split_as_read_character_wise() {
+        fn reference(text: &str) -> Option<(String, Option<u16>)> {
+            let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+                let (host, after) = rest.split_once(']')?;
+                host.parse::<std::net::Ipv6Addr>().ok()?;
+                match after {
+                    "" => (host, None),
+                    _ => (host, Some(after.strip_prefix(':')?)),
+                }
+            } else {
+                match text.split_once(':') {
+                    Some((host, port)) => (host, Some(port)),
+                    None => (text, None),
+                }
+            };
+            if host.is_empty()
+                || host.contains([':', '[', ']']) && !text.starts_with('[')
+                || host.contains(|c: char| c.is_whitespace() || c.is_control())
+            {
+                return None;
+            }
+            let port = match port {
+                Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+                    Some(p.parse().ok()?)
+                }
+                Some(_) => return None,
+                None => None,
+            };
+            Some((host.to_ascii_lowercase(), port))
+        }
+        let mut cases: Vec<String> = [
+            "127.0.0.1:3000",
+            "LocalHost",
+            "localhost:",
+            "[::1]:8080",
+            "[::1]",
+            "[::1]x",
+            "[nope]",
+            "a[b",
+            "a]b:1",
+            "a b",
+            "a\tb",
+            "a\u{b}b",
+            "a\u{7f}b",
+            "a\u{85}b",
+            "caf\u{e9}.example:80",
+            "\u{2003}x",
+            "x:99999",
+            "x:1:2",
+            "",
+            ":80",
+        ]
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect();
+        cases.extend((0u8..=0x7f).map(|b| format!("h{}x:1", b as char)));
+        for case in &cases {
+            assert_eq!(split_host_port(case), reference(case), "{case:?}");
+        }
     }
 
     #[test]

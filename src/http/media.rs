@@ -36,19 +36,26 @@ impl Accept {
         for text in values {
             for range in text.split(',') {
                 let mut parts = range.split(';');
-                let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+                let media = parts.next().unwrap_or("").trim();
                 let q = parts
                     .filter_map(|p| p.split_once('='))
                     .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
                     .and_then(|(_, v)| v.trim().parse::<f32>().ok())
                     .unwrap_or(1.0);
-                let (for_json, for_sse) = match media.as_str() {
-                    "application/json" => (Some(2), None),
-                    "text/event-stream" => (None, Some(2)),
-                    "application/*" => (Some(1), None),
-                    "text/*" => (None, Some(1)),
-                    "*/*" => (Some(0), Some(0)),
-                    _ => (None, None),
+                // Any case, compared in place.
+                let is = |range: &str| media.eq_ignore_ascii_case(range);
+                let (for_json, for_sse) = if is("application/json") {
+                    (Some(2), None)
+                } else if is("text/event-stream") {
+                    (None, Some(2))
+                } else if is("application/*") {
+                    (Some(1), None)
+                } else if is("text/*") {
+                    (None, Some(1))
+                } else if is("*/*") {
+                    (Some(0), Some(0))
+                } else {
+                    (None, None)
                 };
                 apply(&mut json, for_json, q);
                 apply(&mut sse, for_sse, q);

@@ -37,6 +37,10 @@ pub const SINGLE_VALUE_FIELDS: &[&str] = &[
     headers::MCP_NAME,
 ];
 
+/// What the name of every single-value field starts with ([`SINGLE_VALUE_FIELDS`] and
+/// [`headers::MCP_PARAM_PREFIX`]).
+const MCP_PREFIX: &str = "mcp-";
+
 /// The spelling of a single-value field in messages.
 fn display_name(name: &str) -> String {
     match name {
@@ -61,6 +65,15 @@ fn display_name(name: &str) -> String {
 /// `MCP-Protocol-Version` also reads a comma-separated list, its values compared the same way.
 /// A value that is not text counts as differing from any other.
 pub fn conflicting_fields<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
+    // Every single-value name starts with `mcp-`: when none of those repeats (one pass over the
+    // fields), only a list in one `MCP-Protocol-Version` field can hold two values.
+    if !fields.repeats_field_starting_with(MCP_PREFIX)
+        && !fields
+            .field(headers::MCP_PROTOCOL_VERSION)
+            .is_some_and(|v| v.contains(','))
+    {
+        return None;
+    }
     if let Some(name) = SINGLE_VALUE_FIELDS
         .iter()
         .find(|name| repeated_with_different_values(fields, name))
@@ -88,7 +101,7 @@ fn repeated_with_different_values<'a, H: Fields + ?Sized>(fields: &'a H, name: &
         _ => {}
     }
     let mut seen: Option<Option<&'a str>> = None;
-    for value in fields.field_values(name) {
+    for value in values_of(fields, name) {
         let differs = match value {
             Some(text) if name == headers::MCP_PROTOCOL_VERSION => text
                 .split(',')
@@ -184,6 +197,33 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
     Accept::parse(values.into_iter().flatten())
 }
 
+/// The values of the fields named `name`, in order, without listing them when there is one
+/// field (the usual case): what [`Fields::field_values`] holds.
+fn values_of<'a, H: Fields + ?Sized>(fields: &'a H, name: &str) -> Values<'a> {
+    match fields.field_count(name) {
+        0 => Values::One(None),
+        1 => Values::One(Some(fields.field(name))),
+        _ => Values::Many(fields.field_values(name).into_iter()),
+    }
+}
+
+/// [`values_of`]'s iterator.
+enum Values<'a> {
+    One(Option<Option<&'a str>>),
+    Many(std::vec::IntoIter<Option<&'a str>>),
+}
+
+impl<'a> Iterator for Values<'a> {
+    type Item = Option<&'a str>;
+
+    fn next(&mut self) -> Option<Option<&'a str>> {
+        match self {
+            Values::One(value) => value.take(),
+            Values::Many(values) => values.next(),
+        }
+    }
+}
+
 /// The `MCP-Protocol-Version` field: `None` when absent; repeated identical values (as repeated
 /// fields or a comma-separated list) are one.
 ///
@@ -192,23 +232,27 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
 pub(crate) fn protocol_version_header<H: Fields + ?Sized>(
     fields: &H,
 ) -> Result<Option<String>, ErrorObject> {
-    if !fields.has_field(headers::MCP_PROTOCOL_VERSION) {
-        return Ok(None);
-    }
-    let mut found: Option<String> = None;
-    for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
+    protocol_version_header_str(fields).map(|v| v.map(str::to_owned))
+}
+
+/// [`protocol_version_header`] borrowed from the fields.
+pub(crate) fn protocol_version_header_str<H: Fields + ?Sized>(
+    fields: &H,
+) -> Result<Option<&str>, ErrorObject> {
+    let mut found: Option<&str> = None;
+    for value in values_of(fields, headers::MCP_PROTOCOL_VERSION) {
         let text = value.ok_or_else(|| {
             ErrorObject::invalid_request("MCP-Protocol-Version is not visible ASCII")
         })?;
         for part in text.split(',') {
             let part = part.trim();
-            match &found {
+            match found {
                 Some(seen) if seen != part => {
                     return Err(ErrorObject::invalid_request(
                         "conflicting MCP-Protocol-Version headers",
                     ))
                 }
-                _ => found = Some(part.to_owned()),
+                _ => found = Some(part),
             }
         }
     }
@@ -248,20 +292,24 @@ impl BadProtocolVersion {
 pub fn read_protocol_version<H: Fields + ?Sized>(
     fields: &H,
 ) -> Result<Option<String>, BadProtocolVersion> {
-    if !fields.has_field(headers::MCP_PROTOCOL_VERSION) {
-        return Ok(None);
-    }
-    let mut found: Option<String> = None;
-    for value in fields.field_values(headers::MCP_PROTOCOL_VERSION) {
+    read_protocol_version_str(fields).map(|v| v.map(str::to_owned))
+}
+
+/// [`read_protocol_version`] borrowed from the fields.
+pub(crate) fn read_protocol_version_str<H: Fields + ?Sized>(
+    fields: &H,
+) -> Result<Option<&str>, BadProtocolVersion> {
+    let mut found: Option<&str> = None;
+    for value in values_of(fields, headers::MCP_PROTOCOL_VERSION) {
         let text = value.ok_or_else(|| BadProtocolVersion::Unsupported("<not text>".into()))?;
         for part in text.split(',') {
             let part = part.trim();
             if !is_supported_version(part) {
                 return Err(BadProtocolVersion::Unsupported(part.to_owned()));
             }
-            match &found {
+            match found {
                 Some(v) if v != part => return Err(BadProtocolVersion::Conflicting),
-                _ => found = Some(part.to_owned()),
+                _ => found = Some(part),
             }
         }
     }

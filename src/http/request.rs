@@ -41,6 +41,15 @@ pub trait Fields {
     fn has_field_starting_with(&self, prefix: &str) -> bool {
         self.field_names().iter().any(|n| n.starts_with(prefix))
     }
+
+    /// Whether a field whose name starts with `prefix` (lowercase) occurs more than once: what
+    /// [`Fields::field_names`] and [`Fields::field_count`] would show (the implementations here
+    /// tell it in one pass over the fields, allocating nothing).
+    fn repeats_field_starting_with(&self, prefix: &str) -> bool {
+        self.field_names()
+            .iter()
+            .any(|n| n.starts_with(prefix) && self.field_count(n) > 1)
+    }
 }
 
 /// Whether `name` starts with `prefix`, ignoring ASCII case.
@@ -89,6 +98,15 @@ impl Fields for [(String, Option<String>)] {
         self.iter()
             .any(|(name, _)| starts_with_ignore_case(name, prefix))
     }
+
+    fn repeats_field_starting_with(&self, prefix: &str) -> bool {
+        self.iter().enumerate().any(|(i, (name, _))| {
+            starts_with_ignore_case(name, prefix)
+                && self[i + 1..]
+                    .iter()
+                    .any(|(other, _)| other.eq_ignore_ascii_case(name))
+        })
+    }
 }
 
 impl Fields for Vec<(String, Option<String>)> {
@@ -114,6 +132,10 @@ impl Fields for Vec<(String, Option<String>)> {
 
     fn has_field_starting_with(&self, prefix: &str) -> bool {
         self.as_slice().has_field_starting_with(prefix)
+    }
+
+    fn repeats_field_starting_with(&self, prefix: &str) -> bool {
+        self.as_slice().repeats_field_starting_with(prefix)
     }
 }
 
@@ -232,5 +254,43 @@ impl Fields for HttpRequest {
 
     fn has_field_starting_with(&self, prefix: &str) -> bool {
         self.headers.has_field_starting_with(prefix)
+    }
+
+    fn repeats_field_starting_with(&self, prefix: &str) -> bool {
+        self.headers.repeats_field_starting_with(prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pair list tells a repeated field in one pass as listing the names and counting each
+    /// would (any case of the name).
+    #[test]
+    fn repeats_are_told_as_by_name() {
+        let cases: Vec<Vec<&str>> = vec![
+            vec![],
+            vec!["mcp-a"],
+            vec!["mcp-a", "accept", "MCP-A"],
+            vec!["mcp-a", "mcp-b"],
+            vec!["accept", "accept"],
+            vec!["x-mcp-a", "x-mcp-a"],
+        ];
+        for names in cases {
+            let fields: Vec<(String, Option<String>)> = names
+                .iter()
+                .map(|n| ((*n).to_owned(), Some("v".to_owned())))
+                .collect();
+            let by_names = fields
+                .field_names()
+                .iter()
+                .any(|n| n.starts_with("mcp-") && fields.field_count(n) > 1);
+            assert_eq!(
+                fields.repeats_field_starting_with("mcp-"),
+                by_names,
+                "{names:?}"
+            );
+        }
     }
 }

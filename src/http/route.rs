@@ -43,13 +43,14 @@ use futures::{FutureExt, StreamExt};
 use crate::era::{self, Era};
 use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
+use crate::http::identity::Identity;
 use crate::http::media::is_json_media_type;
 use crate::http::negotiate::{
     accept, body_bytes, conflicting_fields, declared_too_large, host_required,
-    protocol_version_header, read_protocol_version,
+    protocol_version_header, protocol_version_header_str, read_protocol_version_str,
 };
-use crate::http::request::{Body, Fields, HttpRequest};
-use crate::http::session::{Attached, Session, SessionBackend};
+use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
+use crate::http::session::{Session, SessionBackend, Taken};
 use crate::http::sessions::{Admit, Attachment, Sessions};
 use crate::server::context::RequestContext;
 use crate::server::McpServer;
@@ -125,14 +126,51 @@ impl std::fmt::Debug for Route {
 
 /// What the head of a stateless `POST` negotiated.
 struct Negotiated {
-    /// The `MCP-Protocol-Version` header, as sent.
-    header_version: Option<String>,
-    /// Whether that header names a version outside the handshake era.
+    /// Whether the `MCP-Protocol-Version` header names a version outside the handshake era.
     modern_header: bool,
     /// The handshake-era version the request speaks.
     protocol_version: String,
     /// Whether to answer on an event stream.
     sse: bool,
+}
+
+/// A request's head as the route reads it, borrowed from wherever the host keeps it: an
+/// [`HttpRequest`]'s own fields, or (native) hyper's request parts, whose header map is read in
+/// place through [`Fields`] rather than copied per request.
+pub(crate) struct RequestHead<'a, H: Fields + ?Sized> {
+    /// The method, as sent.
+    pub method: &'a str,
+    /// The path of the request target.
+    pub path: &'a str,
+    /// The header fields.
+    pub fields: &'a H,
+    /// The HTTP version as read from the wire (`None`: not judged).
+    pub version: Option<HttpVersion>,
+}
+
+impl<'a> RequestHead<'a, Vec<(String, Option<String>)>> {
+    /// The head of a described request.
+    fn of(request: &'a HttpRequest) -> Self {
+        RequestHead {
+            method: &request.method,
+            path: &request.path,
+            fields: &request.headers,
+            version: request.version,
+        }
+    }
+}
+
+/// What [`Route::head_checked`] established about a request's head, handed to
+/// [`Route::respond_checked`] so that answering the request does not read the same fields again
+/// (the default: nothing established, every check made).
+#[derive(Default)]
+pub(crate) struct Checked {
+    /// The path, `Host` ([`host_required`]), single-value fields ([`conflicting_fields`]) and
+    /// declared length ([`declared_too_large`]) passed.
+    common: bool,
+    /// The route's own negotiation of a `POST` (the route alone: stateless, or in a session a
+    /// layer in front admitted).
+    negotiated: Option<Negotiated>,
 }
 
 impl Route {
@@ -215,25 +253,13 @@ impl Route {
 
     /// Check a request's head: the answer now, or how to read its body.
     pub fn head<H: Fields + ?Sized>(&self, method: &str, path: &str, fields: &H) -> Head {
-        if path != self.options.path {
-            return Head::Answer(Answer::not_found());
-        }
-        if self.sessions.is_none() {
-            return self.head_in(method, path, fields, None);
-        }
-        if let Some(answer) = conflicting_fields(fields) {
-            return Head::Answer(answer);
-        }
-        match method {
-            "POST" => match self.declared_too_large(fields) {
-                Some(answer) => Head::Answer(answer),
-                None => Head::ReadBody {
-                    limit: self.options.max_body_bytes,
-                },
-            },
-            "GET" | "DELETE" => Head::NoBody,
-            _ => Head::Answer(Sessions::method_not_allowed()),
-        }
+        let head = RequestHead {
+            method,
+            path,
+            fields,
+            version: None,
+        };
+        self.head_checked(&head, None).0
     }
 
     /// [`Route::head`] of a described request whose body is not read yet (the host fills
@@ -241,13 +267,43 @@ impl Route {
     /// `HTTP/1.1` request without `Host` → `400`, [`host_required`]), then [`Route::head`] —
     /// or, for a request a layer in front already admitted to `session`, [`Route::head_in`].
     pub fn head_of(&self, request: &HttpRequest, session: Option<&Arc<Session>>) -> Head {
-        if let Some(answer) = host_required(request.version, request) {
-            return Head::Answer(answer);
+        self.head_checked(&RequestHead::of(request), session).0
+    }
+
+    /// [`Route::head_of`] over a borrowed head, with what it established for
+    /// [`Route::respond_checked`] (which then skips those checks).
+    pub(crate) fn head_checked<H: Fields + ?Sized>(
+        &self,
+        head: &RequestHead<'_, H>,
+        session: Option<&Arc<Session>>,
+    ) -> (Head, Checked) {
+        if let Some(answer) = host_required(head.version, head.fields) {
+            return (Head::Answer(answer), Checked::default());
         }
-        match session {
-            None => self.head(&request.method, &request.path, request),
-            Some(session) => self.head_in(&request.method, &request.path, request, Some(session)),
+        if self.sessions.is_none() || session.is_some() {
+            return self.head_route(head.method, head.path, head.fields, session);
         }
+        if head.path != self.options.path {
+            return (Head::Answer(Answer::not_found()), Checked::default());
+        }
+        if let Some(answer) = conflicting_fields(head.fields) {
+            return (Head::Answer(answer), Checked::default());
+        }
+        let decided = match head.method {
+            "POST" => match self.declared_too_large(head.fields) {
+                Some(answer) => Head::Answer(answer),
+                None => Head::ReadBody {
+                    limit: self.options.max_body_bytes,
+                },
+            },
+            "GET" | "DELETE" => Head::NoBody,
+            _ => Head::Answer(Sessions::method_not_allowed()),
+        };
+        let checked = Checked {
+            common: true,
+            negotiated: None,
+        };
+        (decided, checked)
     }
 
     /// [`Route::head`] of the route alone (no session half), for a request already in
@@ -259,69 +315,109 @@ impl Route {
         fields: &H,
         session: Option<&Arc<Session>>,
     ) -> Head {
+        self.head_route(method, path, fields, session).0
+    }
+
+    fn head_route<H: Fields + ?Sized>(
+        &self,
+        method: &str,
+        path: &str,
+        fields: &H,
+        session: Option<&Arc<Session>>,
+    ) -> (Head, Checked) {
         if path != self.options.path {
-            return Head::Answer(Answer::not_found());
+            return (Head::Answer(Answer::not_found()), Checked::default());
         }
-        match self.negotiate(method, fields, session) {
-            Ok(_) => Head::ReadBody {
-                limit: self.options.max_body_bytes,
-            },
-            Err(answer) => Head::Answer(answer),
+        match self.negotiate(method, fields, session, false) {
+            Ok(negotiated) => (
+                Head::ReadBody {
+                    limit: self.options.max_body_bytes,
+                },
+                Checked {
+                    common: true,
+                    negotiated: Some(negotiated),
+                },
+            ),
+            Err(answer) => (Head::Answer(answer), Checked::default()),
         }
     }
 
     /// Answer one request (the whole plan: the session half when configured, then the route).
     pub async fn respond(&self, request: HttpRequest) -> Answer {
-        let Some(sessions) = &self.sessions else {
-            return self.respond_in(request, None).await;
-        };
-        if request.path != self.options.path {
-            return Answer::not_found();
-        }
-        if let Some(answer) = host_required(request.version, &request) {
-            return answer;
-        }
-        if let Some(answer) = conflicting_fields(&request) {
-            return answer;
-        }
-        match request.method.as_str() {
-            "POST" => {}
-            "GET" => return sessions.get(&request).await,
-            "DELETE" => return sessions.delete(&request).await,
-            _ => return Sessions::method_not_allowed(),
-        }
-        if let Some(answer) = self.declared_too_large(&request) {
-            return answer;
-        }
         let HttpRequest {
             method,
             path,
             headers,
             body,
-            peer_loopback,
             version,
-            authority,
             identity,
+            ..
         } = request;
+        let head = RequestHead {
+            method: &method,
+            path: &path,
+            fields: &headers,
+            version,
+        };
+        self.respond_checked(&head, body, identity, Checked::default())
+            .await
+    }
+
+    /// [`Route::respond`] of a request whose head is borrowed and whose head checks
+    /// ([`Route::head_checked`]) established `checked`.
+    pub(crate) async fn respond_checked<H: Fields + ?Sized>(
+        &self,
+        head: &RequestHead<'_, H>,
+        body: Body,
+        identity: Option<Arc<Identity>>,
+        checked: Checked,
+    ) -> Answer {
+        let Some(sessions) = &self.sessions else {
+            return self
+                .respond_in_checked(head, body, identity, None, checked)
+                .await;
+        };
+        if !checked.common {
+            if head.path != self.options.path {
+                return Answer::not_found();
+            }
+            if let Some(answer) = host_required(head.version, head.fields) {
+                return answer;
+            }
+            if let Some(answer) = conflicting_fields(head.fields) {
+                return answer;
+            }
+        }
+        match head.method {
+            "POST" => {}
+            "GET" => return sessions.get(head.fields).await,
+            "DELETE" => return sessions.delete(head.fields).await,
+            _ => return Sessions::method_not_allowed(),
+        }
+        if !checked.common {
+            if let Some(answer) = self.declared_too_large(head.fields) {
+                return answer;
+            }
+        }
         let body = match body_bytes(body, self.options.max_body_bytes) {
             Ok(body) => body,
             Err(answer) => return answer,
         };
-        let admitted = match sessions.post(&headers, &body).await {
+        // The single-value fields were checked above (or at the head): admitted without again.
+        let admitted = match sessions.admit(head.fields, &body).await {
             Admit::Answer(answer) => return answer,
             Admit::Route(admitted) => admitted,
         };
-        let request = HttpRequest {
-            method,
-            path,
-            headers,
-            body: Body::Bytes(body),
-            peer_loopback,
-            version,
-            authority,
-            identity,
+        // The path, `Host`, single-value fields and declared length passed; the negotiation
+        // waits for the session (its protocol version is the default one).
+        let checked = Checked {
+            common: true,
+            negotiated: None,
         };
-        let mut answer = self.respond_in(request, admitted.session.clone()).await;
+        let session = admitted.session.clone();
+        let mut answer = self
+            .respond_in_checked(head, Body::Bytes(body), identity, session, checked)
+            .await;
         if let Some(id) = sessions.settle(&admitted, answer.is_success()).await {
             answer.headers.push((headers::MCP_SESSION_ID, id));
         }
@@ -331,18 +427,54 @@ impl Route {
     /// Answer one request with the route alone (no session half), in `session` when the request
     /// was admitted to one.
     pub async fn respond_in(&self, request: HttpRequest, session: Option<Arc<Session>>) -> Answer {
-        if request.path != self.options.path {
-            return Answer::not_found();
-        }
-        if let Some(answer) = host_required(request.version, &request) {
-            return answer;
-        }
-        let negotiated = match self.negotiate(&request.method, &request, session.as_ref()) {
-            Ok(negotiated) => negotiated,
-            Err(answer) => return answer,
+        let HttpRequest {
+            method,
+            path,
+            headers,
+            body,
+            version,
+            identity,
+            ..
+        } = request;
+        let head = RequestHead {
+            method: &method,
+            path: &path,
+            fields: &headers,
+            version,
         };
-        let fields = request.headers;
-        let body = match body_bytes(request.body, self.options.max_body_bytes) {
+        self.respond_in_checked(&head, body, identity, session, Checked::default())
+            .await
+    }
+
+    /// [`Route::respond_in`] of a request whose head is borrowed and whose head checks
+    /// established `checked`.
+    pub(crate) async fn respond_in_checked<H: Fields + ?Sized>(
+        &self,
+        head: &RequestHead<'_, H>,
+        body: Body,
+        identity: Option<Arc<Identity>>,
+        session: Option<Arc<Session>>,
+        checked: Checked,
+    ) -> Answer {
+        if !checked.common {
+            if head.path != self.options.path {
+                return Answer::not_found();
+            }
+            if let Some(answer) = host_required(head.version, head.fields) {
+                return answer;
+            }
+        }
+        let negotiated = match checked.negotiated {
+            Some(negotiated) => negotiated,
+            None => {
+                match self.negotiate(head.method, head.fields, session.as_ref(), checked.common) {
+                    Ok(negotiated) => negotiated,
+                    Err(answer) => return answer,
+                }
+            }
+        };
+        let fields = head.fields;
+        let body = match body_bytes(body, self.options.max_body_bytes) {
             Ok(body) => body,
             Err(answer) => return answer,
         };
@@ -358,12 +490,14 @@ impl Route {
                 };
             }
         };
-        let mut ctx = RequestContext::new().with_identity(request.identity.clone());
+        let mut ctx = RequestContext::new().with_identity(identity);
         let request = match message {
             JsonRpcMessage::Request(request) => request,
             other => {
                 if let Some(session) = &session {
-                    ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                    ctx = ctx
+                        .with_session(session.clone())
+                        .with_scope(session.scope());
                 }
                 // Boxed, as below: the dispatch's state stays out of this future.
                 Box::pin(self.server.dispatch_with(other, ctx)).await;
@@ -381,8 +515,9 @@ impl Route {
         let modern = session.is_none()
             && (negotiated.modern_header || era::has_modern_meta(request.params.as_ref()));
         if modern {
-            let version = negotiated.header_version;
-            if let Err(error) = self.validate_modern(&fields, version.as_deref(), &request) {
+            // Read again on this path only (it passed the negotiation, so it reads the same).
+            let version = protocol_version_header(fields).ok().flatten();
+            if let Err(error) = self.validate_modern(fields, version.as_deref(), &request) {
                 return Answer::json(400, &JsonRpcResponse::error(Some(request.id), error));
             }
             ctx.era = Era::Modern;
@@ -391,7 +526,9 @@ impl Route {
         } else {
             ctx.protocol_version = Some(negotiated.protocol_version);
             if let Some(session) = &session {
-                ctx = ctx.with_session(session.clone()).with_scope(session.id());
+                ctx = ctx
+                    .with_session(session.clone())
+                    .with_scope(session.scope());
                 if request.method == "initialize" {
                     // Pushes not tied to a request (list changes, resource updates, requests of
                     // tools answered by JSON) go on the session's GET stream.
@@ -407,11 +544,11 @@ impl Route {
         if negotiated.sse {
             // An ended session has no stream to open: the request is answered on a stream of
             // its own.
-            if let Some((session, attached)) = session
+            if let Some((session, opened)) = session
                 .as_ref()
-                .and_then(|s| Some((s, s.open_request_stream()?)))
+                .and_then(|s| Some((s, s.open_request_buffer()?)))
             {
-                return self.session_stream(session, attached, message, ctx);
+                return self.session_stream(session, opened, message, ctx);
             }
             return self.stream(message, ctx).await;
         }
@@ -431,11 +568,15 @@ impl Route {
     /// The head checks of a `POST`, in order: verb `405`, single-value MCP fields repeated with
     /// different values `400`, `Content-Type` `415`, version `400`, `Accept` `406`, declared
     /// length `413`.
+    ///
+    /// With `common_checked`, the single-value fields and the declared length have passed
+    /// already (the same fields, at the head) and are not read again.
     fn negotiate<H: Fields + ?Sized>(
         &self,
         method: &str,
         fields: &H,
         session: Option<&Arc<Session>>,
+        common_checked: bool,
     ) -> Result<Negotiated, Answer> {
         if method != "POST" {
             return Err(Answer::method_not_allowed(
@@ -443,8 +584,10 @@ impl Route {
                 "Method not allowed: this endpoint serves POST only",
             ));
         }
-        if let Some(answer) = conflicting_fields(fields) {
-            return Err(answer);
+        if !common_checked {
+            if let Some(answer) = conflicting_fields(fields) {
+                return Err(answer);
+            }
         }
         if !fields
             .field(headers::CONTENT_TYPE)
@@ -458,21 +601,20 @@ impl Route {
         // A version outside the handshake era takes the modern path (2026-07-28 transport), whose
         // validation answers it; a handshake-era one is checked here (spec basic/transports).
         let header_version =
-            protocol_version_header(fields).map_err(|e| Answer::rpc_error(400, e))?;
-        let modern_header = header_version
-            .as_deref()
-            .is_some_and(|v| !era::is_legacy_version(v));
+            protocol_version_header_str(fields).map_err(|e| Answer::rpc_error(400, e))?;
+        let modern_header = header_version.is_some_and(|v| !era::is_legacy_version(v));
         let legacy_header = if session.is_some() || !modern_header {
-            read_protocol_version(fields).map_err(|e| e.answer())?
+            read_protocol_version_str(fields).map_err(|e| e.answer())?
         } else {
             None
         };
-        let protocol_version = legacy_header.unwrap_or_else(|| {
-            session.map_or_else(
-                || headers::DEFAULT_HTTP_PROTOCOL_VERSION.to_owned(),
-                |s| s.protocol_version().to_owned(),
-            )
-        });
+        let protocol_version = legacy_header
+            .unwrap_or_else(|| {
+                session.map_or(headers::DEFAULT_HTTP_PROTOCOL_VERSION, |s| {
+                    s.protocol_version()
+                })
+            })
+            .to_owned();
         let accept = accept(fields);
         let sse = match (accept.json, accept.sse && self.options.streaming) {
             (false, false) => {
@@ -486,11 +628,12 @@ impl Route {
             (true, true) => !self.options.prefer_json,
             (json, _) => !json,
         };
-        if let Some(answer) = self.declared_too_large(fields) {
-            return Err(answer);
+        if !common_checked {
+            if let Some(answer) = self.declared_too_large(fields) {
+                return Err(answer);
+            }
         }
         Ok(Negotiated {
-            header_version,
             modern_header,
             protocol_version,
             sse,
@@ -504,9 +647,9 @@ impl Route {
     /// The modern checks that need headers, in the order of the 2026-07-28 transport: the
     /// `MCP-Protocol-Version` header (`-32020`), `_meta` (`-32602`), header vs. body version
     /// (`-32020`), the version (`-32022`), then `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (`-32020`).
-    fn validate_modern(
+    fn validate_modern<H: Fields + ?Sized>(
         &self,
-        fields: &[(String, Option<String>)],
+        fields: &H,
         version: Option<&str>,
         request: &JsonRpcRequest,
     ) -> Result<(), ErrorObject> {
@@ -590,24 +733,25 @@ impl Route {
         Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
     }
 
-    /// Answer a request on the session stream `attached` ([`Session::open_request_stream`]):
-    /// priming, notifications and the response, each with an event id, so a dropped connection
-    /// is resumed by `GET` with `Last-Event-ID`. The request keeps running when the client goes.
+    /// Answer a request on a session request stream opened with a buffer for its connection
+    /// (`opened`: its stream and token, [`Session::open_request_buffer`]): priming,
+    /// notifications and the response, each with an event id, so a dropped connection is
+    /// resumed by `GET` with `Last-Event-ID`. The request keeps running when the client goes.
     ///
-    /// The dispatch is polled once here: one done at once (a tool that does not wait) has its
-    /// events queued and its stream finished before the answer goes, so the host writes the
-    /// whole reply as one body; only one that waits is spawned.
+    /// The dispatch is polled once here, its events collected in the buffer: one done at once (a
+    /// tool that does not wait) has finished its stream by then, and its events are the whole
+    /// reply (one body, no channel); one that waits is spawned and its events so far go first on
+    /// the channel that takes the buffer's place.
     fn session_stream(
         &self,
         session: &Arc<Session>,
-        attached: Attached,
+        (stream, token): (u64, u64),
         message: JsonRpcMessage,
         ctx: RequestContext,
     ) -> Answer {
-        let stream = attached.stream;
         let notify = session.clone();
         let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
-            notify.send(stream, &m.to_json()).is_some()
+            notify.send_owned(stream, m.to_json()).is_some()
         }));
         let server = self.server.clone();
         let task_session = session.clone();
@@ -619,15 +763,21 @@ impl Route {
                 stream,
             };
             if let Some(response) = server.dispatch_with(message, ctx).await {
-                finish.session.send(stream, &response.to_json());
+                finish.session.send_owned(stream, response.to_json());
             }
         });
         self.poll_once_or_spawn(
             dispatch,
             "http: a session dispatch panicked; its stream ends",
         );
-        let events = Attachment::new(session.clone(), stream, attached.token, attached.events);
-        Answer::events(EventStream::new(events))
+        match session.take_request_buffer(stream, token) {
+            Taken::Ended(events) => Answer::events(EventStream::new(futures::stream::iter(events))),
+            Taken::Live(attached) => {
+                let events =
+                    Attachment::new(session.clone(), stream, attached.token, attached.events);
+                Answer::events(EventStream::new(events))
+            }
+        }
     }
 }
 

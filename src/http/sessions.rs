@@ -87,13 +87,21 @@ impl Sessions {
         if let Some(answer) = conflicting_fields(fields) {
             return Admit::Answer(answer);
         }
+        self.admit(fields, body).await
+    }
+
+    /// [`Sessions::post`] of a request whose single-value fields were checked already
+    /// ([`conflicting_fields`], at the route's head).
+    pub(crate) async fn admit<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
         let forward = |session| {
             Admit::Route(Admitted {
                 session,
                 minted: false,
             })
         };
-        if !fields.has_field(headers::MCP_SESSION_ID) {
+        // One lookup when the id is text (the usual case); a field that is not text is present.
+        let id = fields.field(headers::MCP_SESSION_ID);
+        if id.is_none() && !fields.has_field(headers::MCP_SESSION_ID) {
             if is_modern(fields, body) {
                 // The 2026-07-28 wire has no sessions: straight to the route.
                 return forward(None);
@@ -129,7 +137,7 @@ impl Sessions {
                 Initialize::Other => Admit::Answer(Answer::session_required()),
             };
         }
-        match self.lookup(fields).await {
+        match self.lookup_id(id).await {
             Ok(Some(session)) => forward(Some(session)),
             // Modern traffic ignores a session id that names no live session.
             Ok(None) if is_modern(fields, body) => forward(None),
@@ -228,8 +236,16 @@ impl Sessions {
         &self,
         fields: &H,
     ) -> Result<Option<Arc<Session>>, Unavailable> {
-        match fields.field(headers::MCP_SESSION_ID) {
-            Some(id) => self.store.touch(id).await,
+        self.lookup_id(fields.field(headers::MCP_SESSION_ID)).await
+    }
+
+    /// The live session `id` names (`None`: the field is not text, which names none).
+    async fn lookup_id(&self, id: Option<&str>) -> Result<Option<Arc<Session>>, Unavailable> {
+        match id {
+            Some(id) => match self.store.touch_now(id) {
+                Some(found) => found,
+                None => self.store.touch(id).await,
+            },
             None => Ok(None),
         }
     }

@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use crate::http::answer::{Answer, AnswerBody};
 use crate::http::negotiate;
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
-use crate::http::route::{Head, Route, RouteOptions, Spawn};
+use crate::http::route::{Head, RequestHead, Route, RouteOptions, Spawn};
 use crate::http::session::Session;
 use crate::native::admission::Admission;
 use crate::native::stream::sse_body;
@@ -141,7 +141,9 @@ pub(crate) enum Plan {
     RouteOnly,
 }
 
-/// Run `route` for a hyper request: head, body, answer.
+/// Run `route` for a hyper request: head, body, answer. The header fields are read in place
+/// from hyper's map (never copied per request); only a route with a bearer-token gate describes
+/// the request as the core's [`HttpRequest`] first, which its gate reads.
 pub(crate) async fn drive<B>(
     route: &Route,
     keep_alive: Option<Duration>,
@@ -158,38 +160,105 @@ where
         Plan::RouteOnly => parts.extensions.get::<Arc<Session>>().cloned(),
         Plan::Whole => None,
     };
-    let mut request = describe(&parts);
-    if let Some(answer) = route.authorize(&mut request).await {
-        return response(answer, keep_alive);
+    let mut identity = None;
+    if route.auth().is_some() {
+        let mut described = describe(&parts);
+        if let Some(answer) = route.authorize(&mut described).await {
+            return response(answer, keep_alive);
+        }
+        identity = described.identity;
     }
-    let head = route.head_of(&request, session.as_ref());
-    request.body = match head {
+    let head = RequestHead {
+        method: parts.method.as_str(),
+        path: parts.uri.path(),
+        fields: &parts.headers,
+        version: wire_version(&parts.extensions, parts.version),
+    };
+    let (decided, checked) = route.head_checked(&head, session.as_ref());
+    let body = match decided {
         Head::Answer(answer) => return response(answer, keep_alive),
         Head::ReadBody { limit } => read_body(body, limit).await,
         Head::NoBody => Body::default(),
     };
     let answer = match plan {
-        Plan::Whole => route.respond(request).await,
-        Plan::RouteOnly => route.respond_in(request, session).await,
+        Plan::Whole => route.respond_checked(&head, body, identity, checked).await,
+        Plan::RouteOnly => {
+            route
+                .respond_in_checked(&head, body, identity, session, checked)
+                .await
+        }
     };
     response(answer, keep_alive)
 }
 
+/// The names the core reads, as hyper's names made once: a lookup by one skips parsing the
+/// name's text (what a lookup by `&str` does every time).
+fn known_name(name: &str) -> Option<&'static HeaderName> {
+    use crate::http::headers as h;
+    static MCP_SESSION_ID: HeaderName = HeaderName::from_static(h::MCP_SESSION_ID);
+    static MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static(h::MCP_PROTOCOL_VERSION);
+    static MCP_METHOD: HeaderName = HeaderName::from_static(h::MCP_METHOD);
+    static MCP_NAME: HeaderName = HeaderName::from_static(h::MCP_NAME);
+    static LAST_EVENT_ID: HeaderName = HeaderName::from_static(h::LAST_EVENT_ID);
+    Some(match name {
+        h::HOST => &hyper::header::HOST,
+        h::CONTENT_TYPE => &hyper::header::CONTENT_TYPE,
+        h::CONTENT_LENGTH => &hyper::header::CONTENT_LENGTH,
+        h::ACCEPT => &hyper::header::ACCEPT,
+        h::ORIGIN => &hyper::header::ORIGIN,
+        h::AUTHORIZATION => &hyper::header::AUTHORIZATION,
+        h::MCP_SESSION_ID => &MCP_SESSION_ID,
+        h::MCP_PROTOCOL_VERSION => &MCP_PROTOCOL_VERSION,
+        h::MCP_METHOD => &MCP_METHOD,
+        h::MCP_NAME => &MCP_NAME,
+        h::LAST_EVENT_ID => &LAST_EVENT_ID,
+        _ => return None,
+    })
+}
+
 impl Fields for HeaderMap {
     fn field_values(&self, name: &str) -> Vec<Option<&str>> {
-        self.get_all(name).iter().map(|v| v.to_str().ok()).collect()
+        match known_name(name) {
+            Some(known) => self
+                .get_all(known)
+                .iter()
+                .map(|v| v.to_str().ok())
+                .collect(),
+            None => self.get_all(name).iter().map(|v| v.to_str().ok()).collect(),
+        }
     }
 
     fn field(&self, name: &str) -> Option<&str> {
-        self.get(name).and_then(|v| v.to_str().ok())
+        match known_name(name) {
+            Some(known) => self.get(known),
+            None => self.get(name),
+        }
+        .and_then(|v| v.to_str().ok())
     }
 
     fn has_field(&self, name: &str) -> bool {
-        self.contains_key(name)
+        match known_name(name) {
+            Some(known) => self.contains_key(known),
+            None => self.contains_key(name),
+        }
     }
 
     fn field_count(&self, name: &str) -> usize {
-        self.get_all(name).iter().count()
+        match known_name(name) {
+            Some(known) => self.get_all(known).iter().count(),
+            None => self.get_all(name).iter().count(),
+        }
+    }
+
+    fn repeats_field_starting_with(&self, prefix: &str) -> bool {
+        // The map lists a name's values one after another: a repeat is the same name twice in a
+        // row.
+        let mut last: Option<&HeaderName> = None;
+        self.iter().any(|(name, _)| {
+            let repeat = last == Some(name);
+            last = Some(name);
+            repeat && crate::http::request::starts_with_ignore_case(name.as_str(), prefix)
+        })
     }
 
     fn field_names(&self) -> Vec<String> {
@@ -299,15 +368,37 @@ pub(crate) fn response(answer: Answer, keep_alive: Option<Duration>) -> Response
     let mut out = Response::new(body);
     *out.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let headers = out.headers_mut();
+    headers.reserve(answer.headers.len());
     for (name, value) in answer.headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&value),
-        ) {
+        if let (Some(name), Some(value)) = (header_name(name), header_value(value)) {
             headers.append(name, value);
         }
     }
     out
+}
+
+/// A header name of an answer: a lowercase token (every name the core writes) is taken as the
+/// static text it is, with no copy; anything else is parsed (and dropped when invalid).
+fn header_name(name: &'static str) -> Option<HeaderName> {
+    let token =
+        |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if !name.is_empty() && name.bytes().all(token) {
+        // A valid lowercase token: `from_static` accepts it.
+        return Some(HeaderName::from_static(name));
+    }
+    HeaderName::from_bytes(name.as_bytes()).ok()
+}
+
+/// A header value of an answer: one of the core's constant values without a copy, any other
+/// moved (its text becomes the value's bytes; dropped when not a valid value).
+fn header_value(value: String) -> Option<HeaderValue> {
+    use crate::http::headers::{APPLICATION_JSON, NO_CACHE, TEXT_EVENT_STREAM, TEXT_PLAIN};
+    for constant in [TEXT_EVENT_STREAM, NO_CACHE, APPLICATION_JSON, TEXT_PLAIN] {
+        if value == constant {
+            return Some(HeaderValue::from_static(constant));
+        }
+    }
+    HeaderValue::from_maybe_shared(Bytes::from(value)).ok()
 }
 
 impl<B> tower_service::Service<Request<B>> for Routes
@@ -542,7 +633,287 @@ pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response<Response
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::session::{SessionOptions, SessionStore};
+    use crate::ServerOptions;
     use hyper::header;
+
+    const PING: &str = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+    /// The status, the JSON-RPC error code (if any) and the session header of a hyper answer.
+    async fn outcome(response: Response<ResponseBody>) -> (u16, Option<i64>, bool) {
+        let status = response.status().as_u16();
+        let minted = response.headers().contains_key(MCP_SESSION_HEADER);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        let json = text.strip_prefix("event: message\ndata: ").unwrap_or(&text);
+        let code = serde_json::from_str::<serde_json::Value>(json.trim())
+            .ok()
+            .and_then(|v| v["error"]["code"].as_i64());
+        (status, code, minted)
+    }
+
+    /// Hyper's map tells a repeated `mcp-` field in one pass as listing the names and counting
+    /// each would, whatever the order the fields came in; and reads the core's names (made once)
+    /// as it reads them by text.
+    #[test]
+    fn header_map_reads_as_by_name() {
+        let cases: Vec<Vec<(&str, &str)>> = vec![
+            vec![],
+            vec![("accept", "a"), ("accept", "b")],
+            vec![("mcp-session-id", "a")],
+            vec![
+                ("mcp-session-id", "a"),
+                ("host", "h"),
+                ("Mcp-Session-Id", "a"),
+            ],
+            vec![("mcp-param-x", "1"), ("mcp-param-y", "1")],
+            vec![("mcp-param-x", "1"), ("accept", "a"), ("mcp-param-x", "2")],
+            vec![("x-mcp-a", "1"), ("x-mcp-a", "1")],
+        ];
+        for fields in cases {
+            let mut map = HeaderMap::new();
+            for (name, value) in &fields {
+                map.append(
+                    HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    HeaderValue::from_str(value).unwrap(),
+                );
+            }
+            let by_names = map
+                .field_names()
+                .iter()
+                .any(|n| n.starts_with("mcp-") && map.field_count(n) > 1);
+            assert_eq!(
+                map.repeats_field_starting_with("mcp-"),
+                by_names,
+                "{fields:?}"
+            );
+            for name in ["mcp-session-id", "accept", "host", "mcp-param-x", "x-mcp-a"] {
+                let by_text: Vec<Option<&str>> =
+                    map.get_all(name).iter().map(|v| v.to_str().ok()).collect();
+                assert_eq!(map.field_values(name), by_text, "{name}");
+                assert_eq!(map.field_count(name), by_text.len(), "{name}");
+                assert_eq!(map.has_field(name), !by_text.is_empty(), "{name}");
+                assert_eq!(
+                    map.field(name),
+                    by_text.first().copied().flatten(),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    /// The answer's fields become hyper's as parsing each would make them (the core's names and
+    /// constant values taken without a copy): a name that is no token and a value that is no
+    /// header value are dropped; an uppercase name is lowercased.
+    #[test]
+    fn answer_fields_become_hyper_fields_as_parsed() {
+        let tchars = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz";
+        for b in tchars.bytes() {
+            let name: &'static str = Box::leak(format!("x{}", b as char).into_boxed_str());
+            assert_eq!(
+                header_name(name),
+                HeaderName::from_bytes(name.as_bytes()).ok()
+            );
+        }
+        let fields: Vec<(&'static str, &str)> = vec![
+            ("content-type", "text/event-stream"),
+            ("cache-control", "no-cache"),
+            ("mcp-session-id", "0123abcd"),
+            ("X-Upper", "v"),
+            ("bad name", "v"),
+            ("x-bad-value", "a\nb"),
+            ("x-obs-text", "caf\u{e9}"),
+            ("", "v"),
+        ];
+        let mut answer = Answer::empty(200);
+        for (name, value) in &fields {
+            answer = answer.with_header(name, *value);
+        }
+        let ours = response(answer, None);
+        let mut parsed = HeaderMap::new();
+        for (name, value) in &fields {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                parsed.append(name, value);
+            }
+        }
+        assert_eq!(ours.headers(), &parsed);
+        assert_eq!(ours.headers().len(), 5, "{:?}", ours.headers());
+    }
+
+    /// Every request answered by the native host (fields read in place from hyper's map, the
+    /// head's checks not made again) gets what the core answers the same request described as
+    /// an `HttpRequest` (fields copied, every check made by `respond`).
+    #[tokio::test]
+    async fn fields_read_in_place_answer_as_the_described_request() {
+        type Case = (
+            &'static str,
+            &'static str,
+            Vec<(&'static str, &'static str)>,
+            &'static str,
+        );
+        let json = ("content-type", "application/json");
+        let accept = ("accept", "application/json, text/event-stream");
+        let host = ("host", "127.0.0.1:1");
+        let cases: Vec<Case> = vec![
+            ("POST", "/mcp", vec![host, json, accept], PING),
+            ("POST", "/mcp", vec![host, json, accept], INITIALIZE),
+            ("POST", "/mcp", vec![json, accept], PING),
+            ("POST", "/other", vec![host, json, accept], PING),
+            ("PUT", "/mcp", vec![host, json, accept], PING),
+            (
+                "GET",
+                "/mcp",
+                vec![host, ("accept", "text/event-stream")],
+                "",
+            ),
+            ("DELETE", "/mcp", vec![host], ""),
+            ("POST", "/mcp", vec![host, accept], PING),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, ("accept", "text/html")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, ("accept", "TEXT/Event-Stream;q=0")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("content-length", "99999999")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-protocol-version", "2025-06-18")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-protocol-version", "1999-01-01")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-protocol-version", "2025-06-18, 2025-06-18"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-protocol-version", "2025-06-18, 2025-03-26"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-protocol-version", "2025-06-18"),
+                    ("MCP-Protocol-Version", " 2025-06-18"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-session-id", "a"),
+                    ("mcp-session-id", "b"),
+                ],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-session-id", "nope")],
+                PING,
+            ),
+            // Not text (a byte past ASCII): present, naming no session / admitting nothing.
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-session-id", "caf\u{e9}")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, ("accept", "caf\u{e9}")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![host, json, accept, ("mcp-protocol-version", "caf\u{e9}")],
+                PING,
+            ),
+            (
+                "POST",
+                "/mcp",
+                vec![
+                    host,
+                    json,
+                    accept,
+                    ("mcp-param-x", "1"),
+                    ("mcp-param-x", "2"),
+                ],
+                PING,
+            ),
+            ("POST", "/mcp", vec![host, json, accept], "{not json"),
+        ];
+        let server = McpServer::new(ServerOptions::new("in-place", "1"));
+        let stateless = Route::new(server.clone(), RouteOptions::default(), tokio_spawner());
+        let store = Arc::new(SessionStore::new(SessionOptions::default(), Arc::new(|| 0)));
+        let sessions = stateless.clone().with_sessions(store);
+        for route in [stateless, sessions] {
+            for (method, path, fields, body) in &cases {
+                let request = || {
+                    let mut request = Request::builder().method(*method).uri(*path);
+                    for (name, value) in fields {
+                        request = request.header(*name, *value);
+                    }
+                    let mut request = request
+                        .body(Full::new(Bytes::from_static(body.as_bytes())))
+                        .unwrap();
+                    request.extensions_mut().insert(FromConnection);
+                    request
+                };
+                // The core's request as the host described it before (every field copied).
+                let (parts, _) = request().into_parts();
+                let mut described = describe(&parts);
+                described.body = Body::Bytes(body.as_bytes().to_vec());
+                let native = outcome(drive(&route, None, request(), Plan::Whole).await).await;
+                let core = outcome(response(route.respond(described).await, None)).await;
+                assert_eq!(native, core, "{method} {path} {fields:?} {body}");
+            }
+        }
+    }
 
     fn accept(v: &str) -> Accept {
         let mut h = HeaderMap::new();

@@ -190,3 +190,58 @@ where
         Box::pin(async move { Ok(this.respond(request).await) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::session::{SessionOptions, SessionStore};
+    use crate::native::http::Routes;
+    use crate::{McpServer, ServerOptions};
+    use http_body_util::BodyExt;
+    use tower_layer::Layer;
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    const PING: &str = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+
+    fn post(body: &'static str, session: Option<&str>, accept: &str) -> Request<Full<Bytes>> {
+        let mut request = Request::builder()
+            .method(Method::POST)
+            .uri("/mcp")
+            .header("content-type", "application/json")
+            .header("accept", accept);
+        if let Some(id) = session {
+            request = request.header("mcp-session-id", id);
+        }
+        request
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap()
+    }
+
+    /// Behind the layer, the route answers a request in the session the layer admitted it to
+    /// (its head negotiated in that session once): SSE with event ids on a primed stream, and a
+    /// head the route refuses is refused.
+    #[tokio::test]
+    async fn the_route_behind_the_layer_answers_in_the_admitted_session() {
+        let server = McpServer::new(ServerOptions::new("layered", "1"));
+        let store = Arc::new(SessionStore::new(SessionOptions::default(), Arc::new(|| 0)));
+        let service = SessionLayer::new(store, HttpOptions::default())
+            .layer(Routes::new(server, HttpOptions::default()));
+        let both = "application/json, text/event-stream";
+        let initialized = service.respond(post(INITIALIZE, None, both)).await;
+        assert_eq!(initialized.status(), StatusCode::OK);
+        let id = initialized.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let pinged = service.respond(post(PING, Some(&id), both)).await;
+        assert_eq!(pinged.status(), StatusCode::OK);
+        assert_eq!(pinged.headers()["mcp-session-id"], id.as_str());
+        let body = pinged.into_body().collect().await.unwrap().to_bytes();
+        let body = String::from_utf8(body.to_vec()).unwrap();
+        // The priming event, then the response, each with an id.
+        assert_eq!(body.matches("id: ").count(), 2, "{body}");
+        assert!(body.contains(r#""id":2"#), "{body}");
+        let refused = service.respond(post(PING, Some(&id), "text/html")).await;
+        assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
+    }
+}

@@ -44,7 +44,12 @@ pub fn encode_event(id: Option<&str>, data: &str) -> String {
 
 /// `true` when `value` holds no line end (so it fits one field line).
 fn one_line(value: &str) -> bool {
-    !value.contains(['\r', '\n'])
+    line_end(value).is_none()
+}
+
+/// Where the first line end (`\r` or `\n`) of `text` is (a byte search: both are ASCII).
+fn line_end(text: &str) -> Option<usize> {
+    memchr::memchr2(b'\r', b'\n', text.as_bytes())
 }
 
 /// The lines of `text` split at `\r\n`, `\r` and `\n` (an empty text is one empty line).
@@ -52,7 +57,7 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
         let text = rest?;
-        match text.find(['\r', '\n']) {
+        match line_end(text) {
             Some(i) => {
                 let skip = if text[i..].starts_with("\r\n") { 2 } else { 1 };
                 rest = Some(&text[i + skip..]);

@@ -12,6 +12,7 @@
 //!  src/bin/wsload         WebSocket: one socket, N in flight, every reply checked
 //!  src/bin/memprobe       RSS per idle session / idle WebSocket connection (1,000 of them)
 //!  src/bin/soak           soak and fault load for ../soak.sh (all transports, both eras)
+//!  src/bin/profile-route  the core's HTTP route in process (no sockets), for profilers
 //!  ../run.sh              builds, pins (taskset), runs both orders, prints one ratio table
 //! ```
 
@@ -193,6 +194,21 @@ pub async fn post_json(
     body: String,
     session: Option<&str>,
 ) -> Result<(hyper::StatusCode, hyper::HeaderMap, bytes::Bytes), String> {
+    post_json_in(sender, addr, path, body, session, PROTOCOL_VERSION).await
+}
+
+/// The protocol version the load generators speak unless told otherwise.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// [`post_json`] with `MCP-Protocol-Version: {version}`.
+pub async fn post_json_in(
+    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    addr: &str,
+    path: &str,
+    body: String,
+    session: Option<&str>,
+    version: &str,
+) -> Result<(hyper::StatusCode, hyper::HeaderMap, bytes::Bytes), String> {
     use http_body_util::BodyExt;
     let mut request = hyper::Request::builder()
         .method(hyper::Method::POST)
@@ -200,7 +216,7 @@ pub async fn post_json(
         .header(hyper::header::HOST, addr)
         .header(hyper::header::CONTENT_TYPE, "application/json")
         .header(hyper::header::ACCEPT, "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18");
+        .header("mcp-protocol-version", version);
     if let Some(id) = session {
         request = request.header("mcp-session-id", id);
     }
@@ -238,8 +254,20 @@ pub async fn open_session(
     addr: &str,
     path: &str,
 ) -> Result<String, String> {
+    open_session_in(sender, addr, path, PROTOCOL_VERSION).await
+}
+
+/// [`open_session`] negotiating protocol `version` (a `2025-11-25` session primes every
+/// request's stream with an event of its own).
+pub async fn open_session_in(
+    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    addr: &str,
+    path: &str,
+    version: &str,
+) -> Result<String, String> {
+    let initialize = INITIALIZE.replace(PROTOCOL_VERSION, version);
     let (status, headers, body) =
-        post_json(sender, addr, path, INITIALIZE.to_owned(), None).await?;
+        post_json_in(sender, addr, path, initialize, None, version).await?;
     if status != hyper::StatusCode::OK {
         return Err(format!(
             "initialize: status {status}: {}",
@@ -252,8 +280,15 @@ pub async fn open_session(
         .and_then(|v| v.to_str().ok())
         .ok_or("initialize: no mcp-session-id header")?
         .to_owned();
-    let (status, _, body) =
-        post_json(sender, addr, path, INITIALIZED.to_owned(), Some(&id)).await?;
+    let (status, _, body) = post_json_in(
+        sender,
+        addr,
+        path,
+        INITIALIZED.to_owned(),
+        Some(&id),
+        version,
+    )
+    .await?;
     if !status.is_success() {
         return Err(format!(
             "notifications/initialized: status {status}: {}",

@@ -15,10 +15,38 @@ pub struct EventId {
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text().as_str())
+    }
+}
+
+impl EventId {
+    /// The id's text (what [`fmt::Display`] writes), on the stack.
+    pub(crate) fn text(&self) -> IdText {
         let (mut stream, mut seq) = ([0; 13], [0; 13]);
-        f.write_str(base36(self.stream, &mut stream))?;
-        f.write_str("-")?;
-        f.write_str(base36(self.seq, &mut seq))
+        let (stream, seq) = (base36(self.stream, &mut stream), base36(self.seq, &mut seq));
+        let mut text = IdText {
+            bytes: [0; 27],
+            len: stream.len() + 1 + seq.len(),
+        };
+        text.bytes[..stream.len()].copy_from_slice(stream.as_bytes());
+        text.bytes[stream.len()] = b'-';
+        text.bytes[stream.len() + 1..text.len].copy_from_slice(seq.as_bytes());
+        text
+    }
+}
+
+/// An [`EventId`]'s text without a heap allocation: 13 base36 digits hold any `u64`, so
+/// `"<stream>-<seq>"` fits 27 bytes.
+pub(crate) struct IdText {
+    bytes: [u8; 27],
+    len: usize,
+}
+
+impl IdText {
+    /// The text.
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII digits, letters and `-` were written.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
     }
 }
 
@@ -122,12 +150,29 @@ impl ReplayLog {
     /// Log an event on `stream` at `now` and return its fresh id (the oldest events are evicted
     /// past capacity or past the byte bound, and any older than the TTL).
     pub fn append(&mut self, stream: u64, data: Option<String>, now: u64) -> EventId {
-        let id = EventId {
+        self.append_evicting(stream, data, now).0
+    }
+
+    /// The id the next [`ReplayLog::append`] on `stream` gets.
+    pub(crate) fn next_id(&self, stream: u64) -> EventId {
+        EventId {
             stream,
             seq: self.next_seq,
-        };
+        }
+    }
+
+    /// [`ReplayLog::append`], handing back an event it evicted, if any (the oldest; any others,
+    /// expired with it, are dropped here): the caller drops it after its lock, so freeing it is
+    /// off the lock's critical path (one event leaves for each one logged once the log is full).
+    pub(crate) fn append_evicting(
+        &mut self,
+        stream: u64,
+        data: Option<String>,
+        now: u64,
+    ) -> (EventId, Option<Event>) {
+        let id = self.next_id(stream);
         self.next_seq += 1;
-        self.evict(now);
+        let mut evicted = self.evict(now);
         let size = data.as_ref().map_or(0, String::len);
         if self.capacity > 0 && size <= self.max_bytes {
             while self.events.len() >= self.capacity || self.bytes + size > self.max_bytes {
@@ -135,6 +180,7 @@ impl ReplayLog {
                     break;
                 };
                 self.bytes -= old.data.as_ref().map_or(0, String::len);
+                evicted.get_or_insert(old);
             }
             self.bytes += size;
             self.events.push_back(Event {
@@ -143,7 +189,7 @@ impl ReplayLog {
                 timestamp: now,
             });
         }
-        id
+        (id, evicted)
     }
 
     /// A fresh id on `stream` for an event this log does not keep (one delivered elsewhere:
@@ -161,7 +207,7 @@ impl ReplayLog {
     /// priming events; `None` when `after` is not (or no longer) in the log — an unknown or
     /// evicted cursor replays nothing.
     pub fn replay(&mut self, after: EventId, now: u64) -> Option<Vec<Event>> {
-        self.evict(now);
+        drop(self.evict(now));
         let at = self.events.iter().position(|e| e.id == after)?;
         Some(
             self.events
@@ -178,12 +224,20 @@ impl ReplayLog {
         self.events.len()
     }
 
+    /// The bytes of event text retained.
+    #[cfg(test)]
+    pub(crate) fn retained_bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Whether nothing is retained.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
 
-    fn evict(&mut self, now: u64) {
+    /// Drop the events older than the TTL at `now`; the first of them is handed back.
+    fn evict(&mut self, now: u64) -> Option<Event> {
+        let mut first = None;
         while self
             .events
             .front()
@@ -191,8 +245,10 @@ impl ReplayLog {
         {
             if let Some(old) = self.events.pop_front() {
                 self.bytes -= old.data.as_ref().map_or(0, String::len);
+                first.get_or_insert(old);
             }
         }
+        first
     }
 }
 

@@ -22,7 +22,8 @@
 //! [`SessionStore::mint`] for why it refuses rather than evicting). It is the in-memory default
 //! of [`SessionBackend`], the seam where a store shared by several server instances plugs in.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -95,26 +96,51 @@ impl Default for SessionOptions {
 /// on a `u64` (the numbers are the server's own, so no peer chooses the keys).
 type StreamHasher = foldhash::fast::RandomState;
 
+/// A stream's live connection.
 struct Sink {
     token: u64,
-    tx: mpsc::UnboundedSender<String>,
+    conn: Conn,
+}
+
+/// Where a live connection's events go: the channel its host reads, or — while the route polls
+/// a request's dispatch the first time ([`Session::open_request_buffer`]) — a buffer the route
+/// takes right after ([`Session::take_request_buffer`]), so a reply ready at once goes out whole
+/// with no channel.
+enum Conn {
+    Channel(mpsc::UnboundedSender<String>),
+    Buffer(Vec<String>),
 }
 
 struct State {
     log: ReplayLog,
-    /// Live sinks by stream; a request stream is in `open` until its response is sent.
+    /// Live sinks by stream.
     sinks: HashMap<u64, Sink, StreamHasher>,
-    open: HashSet<u64, StreamHasher>,
+    /// The request streams not answered yet, each with whether an event was logged on it (a
+    /// priming event counts).
+    open: HashMap<u64, bool, StreamHasher>,
+    /// Buffers whose connection ended before the route took them: their token and events (the
+    /// route takes each right after its first poll, so this holds one at most per poll running).
+    ended_buffers: Vec<(u64, Vec<String>)>,
     next_stream: u64,
     next_token: u64,
     touched: u64,
     closed: bool,
 }
 
+/// What [`Session::take_request_buffer`] found.
+pub(crate) enum Taken {
+    /// The connection ended (the request was answered, or the session ended or disconnected it):
+    /// every event it got, in order.
+    Ended(Vec<String>),
+    /// Still live: its events so far queued on a channel now attached in the buffer's place.
+    Live(Attached),
+}
+
 /// One MCP session (seed `MCPSession`): its id, negotiated protocol version, streams and replay
 /// log. Shared as `Arc<Session>`; every method takes `&self`.
 pub struct Session {
-    id: String,
+    /// The id, shared with the server's scope of the session (no copy per request).
+    id: Arc<str>,
     protocol_version: String,
     retry_ms: u64,
     clock: Clock,
@@ -153,14 +179,15 @@ impl Session {
     ) -> Self {
         let now = clock();
         Session {
-            id: id.into(),
+            id: Arc::from(id.into()),
             protocol_version: protocol_version.into(),
             retry_ms: options.retry_ms,
             clock,
             state: Mutex::new(State {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
                 sinks: HashMap::default(),
-                open: HashSet::default(),
+                open: HashMap::default(),
+                ended_buffers: Vec::new(),
                 next_stream: 1,
                 next_token: 0,
                 touched: now,
@@ -198,6 +225,11 @@ impl Session {
     /// The session id (visible ASCII, for the `mcp-session-id` header).
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The id as the shared text the server keys the session's scope by.
+    pub(crate) fn scope(&self) -> Arc<str> {
+        self.id.clone()
     }
 
     /// The protocol version negotiated by `initialize`.
@@ -239,21 +271,44 @@ impl Session {
 
     /// Log `json` on `stream` and deliver it to the stream's live connection, if any. `None`
     /// once the session has ended.
+    ///
+    /// The first event of a request stream that was not primed is logged without its text: a
+    /// resume replays what came after the event it names on that event's stream, and nothing on
+    /// that stream comes before this one, so no resume can replay it (a client without priming
+    /// events learns no earlier id). Its id is logged, so a `GET` naming it still finds its
+    /// stream ([`Session::resume`]).
     pub fn send(&self, stream: u64, json: &str) -> Option<EventId> {
+        self.log_and_deliver(stream, Cow::Borrowed(json))
+    }
+
+    /// [`Session::send`] of a text the caller owns: the log keeps it without a copy.
+    pub(crate) fn send_owned(&self, stream: u64, json: String) -> Option<EventId> {
+        self.log_and_deliver(stream, Cow::Owned(json))
+    }
+
+    fn log_and_deliver(&self, stream: u64, json: Cow<'_, str>) -> Option<EventId> {
         let now = (self.clock)();
         let mut state = self.lock();
         if state.closed {
             return None;
         }
-        let id = state.log.append(stream, Some(json.to_owned()), now);
+        let first = stream != STANDALONE_STREAM
+            && state
+                .open
+                .get_mut(&stream)
+                .is_some_and(|logged| !std::mem::replace(logged, true));
+        let id = state.log.next_id(stream);
         if let Some(sink) = self.sink.as_ref().filter(|_| stream != STANDALONE_STREAM) {
-            sink.logged(&self.id, id, Some(json));
+            sink.logged(&self.id, id, Some(&json));
         }
-        deliver(
-            &mut state,
-            stream,
-            sse::encode_event(Some(&id.to_string()), json),
-        );
+        let text = sse::encode_event(Some(id.text().as_str()), &json);
+        let kept = (!first).then(|| json.into_owned());
+        let (logged, evicted) = state.log.append_evicting(stream, kept, now);
+        debug_assert_eq!(logged, id);
+        deliver(&mut state, stream, text);
+        drop(state);
+        // The evicted event's text is freed after the lock.
+        drop(evicted);
         Some(id)
     }
 
@@ -272,23 +327,8 @@ impl Session {
     /// it. Send its messages with [`Session::send`] and end it with [`Session::finish`].
     /// `None` once the session has ended.
     pub fn open_request_stream(&self) -> Option<Attached> {
-        let now = (self.clock)();
-        let mut state = self.lock();
-        if state.closed {
-            return None;
-        }
-        let stream = state.next_stream;
-        state.next_stream += 1;
-        state.open.insert(stream);
         let (tx, events) = mpsc::unbounded();
-        if self.primes() {
-            let id = state.log.append(stream, None, now);
-            if let Some(sink) = &self.sink {
-                sink.logged(&self.id, id, None);
-            }
-            let _ = tx.unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
-        }
-        let token = attach(&mut state, stream, tx);
+        let (stream, token) = self.open_request(Conn::Channel(tx))?;
         Some(Attached {
             stream,
             token,
@@ -296,12 +336,79 @@ impl Session {
         })
     }
 
+    /// [`Session::open_request_stream`] whose connection collects its events in a buffer until
+    /// [`Session::take_request_buffer`] (the route's first poll of the request's dispatch runs in
+    /// between): its stream and token. `None` once the session has ended.
+    pub(crate) fn open_request_buffer(&self) -> Option<(u64, u64)> {
+        self.open_request(Conn::Buffer(Vec::new()))
+    }
+
+    /// The events of the buffered connection `token` on `stream`
+    /// ([`Session::open_request_buffer`]): all of them when it has ended (the request was
+    /// answered at once), else those so far, queued on a channel that replaces the buffer.
+    pub(crate) fn take_request_buffer(&self, stream: u64, token: u64) -> Taken {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if let Some(at) = state.ended_buffers.iter().position(|(t, _)| *t == token) {
+            let (_, events) = state.ended_buffers.swap_remove(at);
+            // The connection is over, as a host's detach would record it.
+            state.touched = now;
+            return Taken::Ended(events);
+        }
+        if let Some(sink) = state.sinks.get_mut(&stream).filter(|s| s.token == token) {
+            if let Conn::Buffer(buffered) = &mut sink.conn {
+                let (tx, events) = mpsc::unbounded();
+                for text in std::mem::take(buffered) {
+                    let _ = tx.unbounded_send(text);
+                }
+                sink.conn = Conn::Channel(tx);
+                return Taken::Live(Attached {
+                    stream,
+                    token,
+                    events,
+                });
+            }
+        }
+        Taken::Ended(Vec::new())
+    }
+
+    /// A fresh request stream, open, primed when the client understands it, with `conn` attached.
+    fn open_request(&self, mut conn: Conn) -> Option<(u64, u64)> {
+        let primes = self.primes();
+        // The clock is read for the priming event's timestamp only.
+        let now = primes.then(|| (self.clock)());
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        let stream = state.next_stream;
+        state.next_stream += 1;
+        state.open.insert(stream, primes);
+        if let Some(now) = now {
+            let id = state.log.append(stream, None, now);
+            if let Some(sink) = &self.sink {
+                sink.logged(&self.id, id, None);
+            }
+            let priming = sse::encode_priming(id.text().as_str(), Some(self.retry_ms));
+            match &mut conn {
+                Conn::Channel(tx) => {
+                    let _ = tx.unbounded_send(priming);
+                }
+                Conn::Buffer(events) => events.push(priming),
+            }
+        }
+        let token = attach(&mut state, stream, conn);
+        Some((stream, token))
+    }
+
     /// The request on `stream` has been answered: its live connection (if any) ends, and a later
     /// resume of it replays what is retained and then ends.
     pub fn finish(&self, stream: u64) {
         let mut state = self.lock();
         state.open.remove(&stream);
-        state.sinks.remove(&stream);
+        if let Some(sink) = state.sinks.remove(&stream) {
+            end(&mut state, sink, None);
+        }
         if let Some(sink) = &self.sink {
             sink.finished(&self.id, stream);
         }
@@ -327,9 +434,10 @@ impl Session {
             Some((stream, replay)) => {
                 for event in &replay {
                     let data = event.data.as_deref().unwrap_or_default();
-                    let _ = tx.unbounded_send(sse::encode_event(Some(&event.id.to_string()), data));
+                    let _ =
+                        tx.unbounded_send(sse::encode_event(Some(event.id.text().as_str()), data));
                 }
-                if stream != STANDALONE_STREAM && !state.open.contains(&stream) {
+                if stream != STANDALONE_STREAM && !state.open.contains_key(&stream) {
                     // Answered already: the replay is the whole rest of the stream.
                     drop(tx);
                     return Some(Attached {
@@ -343,13 +451,15 @@ impl Session {
             None => {
                 if self.primes() {
                     let id = state.log.append(STANDALONE_STREAM, None, now);
-                    let _ = tx
-                        .unbounded_send(sse::encode_priming(&id.to_string(), Some(self.retry_ms)));
+                    let _ = tx.unbounded_send(sse::encode_priming(
+                        id.text().as_str(),
+                        Some(self.retry_ms),
+                    ));
                 }
                 STANDALONE_STREAM
             }
         };
-        let token = attach(&mut state, stream, tx);
+        let token = attach(&mut state, stream, Conn::Channel(tx));
         Some(Attached {
             stream,
             token,
@@ -362,7 +472,9 @@ impl Session {
         let now = (self.clock)();
         let mut state = self.lock();
         if state.sinks.get(&stream).is_some_and(|s| s.token == token) {
-            state.sinks.remove(&stream);
+            if let Some(sink) = state.sinks.remove(&stream) {
+                end(&mut state, sink, None);
+            }
         }
         state.touched = now;
     }
@@ -373,10 +485,9 @@ impl Session {
     pub fn close(&self, retry_ms: Option<u64>) {
         let mut state = self.lock();
         state.closed = true;
-        for (_, sink) in state.sinks.drain() {
-            if let Some(ms) = retry_ms {
-                let _ = sink.tx.unbounded_send(sse::encode_retry(ms));
-            }
+        let sinks: Vec<Sink> = state.sinks.drain().map(|(_, sink)| sink).collect();
+        for sink in sinks {
+            end(&mut state, sink, retry_ms.map(sse::encode_retry));
         }
         state.open.clear();
     }
@@ -385,8 +496,9 @@ impl Session {
     /// the client reconnects later and resumes).
     pub fn disconnect_all(&self) {
         let mut state = self.lock();
-        for (_, sink) in state.sinks.drain() {
-            let _ = sink.tx.unbounded_send(sse::encode_retry(self.retry_ms));
+        let sinks: Vec<Sink> = state.sinks.drain().map(|(_, sink)| sink).collect();
+        for sink in sinks {
+            end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
         }
     }
 
@@ -396,12 +508,12 @@ impl Session {
     pub fn disconnect_idle(&self) {
         let mut state = self.lock();
         let idle: Vec<u64> = (state.sinks.keys())
-            .filter(|stream| !state.open.contains(stream))
+            .filter(|stream| !state.open.contains_key(stream))
             .copied()
             .collect();
         for stream in idle {
             if let Some(sink) = state.sinks.remove(&stream) {
-                let _ = sink.tx.unbounded_send(sse::encode_retry(self.retry_ms));
+                end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
             }
         }
     }
@@ -414,10 +526,7 @@ impl Session {
     pub fn disconnect(&self, stream: u64) -> bool {
         let mut state = self.lock();
         match state.sinks.remove(&stream) {
-            Some(sink) => sink
-                .tx
-                .unbounded_send(sse::encode_retry(self.retry_ms))
-                .is_ok(),
+            Some(sink) => end(&mut state, sink, Some(sse::encode_retry(self.retry_ms))),
             None => false,
         }
     }
@@ -466,19 +575,41 @@ impl State {
     }
 }
 
-fn attach(state: &mut State, stream: u64, tx: mpsc::UnboundedSender<String>) -> u64 {
+fn attach(state: &mut State, stream: u64, conn: Conn) -> u64 {
     let token = state.next_token;
     state.next_token += 1;
     // Replaces (and so ends) any other connection on this stream.
-    state.sinks.insert(stream, Sink { token, tx });
+    if let Some(old) = state.sinks.insert(stream, Sink { token, conn }) {
+        end(state, old, None);
+    }
     token
 }
 
-fn deliver(state: &mut State, stream: u64, text: String) {
-    if let Some(sink) = state.sinks.get(&stream) {
-        if sink.tx.unbounded_send(text).is_err() {
-            state.sinks.remove(&stream);
+/// End a connection taken out of the sinks, after `last` (a `retry` field) if given: a channel
+/// ends when dropped; a buffer keeps what it got for the route to take. Whether `last` reached
+/// it (`true` without one).
+fn end(state: &mut State, sink: Sink, last: Option<String>) -> bool {
+    match sink.conn {
+        Conn::Channel(tx) => last.is_none_or(|text| tx.unbounded_send(text).is_ok()),
+        Conn::Buffer(mut events) => {
+            events.extend(last);
+            state.ended_buffers.push((sink.token, events));
+            true
         }
+    }
+}
+
+fn deliver(state: &mut State, stream: u64, text: String) {
+    let Some(sink) = state.sinks.get_mut(&stream) else {
+        return;
+    };
+    match &mut sink.conn {
+        Conn::Channel(tx) => {
+            if tx.unbounded_send(text).is_err() {
+                state.sinks.remove(&stream);
+            }
+        }
+        Conn::Buffer(events) => events.push(text),
     }
 }
 
@@ -548,6 +679,143 @@ mod tests {
             resumed.events.try_recv(),
             Err(mpsc::TryRecvError::Closed)
         ));
+    }
+
+    fn ended(taken: Taken) -> Vec<String> {
+        match taken {
+            Taken::Ended(events) => events,
+            Taken::Live(_) => panic!("still live"),
+        }
+    }
+
+    #[test]
+    fn a_buffered_request_answered_at_once_is_taken_whole_and_logged() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-11-25", &SessionOptions::default(), clock);
+        let (stream, token) = s.open_request_buffer().unwrap();
+        assert!(
+            s.is_attached(stream),
+            "the buffer is the stream's connection"
+        );
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        assert!(!s.is_attached(stream));
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(
+            events[0].ends_with("retry: 1000\ndata: \n\n"),
+            "primed: {events:?}"
+        );
+        assert!(events[1].ends_with("data: {\"answer\":1}\n\n"));
+        // Taken once; the answer is in the log for a resume from the priming event.
+        assert!(ended(s.take_request_buffer(stream, token)).is_empty());
+        let priming = events[0].lines().next().unwrap().trim_start_matches("id: ");
+        let mut resumed = s.resume(Some(priming)).unwrap();
+        assert_eq!(drain(&mut resumed.events), events[1..]);
+        assert!(matches!(
+            resumed.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+    }
+
+    #[test]
+    fn a_buffered_request_still_running_goes_on_on_a_channel() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        let (stream, token) = s.open_request_buffer().unwrap();
+        s.send(stream, "{\"progress\":1}").unwrap();
+        let Taken::Live(mut live) = s.take_request_buffer(stream, token) else {
+            panic!("the request is still running");
+        };
+        assert_eq!((live.stream, live.token), (stream, token));
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        let events = drain(&mut live.events);
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(events[0].ends_with("data: {\"progress\":1}\n\n"));
+        assert!(events[1].ends_with("data: {\"answer\":1}\n\n"));
+        assert!(matches!(
+            live.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+    }
+
+    #[test]
+    fn a_buffered_connection_ended_early_keeps_what_it_got() {
+        let (_, clock) = clock();
+        // The session ends: the buffer gets the `retry` a channel would, and ends.
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock.clone());
+        let (stream, token) = s.open_request_buffer().unwrap();
+        s.send(stream, "{\"progress\":1}").unwrap();
+        s.close(Some(500));
+        assert!(s.send(stream, "{\"answer\":1}").is_none());
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[1], "retry: 500\n\n");
+        // The server lets the client resume it: `retry`, and later events are logged only.
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock.clone());
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let first = s.send(stream, "{\"progress\":1}").unwrap();
+        assert!(s.disconnect(stream));
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[1], "retry: 1000\n\n");
+        assert_eq!(s.replay(&first.to_string()).len(), 1);
+        // Another connection takes the stream over: the buffer ends with what it had.
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let first = s.send(stream, "{\"progress\":1}").unwrap();
+        let mut other = s.resume(Some(&first.to_string())).unwrap();
+        assert_eq!(other.stream, stream);
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        assert_eq!(ended(s.take_request_buffer(stream, token)).len(), 1);
+        let events = drain(&mut other.events);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(events[0].ends_with("data: {\"answer\":1}\n\n"));
+    }
+
+    #[test]
+    fn the_first_event_of_an_unprimed_request_stream_keeps_its_id_not_its_text() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        // Answered at once: one event, which nothing on its stream precedes.
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let answer = s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        let events = ended(s.take_request_buffer(stream, token));
+        assert_eq!(events.len(), 1);
+        assert!(
+            events[0].ends_with("data: {\"answer\":1}\n\n"),
+            "delivered whole"
+        );
+        assert_eq!(s.lock().log.retained_bytes(), 0, "its text is not kept");
+        // Its id is known: a resume from it replays nothing and ends (the stream is answered).
+        assert!(s.knows_event(&answer.to_string()));
+        let mut resumed = s.resume(Some(&answer.to_string())).unwrap();
+        assert_eq!(resumed.stream, stream);
+        assert!(drain(&mut resumed.events).is_empty());
+        assert!(matches!(
+            resumed.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+        // What comes after the first event is kept, and replayed after it.
+        let (stream, _) = s.open_request_buffer().unwrap();
+        let progress = s.send(stream, "{\"progress\":1}").unwrap();
+        s.send(stream, "{\"answer\":2}").unwrap();
+        let replayed = s.replay(&progress.to_string());
+        assert_eq!(replayed.len(), 1);
+        assert_eq!(replayed[0].data.as_deref(), Some("{\"answer\":2}"));
+        assert_eq!(s.lock().log.retained_bytes(), "{\"answer\":2}".len());
+        // The standalone stream keeps every push (a priming event may precede any of them).
+        let pushed = s.push("{\"n\":0}").unwrap();
+        assert_eq!(
+            s.lock().log.retained_bytes(),
+            "{\"answer\":2}".len() + "{\"n\":0}".len()
+        );
+        assert!(s.knows_event(&pushed.to_string()));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Session ids and the in-memory store of live sessions (seed clause 18: `createMCPSession`'s
 //! closure store, with an idle TTL and a cap), the default [`super::SessionBackend`].
 
-use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use hashbrown::HashTable;
 
 use super::{Clock, Session, SessionOptions, Unavailable};
 
@@ -18,9 +20,11 @@ pub fn mint_session_id() -> Result<String, getrandom::Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The live sessions by id, hashed with foldhash seeded at random per process: cheaper than
-/// SipHash on the 32-digit ids, and a client sending ids of its own cannot predict the seed.
-type Sessions = HashMap<String, Arc<Session>, foldhash::fast::RandomState>;
+/// The live sessions, found by their id's hash: foldhash seeded at random per process
+/// ([`SessionStore::hash`]), cheaper than SipHash on the 32-digit ids, and a client sending ids
+/// of its own cannot predict the seed. The hash is taken before the store's lock, which is held
+/// for the probe alone.
+type Sessions = HashTable<Arc<Session>>;
 
 /// Why [`SessionStore::mint`] made no session.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +47,7 @@ pub enum MintError {
 /// (the README's benchmarks, 2026-12-03; the budget is 2 KB, not met).
 pub struct SessionStore {
     sessions: Mutex<Sessions>,
+    hasher: foldhash::fast::RandomState,
     options: SessionOptions,
     clock: Clock,
     on_end: Mutex<Option<EndHook>>,
@@ -71,7 +76,8 @@ impl SessionStore {
     /// An empty store.
     pub fn new(options: SessionOptions, clock: Clock) -> Self {
         SessionStore {
-            sessions: Mutex::new(Sessions::default()),
+            sessions: Mutex::new(Sessions::new()),
+            hasher: foldhash::fast::RandomState::default(),
             options,
             clock,
             on_end: Mutex::new(None),
@@ -104,6 +110,11 @@ impl SessionStore {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The hash the table files the session `id` under.
+    fn hash(&self, id: &str) -> u64 {
+        self.hasher.hash_one(id)
+    }
+
     /// Mint a session for a successful `initialize` that negotiated `protocol_version`.
     ///
     /// Idle sessions are evicted first. At the cap the store **refuses** (the transport answers
@@ -122,19 +133,20 @@ impl SessionStore {
         if sessions.len() >= self.options.max_sessions {
             return Err(MintError::AtCapacity);
         }
-        let id = loop {
+        let (id, hash) = loop {
             let id = mint_session_id().map_err(MintError::Random)?;
-            if !sessions.contains_key(&id) {
-                break id;
+            let hash = self.hash(&id);
+            if sessions.find(hash, |s| s.id() == id).is_none() {
+                break (id, hash);
             }
         };
         let session = Arc::new(Session::new(
-            id.clone(),
+            id,
             protocol_version,
             &self.options,
             self.clock.clone(),
         ));
-        sessions.insert(id, session.clone());
+        sessions.insert_unique(hash, session.clone(), |s| self.hash(s.id()));
         Ok(session)
     }
 
@@ -151,11 +163,11 @@ impl SessionStore {
     fn evict_idle(&self, sessions: &mut Sessions) -> Vec<String> {
         let mut evicted = Vec::new();
         if let Some(ttl) = self.options.idle_ttl_ms {
-            sessions.retain(|id, s| {
+            sessions.retain(|s| {
                 let keep = !s.is_idle(ttl);
                 if !keep {
                     s.close(None);
-                    evicted.push(id.clone());
+                    evicted.push(s.id().to_owned());
                 }
                 keep
             });
@@ -166,18 +178,21 @@ impl SessionStore {
     /// The live session with this id, touched; `None` when unknown, ended, or idle past the TTL
     /// (which evicts it now: lazy eviction, no timer).
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        // The store's lock is held for the lookup only; the session is judged under its own.
-        let session = self.lock().get(id)?.clone();
+        // The store's lock is held for the probe only (the hash is taken before); the session
+        // is judged under its own.
+        let hash = self.hash(id);
+        let session = self.lock().find(hash, |s| s.id() == id)?.clone();
         if session.touch_if_live(self.options.idle_ttl_ms) {
             return Some(session);
         }
         // Whoever removes it ends it, once (a racing lookup or `DELETE` may have already).
-        let mut sessions = self.lock();
-        let removed = sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, &session));
-        if removed {
-            sessions.remove(id);
-        }
-        drop(sessions);
+        let removed = match self.lock().find_entry(hash, |s| Arc::ptr_eq(s, &session)) {
+            Ok(entry) => {
+                entry.remove();
+                true
+            }
+            Err(_) => false,
+        };
         if removed {
             session.close(None);
             self.ended(id);
@@ -188,7 +203,9 @@ impl SessionStore {
     /// End and forget a session (`DELETE`); `None` when it was not live.
     pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let session = self.get(id)?;
-        self.lock().remove(id);
+        if let Ok(entry) = self.lock().find_entry(self.hash(id), |s| s.id() == id) {
+            entry.remove();
+        }
         session.close(None);
         self.ended(id);
         Some(session)
@@ -196,7 +213,7 @@ impl SessionStore {
 
     /// End every live connection of every session with a `retry` field (server shutdown).
     pub fn disconnect_all(&self) {
-        let sessions: Vec<_> = self.lock().values().cloned().collect();
+        let sessions: Vec<_> = self.lock().iter().cloned().collect();
         for session in sessions {
             session.disconnect_all();
         }
@@ -205,7 +222,7 @@ impl SessionStore {
     /// [`Session::disconnect_idle`] on every session: streams with no request in flight end
     /// (the start of a graceful shutdown; the request streams end with their answers).
     pub fn disconnect_idle(&self) {
-        let sessions: Vec<_> = self.lock().values().cloned().collect();
+        let sessions: Vec<_> = self.lock().iter().cloned().collect();
         for session in sessions {
             session.disconnect_idle();
         }
@@ -231,6 +248,29 @@ mod tests {
         let now = Arc::new(AtomicU64::new(1_000));
         let c = now.clone();
         (now, Arc::new(move || c.load(Ordering::SeqCst)))
+    }
+
+    #[test]
+    fn each_of_many_sessions_is_found_by_its_id_until_removed() {
+        let (_, clock) = clock();
+        let store = SessionStore::new(SessionOptions::default(), clock);
+        let minted: Vec<_> = (0..300)
+            .map(|_| store.mint("2025-06-18").unwrap())
+            .collect();
+        assert_eq!(store.len(), 300);
+        for session in &minted {
+            assert!(Arc::ptr_eq(&store.get(session.id()).unwrap(), session));
+        }
+        for session in minted.iter().step_by(2) {
+            assert!(store.remove(session.id()).is_some());
+            assert!(session.is_closed());
+        }
+        assert_eq!(store.len(), 150);
+        for (i, session) in minted.iter().enumerate() {
+            assert_eq!(store.get(session.id()).is_some(), i % 2 == 1, "{i}");
+        }
+        assert!(store.get("no-such-session").is_none());
+        assert!(store.remove(minted[0].id()).is_none(), "removed once");
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //!   with `ours-sessions`, and it would need a second release build with `--features redis`.)
 //! - `--max-sessions N`: the live-session cap (default 4096, as shipped) of either store; the
 //!   memory probe raises it to hold 10,000 idle sessions.
+//! - `--log-capacity N`: each session's replay-log bound in events (default 1024, as shipped);
+//!   `0` keeps no events, to measure what the log costs a request.
 
 use std::sync::Arc;
 
@@ -25,14 +27,14 @@ use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions};
 use orkestrel_mcp::native::{http, stdio};
 use orkestrel_mcp_bench::ours;
 
-const USAGE: &str = "usage: bench-ours --http ADDR | --http-sse ADDR | --http-sessions ADDR [--redis URL] [--max-sessions N] | --stdio | --stdio-pipes";
+const USAGE: &str = "usage: bench-ours --http ADDR | --http-sse ADDR | --http-sessions ADDR [--redis URL] [--max-sessions N] [--log-capacity N] | --stdio | --stdio-pipes";
 
 fn usage() -> ! {
     eprintln!("{USAGE}");
     std::process::exit(2)
 }
 
-/// `--redis URL` and `--max-sessions N` after `--http-sessions ADDR`.
+/// `--redis URL`, `--max-sessions N` and `--log-capacity N` after `--http-sessions ADDR`.
 fn session_flags(rest: &[String]) -> (Option<String>, SessionOptions) {
     let mut redis = None;
     let mut options = SessionOptions::default();
@@ -41,6 +43,10 @@ fn session_flags(rest: &[String]) -> (Option<String>, SessionOptions) {
         let Some(value) = args.next() else { usage() };
         match flag.as_str() {
             "--redis" => redis = Some(value.clone()),
+            "--log-capacity" => match value.parse() {
+                Ok(n) => options.log_capacity = n,
+                _ => usage(),
+            },
             "--max-sessions" => match value.parse() {
                 Ok(n) if n > 0 => options.max_sessions = n,
                 _ => usage(),

@@ -8,10 +8,14 @@
 //! With `--sessions`, every connection first opens an MCP session the way a client does —
 //! `initialize` (no `mcp-session-id`; the reply must carry one and a `result`), then
 //! `notifications/initialized` with the id (`2xx`) — and sends every call with that id.
+//! `--protocol-version V` (default `2025-06-18`) is the `MCP-Protocol-Version` sent and, with
+//! `--sessions`, the version `initialize` asks for (`2025-11-25`: every reply stream starts with
+//! a priming event).
 //!
 //! ```text
 //! loadgen --url http://127.0.0.1:PORT/mcp --connections 16 --duration-ms 2000 \
 //!         --warmup-ms 500 --max-requests 1000000 [--no-id-check] [--sessions]
+//!         [--protocol-version 2025-11-25]
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,7 +28,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use orkestrel_mcp_bench::{check_echo_reply, echo_call, open_session};
+use orkestrel_mcp_bench::{check_echo_reply, echo_call, open_session_in, PROTOCOL_VERSION};
 
 struct Options {
     addr: String,
@@ -35,6 +39,8 @@ struct Options {
     max_requests: u64,
     check_id: bool,
     sessions: bool,
+    /// The `MCP-Protocol-Version` sent (and negotiated by `--sessions`).
+    version: String,
 }
 
 #[derive(Default)]
@@ -59,6 +65,7 @@ fn parse_args() -> Result<Options, String> {
         max_requests: 1_000_000,
         check_id: true,
         sessions: false,
+        version: PROTOCOL_VERSION.to_owned(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -75,6 +82,7 @@ fn parse_args() -> Result<Options, String> {
             "--max-requests" => o.max_requests = value()?.parse().map_err(|e| format!("{e}"))?,
             "--no-id-check" => o.check_id = false,
             "--sessions" => o.sessions = true,
+            "--protocol-version" => o.version = value()?,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -124,7 +132,7 @@ async fn worker(
         }
     };
     let session = if o.sessions {
-        match open_session(&mut sender, &o.addr, &o.path).await {
+        match open_session_in(&mut sender, &o.addr, &o.path, &o.version).await {
             Ok(id) => Some(HeaderValue::from_str(&id).expect("a session id is a header value")),
             Err(e) => {
                 stats.errors += 1;
@@ -157,7 +165,7 @@ async fn worker(
             .header(HOST, host.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-protocol-version", o.version.as_str())
             .body(Full::new(Bytes::from(echo_call(id))))
             .expect("a valid request");
         if let Some(session) = &session {
