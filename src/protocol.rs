@@ -27,6 +27,16 @@ pub fn is_supported_version(version: &str) -> bool {
     SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
 }
 
+/// `version` as the crate's own `'static` text when it is one of
+/// [`SUPPORTED_PROTOCOL_VERSIONS`] (what a session or a scope keeps costs no heap then), else as
+/// given.
+pub(crate) fn version_text(version: String) -> std::borrow::Cow<'static, str> {
+    match SUPPORTED_PROTOCOL_VERSIONS.iter().find(|v| **v == version) {
+        Some(known) => std::borrow::Cow::Borrowed(known),
+        None => std::borrow::Cow::Owned(version),
+    }
+}
+
 /// Pick the version to answer an `initialize` with: the client's `requested` version when it is
 /// supported, else [`MCP_PROTOCOL_VERSION`] (spec 2025-06-18 `basic/lifecycle`, Version
 /// Negotiation; seed clause 4).

@@ -183,6 +183,11 @@ impl ReplayLog {
                 evicted.get_or_insert(old);
             }
             self.bytes += size;
+            if self.events.capacity() == 0 {
+                // A log's first event (an idle session's `initialize` answer) takes a buffer of
+                // one, not the four a first push reserves; a busy log grows as usual.
+                self.events.reserve_exact(1);
+            }
             self.events.push_back(Event {
                 id,
                 data,
@@ -235,7 +240,9 @@ impl ReplayLog {
         self.events.is_empty()
     }
 
-    /// Drop the events older than the TTL at `now`; the first of them is handed back.
+    /// Drop the events older than the TTL at `now`; the first of them is handed back. A log
+    /// that this empties releases its buffer (a session that was busy and went quiet keeps no
+    /// room for the events it no longer has).
     fn evict(&mut self, now: u64) -> Option<Event> {
         let mut first = None;
         while self
@@ -248,7 +255,16 @@ impl ReplayLog {
                 first.get_or_insert(old);
             }
         }
+        if first.is_some() && self.events.is_empty() {
+            self.events = VecDeque::new();
+        }
         first
+    }
+
+    /// The events the log's buffer has room for (for tests: what an idle session's log holds).
+    #[cfg(test)]
+    pub(crate) fn buffer_capacity(&self) -> usize {
+        self.events.capacity()
     }
 }
 
@@ -287,6 +303,25 @@ mod tests {
         assert_eq!(log.replay(b, 0).unwrap().len(), 1);
         let _huge = log.append(0, Some("x".repeat(11)), 0); // larger than the bound: not retained
         assert_eq!(log.replay(b, 0).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_log_holds_room_for_what_it_keeps() {
+        let mut log = ReplayLog::new(1024, 100);
+        assert_eq!(log.buffer_capacity(), 0, "an empty log holds no buffer");
+        let first = log.append(1, None, 0);
+        assert_eq!(log.buffer_capacity(), 1, "one event: room for one");
+        log.append(2, Some("x".into()), 10);
+        log.append(2, Some("y".into()), 20);
+        assert_eq!(log.len(), 3);
+        assert!(log.buffer_capacity() >= 3);
+        assert_eq!(log.replay(first, 50).unwrap().len(), 0, "on another stream");
+        // Every event expired: the buffer goes with them, and the next event takes room for one.
+        assert_eq!(log.replay(first, 120), None);
+        assert!(log.is_empty());
+        assert_eq!(log.buffer_capacity(), 0);
+        log.append(3, None, 130);
+        assert_eq!(log.buffer_capacity(), 1);
     }
 
     #[test]

@@ -23,7 +23,6 @@
 //! of [`SessionBackend`], the seam where a store shared by several server instances plugs in.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -35,11 +34,13 @@ mod backend;
 mod events;
 mod log;
 mod store;
+mod streams;
 
 pub use backend::{SessionBackend, Unavailable};
 pub use events::{random_first_stream, EventSink};
 pub use log::{Event, EventId, InvalidEventId, ReplayLog};
 pub use store::{mint_session_id, MintError, SessionStore};
+use streams::StreamMap;
 
 /// A clock in milliseconds, injected so tests can move time (its one home is [`crate::host`]).
 pub use crate::host::Clock;
@@ -92,10 +93,6 @@ impl Default for SessionOptions {
     }
 }
 
-/// The hasher of the maps keyed by stream number: foldhash, several times cheaper than SipHash
-/// on a `u64` (the numbers are the server's own, so no peer chooses the keys).
-type StreamHasher = foldhash::fast::RandomState;
-
 /// A stream's live connection.
 struct Sink {
     token: u64,
@@ -111,16 +108,19 @@ enum Conn {
     Buffer(Vec<String>),
 }
 
+/// A session's mutable state. The maps keyed by stream or token hold no heap while they have
+/// no entry or one ([`StreamMap`]), so an idle session (no connection, no request running)
+/// holds none for them.
 struct State {
     log: ReplayLog,
     /// Live sinks by stream.
-    sinks: HashMap<u64, Sink, StreamHasher>,
+    sinks: StreamMap<Sink>,
     /// The request streams not answered yet, each with whether an event was logged on it (a
     /// priming event counts).
-    open: HashMap<u64, bool, StreamHasher>,
-    /// Buffers whose connection ended before the route took them: their token and events (the
+    open: StreamMap<bool>,
+    /// Buffers whose connection ended before the route took them, by token: their events (the
     /// route takes each right after its first poll, so this holds one at most per poll running).
-    ended_buffers: Vec<(u64, Vec<String>)>,
+    ended_buffers: StreamMap<Vec<String>>,
     next_stream: u64,
     next_token: u64,
     touched: u64,
@@ -141,7 +141,8 @@ pub(crate) enum Taken {
 pub struct Session {
     /// The id, shared with the server's scope of the session (no copy per request).
     id: Arc<str>,
-    protocol_version: String,
+    /// A supported version is kept as the crate's own text (no copy per session).
+    protocol_version: Cow<'static, str>,
     retry_ms: u64,
     clock: Clock,
     state: Mutex<State>,
@@ -180,14 +181,14 @@ impl Session {
         let now = clock();
         Session {
             id: Arc::from(id.into()),
-            protocol_version: protocol_version.into(),
+            protocol_version: crate::protocol::version_text(protocol_version.into()),
             retry_ms: options.retry_ms,
             clock,
             state: Mutex::new(State {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
-                sinks: HashMap::default(),
-                open: HashMap::default(),
-                ended_buffers: Vec::new(),
+                sinks: StreamMap::Empty,
+                open: StreamMap::Empty,
+                ended_buffers: StreamMap::Empty,
                 next_stream: 1,
                 next_token: 0,
                 touched: now,
@@ -239,7 +240,7 @@ impl Session {
 
     /// Whether this session's clients understand priming events (version ≥ 2025-11-25).
     pub fn primes(&self) -> bool {
-        self.protocol_version.as_str() >= PRIMING_SINCE_VERSION
+        &*self.protocol_version >= PRIMING_SINCE_VERSION
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -295,7 +296,7 @@ impl Session {
         let first = stream != STANDALONE_STREAM
             && state
                 .open
-                .get_mut(&stream)
+                .get_mut(stream)
                 .is_some_and(|logged| !std::mem::replace(logged, true));
         let id = state.log.next_id(stream);
         if let Some(sink) = self.sink.as_ref().filter(|_| stream != STANDALONE_STREAM) {
@@ -349,13 +350,12 @@ impl Session {
     pub(crate) fn take_request_buffer(&self, stream: u64, token: u64) -> Taken {
         let now = (self.clock)();
         let mut state = self.lock();
-        if let Some(at) = state.ended_buffers.iter().position(|(t, _)| *t == token) {
-            let (_, events) = state.ended_buffers.swap_remove(at);
+        if let Some(events) = state.ended_buffers.remove(token) {
             // The connection is over, as a host's detach would record it.
             state.touched = now;
             return Taken::Ended(events);
         }
-        if let Some(sink) = state.sinks.get_mut(&stream).filter(|s| s.token == token) {
+        if let Some(sink) = state.sinks.get_mut(stream).filter(|s| s.token == token) {
             if let Conn::Buffer(buffered) = &mut sink.conn {
                 let (tx, events) = mpsc::unbounded();
                 for text in std::mem::take(buffered) {
@@ -405,8 +405,8 @@ impl Session {
     /// resume of it replays what is retained and then ends.
     pub fn finish(&self, stream: u64) {
         let mut state = self.lock();
-        state.open.remove(&stream);
-        if let Some(sink) = state.sinks.remove(&stream) {
+        state.open.remove(stream);
+        if let Some(sink) = state.sinks.remove(stream) {
             end(&mut state, sink, None);
         }
         if let Some(sink) = &self.sink {
@@ -437,7 +437,7 @@ impl Session {
                     let _ =
                         tx.unbounded_send(sse::encode_event(Some(event.id.text().as_str()), data));
                 }
-                if stream != STANDALONE_STREAM && !state.open.contains_key(&stream) {
+                if stream != STANDALONE_STREAM && !state.open.contains_key(stream) {
                     // Answered already: the replay is the whole rest of the stream.
                     drop(tx);
                     return Some(Attached {
@@ -471,8 +471,8 @@ impl Session {
     pub fn detach(&self, stream: u64, token: u64) {
         let now = (self.clock)();
         let mut state = self.lock();
-        if state.sinks.get(&stream).is_some_and(|s| s.token == token) {
-            if let Some(sink) = state.sinks.remove(&stream) {
+        if state.sinks.get(stream).is_some_and(|s| s.token == token) {
+            if let Some(sink) = state.sinks.remove(stream) {
                 end(&mut state, sink, None);
             }
         }
@@ -485,19 +485,17 @@ impl Session {
     pub fn close(&self, retry_ms: Option<u64>) {
         let mut state = self.lock();
         state.closed = true;
-        let sinks: Vec<Sink> = state.sinks.drain().map(|(_, sink)| sink).collect();
-        for sink in sinks {
+        for (_, sink) in state.sinks.take_all() {
             end(&mut state, sink, retry_ms.map(sse::encode_retry));
         }
-        state.open.clear();
+        state.open = StreamMap::Empty;
     }
 
     /// End every live connection with a `retry` field, keeping the session (server shutdown:
     /// the client reconnects later and resumes).
     pub fn disconnect_all(&self) {
         let mut state = self.lock();
-        let sinks: Vec<Sink> = state.sinks.drain().map(|(_, sink)| sink).collect();
-        for sink in sinks {
+        for (_, sink) in state.sinks.take_all() {
             end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
         }
     }
@@ -508,11 +506,10 @@ impl Session {
     pub fn disconnect_idle(&self) {
         let mut state = self.lock();
         let idle: Vec<u64> = (state.sinks.keys())
-            .filter(|stream| !state.open.contains_key(stream))
-            .copied()
+            .filter(|stream| !state.open.contains_key(*stream))
             .collect();
         for stream in idle {
-            if let Some(sink) = state.sinks.remove(&stream) {
+            if let Some(sink) = state.sinks.remove(stream) {
                 end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
             }
         }
@@ -525,7 +522,7 @@ impl Session {
     /// Returns whether a connection was ended (`false`: none attached, or the session ended).
     pub fn disconnect(&self, stream: u64) -> bool {
         let mut state = self.lock();
-        match state.sinks.remove(&stream) {
+        match state.sinks.remove(stream) {
             Some(sink) => end(&mut state, sink, Some(sse::encode_retry(self.retry_ms))),
             None => false,
         }
@@ -538,7 +535,7 @@ impl Session {
 
     /// Whether a live connection is attached to `stream`.
     pub fn is_attached(&self, stream: u64) -> bool {
-        self.lock().sinks.contains_key(&stream)
+        self.lock().sinks.contains_key(stream)
     }
 
     /// Record activity now.
@@ -593,20 +590,20 @@ fn end(state: &mut State, sink: Sink, last: Option<String>) -> bool {
         Conn::Channel(tx) => last.is_none_or(|text| tx.unbounded_send(text).is_ok()),
         Conn::Buffer(mut events) => {
             events.extend(last);
-            state.ended_buffers.push((sink.token, events));
+            state.ended_buffers.insert(sink.token, events);
             true
         }
     }
 }
 
 fn deliver(state: &mut State, stream: u64, text: String) {
-    let Some(sink) = state.sinks.get_mut(&stream) else {
+    let Some(sink) = state.sinks.get_mut(stream) else {
         return;
     };
     match &mut sink.conn {
         Conn::Channel(tx) => {
             if tx.unbounded_send(text).is_err() {
-                state.sinks.remove(&stream);
+                state.sinks.remove(stream);
             }
         }
         Conn::Buffer(events) => events.push(text),
@@ -616,6 +613,7 @@ fn deliver(state: &mut State, stream: u64, text: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::mem::size_of;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
 
@@ -816,6 +814,88 @@ mod tests {
             "{\"answer\":2}".len() + "{\"n\":0}".len()
         );
         assert!(s.knows_event(&pushed.to_string()));
+    }
+
+    /// State that is empty when a session is idle holds no heap: the maps keyed by stream and
+    /// token (live connections, unanswered requests, buffers not taken yet) after requests
+    /// answered at once, on a channel beside a `GET` stream, still running when taken, and in
+    /// parallel; the log has room for the one event an idle session keeps.
+    #[test]
+    fn an_idle_session_holds_no_stream_maps() {
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
+        let idle = |s: &Session| {
+            let state = s.lock();
+            let maps = [
+                (state.sinks.is_empty(), state.sinks.holds_heap()),
+                (state.open.is_empty(), state.open.holds_heap()),
+                (
+                    state.ended_buffers.is_empty(),
+                    state.ended_buffers.holds_heap(),
+                ),
+            ];
+            maps.iter().all(|&(empty, heap)| empty && !heap)
+        };
+        assert!(idle(&s));
+        // The `initialize` answer: buffered, answered at once, taken.
+        let (stream, token) = s.open_request_buffer().unwrap();
+        s.send(stream, "{\"answer\":1}").unwrap();
+        s.finish(stream);
+        assert_eq!(ended(s.take_request_buffer(stream, token)).len(), 1);
+        assert!(idle(&s));
+        assert_eq!(s.lock().log.buffer_capacity(), 1, "room for its one event");
+
+        // Beside a `GET` stream, a request takes a table, kept while the `GET` stream lives
+        // (the next request allocates none), released when it goes.
+        let mut get = s.resume(None).unwrap();
+        let mut post = s.open_request_stream().unwrap();
+        assert!(s.lock().sinks.holds_heap(), "two live connections");
+        s.send(post.stream, "{\"answer\":2}").unwrap();
+        s.finish(post.stream);
+        assert_eq!(drain(&mut post.events).len(), 1);
+        assert!(s.lock().sinks.holds_heap());
+        let (stream, token) = s.open_request_buffer().unwrap();
+        s.push("{\"pushed\":1}").unwrap();
+        s.finish(stream);
+        assert!(ended(s.take_request_buffer(stream, token)).is_empty());
+        assert_eq!(
+            drain(&mut get.events).len(),
+            1,
+            "the push went to the GET stream"
+        );
+        s.detach(get.stream, get.token);
+        assert!(idle(&s));
+
+        // Still running when taken, disconnected, answered while no connection is attached.
+        let (stream, token) = s.open_request_buffer().unwrap();
+        let Taken::Live(mut live) = s.take_request_buffer(stream, token) else {
+            panic!("the request is still running");
+        };
+        assert!(s.disconnect(stream));
+        assert_eq!(drain(&mut live.events), ["retry: 1000\n\n"]);
+        s.send(stream, "{\"answer\":3}").unwrap();
+        s.finish(stream);
+        assert!(idle(&s));
+
+        // Requests in parallel.
+        let opened: Vec<_> = (0..3).map(|_| s.open_request_buffer().unwrap()).collect();
+        assert!(s.lock().open.holds_heap());
+        for &(stream, _) in &opened {
+            s.send(stream, "{}").unwrap();
+            s.finish(stream);
+        }
+        for &(stream, token) in &opened {
+            assert_eq!(ended(s.take_request_buffer(stream, token)).len(), 1);
+        }
+        assert!(idle(&s));
+        assert!(!s.is_closed());
+    }
+
+    /// What a session struct costs beside its heap: an upper bound (64-bit targets), so it does
+    /// not grow back unnoticed.
+    #[test]
+    fn a_session_is_compact() {
+        assert!(size_of::<Session>() <= 280, "{}", size_of::<Session>());
     }
 
     #[test]
