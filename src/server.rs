@@ -315,7 +315,7 @@ impl McpServer {
         let scope = ctx.scope.as_deref()?;
         self.inner
             .peers
-            .read(scope, |p| p.protocol_version.clone())
+            .read(scope, |p| p.protocol_version.as_deref().map(str::to_owned))
             .flatten()
     }
 

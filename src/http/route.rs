@@ -531,10 +531,11 @@ impl Route {
                     .with_scope(session.scope());
                 if request.method == "initialize" {
                     // Pushes not tied to a request (list changes, resource updates, requests of
-                    // tools answered by JSON) go on the session's GET stream.
+                    // tools answered by JSON) go on the session's GET stream. The scope is keyed
+                    // by the session's own id text (no copy).
                     let push = session.clone();
                     self.server.attach(
-                        &Arc::from(session.id()),
+                        &session.scope(),
                         Arc::new(move |m| push.push(&m.to_json()).is_some()),
                     );
                 }

@@ -499,6 +499,37 @@ fn a_session_post_streams_with_event_ids() {
     assert!(events[1].starts_with("id: ") && events[1].contains("\"result\":{}"));
 }
 
+/// A session idle after `initialize` and a request holds no state for its streams (their maps
+/// are empty and hold no table) and room for only the events its log keeps; the server's scope
+/// of it is filed under the session's own id text, not a copy.
+#[test]
+fn an_idle_session_holds_no_stream_state_and_its_scope_shares_its_id() {
+    let store = Arc::new(SessionStore::new(SessionOptions::default(), Arc::new(|| 0)));
+    let r = route().with_sessions(store.clone());
+    // As a 2025-06-18 client asks (the benchmarks' idle sessions): answered over SSE, the one
+    // event logged by its id.
+    let mut init = post(&INIT.replace("2025-11-25", "2025-06-18"));
+    init.headers[1].1 = Some(format!("{APPLICATION_JSON}, {TEXT_EVENT_STREAM}"));
+    let id = session_id(&answer(&r, init));
+    let session = store.get(&id).expect("a live session");
+    assert_eq!(
+        session.stream_state(),
+        (false, 1, 1),
+        "its answer's id, room for one"
+    );
+    let key = r.server().scope_key(&id).expect("a scope");
+    assert!(Arc::ptr_eq(&key, &session.scope()));
+    for accept in [APPLICATION_JSON, TEXT_EVENT_STREAM] {
+        let mut request = post(PING).header(MCP_SESSION_ID, id.clone());
+        request.headers[1].1 = Some(accept.into());
+        assert_eq!(answer(&r, request).status, 200);
+        assert!(
+            !session.stream_state().0,
+            "idle again after a ping answered by {accept}"
+        );
+    }
+}
+
 /// A shared session store that cannot be reached (Redis down): every call is [`Unavailable`].
 #[derive(Debug)]
 struct Unreachable(SessionOptions);

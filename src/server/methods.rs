@@ -31,11 +31,15 @@ impl McpServer {
                 let version = negotiate_initialize(params.as_ref())?;
                 let declared = self.capabilities();
                 if let Some(scope) = &ctx.scope {
-                    let caps = params.as_ref().and_then(|p| p.get("capabilities")).cloned();
-                    self.inner.peers.with(scope, |peer| {
+                    // Shared with the other scopes that recorded equal ones: no copy per scope.
+                    let peers = &self.inner.peers;
+                    let caps = params.as_ref().and_then(|p| p.get("capabilities"));
+                    let caps = caps.map(|caps| peers.client_capabilities.share(caps));
+                    let declared = peers.server_capabilities.share(&declared);
+                    peers.with(scope, |peer| {
                         peer.client_capabilities = caps;
-                        peer.server_capabilities = Some(declared.clone());
-                        peer.protocol_version = Some(version.to_owned());
+                        peer.server_capabilities = Some(declared);
+                        peer.protocol_version = Some(version.into());
                     });
                     self.save_scope(scope).await;
                 }

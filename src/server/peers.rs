@@ -2,6 +2,7 @@
 //! requests in flight (for `notifications/cancelled`), and each scope's (a connection's or a
 //! session's) log level, client capabilities, resource subscriptions and push channel.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -96,26 +97,105 @@ impl Pending {
     }
 }
 
-/// What the server remembers about one scope.
+/// What the server remembers about one scope. Kept boxed in the scope map (a slot is a key and
+/// a pointer), and compact: the capabilities are shared ([`Shared`]), a supported protocol
+/// version is the crate's own text and the subscriptions hold no heap while there are none.
 #[derive(Default)]
 pub(crate) struct Peer {
     pub log_level: Option<LogLevel>,
-    pub client_capabilities: Option<Value>,
-    /// The capabilities our `initialize` result declared to this peer.
-    pub server_capabilities: Option<Value>,
-    pub protocol_version: Option<String>,
     /// `notifications/initialized` arrived on this scope: the server may send it requests other
     /// than `ping` from then on (spec `basic/lifecycle`).
     pub initialized: bool,
-    pub subscriptions: HashSet<String>,
+    pub client_capabilities: Option<Arc<Value>>,
+    /// The capabilities our `initialize` result declared to this peer.
+    pub server_capabilities: Option<Arc<Value>>,
+    pub protocol_version: Option<Cow<'static, str>>,
+    pub subscriptions: Subscriptions,
     pub outbound: Option<Outbound>,
+}
+
+/// A scope's resource subscriptions: no heap while there are none. Boxed, so a scope with none
+/// spends a pointer on them, not a set's 48 bytes.
+#[derive(Default)]
+#[allow(clippy::box_collection)]
+pub(crate) struct Subscriptions(Option<Box<HashSet<String>>>);
+
+impl Subscriptions {
+    pub fn insert(&mut self, uri: String) {
+        self.0.get_or_insert_with(Box::default).insert(uri);
+    }
+
+    /// Remove `uri`; the set goes with its last URI.
+    pub fn remove(&mut self, uri: &str) {
+        if let Some(set) = &mut self.0 {
+            set.remove(uri);
+            if set.is_empty() {
+                self.0 = None;
+            }
+        }
+    }
+
+    pub fn contains(&self, uri: &str) -> bool {
+        self.0.as_ref().is_some_and(|set| set.contains(uri))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().flat_map(|set| set.iter())
+    }
+
+    /// Whether a set is allocated (for tests: none while there is no subscription).
+    #[cfg(test)]
+    pub fn holds_heap(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl FromIterator<String> for Subscriptions {
+    fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
+        let set: HashSet<String> = iter.into_iter().collect();
+        Subscriptions((!set.is_empty()).then(|| Box::new(set)))
+    }
+}
+
+/// JSON values shared by every scope that records an equal one (the capabilities a server
+/// declares are the same for all its peers, and the clients of a deployment send a few sets
+/// of them): the last [`SHARED_KEPT`] distinct values recorded, compared when a scope records
+/// its own (at `initialize`, or when a shared store restores a scope), never on a request.
+#[derive(Default)]
+pub(crate) struct Shared(Mutex<Vec<Arc<Value>>>);
+
+/// How many distinct values a [`Shared`] keeps: a bound, as a peer chooses what it sends.
+const SHARED_KEPT: usize = 8;
+
+impl Shared {
+    /// `value`, shared with an equal one kept (copied only when none is).
+    pub fn share(&self, value: &Value) -> Arc<Value> {
+        let mut kept = lock(&self.0);
+        match kept.iter().position(|v| **v == *value) {
+            Some(at) => {
+                // The most recent first: it is the likeliest next.
+                kept[..=at].rotate_right(1);
+                kept[0].clone()
+            }
+            None => {
+                let shared = Arc::new(value.clone());
+                kept.truncate(SHARED_KEPT - 1);
+                kept.insert(0, shared.clone());
+                shared
+            }
+        }
+    }
 }
 
 /// Every known scope, plus the requests in flight.
 #[derive(Default)]
 pub(crate) struct Peers {
-    scopes: Mutex<FastMap<Arc<str>, Peer>>,
+    scopes: Mutex<FastMap<Arc<str>, Box<Peer>>>,
     in_flight: Mutex<FastMap<(Scope, RequestId), AbortHandle>>,
+    /// The client capabilities scopes recorded.
+    pub client_capabilities: Shared,
+    /// The server capabilities declared to scopes.
+    pub server_capabilities: Shared,
 }
 
 impl Peers {
@@ -124,7 +204,15 @@ impl Peers {
     }
 
     pub fn read<R>(&self, scope: &str, f: impl FnOnce(&Peer) -> R) -> Option<R> {
-        lock(&self.scopes).get(scope).map(f)
+        lock(&self.scopes).get(scope).map(|peer| f(peer))
+    }
+
+    /// The key `scope` is filed under.
+    #[cfg(test)]
+    pub fn key(&self, scope: &str) -> Option<Arc<str>> {
+        lock(&self.scopes)
+            .get_key_value(scope)
+            .map(|(k, _)| k.clone())
     }
 
     pub fn remove(&self, scope: &str) {
@@ -176,5 +264,41 @@ impl Peers {
             }
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::size_of;
+
+    /// A scope costs a slot of the scope map (its key and a pointer) and its boxed, compact
+    /// state: upper bounds (64-bit targets), so neither grows back unnoticed.
+    #[test]
+    fn a_scope_is_a_small_slot_and_a_compact_box() {
+        assert!(size_of::<(Arc<str>, Box<Peer>)>() <= 24);
+        assert!(size_of::<Peer>() <= 72, "{}", size_of::<Peer>());
+    }
+
+    #[test]
+    fn equal_values_are_shared_among_the_last_few_distinct_ones() {
+        let shared = Shared::default();
+        let x = |n: usize| serde_json::json!({ "x": n });
+        let a = shared.share(&x(1));
+        assert!(Arc::ptr_eq(&a, &shared.share(&x(1))));
+        let b = shared.share(&x(2));
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(*b, x(2));
+        // Alternating values are each shared.
+        assert!(Arc::ptr_eq(&a, &shared.share(&x(1))));
+        assert!(Arc::ptr_eq(&b, &shared.share(&x(2))));
+        // Past the bound, the least recently recorded goes: 1 did, as 3 ..= 9 came after it.
+        for n in 3..=SHARED_KEPT + 1 {
+            shared.share(&x(n));
+        }
+        assert!(Arc::ptr_eq(&b, &shared.share(&x(2))));
+        assert!(!Arc::ptr_eq(&a, &shared.share(&x(1))));
+        assert_eq!(*a, x(1), "a value handed out stays as it was");
+        assert_eq!(lock(&shared.0).len(), SHARED_KEPT);
     }
 }

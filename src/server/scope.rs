@@ -10,7 +10,6 @@
 //! What is *not* in the record: the push channel (each instance's own connections), requests in
 //! flight and server→client requests awaiting answers (they live where the tool runs).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -184,9 +183,9 @@ impl McpServer {
             let mut subscriptions: Vec<String> = p.subscriptions.iter().cloned().collect();
             subscriptions.sort();
             ScopeState {
-                protocol_version: p.protocol_version.clone(),
-                client_capabilities: p.client_capabilities.clone(),
-                server_capabilities: p.server_capabilities.clone(),
+                protocol_version: p.protocol_version.as_deref().map(str::to_owned),
+                client_capabilities: p.client_capabilities.as_deref().cloned(),
+                server_capabilities: p.server_capabilities.as_deref().cloned(),
                 initialized: p.initialized,
                 log_level: p.log_level,
                 subscriptions,
@@ -197,13 +196,18 @@ impl McpServer {
     /// Take `state` as `scope`'s state (loaded from a shared store), keeping the scope's push
     /// channel.
     pub fn restore_scope(&self, scope: &Arc<str>, state: ScopeState) {
-        self.inner.peers.with(scope, |p| {
-            p.protocol_version = state.protocol_version;
-            p.client_capabilities = state.client_capabilities;
-            p.server_capabilities = state.server_capabilities;
+        let peers = &self.inner.peers;
+        let client =
+            (state.client_capabilities.as_ref()).map(|c| peers.client_capabilities.share(c));
+        let server =
+            (state.server_capabilities.as_ref()).map(|c| peers.server_capabilities.share(c));
+        peers.with(scope, |p| {
+            p.protocol_version = state.protocol_version.map(crate::protocol::version_text);
+            p.client_capabilities = client;
+            p.server_capabilities = server;
             p.initialized = state.initialized;
             p.log_level = state.log_level;
-            p.subscriptions = state.subscriptions.into_iter().collect::<HashSet<_>>();
+            p.subscriptions = state.subscriptions.into_iter().collect();
         });
     }
 
@@ -234,6 +238,12 @@ impl McpServer {
         }
     }
 
+    /// The key `scope` is filed under (for tests: which text the scope map keeps).
+    #[cfg(test)]
+    pub(crate) fn scope_key(&self, scope: &str) -> Option<Arc<str>> {
+        self.inner.peers.key(scope)
+    }
+
     /// Write `scope`'s state through to the scope store, if one is set (after a change).
     pub(crate) async fn save_scope(&self, scope: &str) {
         if let (Some(store), Some(state)) = (self.scope_store(), self.scope_state(scope)) {
@@ -245,7 +255,109 @@ impl McpServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest};
+    use crate::{RequestContext, ServerOptions};
+    use futures::executor::block_on;
     use serde_json::json;
+    use std::borrow::Cow;
+
+    fn initialize(server: &McpServer, scope: &str, capabilities: Value) {
+        let request = JsonRpcRequest::new(1, "initialize").with_params(json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "c", "version": "1"},
+        }));
+        let ctx = RequestContext::new().with_scope(scope);
+        let reply = block_on(server.dispatch_with(JsonRpcMessage::Request(request), ctx));
+        assert!(!reply.expect("an answer").is_error());
+        let initialized = JsonRpcNotification::new("notifications/initialized");
+        let ctx = RequestContext::new().with_scope(scope);
+        block_on(server.dispatch_with(JsonRpcMessage::Notification(initialized), ctx));
+    }
+
+    /// The capabilities a scope records are shared with every scope that recorded equal ones
+    /// (the server's own declared ones with all of them), not copied per scope; what
+    /// [`McpServer::scope_state`] reports is unchanged.
+    #[test]
+    fn scopes_share_equal_capabilities_and_report_their_own() {
+        let server = McpServer::new(ServerOptions::new("t", "0"));
+        let caps = json!({"roots": {"listChanged": true}, "sampling": {}});
+        initialize(&server, "a", caps.clone());
+        initialize(&server, "b", caps.clone());
+        initialize(&server, "c", json!({}));
+        let held = |scope: &str| {
+            (server.inner.peers)
+                .read(scope, |p| {
+                    let client = p.client_capabilities.clone().expect("recorded");
+                    let declared = p.server_capabilities.clone().expect("recorded");
+                    let static_version = matches!(p.protocol_version, Some(Cow::Borrowed(_)));
+                    (client, declared, static_version)
+                })
+                .expect("a known scope")
+        };
+        let (a, b, c) = (held("a"), held("b"), held("c"));
+        assert!(
+            Arc::ptr_eq(&a.0, &b.0),
+            "equal client capabilities: one copy"
+        );
+        assert!(!Arc::ptr_eq(&a.0, &c.0));
+        assert!(Arc::ptr_eq(&a.1, &b.1) && Arc::ptr_eq(&a.1, &c.1));
+        assert!(
+            a.2 && b.2 && c.2,
+            "a supported version is the crate's own text"
+        );
+        let state = server.scope_state("a").expect("a known scope");
+        assert_eq!(state.client_capabilities, Some(caps));
+        assert_eq!(state.server_capabilities, Some(server.capabilities()));
+        assert_eq!(state.protocol_version.as_deref(), Some("2025-06-18"));
+        assert!(state.initialized);
+        assert_eq!(
+            server.scope_state("c").unwrap().client_capabilities,
+            Some(json!({}))
+        );
+
+        // A restored scope reads back as it was stored, sharing what it can.
+        let restored = ScopeState {
+            protocol_version: Some("2099-01-01".into()),
+            client_capabilities: Some(json!({"roots": {"listChanged": true}, "sampling": {}})),
+            server_capabilities: Some(json!({"tools": {"listChanged": false}})),
+            initialized: true,
+            log_level: Some(LogLevel::Error),
+            subscriptions: vec!["a://1".into(), "b://2".into()],
+        };
+        let scope: Arc<str> = Arc::from("d");
+        server.restore_scope(&scope, restored.clone());
+        assert_eq!(server.scope_state("d"), Some(restored));
+        let d = held("d");
+        assert!(Arc::ptr_eq(&a.0, &d.0));
+        assert!(!d.2, "a version this crate does not know is kept as given");
+    }
+
+    /// A scope's subscriptions hold no heap while it has none (before the first, and after the
+    /// last is gone).
+    #[test]
+    fn subscriptions_hold_no_heap_while_there_are_none() {
+        let server = McpServer::new(ServerOptions::new("t", "0"));
+        let scope: Arc<str> = Arc::from("s");
+        let holds = || (server.inner.peers).read("s", |p| p.subscriptions.holds_heap());
+        server.restore_scope(&scope, ScopeState::default());
+        assert_eq!(holds(), Some(false));
+        let subscribed = ScopeState {
+            subscriptions: vec!["a://1".into()],
+            ..ScopeState::default()
+        };
+        server.restore_scope(&scope, subscribed.clone());
+        assert_eq!(holds(), Some(true));
+        assert_eq!(server.scope_state("s"), Some(subscribed));
+        server.inner.peers.with(&scope, |p| {
+            p.subscriptions.insert("b://2".into());
+            p.subscriptions.remove("a://1");
+            assert!(p.subscriptions.contains("b://2") && !p.subscriptions.contains("a://1"));
+            p.subscriptions.remove("b://2");
+        });
+        assert_eq!(holds(), Some(false));
+        assert!(server.scope_state("s").unwrap().subscriptions.is_empty());
+    }
 
     #[test]
     fn a_state_round_trips_through_its_fields() {

@@ -557,6 +557,24 @@ impl Session {
         true
     }
 
+    /// Whether the maps keyed by stream or token (live connections, unanswered request
+    /// streams, buffers not taken yet) hold an entry or a table (for tests: an idle session's
+    /// hold neither), and the replay log's events and room.
+    #[cfg(test)]
+    pub(crate) fn stream_state(&self) -> (bool, usize, usize) {
+        let state = self.lock();
+        let maps = [
+            (state.sinks.is_empty(), state.sinks.holds_heap()),
+            (state.open.is_empty(), state.open.holds_heap()),
+            (
+                state.ended_buffers.is_empty(),
+                state.ended_buffers.holds_heap(),
+            ),
+        ];
+        let held = maps.iter().any(|&(empty, heap)| !empty || heap);
+        (held, state.log.len(), state.log.buffer_capacity())
+    }
+
     /// Whether the session is idle past `ttl_ms`: no live connection and no activity for that
     /// long.
     pub fn is_idle(&self, ttl_ms: u64) -> bool {
@@ -824,18 +842,7 @@ mod tests {
     fn an_idle_session_holds_no_stream_maps() {
         let (_, clock) = clock();
         let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock);
-        let idle = |s: &Session| {
-            let state = s.lock();
-            let maps = [
-                (state.sinks.is_empty(), state.sinks.holds_heap()),
-                (state.open.is_empty(), state.open.holds_heap()),
-                (
-                    state.ended_buffers.is_empty(),
-                    state.ended_buffers.holds_heap(),
-                ),
-            ];
-            maps.iter().all(|&(empty, heap)| empty && !heap)
-        };
+        let idle = |s: &Session| !s.stream_state().0;
         assert!(idle(&s));
         // The `initialize` answer: buffered, answered at once, taken.
         let (stream, token) = s.open_request_buffer().unwrap();
@@ -843,7 +850,7 @@ mod tests {
         s.finish(stream);
         assert_eq!(ended(s.take_request_buffer(stream, token)).len(), 1);
         assert!(idle(&s));
-        assert_eq!(s.lock().log.buffer_capacity(), 1, "room for its one event");
+        assert_eq!(s.stream_state(), (false, 1, 1), "room for its one event");
 
         // Beside a `GET` stream, a request takes a table, kept while the `GET` stream lives
         // (the next request allocates none), released when it goes.
@@ -896,6 +903,15 @@ mod tests {
     #[test]
     fn a_session_is_compact() {
         assert!(size_of::<Session>() <= 280, "{}", size_of::<Session>());
+        // A supported version is the crate's own text; any other is kept as given.
+        let (_, clock) = clock();
+        let s = Session::new("s", "2025-06-18", &SessionOptions::default(), clock.clone());
+        assert!(matches!(s.protocol_version, Cow::Borrowed(_)));
+        assert!(!s.primes());
+        let s = Session::new("s", "2099-01-01", &SessionOptions::default(), clock);
+        assert!(matches!(s.protocol_version, Cow::Owned(_)));
+        assert_eq!(s.protocol_version(), "2099-01-01");
+        assert!(s.primes());
     }
 
     #[test]

@@ -278,7 +278,7 @@ impl RedisSessions {
         );
         let push = session.clone();
         self.server.attach(
-            &Arc::from(id),
+            &session.scope(),
             Arc::new(move |m| push.push(&m.to_json()).is_some()),
         );
         session
@@ -318,7 +318,7 @@ impl RedisSessions {
                 session
             }
         };
-        self.server.restore_scope(&Arc::from(id), state);
+        self.server.restore_scope(&session.scope(), state);
         session.touch();
         Some(session)
     }
