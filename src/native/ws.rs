@@ -64,7 +64,7 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// tungstenite's read buffer per connection: 4 KiB. Its default (128 KiB) is zero-filled on
 /// the first read, so every idle connection kept ~137 KiB resident (1,000 idle connections:
 /// 140 KB each). With 8 KiB an idle, initialized connection took ~14.2 KB; with 4 KiB ~10.1 KB
-/// (`memprobe`), at the same server CPU per message with 64 in flight — since answers are
+/// (`memprobe`; ~8.9 KB since the server's state of a scope is compact), at the same server CPU per message with 64 in flight — since answers are
 /// flushed once per burst, not once each, a smaller buffer costs a few more reads, not half
 /// the messages/s as it did with a flush per answer. A message larger than the buffer still
 /// arrives whole — the buffer grows to fit the frame — it just takes more reads.
