@@ -22,6 +22,7 @@
 //! WebSocket connection.
 
 mod answer;
+pub(crate) mod batch;
 pub mod connection;
 pub mod context;
 mod lists;
