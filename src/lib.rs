@@ -37,7 +37,7 @@
 //!
 //! | concept | modules |
 //! |---|---|
-//! | wire codecs | [`wire`]: [`wire::jsonrpc`] (ids, messages, error codes, the classifying parser), [`wire::framing`] (lines), [`wire::sse`] (events) |
+//! | wire codecs | [`wire`]: [`wire::jsonrpc`] (ids, messages, error codes, the classifying parser, batches), [`wire::framing`] (lines), [`wire::sse`] (events) |
 //! | MCP protocol types | [`protocol`] (versions, `initialize`, content, log levels) |
 //! | server primitives | [`primitives`]: [`primitives::tools`], [`primitives::resources`], [`primitives::prompts`] (the registries) |
 //! | the 2026-07-28 rules | [`era`] (`_meta`, versions, headers, result decoration), [`era::mrtr`] (input-required rounds, sealed `requestState`) |

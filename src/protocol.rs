@@ -37,6 +37,19 @@ pub(crate) fn version_text(version: String) -> std::borrow::Cow<'static, str> {
     }
 }
 
+/// The one revision whose peers receive JSON-RPC batches: `2025-03-26`. Its
+/// [basic](https://modelcontextprotocol.io/specification/2025-03-26/basic#batching) page says
+/// implementations "MUST support receiving JSON-RPC batches"; 2024-11-05 does not mention them,
+/// 2025-06-18 removed them ("Remove support for JSON-RPC batching": a message is a single
+/// object) and the 2026-07-28 wire has none either.
+pub const BATCH_PROTOCOL_VERSION: &str = "2025-03-26";
+
+/// Whether a server receives JSON-RPC batches from a peer speaking `version`: only at
+/// [`BATCH_PROTOCOL_VERSION`]; at every other revision a batch is refused (`-32600`).
+pub fn receives_batches(version: &str) -> bool {
+    version == BATCH_PROTOCOL_VERSION
+}
+
 /// Pick the version to answer an `initialize` with: the client's `requested` version when it is
 /// supported, else [`MCP_PROTOCOL_VERSION`] (spec 2025-06-18 `basic/lifecycle`, Version
 /// Negotiation; seed clause 4).

@@ -22,6 +22,7 @@
 //! WebSocket connection.
 
 mod answer;
+pub(crate) mod batch;
 pub mod connection;
 pub mod context;
 mod lists;
@@ -322,6 +323,15 @@ impl McpServer {
     /// The string boundary (seed `handle`, clause 7): malformed JSON → a `-32700` reply with id
     /// `null`; an invalid message → `-32600` (or `-32602` for non-object params) with the id when
     /// readable; a notification, a broken notification or a response → `None`.
+    ///
+    /// A JSON-RPC batch (an array) is refused: `-32600` "batches are not supported" with id
+    /// `null`, and nothing in it runs. `handle` serves one message with no connection and no
+    /// session behind it, so no negotiated protocol revision says batches are received (only
+    /// 2025-03-26 requires it, and every later revision forbids them). A host speaking 2025-03-26
+    /// receives them through a stream [`connection`] or the HTTP route ([`crate::http::Route`]),
+    /// which know the revision, or reads one itself with
+    /// [`JsonRpcBatch::from_slice`](crate::wire::jsonrpc::JsonRpcBatch::from_slice) and
+    /// dispatches each element.
     pub fn handle(&self, message: &str) -> impl Future<Output = Option<String>> + '_ {
         self.handle_slice(message.as_bytes())
             .map(|response| response.map(|r| r.to_json()))

@@ -109,8 +109,9 @@ async fn transport_failures_are_400_with_a_jsonrpc_body() {
     for (body, code) in [
         ("{oops", -32700),
         ("", -32700),
+        // An empty batch (a non-empty one is received here: no version header means
+        // 2025-03-26; see the batch tests below).
         ("[]", -32600),
-        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
         ("\"text\"", -32600),
         (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, -32600),
     ] {
@@ -634,4 +635,75 @@ async fn a_panicking_handler_gets_an_error_with_its_id() {
             assert_eq!(messages[0]["error"]["code"], -32603, "{name} {accept}");
         }
     }
+}
+
+// ---- JSON-RPC batches: a stateless POST at 2025-03-26 (header, or none) -------------------
+
+const BATCH: &str = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}},{"jsonrpc":"2.0","id":3,"method":"nope"},4]"#;
+
+/// POST `body` with `Accept: accept` and, when given, `MCP-Protocol-Version: version`.
+async fn post_version(
+    addr: SocketAddr,
+    body: &str,
+    accept: &str,
+    version: Option<&str>,
+) -> support::http::Reply {
+    let mut headers = vec![("content-type", "application/json"), ("accept", accept)];
+    if let Some(version) = version {
+        headers.push(("mcp-protocol-version", version));
+    }
+    request(addr, Method::POST, "/mcp", &headers, body.to_owned()).await
+}
+
+#[tokio::test]
+async fn a_stateless_batch_without_a_version_header_or_at_2025_03_26_is_answered_by_one_array() {
+    let addr = start(HttpOptions::default()).await;
+    for version in [None, Some("2025-03-26")] {
+        let r = post_version(addr, BATCH, JSON, version).await;
+        assert_eq!(r.status, 200, "{version:?}");
+        assert_eq!(r.headers["content-type"], "application/json");
+        assert_eq!(
+            r.json(),
+            json!([
+                {"jsonrpc":"2.0","id":1,"result":{}},
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"slept 1 ms"}]}},
+                {"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: nope"}},
+                {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object"}}
+            ]),
+            "{version:?}"
+        );
+    }
+    // SSE: each response its own event (the invalid element's error first), then the end.
+    let r = post_version(addr, BATCH, BOTH, None).await;
+    assert_eq!(r.headers["content-type"], "text/event-stream");
+    let mut ids: Vec<String> = r.messages().iter().map(|m| m["id"].to_string()).collect();
+    assert_eq!(ids[0], "null", "{ids:?}");
+    ids.sort();
+    assert_eq!(ids, ["1", "2", "3", "null"]);
+    // Only notifications and responses: 202, no body.
+    let quiet = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"s","result":{}}]"#;
+    let r = post_version(addr, quiet, BOTH, None).await;
+    assert_eq!((r.status, r.body.as_str()), (202, ""));
+}
+
+#[tokio::test]
+async fn a_stateless_batch_at_another_revision_is_refused_with_400_as_before() {
+    let addr = start(HttpOptions::default()).await;
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        let r = post_version(addr, BATCH, BOTH, Some(version)).await;
+        assert_eq!(r.status, 400, "{version}");
+        assert_eq!(
+            r.body,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported"}}"#,
+            "{version}"
+        );
+    }
+    // Refused whole where received: initialize inside, an empty batch.
+    let init = r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}]"#;
+    let r = post_version(addr, init, JSON, None).await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("initialize must not be part"));
 }

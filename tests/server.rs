@@ -272,15 +272,22 @@ fn clause7_handle_maps_boundary_failures() {
             "{text}"
         );
     }
-    // A batch is rejected whole: no element runs.
+    // A batch is rejected whole: no element runs. `handle` serves one message with no
+    // negotiated revision, and only 2025-03-26 receives batches (a connection or the HTTP route
+    // that negotiated it does).
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
     s.on_request(move |_, _| {
         c.fetch_add(1, Ordering::SeqCst);
     });
-    handle(
+    let refused = handle(
         &s,
         r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+    )
+    .unwrap();
+    assert_eq!(
+        refused,
+        json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported"}})
     );
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }

@@ -656,3 +656,112 @@ async fn a_panicking_handler_ends_its_stream_with_an_error() {
     // The session goes on.
     assert_eq!(post(addr, &[sid(&id)], LIST).await.status, 200);
 }
+
+// ---- JSON-RPC batches: received in a session that negotiated 2025-03-26 -------------------
+
+const BATCH: &str = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#;
+
+/// POST `body` in session `id` accepting only JSON.
+async fn post_json(addr: std::net::SocketAddr, id: Option<&str>, body: &str) -> Reply {
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+    ];
+    if let Some(id) = id {
+        headers.push(sid(id));
+    }
+    send(addr, "POST", &headers, body).await
+}
+
+#[tokio::test]
+async fn a_session_at_2025_03_26_receives_batches_and_one_at_2025_06_18_refuses_them() {
+    let srv = start(server(), EndpointOptions::default()).await;
+    let addr = srv.addr;
+    let old = new_session(addr, "2025-03-26").await;
+    let r = post_json(addr, Some(&old), BATCH).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("mcp-session-id"), Some(old.as_str()));
+    assert_eq!(
+        r.json(),
+        json!([
+            {"jsonrpc":"2.0","id":1,"result":{}},
+            {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
+        ])
+    );
+    // SSE: one session stream, each response an event with an id, then the end.
+    let headers: Vec<_> = POST.iter().copied().chain([sid(&old)]).collect();
+    let mut stream = SseStream::new(open(addr, "POST", &headers, BATCH).await);
+    let events = stream.rest().await;
+    assert_eq!(stream.ended_cleanly(), Some(Ok(())));
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events.iter().all(|e| e.id.is_some()), "{events:?}");
+    // Only notifications: 202.
+    let quiet = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(post_json(addr, Some(&old), quiet).await.status, 202);
+    // A 2025-06-18 session: refused as today.
+    let new = new_session(addr, "2025-06-18").await;
+    let r = post_json(addr, Some(&new), BATCH).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.body,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported"}}"#
+    );
+    // No session id: only initialize comes without one, and it cannot be in a batch.
+    let r = post_json(addr, None, BATCH).await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("mcp-session-id"));
+    let r = post_json(addr, None, &format!("[{}]", initialize(3, "2025-03-26"))).await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("initialize must not be part of a JSON-RPC batch"));
+    assert_eq!(r.header("mcp-session-id"), None, "no session minted");
+}
+
+#[tokio::test]
+async fn a_server_request_is_answered_inside_a_batch_over_http() {
+    let server = server();
+    server.tools().add(Tool::with_context(
+        "roots",
+        |_: Empty, ctx: RequestContext| async move {
+            ctx.request("roots/list", json!({}))
+                .await
+                .map(|roots| roots.to_string())
+                .map_err(|e| e.message)
+        },
+    ));
+    let srv = start(server, EndpointOptions::default()).await;
+    let addr = srv.addr;
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-03-26","capabilities":{"roots":{}},
+        "clientInfo":{"name":"t","version":"1"}}});
+    let reply = post(addr, &[], &init.to_string()).await;
+    let id = reply.header("mcp-session-id").unwrap().to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(addr, &[sid(&id)], initialized).await.status, 202);
+    // The tool call, in a batch answered on an event stream: the server's request comes first.
+    let headers: Vec<_> = POST.iter().copied().chain([sid(&id)]).collect();
+    let calls = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots","arguments":{}}}]"#;
+    let mut stream = SseStream::new(open(addr, "POST", &headers, calls).await);
+    let asked = stream.next().await.unwrap().json();
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    // Its answer, inside a batch with a request of its own.
+    let answer = json!([
+        {"jsonrpc":"2.0","id":asked["id"],"result":{"roots":[{"uri":"file:///x"}]}},
+        {"jsonrpc":"2.0","id":2,"method":"ping"}
+    ]);
+    let r = post_json(addr, Some(&id), &answer.to_string()).await;
+    assert_eq!(r.json(), json!([{"jsonrpc":"2.0","id":2,"result":{}}]));
+    let rest = stream.rest().await;
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    let done = rest[0].json();
+    assert_eq!(done["id"], 1);
+    assert!(done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("file:///x"));
+}

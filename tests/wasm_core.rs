@@ -117,3 +117,33 @@ async fn valid_json_beyond_parser_limits_is_answered_on_wasm() {
         "{reply}"
     );
 }
+
+#[wasm_bindgen_test]
+async fn the_route_receives_a_batch_at_2025_03_26_and_handle_refuses_it_on_wasm() {
+    use orkestrel_mcp::http::{AnswerBody, HttpRequest, Route, RouteOptions};
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"x":2,"y":5}}}]"#;
+    let spawn = orkestrel_mcp::host::defaults::spawner().expect("a spawner on wasm");
+    let route = Route::new(server(), RouteOptions::default(), spawn);
+    let post = |version: Option<&str>| {
+        let mut request = HttpRequest::new("POST", "/mcp")
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json");
+        if let Some(version) = version {
+            request = request.header("MCP-Protocol-Version", version);
+        }
+        request.body(batch)
+    };
+    let answer = route.respond(post(None)).await;
+    assert_eq!(answer.status, 200);
+    let AnswerBody::Json(text) = &answer.body else {
+        panic!("JSON: {answer:?}")
+    };
+    assert_eq!(
+        text,
+        r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"7"}]}}]"#
+    );
+    let refused = route.respond(post(Some("2025-06-18"))).await;
+    assert_eq!(refused.status, 400);
+    let reply = server().handle(batch).await.expect("one answer");
+    assert!(reply.contains("batches are not supported"), "{reply}");
+}

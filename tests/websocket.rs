@@ -533,3 +533,150 @@ async fn valid_json_beyond_parser_limits_gets_exactly_one_answer_in_both_eras() 
         }
     }
 }
+
+// ---- JSON-RPC batches: received at 2025-03-26 only ---------------------------------------
+
+/// [`connect`], then `initialize` at `version` and `notifications/initialized`.
+async fn ready_at(url: &str, version: &str) -> Ws {
+    let (mut ws, _) = connect(url, None).await;
+    ws.send(Message::text(support::json::initialize(1, version)))
+        .await
+        .unwrap();
+    let answer = next_json(&mut ws).await;
+    assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+    let done = support::json::initialized();
+    ws.send(Message::text(done.to_string())).await.unwrap();
+    ws
+}
+
+#[tokio::test]
+async fn a_batch_at_2025_03_26_is_answered_by_one_text_frame() {
+    let srv = start_ws(server(), None).await;
+    let mut ws = ready_at(&srv.ws_url(), "2025-03-26").await;
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"ping"},
+        {"jsonrpc":"2.0","method":"notifications/roots/list_changed"},
+        {"jsonrpc":"2.0","id":2,"method":"tools/list"},
+        {"jsonrpc":"2.0","id":2,"method":"ping"},
+        {"jsonrpc":"2.0","id":3}
+    ]);
+    ws.send(Message::text(batch.to_string())).await.unwrap();
+    let reply = next_json(&mut ws).await;
+    assert_eq!(
+        reply,
+        json!([
+            {"jsonrpc":"2.0","id":1,"result":{}},
+            {"jsonrpc":"2.0","id":2,"result":{"tools":[]}},
+            {"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request: the request id is already in use by an earlier request of this batch"}},
+            {"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: a response needs \"result\" or \"error\""}}
+        ])
+    );
+    // Only notifications: nothing is sent; the next frame answers the ping after it.
+    let notes = json!([{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]);
+    ws.send(Message::text(notes.to_string())).await.unwrap();
+    ws.send(Message::text(
+        r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        next_json(&mut ws).await,
+        json!({"jsonrpc":"2.0","id":"p","result":{}})
+    );
+    // An empty batch and one holding initialize: one error each, not an array.
+    ws.send(Message::text("[]")).await.unwrap();
+    assert_eq!(next_json(&mut ws).await["error"]["code"], -32600);
+    let init: Value = serde_json::from_str(&support::json::initialize(9, "2025-03-26")).unwrap();
+    ws.send(Message::text(json!([init]).to_string()))
+        .await
+        .unwrap();
+    let refused = next_json(&mut ws).await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize must not be part of a JSON-RPC batch"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_batch_is_refused_before_initialize_and_at_other_revisions() {
+    let srv = start_ws(server(), None).await;
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    ws.send(Message::text(batch)).await.unwrap();
+    let early = next_json(&mut ws).await;
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("batch before initialize"),
+        "{early}"
+    );
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        let mut ws = ready_at(&srv.ws_url(), version).await;
+        ws.send(Message::text(batch)).await.unwrap();
+        assert_eq!(
+            next(&mut ws).await,
+            Some(Message::text(
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported"}}"#
+            )),
+            "unchanged at {version}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_batch_s_requests_beyond_the_in_flight_cap_are_refused_inside_its_reply() {
+    let gate = Arc::new(Notify::new());
+    let server = server();
+    let g = gate.clone();
+    server.tools().add(Tool::new("wait", move |_: Empty| {
+        let g = g.clone();
+        async move {
+            g.notified().await;
+            Ok::<_, String>("released")
+        }
+    }));
+    let options = EndpointOptions {
+        websocket: Some(WebSocketOptions {
+            max_in_flight: 2,
+            ..WebSocketOptions::default()
+        }),
+        ..EndpointOptions::default()
+    };
+    let srv = start(server, options).await;
+    let mut ws = ready_at(&srv.ws_url(), "2025-03-26").await;
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}});
+    ws.send(Message::text(call.to_string())).await.unwrap();
+    // One place left: the first request of the batch takes it, the others are refused.
+    let batch = json!([
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}},
+        {"jsonrpc":"2.0","id":3,"method":"ping"},
+        {"jsonrpc":"2.0","id":4,"method":"ping"}
+    ]);
+    ws.send(Message::text(batch.to_string())).await.unwrap();
+    // A single request now finds every place taken (the batch holds its own until its reply).
+    ws.send(Message::text(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#))
+        .await
+        .unwrap();
+    let busy = next_json(&mut ws).await;
+    assert_eq!(
+        (busy["id"].clone(), busy["error"]["code"].clone()),
+        (json!(5), json!(-32000))
+    );
+    gate.notify_one();
+    gate.notify_one();
+    let mut frames = [next_json(&mut ws).await, next_json(&mut ws).await];
+    frames.sort_by_key(Value::is_array);
+    assert_eq!(frames[0]["id"], 1);
+    assert_eq!(
+        frames[1],
+        json!([
+            {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"released"}]}},
+            {"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"too many requests in flight"}},
+            {"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"too many requests in flight"}}
+        ])
+    );
+}

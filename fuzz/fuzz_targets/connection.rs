@@ -21,7 +21,9 @@ use orkestrel_mcp::server::context::Outbound;
 use orkestrel_mcp::wire::framing::{Frame, LineDecoder};
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp::McpServer;
-use orkestrel_mcp_fuzz::{check, expect, handshake, readable_raw_id, server, Expect};
+use orkestrel_mcp_fuzz::{
+    check, check_batch_reply, expect, handshake_at, readable_raw_id, server, Expect,
+};
 use serde_json::Value;
 
 /// One dispatched call: its frame, whether it is a request, and its outcome once finished.
@@ -30,6 +32,8 @@ struct Dispatched {
     /// Its readable request id, if any.
     id: Option<Value>,
     request: bool,
+    /// A batch taken (its outcome is its reply array).
+    batch: bool,
     outcome: Rc<RefCell<Option<Option<String>>>>,
 }
 
@@ -86,18 +90,20 @@ fn cancelled(frames: &[Vec<u8>]) -> Vec<Value> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    // Byte 0: bit 0 WebSocket (else stdio), bits 1-3 the in-flight limit - 1, bits 4-7 the cuts.
+    // Byte 0: bit 0 WebSocket (else stdio), bits 1-3 the in-flight limit - 1, bits 4-6 the
+    // cuts, bit 7 the handshake at 2025-03-26 (JSON-RPC batches received) instead of 2025-11-25.
     let Some((&head, body)) = data.split_first() else {
         return;
     };
     let websocket = head & 1 == 1;
     let limit = usize::from((head >> 1) & 7) + 1;
+    let batches = head & 0x80 != 0;
     let options = if websocket {
         ConnectionOptions::websocket(limit)
     } else {
         ConnectionOptions::stdio(limit)
     };
-    let frames = frames(body, websocket, usize::from(head >> 4));
+    let frames = frames(body, websocket, usize::from((head >> 4) & 7));
     let cancelled = cancelled(&frames);
 
     let pushed: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -113,7 +119,7 @@ fuzz_target!(|data: &[u8]| {
     let mut conn = Connection::new(server, "fuzz", outbound, options);
     // Before `initialize` every request but ping and server/discover is refused (unit-tested in
     // the library): the fuzzer starts past the handshake.
-    handshake(&mut conn);
+    handshake_at(&mut conn, if batches { "2025-03-26" } else { "2025-11-25" });
     let mut pool = LocalPool::new();
     let mut dispatched = Vec::new();
 
@@ -121,10 +127,41 @@ fuzz_target!(|data: &[u8]| {
         let expected = expect(frame);
         let id = request_id(frame);
         let duplicate = reuses_a_running_id(id.as_ref(), &dispatched);
-        let received = conn.receive(frame);
+        let mut received = conn.receive(frame);
+        if let Received::Wait(parked) = received {
+            // A batch waiting for places (stdio): a host reads nothing more until they are
+            // free; the fuzzer runs what it can, then takes it or, should it still wait, drops
+            // it (its host would wait on).
+            assert!(!websocket && batches, "only a paused connection waits");
+            pool.run_until_stalled();
+            received = conn.resume(parked);
+            if matches!(received, Received::Wait(_)) {
+                continue;
+            }
+        }
         // Refused at once (at the limit) or by its call (-32600), holding no place.
         let duplicate = duplicate && matches!(received, Received::Dispatch(_));
         match received {
+            Received::Wait(_) => unreachable!("taken or skipped above"),
+            Received::Batch(mut call) => {
+                assert!(batches, "a batch taken at 2025-11-25");
+                assert!(conn.in_flight() <= limit, "a batch ran past the limit");
+                let outcome: Rc<RefCell<Option<Option<String>>>> = Rc::default();
+                dispatched.push(Dispatched {
+                    frame: frame.clone(),
+                    id: None,
+                    request: true,
+                    batch: true,
+                    outcome: outcome.clone(),
+                });
+                pool.spawner()
+                    .spawn_local(async move {
+                        let answer = (&mut call).await.map(|r| r.to_json());
+                        *outcome.borrow_mut() = Some(answer);
+                        drop(call);
+                    })
+                    .expect("the pool runs");
+            }
             Received::Nothing => {
                 let skipped = matches!(expected, Expect::Reply { parse: true, .. }) && !websocket;
                 assert!(
@@ -140,6 +177,7 @@ fuzz_target!(|data: &[u8]| {
                     frame: frame.clone(),
                     id: id.clone(),
                     request: call.is_request(),
+                    batch: false,
                     outcome: outcome.clone(),
                 });
                 pool.spawner()
@@ -172,6 +210,13 @@ fuzz_target!(|data: &[u8]| {
 
     for call in &dispatched {
         let outcome = call.outcome.borrow().clone();
+        if call.batch {
+            // Its reply, or none (nothing to answer, every request cancelled, or still running).
+            if let Some(Some(reply)) = outcome {
+                check_batch_reply(&call.frame, &reply);
+            }
+            continue;
+        }
         let expected = expect(&call.frame);
         if !call.request {
             assert_eq!(

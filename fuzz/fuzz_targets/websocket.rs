@@ -21,7 +21,7 @@ use orkestrel_mcp::server::connection::{Connection, ConnectionOptions, Received}
 use orkestrel_mcp::server::context::Outbound;
 use orkestrel_mcp::wire::jsonrpc::JsonRpcMessage;
 use orkestrel_mcp::McpServer;
-use orkestrel_mcp_fuzz::{check, expect, handshake, server, Expect};
+use orkestrel_mcp_fuzz::{check, check_batch_reply, expect, handshake_at, server, Expect};
 use serde_json::Value;
 
 type Outcome = Rc<RefCell<Option<Option<String>>>>;
@@ -29,11 +29,14 @@ type Outcome = Rc<RefCell<Option<Option<String>>>>;
 struct Dispatched {
     frame: Vec<u8>,
     request: bool,
+    /// A batch taken (its outcome is its reply array).
+    batch: bool,
     outcome: Outcome,
 }
 
 fuzz_target!(|data: &[u8]| {
-    // Byte 0: the in-flight limit - 1 (bits 0-2), bit 3 set: no handshake first; then actions: a length byte and that many
+    // Byte 0: the in-flight limit - 1 (bits 0-2), bit 3 set: no handshake first, bit 4 set: the
+    // handshake at 2025-03-26 (JSON-RPC batches received); then actions: a length byte and that many
     // bytes of text (lengths 0..=249), or 250 run the calls, 251 close, 252 end the input.
     let Some((&head, mut rest)) = data.split_first() else {
         return;
@@ -48,8 +51,9 @@ fuzz_target!(|data: &[u8]| {
         true
     });
     let mut conn = Connection::new(server, "ws", outbound, ConnectionOptions::websocket(limit));
+    let batches = head & 8 == 0 && head & 16 != 0;
     if head & 8 == 0 {
-        handshake(&mut conn);
+        handshake_at(&mut conn, if batches { "2025-03-26" } else { "2025-11-25" });
     }
     let mut pool = LocalPool::new();
     let mut dispatched: Vec<Dispatched> = Vec::new();
@@ -100,6 +104,25 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         match received {
+            Received::Wait(_) => panic!("the WebSocket rules never wait"),
+            Received::Batch(mut call) => {
+                assert!(batches, "a batch taken at another revision");
+                assert!(conn.in_flight() <= limit, "a batch ran past the limit");
+                let outcome: Outcome = Rc::default();
+                dispatched.push(Dispatched {
+                    frame: frame.to_vec(),
+                    request: true,
+                    batch: true,
+                    outcome: outcome.clone(),
+                });
+                pool.spawner()
+                    .spawn_local(async move {
+                        let answer = (&mut call).await.map(|r| r.to_json());
+                        *outcome.borrow_mut() = Some(answer);
+                        drop(call);
+                    })
+                    .expect("the pool runs");
+            }
             Received::Nothing => assert_eq!(
                 expected,
                 Expect::Nothing,
@@ -126,6 +149,7 @@ fuzz_target!(|data: &[u8]| {
                 dispatched.push(Dispatched {
                     frame: frame.to_vec(),
                     request: call.is_request(),
+                    batch: false,
                     outcome: outcome.clone(),
                 });
                 pool.spawner()
@@ -142,6 +166,13 @@ fuzz_target!(|data: &[u8]| {
 
     for call in &dispatched {
         let outcome = call.outcome.borrow().clone();
+        if call.batch {
+            // Its reply, or none (nothing to answer, every request cancelled, or still running).
+            if let Some(Some(reply)) = outcome {
+                check_batch_reply(&call.frame, &reply);
+            }
+            continue;
+        }
         let expected = expect(&call.frame);
         if !call.request {
             assert_eq!(

@@ -381,10 +381,17 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// `notifications/initialized`), so the fuzzer's messages reach what an initialized connection
 /// does.
 pub fn handshake(conn: &mut orkestrel_mcp::server::connection::Connection) {
+    handshake_at(conn, "2025-11-25");
+}
+
+/// [`handshake`] at protocol `version` (2025-03-26: the connection receives JSON-RPC batches).
+pub fn handshake_at(conn: &mut orkestrel_mcp::server::connection::Connection, version: &str) {
     use orkestrel_mcp::server::connection::Received;
-    let init = br#"{"jsonrpc":"2.0","id":"fuzz-init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{},"roots":{}},"clientInfo":{"name":"fuzz","version":"0"}}}"#;
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":"fuzz-init","method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{"sampling":{{}},"elicitation":{{}},"roots":{{}}}},"clientInfo":{{"name":"fuzz","version":"0"}}}}}}"#
+    );
     let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    for message in [&init[..], &done[..]] {
+    for message in [init.as_bytes(), &done[..]] {
         if let Received::Dispatch(call) = conn.receive(message) {
             futures::executor::block_on(call);
         }
@@ -471,5 +478,44 @@ fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     match out {
         Some(o) => std::borrow::Cow::Owned(o),
         None => std::borrow::Cow::Borrowed(bytes),
+    }
+}
+
+/// The reply a batch `frame` got (`text`, JSON): a non-empty array of well-formed JSON-RPC
+/// responses, no more than the batch has elements, each id `null` or the id of one of them.
+pub fn check_batch_reply(frame: &[u8], text: &str) {
+    let shown = || String::from_utf8_lossy(frame).into_owned();
+    let reply = parse(text.as_bytes()).unwrap_or_else(|e| panic!("a batch reply is not JSON ({e}): {text}"));
+    let Value::Array(entries) = reply else {
+        panic!("a batch reply is not an array: {text}\n  frame: {}", shown())
+    };
+    let elements = match parse(frame) {
+        Ok(Value::Array(elements)) => elements,
+        _ => panic!("a batch reply to a frame that is not an array: {}", shown()),
+    };
+    assert!(!entries.is_empty(), "an empty batch reply (nothing must be sent)");
+    assert!(
+        entries.len() <= elements.len(),
+        "more answers ({}) than messages ({}): {text}",
+        entries.len(),
+        elements.len()
+    );
+    // Each entry's own text, read as a message is (an id of any length exact).
+    let texts: Vec<Box<serde_json::value::RawValue>> =
+        serde_json::from_str(text).expect("the reply is a JSON array");
+    for (entry, raw) in entries.iter().zip(&texts) {
+        assert!(
+            matches!(
+                orkestrel_mcp::wire::jsonrpc::JsonRpcMessage::from_slice(raw.get().as_bytes()),
+                Ok(orkestrel_mcp::wire::jsonrpc::JsonRpcMessage::Response(_))
+            ),
+            "a batch entry is not a JSON-RPC response: {entry}"
+        );
+        let id = &entry["id"];
+        assert!(
+            id.is_null() || elements.iter().any(|e| &e["id"] == id),
+            "a batch entry answers an id the batch does not hold: {entry}\n  frame: {}",
+            shown()
+        );
     }
 }

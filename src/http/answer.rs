@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 
 use crate::http::headers;
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcResponse};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcBatchResponse, JsonRpcResponse};
 
 cfg_if::cfg_if! {
     if #[cfg(target_family = "wasm")] {
@@ -105,6 +105,15 @@ impl Answer {
             status,
             headers: vec![(headers::CONTENT_TYPE, headers::APPLICATION_JSON.to_owned())],
             body: AnswerBody::Json(response.to_json()),
+        }
+    }
+
+    /// A JSON-RPC batch's reply (one array of responses) as `application/json`.
+    pub fn json_batch(status: u16, reply: &JsonRpcBatchResponse) -> Answer {
+        Answer {
+            status,
+            headers: vec![(headers::CONTENT_TYPE, headers::APPLICATION_JSON.to_owned())],
+            body: AnswerBody::Json(reply.to_json()),
         }
     }
 

@@ -15,7 +15,8 @@
 //! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first on that stream); a 2026-07-28 request whose response comes before any notification gets JSON with its status ([`status_of`]) |
 //! | `POST`, a notification or a response | `202`, no body |
 //! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
-//! | `POST`, not a valid message (batch, bad envelope) | `400`, `-32600` (or `-32602` for non-object `params`) |
+//! | `POST`, not a valid message (bad envelope; a batch where batches are refused, below) | `400`, `-32600` (or `-32602` for non-object `params`) |
+//! | `POST`, a JSON-RPC batch (an array) | see the batch table below |
 //! | `POST`, body over the limit (default 4 MiB), declared or read | `413`, `-32600` |
 //! | `POST`, body not sent within the host's read timeout | `408`, `-32600` |
 //! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` (an absent type is refused too: a browser may send a body without one cross-origin and without a CORS preflight, so requiring JSON keeps cross-site requests behind the preflight) |
@@ -33,6 +34,27 @@
 //! event for 2025-11-25 clients, every event with an id, resumable), gives tools the session
 //! through their [`RequestContext`], and assumes the session's negotiated protocol version when
 //! the header is absent (else `2025-03-26`, spec Protocol Version Header).
+//!
+//! A JSON-RPC batch is received only where the `POST` speaks 2025-03-26 — its session
+//! negotiated it, or, without a session, its `MCP-Protocol-Version` names it or is absent (a
+//! server without the header assumes 2025-03-26) — the one revision whose
+//! [transport](https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#sending-messages-to-the-server)
+//! lets a body be "an array batching one or more requests and/or notifications" or responses.
+//! Each element follows `server::batch`'s rules (an `initialize` refuses the whole batch; an
+//! invalid element, a duplicate id, a 2026-07-28 request get their error in the reply):
+//!
+//! | `POST` body | answer |
+//! |---|---|
+//! | a batch, at any other revision (a session at 2024-11-05, 2025-06-18, 2025-11-25; such a header; a 2026-07-28 header) | `400`, `-32600` "batches are not supported", as before |
+//! | `[]`, more than [`MAX_BATCH_LEN`](crate::wire::jsonrpc::MAX_BATCH_LEN) elements, an `initialize` in it | `400`, one `-32600` id `null`; nothing runs |
+//! | a batch without a session where the route has sessions | `400` "mcp-session-id header is required" (only `initialize` mints one, and it cannot be batched) |
+//! | only notifications and responses | run in order, then `202`, no body |
+//! | requests (or invalid elements), JSON negotiated | `200 application/json`: one array of the responses, in the batch's order, once all are answered (a cancelled request has no entry; none left: `202`) |
+//! | requests, SSE negotiated | `200 text/event-stream`: each response its own event as it comes (after the notifications of its request), the errors first; the stream ends after the last. In a session, one resumable session stream |
+//! | a request needing a tool scope the token lacks | `403` for the whole batch, before any of it runs |
+//!
+//! One batch runs at most [`MAX_BATCH_IN_FLIGHT`] (256) requests; its requests beyond are answered
+//! `-32000` "too many requests in flight" in the reply, as a stream connection's are.
 
 use std::sync::Arc;
 
@@ -52,10 +74,13 @@ use crate::http::negotiate::{
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
 use crate::http::session::{Session, SessionBackend, Taken};
 use crate::http::sessions::{Admit, Attachment, Sessions};
+use crate::protocol::receives_batches;
+use crate::server::batch::{self, Element, Run};
 use crate::server::context::RequestContext;
 use crate::server::McpServer;
 use crate::wire::jsonrpc::{
-    ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse,
+    ErrorCode, ErrorObject, InvalidMessage, JsonRpcBatch, JsonRpcBatchResponse, JsonRpcMessage,
+    JsonRpcRequest, JsonRpcResponse,
 };
 use crate::wire::sse::encode_event;
 
@@ -480,6 +505,10 @@ impl Route {
         };
         let message = match JsonRpcMessage::from_slice(&body) {
             Ok(message) => message,
+            Err(invalid) if invalid.is_batch() => {
+                // Boxed, as the dispatch below: a batch's state stays out of this future.
+                return Box::pin(self.batch(&body, &invalid, negotiated, session, identity)).await;
+            }
             Err(invalid) => {
                 return match invalid.response() {
                     Some(response) => Answer::json(400, &response),
@@ -714,24 +743,7 @@ impl Route {
             }
             Some(first) => first,
         };
-        let events = futures::stream::unfold(
-            (Some(first), Some(rx), cancelled),
-            |(first, rx, cancelled)| async move {
-                let mut rx = rx?;
-                let next = match first {
-                    Some(out) => out,
-                    None => rx.next().await?,
-                };
-                Some(match next {
-                    Out::Message(json) => (encode_event(None, &json), (None, Some(rx), cancelled)),
-                    Out::Final(response) => (
-                        encode_event(None, &response.to_json()),
-                        (None, None, cancelled),
-                    ),
-                })
-            },
-        );
-        Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
+        events_of(first, rx, cancelled)
     }
 
     /// Answer a request on a session request stream opened with a buffer for its connection
@@ -767,6 +779,18 @@ impl Route {
                 finish.session.send_owned(stream, response.to_json());
             }
         });
+        self.session_events(session, (stream, token), dispatch)
+    }
+
+    /// The answer on session request stream `opened` (its stream and token) fed by `dispatch`,
+    /// which finishes the stream when it is over: polled once here, its events collected in the
+    /// stream's buffer, and spawned only if it waits (see [`Route::session_stream`]).
+    fn session_events(
+        &self,
+        session: &Arc<Session>,
+        (stream, token): (u64, u64),
+        dispatch: crate::BoxFuture<'static, ()>,
+    ) -> Answer {
         self.poll_once_or_spawn(
             dispatch,
             "http: a session dispatch panicked; its stream ends",
@@ -780,7 +804,247 @@ impl Route {
             }
         }
     }
+
+    /// Answer a `POST` whose body is a JSON-RPC batch (`refusal`: the single-message parser's
+    /// answer to it, what a peer that does not speak 2025-03-26 gets). See the module's batch
+    /// table; the element rules are `server::batch`'s.
+    async fn batch(
+        &self,
+        body: &[u8],
+        refusal: &InvalidMessage,
+        negotiated: Negotiated,
+        session: Option<Arc<Session>>,
+        identity: Option<Arc<Identity>>,
+    ) -> Answer {
+        // The revision the POST speaks: its header's, else its session's, else (no header, no
+        // session) 2025-03-26; a session negotiated at another revision refuses whatever the
+        // header says.
+        let receives = !negotiated.modern_header
+            && receives_batches(&negotiated.protocol_version)
+            && session
+                .as_ref()
+                .is_none_or(|s| receives_batches(s.protocol_version()));
+        if !receives {
+            return match refusal.response() {
+                Some(response) => Answer::json(400, &response),
+                None => Answer::empty(202),
+            };
+        }
+        let screened = match JsonRpcBatch::from_slice(body).map(batch::screen) {
+            Ok(Ok(screened)) => screened,
+            Ok(Err(error)) => return Answer::rpc_error(400, error),
+            Err(invalid) => {
+                return match invalid.response() {
+                    Some(response) => Answer::json(400, &response),
+                    None => Answer::empty(202),
+                }
+            }
+        };
+        if self.sessions.is_some() && session.is_none() {
+            // With sessions only an `initialize` comes without one, and it is never in a batch
+            // (the session half refuses such a batch first: `sessionless_batch`).
+            return Answer::session_required();
+        }
+        // A tool's own scopes: `403 insufficient_scope` for the whole batch, before any of it
+        // runs (RFC 6750 §3.1), as for a single request.
+        if let (Some(auth), Some(identity)) = (&self.auth, &identity) {
+            for element in &screened.elements {
+                if let Element::Request(request) = element {
+                    if let Some(answer) = auth.check_scopes(identity, &self.tool_scopes(request)) {
+                        return answer;
+                    }
+                }
+            }
+        }
+        // The requests beyond the most one batch runs are answered at once.
+        let mut messages = Vec::with_capacity(screened.elements.len());
+        let mut answered = Vec::new();
+        let mut requests = 0;
+        for (at, element) in screened.elements.into_iter().enumerate() {
+            match element {
+                Element::Answered(response) => answered.push((at, response)),
+                Element::Request(request) if requests >= MAX_BATCH_IN_FLIGHT => {
+                    answered.push((at, batch::too_many(request.id)));
+                }
+                Element::Request(request) => {
+                    requests += 1;
+                    messages.push((at, JsonRpcMessage::Request(request)));
+                }
+                Element::Other(message) => messages.push((at, message)),
+            }
+        }
+        let mut ctx = RequestContext::new().with_identity(identity);
+        ctx.protocol_version = Some(negotiated.protocol_version);
+        if let Some(session) = &session {
+            ctx = ctx
+                .with_session(session.clone())
+                .with_scope(session.scope());
+        }
+        if requests == 0 && answered.is_empty() {
+            // Only notifications and responses: run, in order; `202`, no body.
+            let mut run = Run::new(self.members(messages, &ctx));
+            while run.next().await.is_some() {}
+            return Answer::empty(202);
+        }
+        if negotiated.sse {
+            if let Some((session, opened)) = session
+                .as_ref()
+                .and_then(|s| Some((s, s.open_request_buffer()?)))
+            {
+                return self.session_batch_stream(session, opened, messages, answered, ctx);
+            }
+            return self.batch_stream(messages, answered, ctx).await;
+        }
+        if let Some(session) = &session {
+            // No stream of its own: the requests' messages go on the session's stream.
+            let session = session.clone();
+            ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));
+        }
+        let mut replies = answered;
+        let mut run = Run::new(self.members(messages, &ctx));
+        while let Some((at, response)) = run.next().await {
+            if let Some(response) = response {
+                replies.push((at, response));
+            }
+        }
+        replies.sort_unstable_by_key(|(at, _)| *at);
+        match JsonRpcBatchResponse::new(replies.into_iter().map(|(_, r)| r).collect()) {
+            Some(reply) => Answer::json_batch(200, &reply),
+            // Every request was cancelled: nothing to answer.
+            None => Answer::empty(202),
+        }
+    }
+
+    /// The dispatch of each message of a batch on `ctx`, with its position.
+    fn members(
+        &self,
+        messages: Vec<(usize, JsonRpcMessage)>,
+        ctx: &RequestContext,
+    ) -> Vec<(usize, crate::BoxFuture<'static, Option<JsonRpcResponse>>)> {
+        messages
+            .into_iter()
+            .map(|(at, message)| {
+                let server = self.server.clone();
+                let ctx = ctx.clone();
+                let member: crate::BoxFuture<'static, Option<JsonRpcResponse>> =
+                    Box::pin(async move { server.dispatch_with(message, ctx).await });
+                (at, member)
+            })
+            .collect()
+    }
+
+    /// A stateless batch answered as one event stream: the errors answered at once, then the
+    /// requests' notifications and each response as its own event as it comes; the stream
+    /// ends after the last. Dropping it cancels what still runs.
+    async fn batch_stream(
+        &self,
+        messages: Vec<(usize, JsonRpcMessage)>,
+        answered: Vec<(usize, JsonRpcResponse)>,
+        ctx: RequestContext,
+    ) -> Answer {
+        let (tx, mut rx) = mpsc::unbounded::<Out>();
+        let out = tx.clone();
+        let ctx = ctx.with_outbound(Arc::new(move |m| {
+            out.unbounded_send(Out::Message(m.to_json())).is_ok()
+        }));
+        let members = self.members(messages, &ctx);
+        let (mut cancel, cancelled) = oneshot::channel::<()>();
+        let dispatch = Box::pin(async move {
+            for (_, response) in answered {
+                let _ = tx.unbounded_send(Out::Message(response.to_json()));
+            }
+            let sent = &tx;
+            let run = std::pin::pin!(async move {
+                let mut run = Run::new(members);
+                while let Some((_, response)) = run.next().await {
+                    if let Some(response) = response {
+                        let _ = sent.unbounded_send(Out::Message(response.to_json()));
+                    }
+                }
+            });
+            if let Either::Right(_) = future::select(run, cancel.cancellation()).await {
+                tracing::debug!("http: response stream closed; batch cancelled");
+            }
+            // Close for every sender: a tool may keep its context (and so a sender) alive.
+            tx.close_channel();
+        });
+        self.poll_once_or_spawn(dispatch, "http: a batch panicked; its stream ends");
+        match rx.next().await {
+            None => Answer::empty(202),
+            Some(first) => events_of(first, rx, cancelled),
+        }
+    }
+
+    /// A batch in a session answered on one session request stream (`opened`): the errors
+    /// answered at once, then the requests' notifications and each response as its own event,
+    /// each with an event id (resumable by `GET` with `Last-Event-ID`); the stream ends after
+    /// the last. The requests keep running when the client goes.
+    fn session_batch_stream(
+        &self,
+        session: &Arc<Session>,
+        (stream, token): (u64, u64),
+        messages: Vec<(usize, JsonRpcMessage)>,
+        answered: Vec<(usize, JsonRpcResponse)>,
+        ctx: RequestContext,
+    ) -> Answer {
+        let notify = session.clone();
+        let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
+            notify.send_owned(stream, m.to_json()).is_some()
+        }));
+        let members = self.members(messages, &ctx);
+        let task_session = session.clone();
+        let dispatch = Box::pin(async move {
+            // The stream ends whatever becomes of the batch (done, or dropped by a panic).
+            let finish = Finish {
+                session: task_session,
+                stream,
+            };
+            for (_, response) in answered {
+                finish.session.send_owned(stream, response.to_json());
+            }
+            let mut run = Run::new(members);
+            while let Some((_, response)) = run.next().await {
+                if let Some(response) = response {
+                    finish.session.send_owned(stream, response.to_json());
+                }
+            }
+        });
+        self.session_events(session, (stream, token), dispatch)
+    }
 }
+
+/// The answer to a JSON-RPC batch `POST`ed without a session id where the route has sessions
+/// (the session half answers it: a route behind it may be stateless): at a revision that does
+/// not receive batches (its `MCP-Protocol-Version`) the refusal as before; else `400`, why the
+/// batch is refused whole when it is (an `initialize` in it, `[]`), or "mcp-session-id header is
+/// required" (only an `initialize` mints a session, and it cannot be batched).
+pub(crate) fn sessionless_batch<H: Fields + ?Sized>(fields: &H, body: &[u8]) -> Answer {
+    let refused = || {
+        let refusal = match JsonRpcMessage::from_slice(body) {
+            Err(invalid) => invalid.response(),
+            Ok(_) => None,
+        };
+        refusal.map_or_else(Answer::session_required, |r| Answer::json(400, &r))
+    };
+    match read_protocol_version_str(fields) {
+        Ok(Some(version)) if !receives_batches(version) => return refused(),
+        Err(e) => return e.answer(),
+        _ => {}
+    }
+    match JsonRpcBatch::from_slice(body).map(batch::screen) {
+        Ok(Ok(_)) => Answer::session_required(),
+        Ok(Err(error)) => Answer::rpc_error(400, error),
+        Err(invalid) => match invalid.response() {
+            Some(response) => Answer::json(400, &response),
+            None => Answer::session_required(),
+        },
+    }
+}
+
+/// The most requests one batch `POST` runs: a connection's default in-flight limit
+/// ([`crate::server::connection::DEFAULT_MAX_IN_FLIGHT`], 256). Its requests beyond are
+/// answered `-32000` "too many requests in flight" in the reply, as a stream connection's are.
+pub const MAX_BATCH_IN_FLIGHT: usize = crate::server::connection::DEFAULT_MAX_IN_FLIGHT;
 
 impl Route {
     /// Poll a request's dispatch once in place and spawn it only if it waits (one done at once,
@@ -809,6 +1073,34 @@ impl Drop for Finish {
     fn drop(&mut self) {
         self.session.finish(self.stream);
     }
+}
+
+/// The `text/event-stream` answer of a stateless request's (or batch's) dispatch: `first`, then
+/// what `rx` receives, until a response [`Out::Final`] or the end of the channel. Dropping it
+/// (the client went away) fires `cancelled`'s other end, cancelling the dispatch.
+fn events_of(
+    first: Out,
+    rx: mpsc::UnboundedReceiver<Out>,
+    cancelled: oneshot::Receiver<()>,
+) -> Answer {
+    let events = futures::stream::unfold(
+        (Some(first), Some(rx), cancelled),
+        |(first, rx, cancelled)| async move {
+            let mut rx = rx?;
+            let next = match first {
+                Some(out) => out,
+                None => rx.next().await?,
+            };
+            Some(match next {
+                Out::Message(json) => (encode_event(None, &json), (None, Some(rx), cancelled)),
+                Out::Final(response) => (
+                    encode_event(None, &response.to_json()),
+                    (None, None, cancelled),
+                ),
+            })
+        },
+    );
+    Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
 }
 
 /// What a request's dispatch sends to its event stream.

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `POST` `initialize` (valid params), no `mcp-session-id` | a session is minted; the route answers, and a successful (`2xx`) answer carries `mcp-session-id` (any other answer forgets the session) |
 //! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` (see [`SessionStore::mint`](crate::http::session::SessionStore::mint) for why it refuses rather than evicting) |
-//! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`) |
+//! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`; so is a JSON-RPC batch, which the route refuses: `400`, "mcp-session-id header is required", or why it is refused whole — an `initialize` in it) |
 //! | `POST` 2026-07-28 traffic (no header, or an id naming no live session) | the route answers, statelessly (that wire has no sessions) |
 //! | any verb with an unknown, ended or expired id | `404`, `-32600` "Session not found" |
 //! | any verb whose session the store cannot look up or mint ([`Unavailable`], a shared store unreachable) | `503` with `Retry-After`, `-32000` |
@@ -26,7 +26,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use serde_json::Value;
 
 use crate::era;
 use crate::http::answer::{Answer, EventStream};
@@ -135,6 +134,10 @@ impl Sessions {
                 // the parse error of a malformed body.
                 Initialize::Invalid | Initialize::Malformed => forward(None),
                 Initialize::Other => Admit::Answer(Answer::session_required()),
+                // Never routed without a session (a route behind this half may be stateless).
+                Initialize::Batch => {
+                    Admit::Answer(crate::http::route::sessionless_batch(fields, body))
+                }
             };
         }
         match self.lookup_id(id).await {
@@ -316,6 +319,8 @@ fn is_modern<H: Fields + ?Sized>(fields: &H, body: &[u8]) -> bool {
 enum Initialize {
     /// An `initialize` request with a negotiable version.
     Valid(&'static str),
+    /// A JSON-RPC batch (an array), which an `initialize` cannot be part of.
+    Batch,
     /// An `initialize` request whose params the server will refuse.
     Invalid,
     /// A well-formed message that is not an `initialize` request.
@@ -324,11 +329,11 @@ enum Initialize {
     Malformed,
 }
 
+/// What a `POST` without a session id holds, read from its text as the route reads it (so a
+/// message the route would run — an integer id beyond 64 bits included — is never taken for a
+/// malformed one and routed without a session).
 fn initialize_version(body: &[u8]) -> Initialize {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return Initialize::Malformed;
-    };
-    match JsonRpcMessage::from_value(value) {
+    match JsonRpcMessage::from_slice(body) {
         Ok(JsonRpcMessage::Request(request)) if request.method == "initialize" => {
             match negotiate_initialize(request.params.as_ref()) {
                 Ok(version) => Initialize::Valid(version),
@@ -336,6 +341,7 @@ fn initialize_version(body: &[u8]) -> Initialize {
             }
         }
         Ok(_) => Initialize::Other,
+        Err(invalid) if invalid.is_batch() => Initialize::Batch,
         Err(_) => Initialize::Malformed,
     }
 }

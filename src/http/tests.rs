@@ -592,3 +592,288 @@ fn two_routes_over_one_store_share_their_sessions() {
     assert_eq!(answer(&b, delete).status, 204);
     assert_eq!(answer(&a, ping()).status, 404);
 }
+
+// ---- JSON-RPC batches: received at 2025-03-26 only ---------------------------------------
+
+const INIT_2025_03_26: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+const BATCH: &str = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},
+    {"jsonrpc":"2.0","method":"notifications/initialized"},
+    {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}]"#;
+const REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported"}}"#;
+
+fn sse(request: HttpRequest) -> HttpRequest {
+    request.header("Accept", TEXT_EVENT_STREAM)
+}
+
+fn data_of(events: &[String]) -> Vec<Value> {
+    events
+        .iter()
+        .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter(|d| !d.is_empty())
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_stateless_batch_without_a_version_header_is_answered_by_one_json_array() {
+    let r = route();
+    for request in [
+        post(BATCH),
+        post(BATCH).header(MCP_PROTOCOL_VERSION, "2025-03-26"),
+    ] {
+        let a = answer(&r, request);
+        assert_eq!(
+            (a.status, a.header(CONTENT_TYPE)),
+            (200, Some(APPLICATION_JSON))
+        );
+        assert_eq!(
+            json_of(&a),
+            json!([
+                {"jsonrpc":"2.0","id":1,"result":{}},
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}
+            ])
+        );
+    }
+}
+
+#[test]
+fn a_batch_at_any_other_revision_gets_the_refusal_it_always_got() {
+    let r = route();
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        let a = answer(&r, post(BATCH).header(MCP_PROTOCOL_VERSION, version));
+        assert_eq!(a.status, 400, "{version}");
+        assert!(
+            matches!(&a.body, AnswerBody::Json(text) if text == REFUSED),
+            "{version}: {a:?}"
+        );
+    }
+}
+
+#[test]
+fn a_batch_of_notifications_and_responses_is_202_and_errors_come_back_in_the_array() {
+    let r = route();
+    let a = answer(
+        &r,
+        post(
+            r#"[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"s1","result":{}}]"#,
+        ),
+    );
+    assert_eq!(a.status, 202);
+    assert!(matches!(a.body, AnswerBody::Empty));
+    // An invalid element among valid ones; a duplicate id; a broken notification (no entry).
+    let a = answer(
+        &r,
+        post(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"1.0","id":2,"method":"ping"},
+                 {"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":5},3]"#,
+        ),
+    );
+    assert_eq!(a.status, 200);
+    let items = json_of(&a);
+    let ids: Vec<Value> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].clone())
+        .collect();
+    assert_eq!(ids, [json!(1), json!(2), json!(1), Value::Null], "{items}");
+    assert_eq!(items[0]["result"], json!({}));
+    for i in 1..4 {
+        assert_eq!(items[i]["error"]["code"], -32600, "{items}");
+    }
+    // Only errors: still the array.
+    let a = answer(&r, post("[1]"));
+    assert_eq!(
+        (a.status, json_of(&a)[0]["error"]["code"].clone()),
+        (200, json!(-32600))
+    );
+}
+
+#[test]
+fn a_batch_that_cannot_run_is_refused_whole_with_400() {
+    let r = route();
+    for (body, says) in [
+        ("[]", "an empty batch"),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},
+                {"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}]"#,
+            "initialize must not be part of a JSON-RPC batch",
+        ),
+        ("[{\"jsonrpc\":\"2.0\",", "Parse error"),
+    ] {
+        let a = answer(&r, post(body));
+        assert_eq!(a.status, 400, "{body}");
+        let error = json_of(&a);
+        assert_eq!(error["id"], Value::Null);
+        assert!(
+            error["error"]["message"].as_str().unwrap().contains(says),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn a_stateless_batch_on_sse_sends_each_response_as_its_own_event_then_ends() {
+    let r = route();
+    let a = answer(
+        &r,
+        sse(post(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},7,{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        )),
+    );
+    assert_eq!(a.header(CONTENT_TYPE), Some(TEXT_EVENT_STREAM));
+    let events = data_of(&events_of(a));
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(events[0]["error"]["code"], -32600, "the errors first");
+    let mut ids: Vec<i64> = events[1..]
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2]);
+    // Dropping the stream cancels what still runs.
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let r = Route::new(server(cancelled.clone()), RouteOptions::default(), spawn());
+    let a = answer(
+        &r,
+        sse(post(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{"text":""}}}]"#,
+        )),
+    );
+    let AnswerBody::Events(mut events) = a.body else {
+        panic!("an event stream")
+    };
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        seen.push(block_on(events.next()).expect("an event"));
+    }
+    assert!(seen.iter().any(|e| e.contains("\"id\":1")), "{seen:?}");
+    assert!(
+        seen.iter().any(|e| e.contains("notifications/message")),
+        "{seen:?}"
+    );
+    drop(events);
+    // The dispatch runs on a thread of the test's spawner: wait for it to see the drop.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cancelled.load(Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hanging call was not cancelled"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_batch_runs_at_most_its_bound_of_requests() {
+    let r = route();
+    let n = super::route::MAX_BATCH_IN_FLIGHT + 4;
+    let items: Vec<Value> = (0..n)
+        .map(|id| json!({"jsonrpc":"2.0","id":id,"method":"ping"}))
+        .collect();
+    let a = answer(&r, post(&Value::Array(items).to_string()));
+    let reply = json_of(&a);
+    let reply = reply.as_array().unwrap();
+    assert_eq!(reply.len(), n);
+    let refused: Vec<i64> = reply
+        .iter()
+        .filter(|i| i["error"]["code"] == -32000)
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        refused,
+        (super::route::MAX_BATCH_IN_FLIGHT as i64..n as i64).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_session_at_2025_03_26_takes_batches_and_one_at_another_revision_refuses_them() {
+    let r = with_sessions(8);
+    let old = session_id(&answer(&r, post(INIT_2025_03_26)));
+    let new = session_id(&answer(&r, post(INIT)));
+    let a = answer(&r, post(BATCH).header(MCP_SESSION_ID, old.clone()));
+    assert_eq!((a.status, session_id(&a)), (200, old.clone()));
+    assert_eq!(json_of(&a).as_array().unwrap().len(), 2);
+    // SSE: one session stream, every event with an id (no priming at 2025-03-26).
+    let a = answer(&r, sse(post(BATCH).header(MCP_SESSION_ID, old.clone())));
+    let events = events_of(a);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events.iter().all(|e| e.starts_with("id: ")), "{events:?}");
+    // The header names another revision than the session's: refused.
+    let a = answer(
+        &r,
+        post(BATCH)
+            .header(MCP_SESSION_ID, old.clone())
+            .header(MCP_PROTOCOL_VERSION, "2025-06-18"),
+    );
+    assert_eq!(a.status, 400);
+    // A 2025-11-25 session: refused as before, with or without its header.
+    for request in [
+        post(BATCH).header(MCP_SESSION_ID, new.clone()),
+        post(BATCH)
+            .header(MCP_SESSION_ID, new.clone())
+            .header(MCP_PROTOCOL_VERSION, "2025-11-25"),
+    ] {
+        let a = answer(&r, request);
+        assert_eq!(a.status, 400);
+        assert!(
+            matches!(&a.body, AnswerBody::Json(text) if text == REFUSED),
+            "{a:?}"
+        );
+    }
+    // No session id: a session is required (and an initialize cannot be batched).
+    let a = answer(&r, post(BATCH));
+    assert_eq!((a.status, code_of(&a)), (400, -32600));
+    assert!(json_of(&a)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("mcp-session-id"));
+    let a = answer(&r, post(&format!("[{INIT_2025_03_26}]")));
+    assert_eq!(a.status, 400);
+    assert!(json_of(&a)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("initialize must not be part"));
+    assert_eq!(
+        block_on(r.sessions().unwrap().count()).unwrap(),
+        2,
+        "none minted"
+    );
+}
+
+#[test]
+fn a_request_id_in_flight_in_the_session_is_refused_inside_a_batch() {
+    let r = with_sessions(8);
+    let id = session_id(&answer(&r, post(INIT_2025_03_26)));
+    // A call that never ends, on its own stream (spawned): id 5 stays in flight.
+    let hang = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hang","arguments":{"text":""}}}"#;
+    let a = answer(&r, sse(post(hang).header(MCP_SESSION_ID, id.clone())));
+    assert!(matches!(a.body, AnswerBody::Events(_)));
+    let a = answer(
+        &r,
+        post(r#"[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]"#)
+            .header(MCP_SESSION_ID, id),
+    );
+    let items = json_of(&a);
+    assert_eq!(items[0]["id"], 5);
+    assert_eq!(items[0]["error"]["code"], -32600);
+    assert!(items[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already in use"));
+    assert_eq!(items[1]["result"], json!({}));
+}
+
+#[test]
+fn a_request_with_an_id_beyond_64_bits_still_needs_a_session() {
+    // Read as the route reads it (from its text), not as a parsed value that holds the id only
+    // rounded: it is a request like any other, and it needs a session.
+    let r = with_sessions(8);
+    let call = r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+    let a = answer(&r, post(call));
+    assert_eq!((a.status, code_of(&a)), (400, -32600));
+    assert!(json_of(&a)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("mcp-session-id"));
+}

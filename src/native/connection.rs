@@ -7,14 +7,16 @@
 //! pipe bytes into lines and writes the queue to stdout; WebSocket turns frames into text and
 //! writes the queue (and its close frames) to the socket.
 
+use std::future::Future;
+
 use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::server::connection::{AtEnd, Connection, ConnectionOptions, Received};
+use crate::server::connection::{AtEnd, Connection, ConnectionOptions, Parked, Received};
 use crate::server::context::Outbound;
 use crate::server::McpServer;
-use crate::wire::jsonrpc::JsonRpcResponse;
+use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcResponse};
 
 /// Messages waiting for the writer at most: answers then wait for room, a pushed message
 /// (notification, server→client request) is refused (`Outbound` returns `false`).
@@ -25,6 +27,25 @@ pub(crate) struct Driver {
     conn: Connection,
     tasks: JoinSet<()>,
     out: mpsc::Sender<String>,
+    /// A batch waiting for places ([`Received::Wait`]): nothing more is read until it is taken.
+    parked: Option<Parked>,
+}
+
+/// An answer a call yields, as the text written.
+trait Reply: Send + 'static {
+    fn into_json(self) -> String;
+}
+
+impl Reply for JsonRpcResponse {
+    fn into_json(self) -> String {
+        self.to_json()
+    }
+}
+
+impl Reply for JsonRpcBatchResponse {
+    fn into_json(self) -> String {
+        self.to_json()
+    }
 }
 
 impl Driver {
@@ -50,6 +71,7 @@ impl Driver {
             conn: Connection::new(server, label, outbound, options),
             tasks: JoinSet::new(),
             out,
+            parked: None,
         }
     }
 
@@ -61,10 +83,12 @@ impl Driver {
         self.conn.set_identity(identity);
     }
 
-    /// Wait until the next message may be taken: finished calls are reaped and, while the rules
-    /// pause input at the in-flight limit, this waits until the connection is readable again (a
-    /// call completed, or every call in flight now waits for the client).
+    /// Wait until the next message may be taken: finished calls are reaped, a batch waiting
+    /// for places is taken once they are free, and, while the rules pause input at the
+    /// in-flight limit, this waits until the connection is readable again (a call completed,
+    /// or every call in flight now waits for the client).
     pub(crate) async fn ready(&mut self) {
+        self.take_parked().await;
         loop {
             while self.tasks.try_join_next().is_some() {}
             if self.conn.accepts_input() || self.conn.is_closing() {
@@ -77,75 +101,130 @@ impl Driver {
         }
     }
 
+    /// Take the batch waiting for places, once they are free (or the connection closes).
+    async fn take_parked(&mut self) {
+        while let Some(parked) = self.parked.take() {
+            while self.tasks.try_join_next().is_some() {}
+            match self.conn.resume(parked) {
+                Received::Wait(parked) => {
+                    // A place frees when a call ends (its task ends, or it drops its place
+                    // once its answer has room in the queue).
+                    tokio::select! {
+                        _ = self.tasks.join_next() => {}
+                        () = self.conn.readable_for(&parked) => {}
+                    }
+                    self.parked = Some(parked);
+                }
+                received => {
+                    if let Some(answer) = self.take(received) {
+                        // Written with backpressure, as the caller of `receive` writes.
+                        let _ = self.out.send(answer).await;
+                    }
+                }
+            }
+        }
+    }
+
     /// Take one message (a line, a text frame). A dispatched call runs in the background and its
-    /// answer goes to the output queue; an answer due at once is returned for the caller to write.
+    /// answer goes to the output queue; an answer due at once is returned, as JSON text, for the
+    /// caller to write. A batch that must wait for places is kept, and taken by the next
+    /// [`Driver::ready`] (or [`Driver::end`]), before anything else is read.
     ///
     /// Every call is first polled once here: one that is done at once (a notification, a
     /// response, a `ping`, a tool that does not wait) is answered without a task or a thread
     /// switch, its answer put in the output queue behind the messages the call itself sent
     /// (progress, logs: they come before its response). Only a call that would wait gets a
     /// task, so a slow tool still does not hold up a `ping` sent after it.
-    pub(crate) fn receive(&mut self, bytes: &[u8]) -> Option<JsonRpcResponse> {
-        match self.conn.receive(bytes) {
+    pub(crate) fn receive(&mut self, bytes: &[u8]) -> Option<String> {
+        let received = self.conn.receive(bytes);
+        self.take(received)
+    }
+
+    /// Act on what the connection decided about one message.
+    fn take(&mut self, received: Received) -> Option<String> {
+        match received {
             Received::Nothing => None,
-            Received::Answer(response) => Some(response),
-            Received::Dispatch(mut call) => {
-                // A notification or a response is handled at once (cancelling, resolving a
-                // server→client request): no task per message, so a flood of them costs no
-                // memory beyond the message read. A request done at once leaves the in-flight
-                // set here (the call is dropped) and its answer goes to the caller's writer.
-                // A handler's panic is the core's to answer (`-32603` with the request's id,
-                // `server::answer`); one that escapes it here (outside any handler) ends the
-                // call unanswered, as a panicking task would, and the connection goes on.
-                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    (&mut call).now_or_never()
-                }));
-                match polled {
-                    Ok(Some(None)) => return None,
-                    Ok(Some(Some(response))) => {
-                        // Through the queue the call's own messages (progress, logs) went to,
-                        // so its answer never overtakes them (spec: notifications about a
-                        // request come before its response).
-                        match self.out.try_reserve() {
-                            Ok(permit) => {
-                                drop(call);
-                                permit.send(response.to_json());
-                            }
-                            Err(mpsc::error::TrySendError::Full(())) => {
-                                // It waits for room in a task, still in flight until then.
-                                let out = self.out.clone();
-                                self.tasks.spawn(async move {
-                                    if let Ok(permit) = out.reserve().await {
-                                        drop(call);
-                                        permit.send(response.to_json());
-                                    }
-                                });
-                            }
-                            Err(mpsc::error::TrySendError::Closed(())) => {}
-                        }
-                        return None;
-                    }
-                    Ok(None) => {}
-                    Err(_) => {
-                        tracing::error!("a call panicked outside its handler; it gets no answer");
-                        return None;
-                    }
-                }
-                let out = self.out.clone();
-                self.tasks.spawn(async move {
-                    if let Some(response) = (&mut call).await {
-                        // The request leaves the in-flight set once its answer has room in the
-                        // queue, and before the writer can see it (so a peer that has read the
-                        // answer finds the place free).
-                        if let Ok(permit) = out.reserve().await {
-                            drop(call);
-                            permit.send(response.to_json());
-                        }
-                    }
-                });
+            Received::Answer(response) => Some(response.to_json()),
+            Received::Dispatch(call) => {
+                let request = call.is_request();
+                self.run(call, request)
+            }
+            Received::Batch(call) => {
+                let places = call.holds_places();
+                self.run(call, places)
+            }
+            Received::Wait(parked) => {
+                self.parked = Some(parked);
                 None
             }
         }
+    }
+
+    /// Drive a call (`holds_place`: it holds places in the in-flight set until dropped): its
+    /// answer goes to the output queue, and the call is dropped once the answer has room there.
+    /// An answer of a call that holds no place and finds the queue full is returned for the
+    /// caller to write (with backpressure: no task waits for room without a place).
+    fn run<C, R>(&mut self, mut call: C, holds_place: bool) -> Option<String>
+    where
+        C: Future<Output = Option<R>> + Unpin + Send + 'static,
+        R: Reply,
+    {
+        // A notification or a response is handled at once (cancelling, resolving a
+        // server→client request): no task per message, so a flood of them costs no
+        // memory beyond the message read. A request done at once leaves the in-flight
+        // set here (the call is dropped) and its answer goes to the caller's writer.
+        // A handler's panic is the core's to answer (`-32603` with the request's id,
+        // `server::answer`); one that escapes it here (outside any handler) ends the
+        // call unanswered, as a panicking task would, and the connection goes on.
+        let polled =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (&mut call).now_or_never()));
+        match polled {
+            Ok(Some(None)) => return None,
+            Ok(Some(Some(answer))) => {
+                // Through the queue the call's own messages (progress, logs) went to,
+                // so its answer never overtakes them (spec: notifications about a
+                // request come before its response).
+                match self.out.try_reserve() {
+                    Ok(permit) => {
+                        drop(call);
+                        permit.send(answer.into_json());
+                    }
+                    Err(mpsc::error::TrySendError::Full(())) if !holds_place => {
+                        return Some(answer.into_json());
+                    }
+                    Err(mpsc::error::TrySendError::Full(())) => {
+                        // It waits for room in a task, still in flight until then.
+                        let out = self.out.clone();
+                        self.tasks.spawn(async move {
+                            if let Ok(permit) = out.reserve().await {
+                                drop(call);
+                                permit.send(answer.into_json());
+                            }
+                        });
+                    }
+                    Err(mpsc::error::TrySendError::Closed(())) => {}
+                }
+                return None;
+            }
+            Ok(None) => {}
+            Err(_) => {
+                tracing::error!("a call panicked outside its handler; it gets no answer");
+                return None;
+            }
+        }
+        let out = self.out.clone();
+        self.tasks.spawn(async move {
+            if let Some(answer) = (&mut call).await {
+                // The request leaves the in-flight set once its answer has room in the
+                // queue, and before the writer can see it (so a peer that has read the
+                // answer finds the place free).
+                if let Ok(permit) = out.reserve().await {
+                    drop(call);
+                    permit.send(answer.into_json());
+                }
+            }
+        });
+        None
     }
 
     /// The server is shutting down: refuse new requests, end listen streams, keep taking the
@@ -169,6 +248,8 @@ impl Driver {
     pub(crate) async fn end(mut self) {
         match self.conn.at_end() {
             AtEnd::Drain => {
+                // A batch read before the end still runs: taken once it has places.
+                self.take_parked().await;
                 // A listen stream never ends by itself: end it (answered) so the drain ends.
                 self.conn.end_streams();
                 while self.tasks.join_next().await.is_some() {}
@@ -222,10 +303,18 @@ mod tests {
         options: ConnectionOptions,
         capacity: usize,
     ) -> (Driver, mpsc::Receiver<String>) {
+        initialized_with(options, capacity, INITIALIZE)
+    }
+
+    fn initialized_with(
+        options: ConnectionOptions,
+        capacity: usize,
+        initialize: &[u8],
+    ) -> (Driver, mpsc::Receiver<String>) {
         let (tx, mut rx) = mpsc::channel(capacity);
         let mut driver = Driver::new(server(), "test", options, tx);
         assert!(
-            driver.receive(INITIALIZE).is_none(),
+            driver.receive(initialize).is_none(),
             "answered through the queue"
         );
         assert_eq!(driver.tasks.len(), 0);
@@ -304,6 +393,58 @@ mod tests {
         assert_eq!(driver.tasks.len(), 0, "each was handled at once");
         assert!(driver.receive(&call_yield(4)).is_none());
         assert_eq!(driver.tasks.len(), 1, "a request that waits runs as a task");
+        driver.end().await;
+    }
+
+    const INITIALIZE_2025_03_26: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    #[tokio::test]
+    async fn a_batch_waiting_for_places_is_taken_before_the_next_message_is_read() {
+        let (mut driver, mut rx) =
+            initialized_with(ConnectionOptions::stdio(2), 8, INITIALIZE_2025_03_26);
+        assert!(driver.receive(&call_yield(5)).is_none());
+        let batch = br#"[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"yield","arguments":{}}}]"#;
+        assert!(
+            driver.receive(batch).is_none(),
+            "kept: one place is free, it needs two"
+        );
+        assert!(driver.parked.is_some());
+        assert_eq!(driver.conn.in_flight(), 1);
+        // The host waits before its next read: the call in flight ends, the batch is taken.
+        driver.ready().await;
+        assert!(driver.parked.is_none());
+        let first = rx.recv().await.unwrap();
+        assert!(first.contains("\"id\":5"), "{first}");
+        let reply: serde_json::Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(reply[0]["id"], 6);
+        assert_eq!(reply[1]["result"]["content"][0]["text"], "yielded");
+        // At the end of input a kept batch still runs (the drain takes it).
+        assert!(driver.receive(&call_yield(8)).is_none());
+        assert!(driver.receive(batch).is_none());
+        assert!(driver.parked.is_some());
+        driver.end().await;
+        let mut rest = Vec::new();
+        while let Some(line) = rx.recv().await {
+            rest.push(line);
+        }
+        assert_eq!(rest.len(), 2, "{rest:?}");
+        assert!(rest[1].starts_with('['), "{rest:?}");
+    }
+
+    #[tokio::test]
+    async fn a_batch_reply_holding_no_place_is_written_by_the_caller_when_the_queue_is_full() {
+        let (mut driver, mut rx) =
+            initialized_with(ConnectionOptions::websocket(4), 1, INITIALIZE_2025_03_26);
+        // Fill the one place of the queue.
+        assert!(driver.receive(PING).is_none());
+        // Every element invalid: the reply holds no place, so no task waits for room with it.
+        let answer = driver.receive(b"[1,2]").expect("the caller writes it");
+        assert!(
+            answer.starts_with('[') && answer.contains("-32600"),
+            "{answer}"
+        );
+        assert_eq!(driver.tasks.len(), 0);
+        assert!(rx.recv().await.unwrap().contains("\"id\":1"));
         driver.end().await;
     }
 

@@ -244,4 +244,54 @@ mod tests {
         let refused = service.respond(post(PING, Some(&id), "text/html")).await;
         assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
     }
+
+    /// A JSON-RPC batch is never routed without a session, though the route behind the layer
+    /// is stateless (where it would run one sent with no version header); in a session that
+    /// negotiated 2025-03-26 it runs.
+    #[tokio::test]
+    async fn a_batch_without_a_session_is_refused_before_the_stateless_route_behind() {
+        let server = McpServer::new(ServerOptions::new("layered", "1"));
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = calls.clone();
+        server.on_request(move |_, _| {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
+        let store = Arc::new(SessionStore::new(SessionOptions::default(), Arc::new(|| 0)));
+        let service = SessionLayer::new(store, HttpOptions::default())
+            .layer(Routes::new(server, HttpOptions::default()));
+        let json = "application/json";
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#;
+        let text = |response: Response<ResponseBody>| async move {
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            String::from_utf8(body.to_vec()).unwrap()
+        };
+        let refused = service.respond(post(batch, None, json)).await;
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        assert!(text(refused)
+            .await
+            .contains("mcp-session-id header is required"));
+        let with_init = concat!(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","#,
+            r#""capabilities":{},"clientInfo":{"name":"t","version":"0"}}}]"#
+        );
+        let refused = service.respond(post(with_init, None, json)).await;
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        assert!(text(refused).await.contains("initialize must not be part"));
+        assert_eq!(
+            calls.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "nothing ran"
+        );
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let initialized = service.respond(post(init, None, json)).await;
+        let id = initialized.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let answered = service.respond(post(batch, Some(&id), json)).await;
+        assert_eq!(answered.status(), StatusCode::OK);
+        let body: serde_json::Value = serde_json::from_str(&text(answered).await).unwrap();
+        assert_eq!(body[0]["id"], 1);
+        assert_eq!(body[1]["result"]["tools"], serde_json::json!([]));
+    }
 }

@@ -149,6 +149,7 @@ where
         }
     };
     if let Some(frame) = decoder.finish() {
+        conn.ready().await;
         let frame = match &frame {
             Frame::Line(line) => FrameRef::Line(line),
             Frame::TooLong(n) => FrameRef::TooLong(*n),
@@ -165,7 +166,7 @@ async fn on_frame(frame: FrameRef<'_>, conn: &mut Driver, tx: &mpsc::Sender<Stri
     match frame {
         FrameRef::Line(line) => {
             if let Some(answer) = conn.receive(line) {
-                let _ = tx.send(answer.to_json()).await;
+                let _ = tx.send(answer).await;
             }
         }
         FrameRef::TooLong(n) => {

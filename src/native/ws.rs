@@ -387,7 +387,7 @@ async fn run_as<S>(
                     Some(Ok(Message::Text(text))) => {
                         conn.ready().await;
                         if let Some(answer) = conn.receive(text.as_bytes()) {
-                            if ws.feed(Message::text(answer.to_json())).await.is_err() {
+                            if ws.feed(Message::text(answer)).await.is_err() {
                                 break;
                             }
                             unflushed = true;

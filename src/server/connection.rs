@@ -27,7 +27,30 @@
 //! | a notification (`notifications/cancelled` cancels the named request in flight) or a response to a server→client request | a [`Call`] that yields no answer and does not count against the limit |
 //! | text that is not JSON | [`NotJson::Skip`]: logged, no answer; [`NotJson::Answer`]: `-32700` with id `null` |
 //! | another invalid message | its JSON-RPC error, or nothing for a broken notification (JSON-RPC forbids answering one) |
+//! | a JSON-RPC batch (an array) | see the batch table below |
 //! | anything once [`Connection::close`] was called | nothing |
+//!
+//! Batches (the rules every transport shares are in `server::batch`): a connection receives
+//! them only once its `initialize` negotiated 2025-03-26, the one revision that requires it
+//! ([basic](https://modelcontextprotocol.io/specification/2025-03-26/basic#batching); the
+//! [stdio transport](https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#stdio)
+//! carries "a JSON-RPC batch containing one or more requests and/or notifications").
+//!
+//! | a batch line or frame | the connection does |
+//! |---|---|
+//! | before `initialize` (or before its answer set the version) | `-32600` id `null`: "a JSON-RPC batch before initialize is refused", nothing in it runs |
+//! | on a connection that negotiated another revision (2024-11-05, 2025-06-18, 2025-11-25) | `-32600` id `null` "batches are not supported", as a single-message parser answers any array |
+//! | not JSON, `[]`, more than [`MAX_BATCH_LEN`](crate::wire::jsonrpc::MAX_BATCH_LEN) elements, or an `initialize` in it | one `-32600` (`-32700`) id `null`; nothing in it runs |
+//! | at 2025-03-26 | [`Received::Batch`]: each element runs as it would alone, in order — a request dispatched in a place of the in-flight set (its id checked against the requests in flight), a notification (`notifications/cancelled` included), a response resolving a server→client request; an invalid element, a request reusing an earlier one's id of the batch, a 2026-07-28 request: their error. The answers go out as **one array** once every request is answered (a cancelled request has no entry; none at all: nothing is written) |
+//! | a batch whose requests find no free place | [`AtLimit::Pause`]: [`Received::Wait`] — the host reads nothing more until as many places are free as the batch has requests (all of them, for a batch with more requests than the limit), then [`Connection::resume`]s it; [`AtLimit::Refuse`], and a paused connection whose requests in flight all wait for the client: taken now |
+//! | a request of a batch taken with no place free | `-32000` "too many requests in flight" in the reply: a batch never runs more requests than the limit, and never waits half taken |
+//!
+//! A batch's requests keep their places until the batch call is dropped, which the host does
+//! once the reply is handed to its writer (as for a single request): answered members wait on
+//! the others, so a batch holds at most the limit's answers, and a peer that stops reading
+//! stops being read. An answered member counts as waiting for the client (a paused host reads
+//! on when every request in flight waits, so the response a batch member is waiting for is
+//! still read).
 //!
 //! A request counts against the limit from `receive` until the host drops its [`Call`], which it
 //! does once the answer is handed to its writer: a peer that stops reading stops being read.
@@ -54,10 +77,15 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::task::AtomicWaker;
+use futures::{FutureExt, StreamExt};
 
+use crate::server::batch::{self, Element, Run, Screened};
 use crate::server::context::{Outbound, RequestContext};
 use crate::server::McpServer;
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResponse};
+use crate::wire::jsonrpc::{
+    ErrorCode, ErrorObject, InvalidMessage, JsonRpcBatch, JsonRpcBatchResponse, JsonRpcMessage,
+    JsonRpcResponse, RequestId,
+};
 use crate::BoxFuture;
 
 /// The default of [`ConnectionOptions::max_in_flight`]: 256 requests.
@@ -147,6 +175,12 @@ pub enum Received {
     /// Drive this call to completion (concurrently with the next messages), then write its
     /// answer if it has one.
     Dispatch(Call),
+    /// A JSON-RPC batch, taken (see the module's batch table): drive it to completion
+    /// (concurrently with the next messages), then write its reply — one array — if it has one.
+    Batch(BatchCall),
+    /// A batch that waits for places in the in-flight set ([`AtLimit::Pause`]): read nothing
+    /// more, wait for [`Connection::readable_for`] it, then [`Connection::resume`] it.
+    Wait(Parked),
 }
 
 impl fmt::Debug for Received {
@@ -155,6 +189,8 @@ impl fmt::Debug for Received {
             Received::Nothing => f.write_str("Nothing"),
             Received::Answer(response) => f.debug_tuple("Answer").field(response).finish(),
             Received::Dispatch(call) => f.debug_tuple("Dispatch").field(call).finish(),
+            Received::Batch(call) => f.debug_tuple("Batch").field(call).finish(),
+            Received::Wait(parked) => f.debug_tuple("Wait").field(parked).finish(),
         }
     }
 }
@@ -200,6 +236,22 @@ impl Future for Call {
 struct Slot {
     counts: Arc<Counts>,
     stream: bool,
+    /// Answered, and kept only until its batch's reply is handed over ([`Slot::hold`]).
+    held: bool,
+}
+
+impl Slot {
+    /// The request of this place is answered, but its batch is not: the place is kept until
+    /// the batch's reply is handed to the writer. A held place waits on the rest of its batch,
+    /// so it counts among the places waiting for the client (see
+    /// [`Connection::accepts_input`]); a host paused at the limit re-checks.
+    fn hold(&mut self) {
+        if !self.held {
+            self.held = true;
+            self.counts.held.fetch_add(1, Ordering::AcqRel);
+            self.counts.wake.wake();
+        }
+    }
 }
 
 /// The counts of one connection's calls, shared with their [`Slot`]s.
@@ -207,13 +259,20 @@ struct Slot {
 struct Counts {
     in_flight: AtomicUsize,
     streams: AtomicUsize,
+    /// Places of answered batch members, kept until their batch's reply is handed over.
+    held: AtomicUsize,
     wake: AtomicWaker,
     /// An `initialize` was taken and not answered with an error.
     initialized: AtomicBool,
+    /// The connection was dropped (its scope ended): a batch still running answers nothing.
+    ended: AtomicBool,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        if self.held {
+            self.counts.held.fetch_sub(1, Ordering::AcqRel);
+        }
         self.counts.in_flight.fetch_sub(1, Ordering::AcqRel);
         if self.stream {
             self.counts.streams.fetch_sub(1, Ordering::AcqRel);
@@ -222,16 +281,20 @@ impl Drop for Slot {
     }
 }
 
-/// The future of [`Connection::readable`].
+/// The future of [`Connection::readable`] and [`Connection::readable_for`].
 #[derive(Debug)]
-pub struct Readable<'a>(&'a Connection);
+pub struct Readable<'a> {
+    conn: &'a Connection,
+    /// The places wanted free.
+    places: usize,
+}
 
 impl Future for Readable<'_> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0.counts.wake.register(cx.waker());
-        if self.0.accepts_input() {
+        self.conn.counts.wake.register(cx.waker());
+        if self.conn.accepts(self.places) {
             Poll::Ready(())
         } else {
             Poll::Pending
@@ -331,24 +394,45 @@ impl Connection {
     /// responses and cancellations arrive (the requests among them are refused, see the module
     /// table).
     pub fn accepts_input(&self) -> bool {
+        self.accepts(1)
+    }
+
+    /// [`Connection::accepts_input`] for a message that wants `places` free places.
+    fn accepts(&self, places: usize) -> bool {
         !self.closing
             && (self.options.at_limit == AtLimit::Refuse
-                || self.in_flight() < self.limit()
+                || self.in_flight() + places <= self.limit()
                 || self.all_wait_for_the_client())
     }
 
     /// Resolves once [`Connection::accepts_input`] holds (never while closing): a host that
     /// paused awaits it, and it wakes when a call ends or a server→client request goes out.
     pub fn readable(&self) -> Readable<'_> {
-        Readable(self)
+        Readable {
+            conn: self,
+            places: 1,
+        }
+    }
+
+    /// Resolves once `parked` can be taken ([`Connection::resume`]): as many places are free as
+    /// it has requests (all of them, for a batch with more requests than the limit), or every
+    /// request in flight waits for the client. Never while closing.
+    pub fn readable_for(&self, parked: &Parked) -> Readable<'_> {
+        Readable {
+            conn: self,
+            places: parked.places(self.limit()),
+        }
     }
 
     /// `true` when no request in flight can finish without the client: as many of them wait
-    /// for it (listen streams, server→client requests awaiting their response) as run.
+    /// for it (listen streams, server→client requests awaiting their response, answered batch
+    /// members whose batch waits on the others) as run.
     fn all_wait_for_the_client(&self) -> bool {
         let in_flight = self.in_flight();
         let streams = self.counts.streams.load(Ordering::Acquire);
-        streams >= in_flight || streams + self.server.waiting_on(&self.scope) >= in_flight
+        let held = self.counts.held.load(Ordering::Acquire);
+        streams + held >= in_flight
+            || streams + held + self.server.waiting_on(&self.scope) >= in_flight
     }
 
     /// What happens to the calls in flight when the input ends.
@@ -398,6 +482,7 @@ impl Connection {
         }
         let message = match JsonRpcMessage::from_slice(bytes) {
             Ok(message) => message,
+            Err(invalid) if invalid.is_batch() => return self.batch(bytes, &invalid),
             Err(invalid) if invalid.is_not_json() && self.options.not_json == NotJson::Skip => {
                 tracing::warn!(scope = %self.scope, error = %invalid, "skipped text that is not JSON");
                 return Received::Nothing;
@@ -419,23 +504,13 @@ impl Connection {
         let slot = match &message {
             JsonRpcMessage::Request(request) => {
                 if self.draining {
-                    let away =
-                        ErrorObject::new(ErrorCode::SERVER_ERROR, "the server is shutting down");
-                    return Received::Answer(JsonRpcResponse::error(
-                        Some(request.id.clone()),
-                        away,
-                    ));
+                    return Received::Answer(shutting_down(request.id.clone()));
                 }
                 let at_limit = self.in_flight() >= self.limit();
                 if at_limit
                     && (self.options.at_limit == AtLimit::Refuse || self.all_wait_for_the_client())
                 {
-                    let busy =
-                        ErrorObject::new(ErrorCode::SERVER_ERROR, "too many requests in flight");
-                    return Received::Answer(JsonRpcResponse::error(
-                        Some(request.id.clone()),
-                        busy,
-                    ));
+                    return Received::Answer(batch::too_many(request.id.clone()));
                 }
                 let legacy = !crate::era::has_modern_meta(request.params.as_ref());
                 // A handshake-era `initialize` makes the connection a legacy session: pushed
@@ -458,25 +533,41 @@ impl Connection {
                         first,
                     ));
                 }
-                let stream = request.method == "subscriptions/listen";
-                self.counts.in_flight.fetch_add(1, Ordering::AcqRel);
-                if stream {
-                    self.counts.streams.fetch_add(1, Ordering::AcqRel);
-                }
-                Some(Slot {
-                    counts: self.counts.clone(),
-                    stream,
-                })
+                Some(self.take_place(request.method == "subscriptions/listen"))
             }
             _ => None,
         };
+        Received::Dispatch(self.dispatch(message, slot, initialize))
+    }
+
+    /// A place in the in-flight set (and among the listen streams, for a `stream`).
+    fn take_place(&self, stream: bool) -> Slot {
+        self.counts.in_flight.fetch_add(1, Ordering::AcqRel);
+        if stream {
+            self.counts.streams.fetch_add(1, Ordering::AcqRel);
+        }
+        Slot {
+            counts: self.counts.clone(),
+            stream,
+            held: false,
+        }
+    }
+
+    /// The call that runs `message` on the connection's scope, in `slot` (a request's); for a
+    /// handshake-era `initialize`, `initialize` says whether it is the connection's first.
+    fn dispatch(
+        &self,
+        message: JsonRpcMessage,
+        slot: Option<Slot>,
+        initialize: Option<bool>,
+    ) -> Call {
         let server = self.server.clone();
         let ctx = RequestContext::new()
             .with_outbound(self.outbound.clone())
             .with_scope(self.scope.clone())
             .with_identity(self.identity.clone());
         let counts = initialize.map(|first| (first, self.counts.clone()));
-        Received::Dispatch(Call {
+        Call {
             future: Box::pin(async move {
                 let answer = server.dispatch_with(message, ctx).await;
                 if let Some((first, counts)) = counts {
@@ -492,13 +583,212 @@ impl Connection {
                 answer
             }),
             slot,
+        }
+    }
+
+    /// A batch line or frame (`refusal`: the single-message parser's answer to it): refused
+    /// unless the connection negotiated 2025-03-26, else screened and taken
+    /// ([`Connection::resume`]).
+    fn batch(&mut self, bytes: &[u8], refusal: &InvalidMessage) -> Received {
+        let negotiated = self
+            .counts
+            .initialized
+            .load(Ordering::Acquire)
+            .then(|| self.server.negotiated_version(&self.scope))
+            .flatten();
+        let Some(version) = negotiated else {
+            tracing::debug!(scope = %self.scope, "refused a batch before initialize");
+            return Received::Answer(JsonRpcResponse::error(None, batch::before_initialize()));
+        };
+        if !crate::protocol::receives_batches(&version) {
+            tracing::debug!(scope = %self.scope, %version, "refused a batch");
+            return refusal
+                .response()
+                .map_or(Received::Nothing, Received::Answer);
+        }
+        let screened = match JsonRpcBatch::from_slice(bytes).map(batch::screen) {
+            Ok(Ok(screened)) => screened,
+            Ok(Err(error)) => return Received::Answer(JsonRpcResponse::error(None, error)),
+            Err(invalid) => {
+                tracing::debug!(scope = %self.scope, error = %invalid, "invalid batch");
+                return invalid
+                    .response()
+                    .map_or(Received::Nothing, Received::Answer);
+            }
+        };
+        self.resume(Parked(screened))
+    }
+
+    /// Take a batch ([`Received::Batch`]), or, under [`AtLimit::Pause`], hand it back to wait
+    /// ([`Received::Wait`]) while fewer places are free than it has requests (or than the
+    /// limit, for a larger batch) and a request in flight can finish without the client.
+    ///
+    /// Taken, its elements run in order as they would alone: each request takes a place, or,
+    /// with none free, is answered `-32000` "too many requests in flight" in the reply (a batch
+    /// never waits half taken: the places its own answered requests keep are freed only with
+    /// its reply); while draining, a request is answered "the server is shutting down".
+    /// Notifications and responses run and take no place.
+    pub fn resume(&mut self, parked: Parked) -> Received {
+        if self.closing {
+            return Received::Nothing;
+        }
+        let places = parked.places(self.limit());
+        if self.options.at_limit == AtLimit::Pause
+            && !self.draining
+            && places > 0
+            && self.in_flight() + places > self.limit()
+            && !self.all_wait_for_the_client()
+        {
+            return Received::Wait(parked);
+        }
+        let Parked(Screened { elements, .. }) = parked;
+        let mut members = Vec::new();
+        let mut answered = Vec::new();
+        for (at, element) in elements.into_iter().enumerate() {
+            match element {
+                Element::Answered(response) => answered.push((at, response)),
+                Element::Request(request) if self.draining => {
+                    answered.push((at, shutting_down(request.id)));
+                }
+                Element::Request(request) if self.in_flight() >= self.limit() => {
+                    answered.push((at, batch::too_many(request.id)));
+                }
+                Element::Request(request) => {
+                    let slot = self.take_place(request.method == "subscriptions/listen");
+                    let message = JsonRpcMessage::Request(request);
+                    members.push((at, Member(self.dispatch(message, Some(slot), None))));
+                }
+                Element::Other(message) => {
+                    members.push((at, Member(self.dispatch(message, None, None))));
+                }
+            }
+        }
+        let places = members.iter().filter(|(_, m)| m.0.is_request()).count();
+        Received::Batch(BatchCall {
+            run: Run::new(members),
+            replies: answered,
+            held: Vec::with_capacity(places),
+            places,
+            counts: self.counts.clone(),
         })
+    }
+}
+
+/// `-32000` "the server is shutting down" for request `id` ([`Connection::drain`]).
+fn shutting_down(id: RequestId) -> JsonRpcResponse {
+    JsonRpcResponse::error(
+        Some(id),
+        ErrorObject::new(ErrorCode::SERVER_ERROR, "the server is shutting down"),
+    )
+}
+
+/// A batch waiting for places ([`Received::Wait`]): screened, nothing of it run yet.
+pub struct Parked(Screened);
+
+impl Parked {
+    /// The places it waits for: one per request, at most the connection's `limit`.
+    fn places(&self, limit: usize) -> usize {
+        self.0.requests.min(limit)
+    }
+}
+
+impl fmt::Debug for Parked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Parked")
+            .field("elements", &self.0.elements.len())
+            .field("requests", &self.0.requests)
+            .finish()
+    }
+}
+
+/// A batch taken ([`Received::Batch`]): a future of its reply (`None`: nothing to answer — only
+/// notifications and responses, every request cancelled, or the connection dropped first, which
+/// cancels what still runs, as it does a [`Call`]).
+///
+/// Each request of the batch holds its place in the in-flight set from
+/// [`Connection::receive`] until the batch call is dropped — also once it is answered, since
+/// its answer waits for the others: the host drops the call once the reply is handed to its
+/// writer, as it does a [`Call`].
+pub struct BatchCall {
+    run: Run<Member>,
+    /// The answers so far, with their position in the batch.
+    replies: Vec<(usize, JsonRpcResponse)>,
+    /// The places of the answered requests.
+    held: Vec<Slot>,
+    /// How many requests of the batch run (each in a place).
+    places: usize,
+    counts: Arc<Counts>,
+}
+
+impl BatchCall {
+    /// `true` when requests of this batch run, each holding a place in the in-flight set
+    /// until the call is dropped (`false`: its reply, if any, is all answered already, or will
+    /// be nothing).
+    pub fn holds_places(&self) -> bool {
+        self.places > 0
+    }
+}
+
+impl fmt::Debug for BatchCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchCall")
+            .field("places", &self.places)
+            .field("answered", &self.replies.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Future for BatchCall {
+    type Output = Option<JsonRpcBatchResponse>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            match this.run.poll_next_unpin(cx) {
+                Poll::Ready(Some((at, (answer, slot)))) => {
+                    if let Some(mut slot) = slot {
+                        slot.hold();
+                        this.held.push(slot);
+                    }
+                    if let Some(answer) = answer {
+                        this.replies.push((at, answer));
+                    }
+                }
+                Poll::Ready(None) if this.counts.ended.load(Ordering::Acquire) => {
+                    // The connection ended: its requests still running were cancelled, and
+                    // nobody is left to read what the others answered.
+                    return Poll::Ready(None);
+                }
+                Poll::Ready(None) => {
+                    let mut replies = std::mem::take(&mut this.replies);
+                    replies.sort_unstable_by_key(|(at, _)| *at);
+                    let responses = replies.into_iter().map(|(_, r)| r).collect();
+                    return Poll::Ready(JsonRpcBatchResponse::new(responses));
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// One call of a batch: its answer, and its place (a request's) to hold until the reply.
+struct Member(Call);
+
+impl Future for Member {
+    type Output = (Option<JsonRpcResponse>, Option<Slot>);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let call = &mut self.0;
+        call.future
+            .poll_unpin(cx)
+            .map(|answer| (answer, call.slot.take()))
     }
 }
 
 impl Drop for Connection {
     /// The connection ended: the server forgets its scope (and cancels what it still runs).
     fn drop(&mut self) {
+        self.counts.ended.store(true, Ordering::Release);
         self.server.end_scope(&self.scope);
     }
 }

@@ -133,6 +133,14 @@ impl McpServer {
         self.inner.pending.waiting_on(scope)
     }
 
+    /// The protocol version `scope`'s `initialize` negotiated, if one did.
+    pub(crate) fn negotiated_version(&self, scope: &str) -> Option<String> {
+        self.inner
+            .peers
+            .read(scope, |p| p.protocol_version.as_deref().map(str::to_owned))
+            .flatten()
+    }
+
     /// Forget `scope` (its connection or session ended): its state goes, its server→client
     /// requests fail and its requests in flight are cancelled.
     pub fn end_scope(&self, scope: &str) {

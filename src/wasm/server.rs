@@ -90,7 +90,9 @@ impl Server {
 
     /// The string boundary (seed `handle`): JSON text in, the response's JSON text out, or
     /// `undefined` for a notification. Malformed JSON → a `-32700` reply; an invalid message →
-    /// `-32600`. Ids stay exact: they never become JS numbers.
+    /// `-32600`; a JSON-RPC batch → `-32600` "batches are not supported", nothing of it run (one
+    /// message with no session has no negotiated revision; `fetch` receives batches at
+    /// 2025-03-26, as the native route does). Ids stay exact: they never become JS numbers.
     #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
     pub fn handle(&self, message: String) -> Promise {
         let server = self.server.clone();
@@ -105,6 +107,8 @@ impl Server {
     /// The stateless Streamable HTTP route as a `fetch` handler, so
     /// `export default { fetch: (request) => server.fetch(request) }` is a Worker. Same statuses
     /// as the native route: 200 (JSON, or SSE per `Accept`), 202, 400, 404, 405, 406, 413, 415;
+    /// a JSON-RPC batch is received where the request speaks 2025-03-26 (its
+    /// `MCP-Protocol-Version`, or none), and refused (`400`) at every other revision;
     /// with the `auth` option, 401 / 403 / 503 and the protected resource metadata.
     #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
     pub fn fetch(&self, request: web_sys::Request) -> Promise {

@@ -6,7 +6,8 @@
 //!
 //! | input | outcome |
 //! |---|---|
-//! | not an object, or a batch (array) | `-32600`, id `null` |
+//! | not an object | `-32600`, id `null` |
+//! | a batch (array) | `-32600` "batches are not supported", id `null` ([`InvalidMessage::is_batch`]); a peer that receives batches reads it with [`JsonRpcBatch::from_slice`] (each element classified as above, see [`batch`](self::JsonRpcBatch)) |
 //! | `method` and no `id` member | a [`JsonRpcNotification`]; never answered, however malformed |
 //! | `"id": null`, or an id that is not a string or integer | `-32600`, id `null` |
 //! | `jsonrpc` not exactly `"2.0"`, `method` not a string | `-32600`, the id echoed |
@@ -16,6 +17,7 @@
 //! | an integer id of any length | echoed exactly ([`RequestId::Integer`] beyond `i64`) |
 //!
 //! Unknown members (including `_meta`) are ignored everywhere.
+mod batch;
 mod error;
 mod guards;
 mod id;
@@ -24,6 +26,7 @@ mod parse;
 mod result;
 mod scan;
 
+pub use batch::{Incoming, JsonRpcBatch, JsonRpcBatchResponse, MAX_BATCH_LEN};
 pub use error::{
     ErrorCode, ErrorObject, JSONRPC_INTERNAL_ERROR, JSONRPC_INVALID_PARAMS,
     JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR,
@@ -299,12 +302,23 @@ mod tests {
             json!(null),
             json!({}),
         ] {
+            let is_array = v.is_array();
             let err = parse(v).unwrap_err();
             assert_eq!(
                 (err.id.clone(), err.error.code),
                 (None, ErrorCode::INVALID_REQUEST)
             );
             assert!(err.reply);
+            assert_eq!(err.is_batch(), is_array, "an array is flagged as a batch");
+        }
+        // The refusal of a batch is the same from text, whatever the array holds.
+        for text in ["[]", "[1]", r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#] {
+            let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
+            assert!(err.is_batch(), "{text}");
+            assert_eq!(
+                err.error.message,
+                "Invalid Request: batches are not supported"
+            );
         }
     }
 

@@ -92,6 +92,22 @@ impl Host {
                     })
                     .unwrap();
             }
+            Received::Batch(mut call) => {
+                // The reply, one array, is one answer.
+                let answers = self.answers.clone();
+                self.pool
+                    .spawner()
+                    .spawn_local(async move {
+                        if let Some(reply) = (&mut call).await {
+                            answers
+                                .borrow_mut()
+                                .push(serde_json::from_str(&reply.to_json()).unwrap());
+                        }
+                        drop(call);
+                    })
+                    .unwrap();
+            }
+            Received::Wait(parked) => panic!("unexpected wait: {parked:?}"),
         }
     }
 
@@ -703,5 +719,447 @@ fn no_server_request_but_ping_goes_out_before_notifications_initialized() {
     assert_eq!(
         done[0]["result"]["content"][0]["text"], r#"{"roots":[]}"#,
         "{done:?}"
+    );
+}
+
+// ---- JSON-RPC batches (2025-03-26 only) -------------------------------------------------
+
+/// `conn` after `initialize` at `version` and `notifications/initialized`.
+fn initialized_at(mut conn: Connection, version: &str) -> Connection {
+    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":version,"capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"t","version":"1"}}});
+    let Received::Dispatch(call) = conn.receive(init.to_string().as_bytes()) else {
+        panic!("initialize is dispatched")
+    };
+    let answer = futures::executor::block_on(call).expect("initialize is answered");
+    assert_eq!(
+        json_of(&answer)["result"]["protocolVersion"],
+        version,
+        "negotiated"
+    );
+    let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let Received::Dispatch(call) = conn.receive(done) else {
+        panic!("a notification is dispatched")
+    };
+    assert!(futures::executor::block_on(call).is_none());
+    conn
+}
+
+/// A batch of `n` pings, ids 1..=n.
+fn pings(n: usize) -> Vec<u8> {
+    let items: Vec<Value> = (1..=n)
+        .map(|id| json!({"jsonrpc":"2.0","id":id,"method":"ping"}))
+        .collect();
+    Value::Array(items).to_string().into_bytes()
+}
+
+/// The one answer `host` holds: a batch's reply array.
+fn reply(host: &mut Host) -> Vec<Value> {
+    let answers = host.run();
+    assert_eq!(answers.len(), 1, "one reply: {answers:?}");
+    match &answers[0] {
+        Value::Array(items) => items.clone(),
+        other => panic!("not an array: {other}"),
+    }
+}
+
+#[test]
+fn a_batch_at_2025_03_26_runs_each_element_and_answers_one_array() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::stdio(8)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}},
+        {"jsonrpc":"2.0","method":"notifications/roots/list_changed"},
+        {"jsonrpc":"2.0","id":"p","method":"ping"},
+        {"jsonrpc":"1.0","id":3,"method":"ping"},
+        {"jsonrpc":"2.0","id":"p","method":"tools/list"},
+        {"jsonrpc":"2.0","method":5},
+        {"jsonrpc":"2.0","id":"s-1","result":{}},
+        42
+    ]);
+    host.take(conn.receive(batch.to_string().as_bytes()));
+    assert!(host.run().is_empty(), "the reply waits for request 1");
+    assert_eq!(
+        conn.in_flight(),
+        2,
+        "request 1 and the answered ping keep their places"
+    );
+    release_all(&gates);
+    let items = reply(&mut host);
+    assert_eq!(
+        ids(&items),
+        [json!(1), json!("p"), json!(3), json!("p"), Value::Null],
+        "one entry per request and invalid element, in the batch's order: {items:?}"
+    );
+    assert_eq!(items[0]["result"]["content"][0]["text"], "released");
+    assert_eq!(items[1]["result"], json!({}));
+    assert_eq!(items[2]["error"]["code"], -32600);
+    assert_eq!(
+        items[3]["error"]["code"], -32600,
+        "a duplicate id in the batch"
+    );
+    assert!(items[3]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("earlier request of this batch"));
+    assert_eq!(items[4]["error"]["code"], -32600);
+    assert_eq!(
+        conn.in_flight(),
+        0,
+        "every place is free once the reply is handed over"
+    );
+}
+
+#[test]
+fn a_batch_of_notifications_and_responses_is_answered_with_nothing() {
+    let server = asking();
+    let (outbound, pushed) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::stdio(8)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    host.take(conn.receive(&call_ask(2)));
+    assert!(host.run().is_empty());
+    let asked = last_request(&pushed);
+    // The client's answer to the server's request, inside a batch with notifications.
+    let batch = json!([
+        {"jsonrpc":"2.0","method":"notifications/roots/list_changed"},
+        {"jsonrpc":"2.0","id":asked["id"],"result":{"action":"accept","content":{"name":"Ada"}}},
+        {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}
+    ]);
+    let received = conn.receive(batch.to_string().as_bytes());
+    assert!(
+        matches!(&received, Received::Batch(call) if !call.holds_places()),
+        "{received:?}"
+    );
+    host.take(received);
+    let answers = host.run();
+    assert_eq!(answers.len(), 1, "only the tool's own answer: {answers:?}");
+    assert_eq!(answers[0]["id"], 2, "not an array: the batch wrote nothing");
+    assert!(answers[0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Ada"));
+}
+
+#[test]
+fn a_batch_is_refused_before_initialize_and_at_every_other_revision() {
+    let (server, _) = gated();
+    let (outbound, _) = sink();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    server.on_request(move |_, _| {
+        c.fetch_add(1, Ordering::SeqCst);
+    });
+    let batch =
+        br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+    for options in [ConnectionOptions::stdio(4), ConnectionOptions::websocket(4)] {
+        let mut conn = Connection::new(server.clone(), "t", outbound.clone(), options);
+        let Received::Answer(early) = conn.receive(batch) else {
+            panic!("refused at once")
+        };
+        let early = json_of(&early);
+        assert_eq!(
+            (early["id"].clone(), early["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+        assert!(
+            early["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("batch before initialize"),
+            "{early}"
+        );
+        for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+            let mut conn = initialized_at(
+                Connection::new(server.clone(), "t", outbound.clone(), options),
+                version,
+            );
+            let Received::Answer(refused) = conn.receive(batch) else {
+                panic!("refused at once at {version}")
+            };
+            assert_eq!(
+                refused.to_json(),
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported"}}"#,
+                "unchanged at {version}"
+            );
+        }
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        12,
+        "only the six handshakes ran (initialize and notifications/initialized each)"
+    );
+}
+
+#[test]
+fn initialize_in_a_batch_and_an_empty_batch_are_refused_whole() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    server.on_request(move |_, _| {
+        c.fetch_add(1, Ordering::SeqCst);
+    });
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::websocket(4)),
+        "2025-03-26",
+    );
+    let ran = calls.load(Ordering::SeqCst);
+    let with_initialize = json!([
+        {"jsonrpc":"2.0","id":1,"method":"ping"},
+        {"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+    ]);
+    let Received::Answer(refused) = conn.receive(with_initialize.to_string().as_bytes()) else {
+        panic!("refused whole")
+    };
+    let refused = json_of(&refused);
+    assert_eq!(
+        (refused["id"].clone(), refused["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("initialize must not be part of a JSON-RPC batch"));
+    assert_eq!(calls.load(Ordering::SeqCst), ran, "nothing in it ran");
+    for (text, says) in [
+        ("[]", "an empty batch"),
+        (" [ ] ", "an empty batch"),
+        ("[{\"jsonrpc\":\"2.0\",\"id\":1,", "Parse error"),
+    ] {
+        let Received::Answer(one) = conn.receive(text.as_bytes()) else {
+            panic!("one error for {text}")
+        };
+        let one = json_of(&one);
+        assert_eq!(one["id"], Value::Null);
+        assert!(
+            one["error"]["message"].as_str().unwrap().contains(says),
+            "{one}"
+        );
+    }
+    // Over the length limit: refused whole, before anything is read.
+    let Received::Answer(long) = conn.receive(&pings(crate::wire::jsonrpc::MAX_BATCH_LEN + 1))
+    else {
+        panic!("refused whole")
+    };
+    assert!(json_of(&long)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("a batch of 1025 messages is over the limit of 1024"));
+    assert_eq!(calls.load(Ordering::SeqCst), ran);
+}
+
+#[test]
+fn a_cancellation_in_a_batch_cancels_the_request_before_it_and_an_id_in_flight_is_refused() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::stdio(8)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(9)));
+    assert!(host.run().is_empty());
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}},
+        {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}},
+        {"jsonrpc":"2.0","id":9,"method":"ping"},
+        {"jsonrpc":"2.0","id":2,"method":"ping"}
+    ]);
+    host.take(conn.receive(batch.to_string().as_bytes()));
+    let items = reply(&mut host);
+    assert_eq!(
+        ids(&items),
+        [json!(9), json!(2)],
+        "request 1 was cancelled: {items:?}"
+    );
+    assert_eq!(
+        items[0]["error"]["code"], -32600,
+        "id 9 is in flight on the connection"
+    );
+    assert_eq!(items[1]["result"], json!({}));
+    assert_eq!(conn.in_flight(), 1, "only the earlier line's request");
+    release_all(&gates);
+    assert_eq!(ids(&host.run()), [json!(9)]);
+    // A batch whose every request is cancelled writes nothing.
+    let batch = json!([
+        {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{}}},
+        {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}
+    ]);
+    host.take(conn.receive(batch.to_string().as_bytes()));
+    assert!(host.run().is_empty());
+    assert_eq!(conn.in_flight(), 0);
+}
+
+#[test]
+fn a_batch_never_runs_more_requests_than_the_limit() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::websocket(3)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(100)));
+    assert!(host.run().is_empty());
+    // Refuse: taken at once, the requests beyond the free places answered -32000.
+    host.take(conn.receive(&pings(4)));
+    let items = reply(&mut host);
+    assert_eq!(ids(&items), [json!(1), json!(2), json!(3), json!(4)]);
+    let codes: Vec<Value> = items.iter().map(|i| i["error"]["code"].clone()).collect();
+    assert_eq!(
+        codes,
+        [Value::Null, Value::Null, json!(-32000), json!(-32000)]
+    );
+    assert_eq!(conn.in_flight(), 1);
+    release_all(&gates);
+    host.run();
+    // A batch of the longest length: at most the limit ever in flight, the rest refused.
+    let n = crate::wire::jsonrpc::MAX_BATCH_LEN;
+    let Received::Batch(mut call) = conn.receive(&pings(n)) else {
+        panic!("taken")
+    };
+    assert_eq!(conn.in_flight(), 3);
+    let items = futures::executor::block_on(&mut call)
+        .unwrap()
+        .into_responses();
+    assert_eq!(conn.in_flight(), 3, "the answered pings keep their places");
+    assert_eq!(items.len(), n);
+    assert!(items[..3].iter().all(|r| r.payload.is_ok()));
+    assert!(items[3..]
+        .iter()
+        .all(|r| r.payload.as_ref().unwrap_err().code == ErrorCode::SERVER_ERROR));
+    drop(call);
+    assert_eq!(conn.in_flight(), 0);
+}
+
+#[test]
+fn under_pause_a_batch_waits_for_its_places_and_a_larger_one_for_all_of_them() {
+    let (server, gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::stdio(3)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    host.take(conn.receive(&call_wait(100)));
+    assert!(host.run().is_empty());
+    assert!(conn.accepts_input(), "two places are free");
+    // Three requests, two free places: the batch waits, whole.
+    let Received::Wait(parked) = conn.receive(&pings(3)) else {
+        panic!("waits")
+    };
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    assert!(Box::pin(conn.readable_for(&parked))
+        .as_mut()
+        .poll(&mut cx)
+        .is_pending());
+    assert_eq!(conn.in_flight(), 1, "nothing of it runs yet");
+    release_all(&gates);
+    assert_eq!(ids(&host.run()), [json!(100)]);
+    assert!(Box::pin(conn.readable_for(&parked))
+        .as_mut()
+        .poll(&mut cx)
+        .is_ready());
+    host.take(conn.resume(parked));
+    let items = reply(&mut host);
+    assert!(
+        items.iter().all(|i| i["result"] == json!({})),
+        "all three ran: {items:?}"
+    );
+    // Five requests, a limit of three: taken once the connection is idle; two are refused.
+    host.take(conn.receive(&call_wait(101)));
+    host.run();
+    let Received::Wait(parked) = conn.receive(&pings(5)) else {
+        panic!("waits for every place")
+    };
+    release_all(&gates);
+    host.run();
+    host.take(conn.resume(parked));
+    let items = reply(&mut host);
+    let refused = items
+        .iter()
+        .filter(|i| i["error"]["code"] == -32000)
+        .count();
+    assert_eq!((items.len(), refused), (5, 2));
+}
+
+#[test]
+fn answered_members_wait_for_the_client_with_the_one_that_asks_it() {
+    let server = asking();
+    let (outbound, pushed) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::stdio(2)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}},
+        {"jsonrpc":"2.0","id":2,"method":"ping"}
+    ]);
+    host.take(conn.receive(batch.to_string().as_bytes()));
+    assert!(
+        host.run().is_empty(),
+        "the reply waits for the client's answer"
+    );
+    assert_eq!(conn.in_flight(), 2, "the limit");
+    assert!(
+        conn.accepts_input(),
+        "the ping waits on its batch, the batch on the client: read on"
+    );
+    let asked = last_request(&pushed);
+    let answer = json!({"jsonrpc":"2.0","id":asked["id"],"result":{"action":"decline"}});
+    host.take(conn.receive(answer.to_string().as_bytes()));
+    let items = reply(&mut host);
+    assert_eq!(ids(&items), [json!(1), json!(2)]);
+    assert_eq!(conn.in_flight(), 0);
+}
+
+#[test]
+fn a_draining_connection_answers_a_batch_s_requests_that_it_is_shutting_down() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::stdio(4)),
+        "2025-03-26",
+    );
+    conn.drain();
+    let mut host = Host::new();
+    host.take(conn.receive(&pings(2)));
+    let items = reply(&mut host);
+    assert!(items
+        .iter()
+        .all(|i| i["error"]["message"] == "the server is shutting down"));
+    conn.close();
+    assert!(matches!(conn.receive(&pings(2)), Received::Nothing));
+}
+
+#[test]
+fn a_batch_still_running_when_the_connection_ends_answers_nothing() {
+    let (server, _gates) = gated();
+    let (outbound, _) = sink();
+    let mut conn = initialized_at(
+        Connection::new(server, "t", outbound, ConnectionOptions::websocket(4)),
+        "2025-03-26",
+    );
+    let mut host = Host::new();
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"ping"},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}
+    ]);
+    host.take(conn.receive(batch.to_string().as_bytes()));
+    assert!(host.run().is_empty());
+    drop(conn);
+    assert!(
+        host.run().is_empty(),
+        "the waiting call was cancelled, and the ping's answer is not sent"
     );
 }

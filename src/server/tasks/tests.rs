@@ -259,6 +259,7 @@ fn over(conn: &mut crate::server::connection::Connection, message: Value) -> Opt
             .map(|r| serde_json::from_str(&r.to_json()).expect("JSON")),
         Received::Answer(r) => Some(serde_json::from_str(&r.to_json()).expect("JSON")),
         Received::Nothing => None,
+        other => panic!("a single message: {other:?}"),
     }
 }
 

@@ -25,17 +25,28 @@ pub struct InvalidMessage {
     not_json: bool,
     /// Shaped like a response (see [`InvalidMessage::is_response`]).
     response: bool,
+    /// The text is a JSON array: a batch (see [`InvalidMessage::is_batch`]).
+    batch: bool,
 }
 
 impl InvalidMessage {
-    fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+    pub(super) fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
         InvalidMessage {
             id,
             error,
             reply: true,
             not_json: false,
             response: false,
+            batch: false,
         }
+    }
+
+    /// `true` when the text is a JSON array — a JSON-RPC batch, which a single message cannot
+    /// be. The error is the refusal of a peer that does not receive batches ("batches are not
+    /// supported", or, for an array beyond a parser limit, that limit's `-32700`); a peer that
+    /// does reads the same text with [`JsonRpcBatch::from_slice`](super::JsonRpcBatch::from_slice).
+    pub fn is_batch(&self) -> bool {
+        self.batch
     }
 
     /// `true` when the message was shaped like a response (an `id` member and no `method`): a
@@ -241,10 +252,13 @@ impl JsonRpcMessage {
         let mut m = match top {
             Top::Object(members) => members,
             Top::Array => {
-                return Err(InvalidMessage::new(
-                    None,
-                    ErrorObject::invalid_request("batches are not supported"),
-                ))
+                return Err(InvalidMessage {
+                    batch: true,
+                    ..InvalidMessage::new(
+                        None,
+                        ErrorObject::invalid_request("batches are not supported"),
+                    )
+                })
             }
             Top::Other => {
                 return Err(InvalidMessage::new(
@@ -263,6 +277,7 @@ impl JsonRpcMessage {
                     reply: false,
                     not_json: false,
                     response: false,
+                    batch: false,
                 };
                 check_version(m.jsonrpc.as_ref()).map_err(bad)?;
                 let method = match m.method {
@@ -472,6 +487,7 @@ fn beyond_limits(
     };
     Err(InvalidMessage {
         response: outline.object && !outline.has_method && outline.id.is_some(),
+        batch: outline.array,
         ..invalid
     })
 }

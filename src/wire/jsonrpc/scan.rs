@@ -63,6 +63,8 @@ pub(super) struct Outline<'a> {
     pub id: Option<&'a str>,
     /// The top-level object has a `method` member.
     pub has_method: bool,
+    /// The top-level value is an array (a JSON-RPC batch).
+    pub array: bool,
     /// The first parser limit the text exceeds, if any.
     pub limit: Option<Limit>,
 }
@@ -78,6 +80,19 @@ struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
     outline: Outline<'a>,
+    /// The top-level array's elements, when asked for ([`elements`]).
+    elements: Option<Elements<'a>>,
+}
+
+/// The elements of a top-level array, as their raw text (a JSON-RPC batch, split).
+#[derive(Debug, Default)]
+pub(super) struct Elements<'a> {
+    /// The text of the first `keep` elements, in order.
+    pub texts: Vec<&'a str>,
+    /// How many elements the array has (all of them, kept or not).
+    pub count: usize,
+    /// The most elements kept.
+    keep: usize,
 }
 
 /// Scan `text`: `None` when it is not JSON (a syntax error), else its [`Outline`].
@@ -87,9 +102,29 @@ pub(super) fn outline(text: &str) -> Option<Outline<'_>> {
         bytes: text.as_bytes(),
         at: 0,
         outline: Outline::default(),
+        elements: None,
     };
     s.document()?;
     Some(s.outline)
+}
+
+/// Scan `text` and split its top-level array: `None` when it is not JSON, else its [`Outline`]
+/// and, when the top-level value is an array, its elements (the text of at most `keep` of them,
+/// and their count). Each element's text is valid JSON of its own, whatever limit of the parser
+/// it exceeds (nesting, number range, lone surrogates): this scanner has none.
+pub(super) fn elements(text: &str, keep: usize) -> Option<(Outline<'_>, Elements<'_>)> {
+    let mut s = Scanner {
+        text,
+        bytes: text.as_bytes(),
+        at: 0,
+        outline: Outline::default(),
+        elements: Some(Elements {
+            keep,
+            ..Elements::default()
+        }),
+    };
+    s.document()?;
+    Some((s.outline, s.elements.unwrap_or_default()))
 }
 
 impl<'a> Scanner<'a> {
@@ -125,11 +160,16 @@ impl<'a> Scanner<'a> {
         let mut top_key_is_id = false;
         // Where the top-level `id` member's value starts, until it ends.
         let mut id_start: Option<usize> = None;
+        // Where the top-level array's current element starts, until it ends (when splitting).
+        let mut element_start: Option<usize> = None;
         self.skip_ws();
         loop {
             // A value starts here.
             if std::mem::take(&mut top_key_is_id) {
                 id_start = Some(self.at);
+            }
+            if self.outline.array && stack.len() == 1 && self.elements.is_some() {
+                element_start = Some(self.at);
             }
             let start = self.at;
             let mut opened = false;
@@ -141,8 +181,9 @@ impl<'a> Scanner<'a> {
                     } else {
                         Container::Array
                     });
-                    if stack.len() == 1 && open == b'{' {
-                        self.outline.object = true;
+                    if stack.len() == 1 {
+                        self.outline.object = open == b'{';
+                        self.outline.array = open == b'[';
                     }
                     if stack.len() > MAX_DEPTH {
                         self.limit(start, LimitKind::Depth);
@@ -174,6 +215,12 @@ impl<'a> Scanner<'a> {
                 if stack.len() == 1 {
                     if let Some(s) = id_start.take() {
                         self.outline.id = Some(&self.text[s..self.at]);
+                    }
+                    if let (Some(s), Some(elements)) = (element_start.take(), &mut self.elements) {
+                        elements.count += 1;
+                        if elements.texts.len() < elements.keep {
+                            elements.texts.push(&self.text[s..self.at]);
+                        }
                     }
                 }
                 self.skip_ws();
@@ -415,6 +462,31 @@ mod tests {
             let o = outline(ok).unwrap();
             assert!(o.limit.is_none(), "{ok}");
         }
+    }
+
+    #[test]
+    fn a_top_level_array_is_split_into_its_elements() {
+        let (o, e) = elements(r#" [ 1 , "a,]" ,{"id":[1,2]}, [[]] ,{} ] "#, 10).unwrap();
+        assert!(o.array && !o.object);
+        assert_eq!(e.texts, ["1", r#""a,]""#, r#"{"id":[1,2]}"#, "[[]]", "{}"]);
+        assert_eq!(e.count, 5);
+        let (_, e) = elements("[1,2,3]", 2).unwrap();
+        assert_eq!(
+            (e.texts, e.count),
+            (vec!["1", "2"], 3),
+            "counted past the kept ones"
+        );
+        let (o, e) = elements("[]", 2).unwrap();
+        assert!(o.array && e.count == 0);
+        let (o, e) = elements(r#"{"a":[1]}"#, 2).unwrap();
+        assert!(!o.array && e.count == 0);
+        assert!(elements("[1,]", 2).is_none());
+        // No depth limit of its own: an element beyond serde_json's is still split out.
+        let deep = format!("[{},2]", nested(MAX_DEPTH + 5));
+        let (o, e) = elements(&deep, 4).unwrap();
+        assert!(o.limit.is_some());
+        assert_eq!(e.texts, [nested(MAX_DEPTH + 5).as_str(), "2"]);
+        assert!(outline("[1]").unwrap().array);
     }
 
     #[test]
