@@ -105,6 +105,22 @@ conn = []
 for header in (b"\x0e", b"\x0f", b"\x00", b"\x01"):
     for lines in sessions:
         conn.append(header + "\n".join(lines).encode("utf-8") + b"\n")
+# JSON-RPC batches at 2025-03-26 (header bit 7: the handshake at that revision): requests,
+# notifications and a response to a server request mixed, all notifications, the invalid ones.
+B = "2025-03-26"
+batches = [
+    "[" + ",".join([rpc(31, "ping", meta=None), rpc(32, "tools/list", meta=None),
+                    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}']) + "]",
+    "[" + ",".join([rpc(33, "tools/call", {"name": "ask", "arguments": {}}, meta=None),
+                    '{"jsonrpc":"2.0","id":"s-1","result":{"action":"accept","content":{"name":"n"}}}']) + "]",
+    '[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]',
+    "[" + rpc(34, "initialize", {"protocolVersion": B, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}, meta=None) + "]",
+    "[]", "[1,2]", '[{"jsonrpc":"2.0","id":35,"method":"ping"},"x",[]]',
+    "[" + ",".join([rpc(36, "ping", meta=None)] * 3) + "]",
+    '[{"jsonrpc":"2.0","id":37,"method":"ping"}',
+]
+for header in (b"\x80", b"\x82", b"\x8e", b"\x90"):
+    conn.append(header + "\n".join(batches + legacy[2:5]).encode("utf-8") + b"\n")
 write("connection", conn)
 # SSE bodies (two header bytes: the cut size, the line limit (>= 128: none)).
 sse = [b"\x03\xff" + b for b in (
@@ -135,6 +151,8 @@ for limit in (b"\x00", b"\x01", b"\x07"):
         ws.append(limit + ws_frames(lines))
 ws.append(b"\x00" + ws_frames(["not json", "[]", legacy[0], legacy[2]], b"\xfb" + ws_frames(["{}"])))
 ws.append(b"\x01" + ws_frames([legacy[0], modern[15], modern[15], modern[-1]]))
+for limit in (b"\x10", b"\x11", b"\x17"):
+    ws.append(limit + ws_frames(batches[:3] + batches[4:] + [legacy[2]]))
 write("websocket", ws)
 
 # HTTP route: byte 0 the flags (bit 0 sessions, 1 no SSE, 2 prefer JSON, 3 a 64-byte body
@@ -176,6 +194,16 @@ routes.append(b"\x05" + b"\0".join([
     http("POST", JSON_SSE + sid, rpc(9, "tools/list", meta=None)),
     http("DELETE", sid),
 ]))
+# Batches over HTTP: stateless with the 2025-03-26 header (or none), and in a 2025-03-26 session.
+for version in ([("mcp-protocol-version", B)], []):
+    for body in batches:
+        routes.append(b"\x00" + http("POST", JSON_SSE + version, body))
+        routes.append(b"\x04" + http("POST", JSON_SSE + version, body))
+sid_b = [("mcp-session-id", "$SID"), ("mcp-protocol-version", B)]
+routes.append(b"\x01" + b"\0".join([
+    http("POST", JSON_SSE, rpc(1, "initialize", {"protocolVersion": B, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "c", "version": "1"}}, meta=None)),
+    http("POST", JSON_SSE + sid_b, legacy[1]),
+] + [http("POST", JSON_SSE + sid_b, body) for body in batches]))
 write("http_route", routes)
 
 # Client exchange: byte 0 the flags (bits 0-2 the message, 4 a session, 5 modern headers, 7 a
