@@ -135,6 +135,11 @@ impl Subscriptions {
         }
     }
 
+    /// How many URIs are subscribed.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |set| set.len())
+    }
+
     pub fn contains(&self, uri: &str) -> bool {
         self.0.as_ref().is_some_and(|set| set.contains(uri))
     }

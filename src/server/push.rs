@@ -181,8 +181,9 @@ impl McpServer {
         self.announce(Change::ListChanged(kind))
     }
 
-    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it; returns
-    /// how many received it here. Shared sessions hear of it as with
+    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it (with
+    /// `resources/subscribe`: at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`](super::MAX_SUBSCRIPTIONS_PER_SCOPE)
+    /// URIs a scope); returns how many received it here. Shared sessions hear of it as with
     /// [`McpServer::notify_list_changed`].
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
         self.announce(Change::ResourceUpdated(uri.to_owned()))

@@ -34,7 +34,8 @@ pub struct ScopeState {
     pub initialized: bool,
     /// The `logging/setLevel` level, if the client set one.
     pub log_level: Option<LogLevel>,
-    /// The resource URIs of `resources/subscribe`, sorted.
+    /// The resource URIs of `resources/subscribe`, sorted (at most
+    /// [`MAX_SUBSCRIPTIONS_PER_SCOPE`](crate::server::MAX_SUBSCRIPTIONS_PER_SCOPE) a scope).
     pub subscriptions: Vec<String>,
 }
 
