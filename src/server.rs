@@ -270,9 +270,15 @@ impl McpServer {
                 self.emit_request(&notification.method, None);
                 if notification.method == "notifications/initialized" {
                     let scope = ctx.scope.clone()?;
-                    self.inner
+                    let known = self
+                        .inner
                         .peers
                         .with(&scope, |peer| peer.initialized = true);
+                    if known.is_none() {
+                        // Before `initialize`, or after the scope ended: nothing to mark.
+                        tracing::debug!(%scope, "notifications/initialized on a scope the server does not know");
+                        return None;
+                    }
                     return Some(Box::pin(async move { self.save_scope(&scope).await }));
                 }
                 if notification.method == "notifications/cancelled" {

@@ -36,7 +36,7 @@ impl McpServer {
                     let caps = params.as_ref().and_then(|p| p.get("capabilities"));
                     let caps = caps.map(|caps| peers.client_capabilities.share(caps));
                     let declared = peers.server_capabilities.share(&declared);
-                    peers.with(scope, |peer| {
+                    peers.open(scope, |peer| {
                         peer.client_capabilities = caps;
                         peer.server_capabilities = Some(declared);
                         peer.protocol_version = Some(version.into());
@@ -84,7 +84,7 @@ impl McpServer {
                     )));
                 }
                 if let Some(scope) = &ctx.scope {
-                    self.inner.peers.with(scope, |peer| {
+                    let changed = self.inner.peers.with(scope, |peer| {
                         let subscriptions = &mut peer.subscriptions;
                         if !subscribe {
                             subscriptions.remove(&uri);
@@ -103,7 +103,13 @@ impl McpServer {
                             subscriptions.insert(uri);
                         }
                         Ok(())
-                    })?;
+                    });
+                    match changed {
+                        Some(changed) => changed?,
+                        // Nothing to remove: the URI is not subscribed.
+                        None if !subscribe => return Ok(json!({})),
+                        None => return Err(unknown_scope()),
+                    }
                     self.save_scope(scope).await;
                 }
                 Ok(json!({}))
@@ -152,9 +158,9 @@ impl McpServer {
                         )
                     })?;
                 if let Some(scope) = &ctx.scope {
-                    self.inner
-                        .peers
-                        .with(scope, |peer| peer.log_level = Some(level));
+                    (self.inner.peers)
+                        .with(scope, |peer| peer.log_level = Some(level))
+                        .ok_or_else(unknown_scope)?;
                     self.save_scope(scope).await;
                 }
                 Ok(json!({}))
@@ -162,6 +168,16 @@ impl McpServer {
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
+}
+
+/// `-32600` for a request that would record state in a scope (a connection or session) the
+/// server does not know: never opened by an `initialize` or a host's
+/// [`attach`](McpServer::attach), or already ended. Recording it would bring back state nothing
+/// frees again.
+fn unknown_scope() -> ErrorObject {
+    ErrorObject::invalid_request(
+        "this session or connection is not initialized or has ended: send initialize first",
+    )
 }
 
 /// The caller may run `tool` (named `name`): its bearer token holds every scope the tool
