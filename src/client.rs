@@ -88,7 +88,7 @@ pub use skills::{LoadedSkill, SkillVerificationError};
 pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS};
 pub use tools::result_value;
 pub(crate) use transport::{unreadable, Unreadable};
-pub use transport::{ClientTransport, SinkHandler, TransportSink};
+pub use transport::{ClientTransport, SinkHandler, SinkReply, TransportSink};
 
 pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
 

@@ -50,6 +50,17 @@ pub use crate::host::{Clock, ErrorHandler};
 pub use options::{Completer, Completion, RequestListener, ServerOptions};
 pub use push::{Change, ListKind};
 
+/// How many resources one scope (a connection or a session) may be subscribed to at once with
+/// `resources/subscribe`: 1,024. A subscription beyond it is answered `-32000` "too many
+/// resource subscriptions" and nothing is recorded; subscribing again to a URI already
+/// subscribed still succeeds, and `resources/unsubscribe` frees a place. With
+/// [`MAX_SUBSCRIPTION_URI_BYTES`] it bounds what a peer's subscriptions hold (8 MiB a scope).
+pub const MAX_SUBSCRIPTIONS_PER_SCOPE: usize = 1024;
+
+/// The longest URI `resources/subscribe` takes, in bytes (UTF-8): 8 KiB. A longer one is
+/// answered `-32602` and not recorded.
+pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8 * 1024;
+
 use crate::era;
 use crate::era::mrtr::StateSealer;
 use crate::primitives::prompts::PromptRegistry;
@@ -259,9 +270,15 @@ impl McpServer {
                 self.emit_request(&notification.method, None);
                 if notification.method == "notifications/initialized" {
                     let scope = ctx.scope.clone()?;
-                    self.inner
+                    let known = self
+                        .inner
                         .peers
                         .with(&scope, |peer| peer.initialized = true);
+                    if known.is_none() {
+                        // Before `initialize`, or after the scope ended: nothing to mark.
+                        tracing::debug!(%scope, "notifications/initialized on a scope the server does not know");
+                        return None;
+                    }
                     return Some(Box::pin(async move { self.save_scope(&scope).await }));
                 }
                 if notification.method == "notifications/cancelled" {

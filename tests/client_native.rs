@@ -895,3 +895,197 @@ async fn a_stderr_line_without_end_is_remembered_cut() {
     assert!(tail[0].len() < 1100);
     assert_eq!(tail[1], "after");
 }
+
+// ---- Batches from the server (2025-03-26): answered by one array ----
+
+/// Answers `roots/list` with one root.
+struct OneRoot;
+
+impl orkestrel_mcp::client::ClientHandler for OneRoot {
+    fn capabilities(&self) -> Value {
+        json!({"roots":{}})
+    }
+    fn list_roots(
+        &self,
+    ) -> orkestrel_mcp::BoxFuture<'static, Result<Value, orkestrel_mcp::ErrorObject>> {
+        Box::pin(async { Ok(json!({"roots":[{"uri":"file:///w"}]})) })
+    }
+}
+
+/// The two batches every transport's test sends once the client is initialized: pings only
+/// (answered at once), then a handler request, a notification and a ping (answered once the
+/// handler has).
+const PINGS: &str =
+    r#"[{"jsonrpc":"2.0","id":"p1","method":"ping"},{"jsonrpc":"2.0","id":"p2","method":"ping"}]"#;
+const MIXED: &str = r#"[{"jsonrpc":"2.0","id":"r1","method":"roots/list"},{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":"p3","method":"tools/list"},{"jsonrpc":"2.0","id":"p4","method":"ping"}]"#;
+const INIT_2025_03_26: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{},"serverInfo":{"name":"batches","version":"1"}}}"#;
+
+/// What the client wrote back for [`PINGS`] and [`MIXED`]: each one JSON array answering every
+/// request of its batch once, in the batch's order.
+fn assert_batch_answers(pings: &Value, mixed: &Value) {
+    assert_eq!(
+        pings,
+        &json!([
+            {"jsonrpc":"2.0","id":"p1","result":{}},
+            {"jsonrpc":"2.0","id":"p2","result":{}}
+        ])
+    );
+    let mixed = mixed.as_array().expect("one array");
+    let ids: Vec<&Value> = mixed.iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, [&json!("r1"), &json!("p3"), &json!("p4")], "{mixed:?}");
+    assert_eq!(mixed[0]["result"]["roots"][0]["uri"], "file:///w");
+    assert_eq!(mixed[1]["error"]["code"], -32601);
+    assert_eq!(mixed[2]["result"], json!({}));
+}
+
+#[tokio::test]
+async fn a_batch_from_a_stdio_server_is_answered_by_one_array_line() {
+    // The script hands each line the client writes back to it as a log notification's data.
+    let script = format!(
+        r#"read init
+printf '%s\n' '{INIT_2025_03_26}'
+read initialized
+printf '%s\n' '{PINGS}'
+read a
+printf '{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":%s}}}}\n' "$a"
+printf '%s\n' '{MIXED}'
+read b
+printf '{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":%s}}}}\n' "$b"
+exec sleep 60"#
+    );
+    let mut o = StdioClientOptions::new("sh")
+        .with_args(["-c", script.as_str()])
+        .quiet();
+    o.grace = Duration::from_millis(300);
+    let client = McpClient::new(StdioTransport::new(o), options().with_handler(OneRoot));
+    let written = echoed(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let pings = written.recv().await;
+        let mixed = written.recv().await;
+        assert_batch_answers(&pings, &mixed);
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
+/// The log notifications' data that are arrays (what the scripted peer echoes back), in order.
+struct Echoed(tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Value>>);
+
+impl Echoed {
+    async fn recv(&self) -> Value {
+        self.0.lock().await.recv().await.expect("echoed")
+    }
+}
+
+fn echoed(client: &McpClient) -> Echoed {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    client.on(move |e| {
+        if let orkestrel_mcp::client::ClientEvent::Notification(n) = e {
+            let data = n.params.as_ref().and_then(|p| p.get("data"));
+            if let Some(data) = data.filter(|d| d.is_array()) {
+                let _ = tx.send(data.clone());
+            }
+        }
+    });
+    Echoed(tokio::sync::Mutex::new(rx))
+}
+
+#[tokio::test]
+async fn a_batch_from_a_websocket_server_is_answered_by_one_text_frame() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    // Every frame the client writes after its handshake, as JSON.
+    let (frames_tx, mut frames) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let callback = |_: &Request, mut resp: Response| {
+            resp.headers_mut()
+                .insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+            Ok(resp)
+        };
+        let mut ws = tokio_tungstenite::accept_hdr_async(stream, callback)
+            .await
+            .unwrap();
+        let mut forwarded = 0;
+        while let Some(Ok(message)) = ws.next().await {
+            let Message::Text(text) = message else {
+                continue;
+            };
+            let value: Value = serde_json::from_str(text.as_str()).unwrap();
+            let next = match value["method"].as_str() {
+                Some("initialize") => Some(INIT_2025_03_26),
+                Some("notifications/initialized") => Some(PINGS),
+                _ => {
+                    let _ = frames_tx.send(value);
+                    forwarded += 1;
+                    (forwarded == 1).then_some(MIXED)
+                }
+            };
+            if let Some(next) = next {
+                ws.send(Message::text(next)).await.unwrap();
+            }
+        }
+    });
+    let client = McpClient::new(
+        WsTransport::new(WsClientOptions::new(&url)).unwrap(),
+        options().with_handler(OneRoot),
+    );
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let pings = frames.recv().await.unwrap();
+        let mixed = frames.recv().await.unwrap();
+        assert_batch_answers(&pings, &mixed);
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    assert!(
+        frames.try_recv().is_err(),
+        "no answer went out twice or alone"
+    );
+}
+
+#[tokio::test]
+async fn a_batch_on_the_http_get_stream_is_answered_by_one_post_of_an_array() {
+    let gets = std::sync::atomic::AtomicUsize::new(0);
+    let (posted_tx, mut posted) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let (url, _) = fake_http(move |seen| match (seen.method.as_str(), &seen.body) {
+        ("POST", Some(body)) if body["method"] == "initialize" => json_reply(
+            "200 OK",
+            "",
+            &INIT_2025_03_26.replace(r#""id":1"#, &format!(r#""id":{}"#, seen.id())),
+        ),
+        ("POST", Some(body)) if body["method"] == "notifications/initialized" => accepted(),
+        ("POST", Some(body)) => {
+            let _ = posted_tx.send(body.clone());
+            accepted()
+        }
+        ("GET", _) if gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Reply::Raw(format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {PINGS}\n\ndata: {MIXED}\n\n"
+            ))
+        }
+        _ => Reply::Raw(
+            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                .into(),
+        ),
+    })
+    .await;
+    let client = http_client_to(&url, options().with_handler(OneRoot));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let (a, b) = (posted.recv().await.unwrap(), posted.recv().await.unwrap());
+        // Two POSTs on their way at once: either may arrive first.
+        let (pings, mixed) = if a[0]["id"] == "p1" { (a, b) } else { (b, a) };
+        assert_batch_answers(&pings, &mixed);
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    assert!(
+        posted.try_recv().is_err(),
+        "no answer went out twice or alone"
+    );
+}

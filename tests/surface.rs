@@ -246,6 +246,9 @@ fn log_level_is_per_scope_and_filters_tool_logs() {
         },
     ));
     let (outbound, seen) = capture();
+    // The host opens its scope (as an `initialize` on it would); a scope the server does not
+    // know records no level.
+    s.attach(&Arc::from("conn-1"), outbound.clone());
     let ctx = || {
         RequestContext::new()
             .with_outbound(outbound.clone())

@@ -13,15 +13,17 @@ use futures::future::{self, Either};
 use serde_json::{json, Value};
 use tracing::Instrument;
 
+use super::features::Taken;
 use super::{
     era, features, ClientError, ClientEvent, ClientOptions, ClientTransport, Listener,
-    ProgressCallback, RequestOptions, SinkHandler,
+    ProgressCallback, RequestOptions, SinkHandler, SinkReply,
 };
 use crate::observe::Observation;
 use crate::primitives::tools::panic_message;
 use crate::protocol::InitializeResult;
 use crate::wire::jsonrpc::{
-    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
+    ErrorObject, JsonRpcBatchResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    JsonRpcResponse, RequestId,
 };
 use crate::BoxFuture;
 
@@ -359,22 +361,56 @@ impl Inner {
         }
     }
 
-    pub(super) fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
-        match value {
-            Value::Array(items) => items
-                .into_iter()
-                .flat_map(|item| self.receive_one(item))
-                .collect(),
-            value => self.receive_one(value).into_iter().collect(),
+    /// One inbound value: a message, or a batch whose elements are taken one by one, each as
+    /// it would be alone, and whose requests are answered in one array (the table in
+    /// `transport.rs`).
+    pub(super) fn receive(&self, value: Value) -> Option<SinkReply> {
+        let items = match value {
+            Value::Array(items) => items,
+            value => {
+                return match self.take(value) {
+                    Taken::Nothing => None,
+                    Taken::Now(response) => {
+                        Some(SinkReply::Message(JsonRpcMessage::Response(response)))
+                    }
+                    Taken::Later(later) => {
+                        self.answer_later(later);
+                        None
+                    }
+                };
+            }
+        };
+        if items.is_empty() {
+            tracing::warn!("mcp client: the server sent an empty batch");
+            self.emit(&ClientEvent::Error(ClientError::InvalidResponse(
+                "the server sent an empty batch".into(),
+            )));
+            let error =
+                ErrorObject::invalid_request("an empty batch: a batch holds at least one message");
+            let response = JsonRpcResponse::error(None, error);
+            return Some(SinkReply::Message(JsonRpcMessage::Response(response)));
         }
+        let taken: Vec<Taken> = items.into_iter().map(|item| self.take(item)).collect();
+        if taken.iter().any(|t| matches!(t, Taken::Later(_))) {
+            // The array goes out once the handlers have answered too.
+            self.answer_batch_later(taken);
+            return None;
+        }
+        let responses = taken.into_iter().filter_map(|t| match t {
+            Taken::Now(response) => Some(response),
+            _ => None,
+        });
+        JsonRpcBatchResponse::new(responses.collect()).map(SinkReply::Batch)
     }
 
-    pub(super) fn receive_one(&self, value: Value) -> Option<JsonRpcMessage> {
+    /// Take one message (alone or an element of a batch): resolve a response, route a
+    /// notification, answer a request now or through the handler.
+    pub(super) fn take(&self, value: Value) -> Taken {
         let has_method = value.get("method").is_some();
         match JsonRpcMessage::from_value(value) {
             Ok(JsonRpcMessage::Response(response)) => {
                 self.resolve(response);
-                None
+                Taken::Nothing
             }
             Ok(JsonRpcMessage::Request(request)) => {
                 let handled = matches!(
@@ -384,8 +420,7 @@ impl Inner {
                 let response = if request.method == "ping" {
                     JsonRpcResponse::result(request.id, json!({}))
                 } else if let (true, Some(handler)) = (handled, &self.options.handler) {
-                    self.answer_later(handler.as_ref(), request);
-                    return None;
+                    return Taken::Later(self.answer_of(handler.as_ref(), request));
                 } else {
                     tracing::debug!(method = %request.method, "mcp client: unsupported server request");
                     JsonRpcResponse::error(
@@ -393,7 +428,7 @@ impl Inner {
                         ErrorObject::method_not_found(&request.method),
                     )
                 };
-                Some(JsonRpcMessage::Response(response))
+                Taken::Now(response)
             }
             Ok(JsonRpcMessage::Notification(notification)) => {
                 self.era.route(&notification);
@@ -401,7 +436,7 @@ impl Inner {
                     self.progress(&notification);
                 }
                 self.emit(&ClientEvent::Notification(notification));
-                None
+                Taken::Nothing
             }
             Err(invalid) if has_method => {
                 tracing::warn!(error = %invalid, "mcp client: invalid server message");
@@ -409,7 +444,7 @@ impl Inner {
                     "invalid server message: {}",
                     invalid.error.message
                 ))));
-                invalid.response().map(JsonRpcMessage::Response)
+                invalid.response().map_or(Taken::Nothing, Taken::Now)
             }
             Err(invalid) => {
                 let error = ClientError::InvalidResponse(invalid.error.message.clone());
@@ -427,7 +462,7 @@ impl Inner {
                         self.emit(&ClientEvent::Error(error));
                     }
                 }
-                None
+                Taken::Nothing
             }
         }
     }
@@ -471,11 +506,8 @@ pub(super) struct ClientSink {
 }
 
 impl SinkHandler for ClientSink {
-    fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
-        match self.inner.upgrade() {
-            Some(inner) => inner.receive(value),
-            None => Vec::new(),
-        }
+    fn receive(&self, value: Value) -> Option<SinkReply> {
+        self.inner.upgrade()?.receive(value)
     }
 
     fn error(&self, message: String) {

@@ -5,6 +5,7 @@
 //! ```text
 //!  server request (sampling, elicitation, roots) ─► ClientHandler future ─► spawner
 //!                                                     └─► transport.send(response)
+//!  a batch holding one ─► every answer of it, joined ─► transport.send_batch([responses])
 //!  notifications/progress {progressToken = request id} ─► that request's callback
 //!                                                     └─► restarts its deadline (if asked)
 //!  a request future dropped unanswered ─► notifications/cancelled (spawned, bounded)
@@ -22,7 +23,8 @@ use serde_json::{json, Map, Value};
 use super::{handlers, ClientError, ClientHandler, Inner};
 use crate::primitives::tools::panic_message;
 use crate::wire::jsonrpc::{
-    ErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId,
+    ErrorObject, JsonRpcBatchResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    JsonRpcResponse, RequestId,
 };
 use crate::BoxFuture;
 
@@ -166,16 +168,16 @@ impl Inner {
     ///
     /// The request counts as [accepted](Answering) from now until its answer was handed to the
     /// transport, so a [`disconnect`](super::McpClient::disconnect) waits for it.
-    pub(super) fn answer_later(&self, handler: &dyn ClientHandler, request: JsonRpcRequest) {
+    /// The handler's answer to `request`, to come; its place among the accepted requests is
+    /// taken now (so `disconnect` waits for it).
+    pub(super) fn answer_of(&self, handler: &dyn ClientHandler, request: JsonRpcRequest) -> Later {
         let params = request.params.map(Value::Object).unwrap_or(Value::Null);
         let answer = AssertUnwindSafe(handlers::answer(handler, &request.method, params));
-        let transport = self.transport.clone();
         let id = request.id;
         let method = request.method;
         let accepted = self.answering.begin();
-        self.spawn(Box::pin(async move {
-            let _accepted = accepted;
-            let response = match answer.catch_unwind().await {
+        let response = Box::pin(async move {
+            match answer.catch_unwind().await {
                 Ok(Ok(result)) => JsonRpcResponse::result(id, result),
                 Ok(Err(error)) => JsonRpcResponse::error(Some(id), error),
                 Err(panic) => {
@@ -186,10 +188,50 @@ impl Inner {
                         ErrorObject::internal(format!("the client handler failed: {message}")),
                     )
                 }
-            };
-            if let Err(e) = transport.send(JsonRpcMessage::Response(response)).await {
-                tracing::warn!(%method, error = %e, "mcp client: could not answer a server request");
             }
+        });
+        Later { response, accepted }
+    }
+
+    /// Write the handler's answer to one request when it comes.
+    pub(super) fn answer_later(&self, later: Later) {
+        let transport = self.transport.clone();
+        self.spawn(Box::pin(async move {
+            let Later { response, accepted } = later;
+            let response = response.await;
+            let id = response.id.clone();
+            if let Err(e) = transport.send(JsonRpcMessage::Response(response)).await {
+                tracing::warn!(?id, error = %e, "mcp client: could not answer a server request");
+            }
+            drop(accepted);
+        }));
+    }
+
+    /// Write the answers to a batch's requests as one array once every one is answered, in
+    /// the batch's order (JSON-RPC 2.0 batch): those answered at once wait for the handlers'.
+    pub(super) fn answer_batch_later(&self, taken: Vec<Taken>) {
+        let transport = self.transport.clone();
+        let mut accepted = Vec::new();
+        let mut answers: Vec<BoxFuture<'static, JsonRpcResponse>> = Vec::new();
+        for t in taken {
+            match t {
+                Taken::Nothing => {}
+                Taken::Now(response) => answers.push(Box::pin(future::ready(response))),
+                Taken::Later(later) => {
+                    answers.push(later.response);
+                    accepted.push(later.accepted);
+                }
+            }
+        }
+        self.spawn(Box::pin(async move {
+            let responses = future::join_all(answers).await;
+            if let Some(batch) = JsonRpcBatchResponse::new(responses) {
+                let n = batch.responses().len();
+                if let Err(e) = transport.send_batch(batch).await {
+                    tracing::warn!(responses = n, error = %e, "mcp client: could not answer a batch of server requests");
+                }
+            }
+            drop(accepted);
         }));
     }
 
@@ -206,6 +248,23 @@ impl Inner {
             }
         }));
     }
+}
+
+/// What taking one inbound message leaves to answer.
+pub(super) enum Taken {
+    /// Nothing to answer (a response, a notification, what cannot be answered).
+    Nothing,
+    /// This answer, at once (`ping`, an unsupported method, an invalid request).
+    Now(JsonRpcResponse),
+    /// The handler's answer, to come.
+    Later(Later),
+}
+
+/// A server request a [`ClientHandler`] answers: the answer to come, and its place among the
+/// accepted requests (given back when dropped).
+pub(super) struct Later {
+    response: BoxFuture<'static, JsonRpcResponse>,
+    accepted: Accepted,
 }
 
 /// How long [`McpClient::disconnect`](super::McpClient::disconnect) waits for the answers to

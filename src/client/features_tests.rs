@@ -605,6 +605,59 @@ fn a_server_request_accepted_before_disconnect_is_answered_before_the_transport_
     assert_eq!(h.script.closes(), 1);
 }
 
+/// A batch holding a request the handler answers is answered by one array once every answer is
+/// in (those answered at once wait for it), in the batch's order, each exactly once, through
+/// `send_batch`; `disconnect` waits for it as for a single answer.
+#[test]
+fn a_batch_holding_a_handler_request_is_answered_by_one_array_once_every_answer_is_in() {
+    let (release, gate) = futures::channel::oneshot::channel();
+    let h = Harness::connected(Some(Arc::new(Gated(Mutex::new(Some(gate))))));
+    h.take_sent();
+    let reply = h.script.deliver_reply(json!([
+        {"jsonrpc":"2.0","id":"p1","method":"ping"},
+        elicitation("e1"),
+        {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},
+        {"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}
+    ]));
+    assert_eq!(reply, None, "nothing is written before the handler answers");
+    let mut disconnect = Box::pin(h.client.disconnect());
+    assert!(
+        block_on(async { poll!(&mut disconnect) }).is_pending(),
+        "disconnect waits for the batch's answer"
+    );
+    assert!(h.script.take_batches().is_empty());
+    release.send(()).unwrap();
+    assert_eq!(h.tasks.run(), 1, "one task answers the whole batch");
+    let batches = h.script.take_batches();
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    let answered: Vec<_> = batches[0]
+        .responses()
+        .iter()
+        .map(|r| {
+            let (id, payload) = response(&JsonRpcMessage::Response(r.clone()));
+            (id, payload.map_err(|e| e.code))
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            (Some(RequestId::String("p1".into())), Ok(json!({}))),
+            (
+                Some(RequestId::String("e1".into())),
+                Ok(json!({"action":"accept","content":{}}))
+            ),
+            (
+                Some(RequestId::String("s1".into())),
+                Err(crate::wire::jsonrpc::ErrorCode::METHOD_NOT_FOUND)
+            ),
+        ]
+    );
+    assert!(h.take_sent().is_empty(), "no answer also went out alone");
+    assert_eq!(h.script.closes(), 0, "the answer went out before the close");
+    block_on(disconnect);
+    assert_eq!(h.script.closes(), 1);
+}
+
 #[test]
 fn a_handler_that_never_answers_holds_disconnect_for_answer_drain_at_most() {
     let (_release, gate) = futures::channel::oneshot::channel::<()>();

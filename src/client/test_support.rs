@@ -13,8 +13,8 @@ use futures::future;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use crate::client::{ClientError, ClientTransport, Sleep, Spawn, TransportSink};
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcRequest};
+use crate::client::{ClientError, ClientTransport, SinkReply, Sleep, Spawn, TransportSink};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcBatchResponse, JsonRpcMessage, JsonRpcRequest};
 use crate::BoxFuture;
 
 /// What a script answers to one request.
@@ -54,6 +54,8 @@ pub(crate) struct Scripted {
     unread: futures::lock::Mutex<mpsc::UnboundedReceiver<JsonRpcMessage>>,
     send_error: Mutex<Option<ClientError>>,
     closes: AtomicUsize,
+    /// Every batch written with `send_batch`, in order (not in `sent` nor the queue).
+    batches: Mutex<Vec<JsonRpcBatchResponse>>,
 }
 
 impl Default for Scripted {
@@ -75,6 +77,7 @@ impl Scripted {
             unread: futures::lock::Mutex::new(unread),
             send_error: Mutex::new(None),
             closes: AtomicUsize::new(0),
+            batches: Mutex::new(Vec::new()),
         }
     }
 
@@ -93,9 +96,24 @@ impl Scripted {
         self.sink.lock().unwrap().clone().expect("started")
     }
 
-    /// Deliver one incoming message (or batch) to the client; its answers.
+    /// Deliver one incoming message (or batch) to the client; the messages it answers with at
+    /// once (those of an array, one by one).
     pub(crate) fn deliver(&self, value: Value) -> Vec<JsonRpcMessage> {
+        self.sink()
+            .receive(value)
+            .map(SinkReply::into_messages)
+            .unwrap_or_default()
+    }
+
+    /// Deliver one incoming message (or batch) to the client; what it answers with at once, as
+    /// the transport would write it.
+    pub(crate) fn deliver_reply(&self, value: Value) -> Option<SinkReply> {
         self.sink().receive(value)
+    }
+
+    /// Every batch written with `send_batch` so far, forgetting them.
+    pub(crate) fn take_batches(&self) -> Vec<JsonRpcBatchResponse> {
+        std::mem::take(&mut *self.batches.lock().unwrap())
     }
 
     /// Every message sent so far.
@@ -226,6 +244,13 @@ impl ClientTransport for Scripted {
     }
     fn uses_headers(&self) -> bool {
         self.http
+    }
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        if let Some(e) = self.send_error.lock().unwrap().clone() {
+            return Box::pin(async move { Err(e) });
+        }
+        self.batches.lock().unwrap().push(batch);
+        Box::pin(async { Ok(()) })
     }
     fn close(&self) -> BoxFuture<'_, ()> {
         self.closes.fetch_add(1, Ordering::SeqCst);

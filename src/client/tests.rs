@@ -249,12 +249,78 @@ fn server_ping_is_answered_and_other_server_requests_get_method_not_found() {
         r.payload.as_ref().unwrap_err().code,
         ErrorCode::METHOD_NOT_FOUND
     );
-    // A batch of two server requests gets two replies.
-    let replies = peer.deliver(json!([
+    drop(client);
+}
+
+/// JSON-RPC 2.0 batch: the requests of a batch the client answers at once get one array, in
+/// the batch's order, each exactly once; its notifications and responses are taken as alone and
+/// answered by nothing; a batch of only those gets nothing; `[]` gets one `-32600`, id `null`.
+#[test]
+fn a_batch_of_server_requests_is_answered_by_one_array_and_an_empty_batch_by_one_error() {
+    let (client, peer) = connected();
+    let log = events(&client);
+    let reply = peer.transport.deliver_reply(json!([
         {"jsonrpc":"2.0","id":1,"method":"ping"},
-        {"jsonrpc":"2.0","id":2,"method":"ping"}
+        {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},
+        {"jsonrpc":"2.0","id":"two","method":"roots/list"},
+        {"jsonrpc":"2.0","id":99,"result":{}},
+        {"jsonrpc":"2.0","id":3,"method":5}
     ]));
-    assert_eq!(replies.len(), 2);
+    let Some(SinkReply::Batch(batch)) = reply else {
+        panic!("one array, not {reply:?}")
+    };
+    let answered: Vec<_> = batch
+        .responses()
+        .iter()
+        .map(|r| (r.id.clone(), r.payload.as_ref().err().map(|e| e.code)))
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            (Some(RequestId::Number(1)), None),
+            (
+                Some(RequestId::String("two".into())),
+                Some(ErrorCode::METHOD_NOT_FOUND)
+            ),
+            (Some(RequestId::Number(3)), Some(ErrorCode::INVALID_REQUEST)),
+        ]
+    );
+    let text: Value = serde_json::from_str(&SinkReply::Batch(batch).to_json()).unwrap();
+    assert_eq!(
+        text.as_array().map(Vec::len),
+        Some(3),
+        "one JSON array: {text}"
+    );
+    assert!(log.lock().unwrap()[0].starts_with("notification: notifications/message"));
+    // Nothing to answer: nothing is written (not an empty array).
+    let quiet = peer.transport.deliver_reply(json!([
+        {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"y"}},
+        {"jsonrpc":"2.0","id":98,"result":{}}
+    ]));
+    assert_eq!(quiet, None);
+    // An empty batch is invalid: one error, id null (not an array), and an error event.
+    let empty = peer.transport.deliver_reply(json!([]));
+    let Some(SinkReply::Message(JsonRpcMessage::Response(error))) = empty else {
+        panic!("one error, not {empty:?}")
+    };
+    assert_eq!(error.id, None);
+    assert_eq!(error.payload.unwrap_err().code, ErrorCode::INVALID_REQUEST);
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.contains("the server sent an empty batch")),
+        "{log:?}"
+    );
+    // A single request still gets a single message.
+    let single = peer
+        .transport
+        .deliver_reply(json!({"jsonrpc":"2.0","id":4,"method":"ping"}));
+    assert!(matches!(single, Some(SinkReply::Message(_))), "{single:?}");
+    assert!(
+        peer.transport.take_batches().is_empty(),
+        "every answer was returned, none sent later"
+    );
     drop(client);
 }
 

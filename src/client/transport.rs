@@ -12,12 +12,29 @@
 //!          sink.error(text) / sink.closed(cause)
 //! ```
 //!
-//! The sink is synchronous and does no I/O; the transport writes the replies that
+//! The sink is synchronous and does no I/O; the transport writes the reply that
 //! [`TransportSink::receive`] returns (e.g. a `ping` answer). Answers that take time (a
 //! [`ClientHandler`](crate::client::ClientHandler)'s sampling, elicitation or roots) are not
 //! returned here: the client runs them on its spawner and writes them with
 //! [`ClientTransport::send`], so transports need nothing extra and the core stays
 //! runtime-agnostic (tokio on native, `spawn_local` in a browser, or an injected spawner).
+//!
+//! A JSON-RPC batch from the server (an array; the 2025-03-26 revision allows them) is taken
+//! element by element, each as it would be alone, and answered as
+//! [JSON-RPC 2.0](https://www.jsonrpc.org/specification#batch) asks:
+//!
+//! | the batch | the answer |
+//! |---|---|
+//! | requests the client answers at once (`ping`, an unsupported method, an invalid request) | one array ([`SinkReply::Batch`]), returned by [`TransportSink::receive`] |
+//! | with a request a [`ClientHandler`](crate::client::ClientHandler) answers | one array, once every request of it is answered: written with [`ClientTransport::send_batch`] |
+//! | only notifications and responses | nothing |
+//! | `[]` | one `-32600` error, id `null` ([`SinkReply::Message`]), and an `error` event |
+//!
+//! Each request of a batch is answered exactly once, inside that array. stdio and WebSocket
+//! write the array as one line / frame, Streamable HTTP `POST`s it as one body (2025-03-26
+//! allows "an array batching one or more responses"); a transport that can carry one message
+//! at a time only (the default [`ClientTransport::send_batch`], a JS transport's `send`)
+//! sends its responses one by one, in order.
 
 use std::fmt;
 use std::sync::Arc;
@@ -25,7 +42,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::client::error::ClientError;
-use crate::wire::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// A bidirectional JSON-RPC carrier to one remote server (seed `ClientTransportInterface`).
@@ -76,6 +93,22 @@ pub trait ClientTransport: MaybeSend + MaybeSync + 'static {
         false
     }
 
+    /// Write the answers to a batch of the server's requests as one JSON array (JSON-RPC 2.0
+    /// batch): one line, frame or `POST` body. The default, for a transport that carries one
+    /// message at a time, sends each response with [`ClientTransport::send`], in order,
+    /// stopping at the first error.
+    ///
+    /// # Errors
+    /// As [`ClientTransport::send`].
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            for response in batch.into_responses() {
+                self.send(JsonRpcMessage::Response(response)).await?;
+            }
+            Ok(())
+        })
+    }
+
     /// Close the transport and release its resources (kill the child, close the socket, end
     /// the HTTP session). Idempotent. A transport may, but need not, report
     /// [`TransportSink::closed`] for a close the client asked for.
@@ -94,13 +127,46 @@ pub trait ClientTransport: MaybeSend + MaybeSync + 'static {
 /// Where a transport reports what it receives (implemented by the client; implement it to
 /// drive a transport without a client, e.g. in tests).
 pub trait SinkHandler: MaybeSend + MaybeSync + 'static {
-    /// One inbound JSON value (an object, or a batch array). Returns messages the transport
-    /// must write back to the server (answers to server→client requests), in order.
-    fn receive(&self, value: Value) -> Vec<JsonRpcMessage>;
+    /// One inbound JSON value (an object, or a batch array). Returns what the transport must
+    /// write back to the server now (the answer to a server→client request, or one array
+    /// answering a batch), if anything.
+    fn receive(&self, value: Value) -> Option<SinkReply>;
     /// A non-fatal problem (a line that is not JSON, a bad frame, a failed reply write).
     fn error(&self, message: String);
     /// The transport closed on its own (child exit, socket close); `cause` says why.
     fn closed(&self, cause: String);
+}
+
+/// What a transport writes back for one inbound value ([`TransportSink::receive`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SinkReply {
+    /// One message: the answer to a single request from the server, or the single error an
+    /// empty batch gets.
+    Message(JsonRpcMessage),
+    /// One JSON array: the answers to the requests of a batch, in the batch's order.
+    Batch(JsonRpcBatchResponse),
+}
+
+impl SinkReply {
+    /// The text to write: one JSON object or one JSON array.
+    pub fn to_json(&self) -> String {
+        match self {
+            SinkReply::Message(message) => message.to_json(),
+            SinkReply::Batch(batch) => batch.to_json(),
+        }
+    }
+
+    /// The messages it holds, in order (for a transport that carries one at a time).
+    pub fn into_messages(self) -> Vec<JsonRpcMessage> {
+        match self {
+            SinkReply::Message(message) => vec![message],
+            SinkReply::Batch(batch) => batch
+                .into_responses()
+                .into_iter()
+                .map(JsonRpcMessage::Response)
+                .collect(),
+        }
+    }
 }
 
 /// A cheap, cloneable handle to a [`SinkHandler`], given to [`ClientTransport::start`].
@@ -123,8 +189,8 @@ impl TransportSink {
         }
     }
 
-    /// Report one inbound JSON value; write back what it returns, in order.
-    pub fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
+    /// Report one inbound JSON value; write back what it returns (one message or one array).
+    pub fn receive(&self, value: Value) -> Option<SinkReply> {
         self.handler.receive(value)
     }
 
@@ -135,14 +201,14 @@ impl TransportSink {
     /// [`JsonRpcMessage::from_slice`]) is never left unanswered: a response fails the pending
     /// request with its id (see `unreadable`), a request from the server is answered with the
     /// error it deserves (returned here, to write back).
-    pub fn receive_text(&self, text: &[u8]) -> Vec<JsonRpcMessage> {
+    pub fn receive_text(&self, text: &[u8]) -> Option<SinkReply> {
         match serde_json::from_slice::<Value>(text) {
             Ok(value) => self.receive(value),
             Err(e) => match unreadable(text) {
                 Unreadable::Response(value) => self.receive(value),
                 Unreadable::Request(reply, problem) => {
                     self.error(problem);
-                    vec![JsonRpcMessage::Response(reply)]
+                    Some(SinkReply::Message(JsonRpcMessage::Response(reply)))
                 }
                 Unreadable::Skip(problem) => {
                     let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
@@ -151,7 +217,7 @@ impl TransportSink {
                     } else {
                         self.error(format!("skipped a message ({problem}): {shown}"));
                     }
-                    Vec::new()
+                    None
                 }
             },
         }

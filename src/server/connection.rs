@@ -353,9 +353,15 @@ impl Connection {
                 sent
             })
         };
+        let scope: Arc<str> = Arc::from(format!("{label}-{n}"));
+        if !options.require_initialize {
+            // Any method at any time: the scope lives from now (an `initialize` opens it
+            // otherwise), so a subscription or a log level before `initialize` is kept.
+            server.open_scope(&scope);
+        }
         Connection {
             server,
-            scope: Arc::from(format!("{label}-{n}")),
+            scope,
             outbound,
             options,
             counts,

@@ -105,6 +105,13 @@ impl RequestContext {
 
     /// Tie the request to a connection or session, so per-scope state (log level, client
     /// capabilities, subscriptions, cancellation) applies.
+    ///
+    /// The server records a scope's state once the scope is open: an `initialize` on it or the
+    /// host's [`McpServer::attach`](crate::McpServer::attach) opens it (the stdio, WebSocket and
+    /// HTTP hosts do), [`McpServer::end_scope`](crate::McpServer::end_scope) ends it. A request
+    /// that would record state on a scope the server does not know (`resources/subscribe`,
+    /// `logging/setLevel`) gets `-32600` and creates nothing, so a message arriving after its
+    /// scope ended never brings state back that nothing would free.
     pub fn with_scope(mut self, scope: impl Into<Arc<str>>) -> Self {
         self.scope = Some(scope.into());
         self

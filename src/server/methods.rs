@@ -8,11 +8,11 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::McpServer;
+use super::{McpServer, MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
 use crate::era::Era;
 use crate::protocol::{initialize_result, negotiate_initialize, params, LogLevel};
 use crate::server::context::RequestContext;
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
 
 impl McpServer {
     pub(super) async fn call(
@@ -36,7 +36,7 @@ impl McpServer {
                     let caps = params.as_ref().and_then(|p| p.get("capabilities"));
                     let caps = caps.map(|caps| peers.client_capabilities.share(caps));
                     let declared = peers.server_capabilities.share(&declared);
-                    peers.with(scope, |peer| {
+                    peers.open(scope, |peer| {
                         peer.client_capabilities = caps;
                         peer.server_capabilities = Some(declared);
                         peer.protocol_version = Some(version.into());
@@ -75,14 +75,41 @@ impl McpServer {
                 checked()?;
                 let uri = string_param(params.as_ref(), "uri")?;
                 let subscribe = request.method == "resources/subscribe";
+                if uri.is_empty() {
+                    return Err(ErrorObject::invalid_params(r#""uri" must not be empty"#));
+                }
+                if subscribe && uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+                    return Err(ErrorObject::invalid_params(format!(
+                        r#""uri" is longer than {MAX_SUBSCRIPTION_URI_BYTES} bytes"#
+                    )));
+                }
                 if let Some(scope) = &ctx.scope {
-                    self.inner.peers.with(scope, |peer| {
-                        if subscribe {
-                            peer.subscriptions.insert(uri);
+                    let changed = self.inner.peers.with(scope, |peer| {
+                        let subscriptions = &mut peer.subscriptions;
+                        if !subscribe {
+                            subscriptions.remove(&uri);
+                        } else if subscriptions.contains(&uri) {
+                            // Already subscribed: nothing to record, and no place taken.
+                        } else if subscriptions.len() >= MAX_SUBSCRIPTIONS_PER_SCOPE {
+                            return Err(ErrorObject::new(
+                                ErrorCode::SERVER_ERROR,
+                                format!(
+                                    "too many resource subscriptions: at most \
+                                     {MAX_SUBSCRIPTIONS_PER_SCOPE} per session or connection; \
+                                     unsubscribe from one first"
+                                ),
+                            ));
                         } else {
-                            peer.subscriptions.remove(&uri);
+                            subscriptions.insert(uri);
                         }
+                        Ok(())
                     });
+                    match changed {
+                        Some(changed) => changed?,
+                        // Nothing to remove: the URI is not subscribed.
+                        None if !subscribe => return Ok(json!({})),
+                        None => return Err(unknown_scope()),
+                    }
                     self.save_scope(scope).await;
                 }
                 Ok(json!({}))
@@ -131,9 +158,9 @@ impl McpServer {
                         )
                     })?;
                 if let Some(scope) = &ctx.scope {
-                    self.inner
-                        .peers
-                        .with(scope, |peer| peer.log_level = Some(level));
+                    (self.inner.peers)
+                        .with(scope, |peer| peer.log_level = Some(level))
+                        .ok_or_else(unknown_scope)?;
                     self.save_scope(scope).await;
                 }
                 Ok(json!({}))
@@ -141,6 +168,16 @@ impl McpServer {
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
+}
+
+/// `-32600` for a request that would record state in a scope (a connection or session) the
+/// server does not know: never opened by an `initialize` or a host's
+/// [`attach`](McpServer::attach), or already ended. Recording it would bring back state nothing
+/// frees again.
+fn unknown_scope() -> ErrorObject {
+    ErrorObject::invalid_request(
+        "this session or connection is not initialized or has ended: send initialize first",
+    )
 }
 
 /// The caller may run `tool` (named `name`): its bearer token holds every scope the tool
@@ -259,4 +296,115 @@ pub(super) fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String
         out.insert("nextCursor".to_owned(), Value::String(next));
     }
     Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse};
+    use crate::ServerOptions;
+    use futures::executor::block_on;
+
+    /// A server serving resources, with scope `scope` initialized.
+    fn server_with(scopes: &[&str]) -> McpServer {
+        let server = McpServer::new(ServerOptions::new("t", "1").with_declared_lists());
+        for scope in scopes {
+            let reply = ask(
+                &server,
+                scope,
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "c", "version": "1"},
+                }),
+            );
+            assert!(reply.payload.is_ok(), "{reply:?}");
+        }
+        server
+    }
+
+    fn ask(server: &McpServer, scope: &str, method: &str, params: Value) -> JsonRpcResponse {
+        let request = JsonRpcRequest::new(1, method).with_params(params);
+        let ctx = RequestContext::new().with_scope(scope);
+        block_on(server.dispatch_with(JsonRpcMessage::Request(request), ctx)).expect("an answer")
+    }
+
+    fn subscribe(server: &McpServer, scope: &str, uri: &str) -> JsonRpcResponse {
+        ask(server, scope, "resources/subscribe", json!({ "uri": uri }))
+    }
+
+    fn subscribed(server: &McpServer, scope: &str) -> Vec<String> {
+        server.scope_state(scope).expect("a scope").subscriptions
+    }
+
+    #[test]
+    fn subscriptions_are_capped_per_scope_and_unsubscribing_frees_a_place() {
+        let server = server_with(&["s", "t"]);
+        let uri = |n: usize| format!("test://r/{n}");
+        for n in 0..MAX_SUBSCRIPTIONS_PER_SCOPE {
+            assert!(subscribe(&server, "s", &uri(n)).payload.is_ok());
+        }
+        // One more is refused, saying why, and nothing is recorded.
+        let over = subscribe(&server, "s", "test://r/over");
+        let error = over.payload.expect_err("refused");
+        assert_eq!(error.code, ErrorCode::SERVER_ERROR);
+        assert!(
+            error
+                .message
+                .starts_with("too many resource subscriptions: at most 1024"),
+            "{}",
+            error.message
+        );
+        let held = subscribed(&server, "s");
+        assert_eq!(held.len(), MAX_SUBSCRIPTIONS_PER_SCOPE);
+        assert!(!held.contains(&"test://r/over".to_owned()));
+        // Subscribing again to a URI already held still succeeds, and takes no place.
+        assert!(subscribe(&server, "s", &uri(7)).payload.is_ok());
+        assert_eq!(subscribed(&server, "s").len(), MAX_SUBSCRIPTIONS_PER_SCOPE);
+        // The cap is per scope: another session subscribes freely.
+        assert!(subscribe(&server, "t", "test://r/over").payload.is_ok());
+        // Unsubscribing frees a place for a new URI.
+        let freed = ask(
+            &server,
+            "s",
+            "resources/unsubscribe",
+            json!({ "uri": uri(7) }),
+        );
+        assert!(freed.payload.is_ok());
+        assert!(subscribe(&server, "s", "test://r/over").payload.is_ok());
+        let held = subscribed(&server, "s");
+        assert_eq!(held.len(), MAX_SUBSCRIPTIONS_PER_SCOPE);
+        assert!(held.contains(&"test://r/over".to_owned()) && !held.contains(&uri(7)));
+    }
+
+    #[test]
+    fn subscribe_refuses_a_missing_empty_or_overlong_uri_with_invalid_params() {
+        let server = server_with(&["s"]);
+        let code = |r: JsonRpcResponse| r.payload.expect_err("refused").code;
+        for method in ["resources/subscribe", "resources/unsubscribe"] {
+            assert_eq!(
+                code(ask(&server, "s", method, json!({}))),
+                ErrorCode::INVALID_PARAMS
+            );
+            let not_a_string = ask(&server, "s", method, json!({ "uri": 7 }));
+            assert_eq!(code(not_a_string), ErrorCode::INVALID_PARAMS);
+            let empty = ask(&server, "s", method, json!({ "uri": "" }));
+            let error = empty.payload.expect_err("refused");
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+            assert_eq!(error.message, r#"Invalid params: "uri" must not be empty"#);
+        }
+        let longest = format!("test://{}", "x".repeat(MAX_SUBSCRIPTION_URI_BYTES - 7));
+        assert!(subscribe(&server, "s", &longest).payload.is_ok());
+        let longer = format!("{longest}x");
+        let error = subscribe(&server, "s", &longer)
+            .payload
+            .expect_err("refused");
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(
+            error.message,
+            r#"Invalid params: "uri" is longer than 8192 bytes"#
+        );
+        assert_eq!(subscribed(&server, "s"), [longest]);
+    }
 }

@@ -135,6 +135,11 @@ impl Subscriptions {
         }
     }
 
+    /// How many URIs are subscribed.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |set| set.len())
+    }
+
     pub fn contains(&self, uri: &str) -> bool {
         self.0.as_ref().is_some_and(|set| set.contains(uri))
     }
@@ -199,8 +204,24 @@ pub(crate) struct Peers {
 }
 
 impl Peers {
-    pub fn with<R>(&self, scope: &Arc<str>, f: impl FnOnce(&mut Peer) -> R) -> R {
+    /// Change `scope`'s state, opening it first when the server does not know it: for what
+    /// begins a scope (`initialize`, [`McpServer::attach`](super::McpServer::attach), a shared
+    /// store restoring one, a connection's start).
+    pub fn open<R>(&self, scope: &Arc<str>, f: impl FnOnce(&mut Peer) -> R) -> R {
         f(lock(&self.scopes).entry(scope.clone()).or_default())
+    }
+
+    /// Change `scope`'s state if the server knows it; `None` (and nothing created) for a scope
+    /// never opened or already ended: a late message of an ended connection or session must not
+    /// bring back state nothing would free again.
+    pub fn with<R>(&self, scope: &str, f: impl FnOnce(&mut Peer) -> R) -> Option<R> {
+        lock(&self.scopes).get_mut(scope).map(|peer| f(peer))
+    }
+
+    /// How many scopes the server knows (for tests).
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        lock(&self.scopes).len()
     }
 
     pub fn read<R>(&self, scope: &str, f: impl FnOnce(&Peer) -> R) -> Option<R> {

@@ -117,15 +117,23 @@ impl McpServer {
     /// Give `scope` (a connection or a session) a push channel for messages not tied to a
     /// request: list changes, resource updates, and server→client requests of tools whose own
     /// channel cannot carry them.
+    /// The scope is opened if the server does not know it (it lives until
+    /// [`McpServer::end_scope`]).
     pub fn attach(&self, scope: &Arc<str>, outbound: Outbound) {
         self.inner
             .peers
-            .with(scope, |peer| peer.outbound = Some(outbound));
+            .open(scope, |peer| peer.outbound = Some(outbound));
     }
 
-    /// Remove `scope`'s push channel (its stream closed), keeping its other state.
+    /// Remove `scope`'s push channel (its stream closed), keeping its other state. A scope the
+    /// server does not know (never attached, or ended) is left unknown: nothing is created.
     pub fn detach(&self, scope: &Arc<str>) {
         self.inner.peers.with(scope, |peer| peer.outbound = None);
+    }
+
+    /// Open `scope` with no push channel, if the server does not know it yet.
+    pub(crate) fn open_scope(&self, scope: &Arc<str>) {
+        self.inner.peers.open(scope, |_| ());
     }
 
     /// Server→client requests sent to `scope` still waiting for its response.
@@ -142,7 +150,9 @@ impl McpServer {
     }
 
     /// Forget `scope` (its connection or session ended): its state goes, its server→client
-    /// requests fail and its requests in flight are cancelled.
+    /// requests fail and its requests in flight are cancelled. A later message on it records
+    /// nothing (see [`RequestContext::with_scope`]); only an `initialize` or
+    /// [`McpServer::attach`] opens it again.
     pub fn end_scope(&self, scope: &str) {
         self.inner.peers.remove(scope);
         self.inner.pending.fail_scope(scope);
@@ -181,8 +191,9 @@ impl McpServer {
         self.announce(Change::ListChanged(kind))
     }
 
-    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it; returns
-    /// how many received it here. Shared sessions hear of it as with
+    /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it (with
+    /// `resources/subscribe`: at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`](super::MAX_SUBSCRIPTIONS_PER_SCOPE)
+    /// URIs a scope); returns how many received it here. Shared sessions hear of it as with
     /// [`McpServer::notify_list_changed`].
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
         self.announce(Change::ResourceUpdated(uri.to_owned()))

@@ -34,7 +34,8 @@ pub struct ScopeState {
     pub initialized: bool,
     /// The `logging/setLevel` level, if the client set one.
     pub log_level: Option<LogLevel>,
-    /// The resource URIs of `resources/subscribe`, sorted.
+    /// The resource URIs of `resources/subscribe`, sorted (at most
+    /// [`MAX_SUBSCRIPTIONS_PER_SCOPE`](crate::server::MAX_SUBSCRIPTIONS_PER_SCOPE) a scope).
     pub subscriptions: Vec<String>,
 }
 
@@ -201,7 +202,7 @@ impl McpServer {
             (state.client_capabilities.as_ref()).map(|c| peers.client_capabilities.share(c));
         let server =
             (state.server_capabilities.as_ref()).map(|c| peers.server_capabilities.share(c));
-        peers.with(scope, |p| {
+        peers.open(scope, |p| {
             p.protocol_version = state.protocol_version.map(crate::protocol::version_text);
             p.client_capabilities = client;
             p.server_capabilities = server;
@@ -255,7 +256,7 @@ impl McpServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest};
+    use crate::wire::jsonrpc::{ErrorCode, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest};
     use crate::{RequestContext, ServerOptions};
     use futures::executor::block_on;
     use serde_json::json;
@@ -357,6 +358,71 @@ mod tests {
         });
         assert_eq!(holds(), Some(false));
         assert!(server.scope_state("s").unwrap().subscriptions.is_empty());
+    }
+
+    /// `detach` changes a scope the server knows and creates none: a connection that ends after
+    /// its scope was ended (or one never attached) leaves nothing behind.
+    #[test]
+    fn detaching_an_unknown_or_ended_scope_creates_no_state() {
+        let server = McpServer::new(ServerOptions::new("t", "0"));
+        server.detach(&Arc::from("never"));
+        assert_eq!(server.inner.peers.len(), 0);
+        let scope: Arc<str> = Arc::from("s");
+        server.attach(&scope, Arc::new(|_| true));
+        server.detach(&scope);
+        assert_eq!(
+            server.inner.peers.len(),
+            1,
+            "an attached scope stays, detached"
+        );
+        assert!(server
+            .inner
+            .peers
+            .read("s", |p| p.outbound.is_none())
+            .unwrap());
+        server.end_scope("s");
+        server.detach(&scope);
+        assert_eq!(server.inner.peers.len(), 0);
+        assert_eq!(server.scope_state("s"), None);
+    }
+
+    /// A message on a scope that ended (a request or notification still on its way when its
+    /// session was deleted or its connection closed) brings none of its state back: what would
+    /// record something is refused with `-32600`, an unsubscribe has nothing to remove, and
+    /// `notifications/initialized` is dropped (logged).
+    #[test]
+    fn a_late_message_on_an_ended_scope_creates_no_state() {
+        let options = ServerOptions::new("t", "0")
+            .with_declared_lists()
+            .with_logging();
+        let server = McpServer::new(options);
+        initialize(&server, "s", json!({}));
+        assert_eq!(server.inner.peers.len(), 1);
+        server.end_scope("s");
+        let ask = |method: &str, params: Value| {
+            let request = JsonRpcRequest::new(1, method).with_params(params);
+            let ctx = RequestContext::new().with_scope("s");
+            block_on(server.dispatch_with(JsonRpcMessage::Request(request), ctx))
+                .expect("an answer")
+                .payload
+        };
+        let subscribe = ask("resources/subscribe", json!({"uri": "test://a"}));
+        assert_eq!(
+            subscribe.expect_err("refused").code,
+            ErrorCode::INVALID_REQUEST
+        );
+        let level = ask("logging/setLevel", json!({"level": "error"}));
+        assert_eq!(level.expect_err("refused").code, ErrorCode::INVALID_REQUEST);
+        let unsubscribe = ask("resources/unsubscribe", json!({"uri": "test://a"}));
+        assert_eq!(
+            unsubscribe.expect("nothing to remove").into_value(),
+            json!({})
+        );
+        let initialized = JsonRpcNotification::new("notifications/initialized");
+        let ctx = RequestContext::new().with_scope("s");
+        block_on(server.dispatch_with(JsonRpcMessage::Notification(initialized), ctx));
+        assert_eq!(server.inner.peers.len(), 0);
+        assert_eq!(server.scope_state("s"), None);
     }
 
     #[test]

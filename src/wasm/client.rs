@@ -34,10 +34,10 @@ use super::convert::{from_js, to_js};
 use super::error_to_js;
 use crate::client::{
     ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient, RequestOptions,
-    SinkHandler, TransportSink, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
+    SinkHandler, SinkReply, TransportSink, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
     MAX_TOOL_PAGES,
 };
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 use request_options::request_options;
 
@@ -115,6 +115,14 @@ impl ClientTransport for Traced {
         self.inner.send_modern(message, headers)
     }
 
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        if self.trace.is_some() {
+            let value = serde_json::to_value(&batch).unwrap_or_default();
+            trace(self.trace.as_ref(), "send", &value);
+        }
+        self.inner.send_batch(batch)
+    }
+
     fn uses_headers(&self) -> bool {
         self.inner.uses_headers()
     }
@@ -138,14 +146,14 @@ struct TracedSink {
 }
 
 impl SinkHandler for TracedSink {
-    fn receive(&self, value: Value) -> Vec<JsonRpcMessage> {
+    fn receive(&self, value: Value) -> Option<SinkReply> {
         trace(Some(&self.trace), "receive", &value);
-        let replies = self.sink.receive(value);
-        for reply in &replies {
-            let value = serde_json::to_value(reply).unwrap_or_default();
+        let reply = self.sink.receive(value);
+        if let Some(reply) = &reply {
+            let value = serde_json::from_str(&reply.to_json()).unwrap_or_default();
             trace(Some(&self.trace), "send", &value);
         }
-        replies
+        reply
     }
 
     fn error(&self, message: String) {

@@ -8,7 +8,7 @@ use crate::http::headers::{
     ACCEPT, ACCEPT_JSON_AND_SSE, APPLICATION_JSON, CONTENT_TYPE, LAST_EVENT_ID,
     MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM,
 };
-use crate::wire::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 
 /// One Streamable HTTP endpoint as a client sees it: the URL, the caller's headers, the
 /// session id and protocol version learnt so far, and the exchange deadline. It builds the
@@ -88,6 +88,13 @@ impl Endpoint {
             self.protocol_version = None;
         }
         Exchange::new(self, message, modern)
+    }
+
+    /// The exchange that `POST`s `batch` (the client's answers to a batch of the server's
+    /// requests) as one JSON array, in the session (2025-03-26: "an array batching one or more
+    /// responses"); the server answers it `202`.
+    pub fn exchange_batch(&mut self, batch: &JsonRpcBatchResponse) -> Exchange {
+        Exchange::of_body(self, batch.to_json(), None, false, None)
     }
 
     /// The machine of the server's own `GET` stream.

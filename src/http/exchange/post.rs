@@ -87,7 +87,18 @@ impl Exchange {
             JsonRpcMessage::Request(r) => (Some(r.id.clone()), r.method == "initialize"),
             _ => (None, false),
         };
-        let post = endpoint.post_request(message.to_json().into_bytes(), modern.as_deref());
+        Exchange::of_body(endpoint, message.to_json(), request_id, initialize, modern)
+    }
+
+    /// The exchange that `POST`s `body` (a request's id, if it carries one a reply answers).
+    pub(super) fn of_body(
+        endpoint: &Endpoint,
+        body: String,
+        request_id: Option<RequestId>,
+        initialize: bool,
+        modern: Option<Vec<(String, String)>>,
+    ) -> Self {
+        let post = endpoint.post_request(body.into_bytes(), modern.as_deref());
         let (session, version) = match &modern {
             Some(extra) => (None, header(extra, MCP_PROTOCOL_VERSION).map(str::to_owned)),
             None => (endpoint.session.clone(), endpoint.protocol_version.clone()),

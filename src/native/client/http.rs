@@ -25,9 +25,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::oneshot;
 
+use crate::client::SinkReply;
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::http::exchange::{self, Authorizer, Endpoint, Event, Input, Machine, Outgoing, Step};
-use crate::wire::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
 pub use crate::http::exchange::{
@@ -283,10 +284,14 @@ impl Shared {
                 let Some(sink) = self.sink() else { return };
                 let mut replies = lock(&self.replies);
                 while replies.try_join_next().is_some() {}
-                for reply in sink.receive(value) {
+                if let Some(reply) = sink.receive(value) {
                     let shared = self.clone();
                     replies.spawn(async move {
-                        if let Err(e) = shared.exchange(reply, None).await {
+                        let written = match reply {
+                            SinkReply::Message(message) => shared.exchange(message, None).await,
+                            SinkReply::Batch(batch) => shared.exchange_batch(&batch).await,
+                        };
+                        if let Err(e) = written {
                             shared.report(format!("could not answer the server: {e}"));
                         }
                     });
@@ -393,7 +398,21 @@ impl Shared {
         message: JsonRpcMessage,
         modern: Option<Vec<(String, String)>>,
     ) -> Result<(), ClientError> {
-        let mut machine = lock(&self.endpoint).exchange(&message, modern);
+        let machine = lock(&self.endpoint).exchange(&message, modern);
+        self.run(machine).await
+    }
+
+    /// `POST` the answers to a batch of the server's requests as one array.
+    async fn exchange_batch(
+        self: &Arc<Self>,
+        batch: &JsonRpcBatchResponse,
+    ) -> Result<(), ClientError> {
+        let machine = lock(&self.endpoint).exchange_batch(batch);
+        self.run(machine).await
+    }
+
+    /// Run one `POST` exchange to its end (bounded by its deadline), acting on its events.
+    async fn run(self: &Arc<Self>, mut machine: exchange::Exchange) -> Result<(), ClientError> {
         let first = machine.start();
         let result = match machine.deadline() {
             Some(limit) => {
@@ -455,6 +474,16 @@ impl ClientTransport for HttpTransport {
                 let _ = tokio::time::timeout(exchange::LISTEN_ARM_TIMEOUT, answered).await;
             }
             Ok(())
+        })
+    }
+
+    /// One `POST` whose body is the batch's array.
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if lock(&self.shared.sink).is_none() {
+                return Err(ClientError::closed("the HTTP transport is closed"));
+            }
+            self.shared.exchange_batch(&batch).await
         })
     }
 

@@ -33,7 +33,7 @@ use tokio::task::JoinHandle;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::wire::framing::{Frame, FrameRef, LineDecoder};
-use crate::wire::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
 /// How many stderr lines are remembered by default.
@@ -414,12 +414,12 @@ async fn emit(
     }
 }
 
-async fn write_line(stdin: &Stdin, message: &JsonRpcMessage) -> std::io::Result<()> {
+/// Write one line of JSON (a message, or a batch's array) to the child's stdin.
+async fn write_line(stdin: &Stdin, mut line: String) -> std::io::Result<()> {
     let mut guard = stdin.lock().await;
     let pipe = guard
         .as_mut()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-    let mut line = message.to_json();
     line.push('\n');
     pipe.write_all(line.as_bytes()).await?;
     pipe.flush().await
@@ -472,8 +472,8 @@ async fn read_stdout(
 async fn on_frame(frame: FrameRef<'_>, sink: &TransportSink, stdin: &Stdin) {
     match frame {
         FrameRef::Line(line) => {
-            for reply in sink.receive_text(line) {
-                if let Err(e) = write_line(stdin, &reply).await {
+            if let Some(reply) = sink.receive_text(line) {
+                if let Err(e) = write_line(stdin, reply.to_json()).await {
                     sink.error(format!("could not answer the server: {e}"));
                 }
             }
@@ -499,6 +499,34 @@ impl Drop for StdioTransport {
     }
 }
 
+impl StdioTransport {
+    /// Write one line to the child; a failed write is the transport's close (with the child's
+    /// exit status when it has one).
+    async fn send_line(&self, line: String) -> Result<(), ClientError> {
+        let (stdin, mut exit) = {
+            let running = self.running.lock().await;
+            let running = running
+                .as_ref()
+                .ok_or_else(|| ClientError::closed("the server process is not running"))?;
+            (running.stdin.clone(), running.exit.clone())
+        };
+        if let Err(e) = write_line(&stdin, line).await {
+            // The child is probably gone: give it a moment so the cause has its status.
+            let status = if wait_exit(&mut exit, Duration::from_millis(500)).await {
+                *exit.borrow()
+            } else {
+                None
+            };
+            let cause = match status {
+                Some(_) => describe_exit(status, &self.tail),
+                None => format!("writing to the server's stdin failed: {e}"),
+            };
+            return Err(ClientError::closed(cause));
+        }
+        Ok(())
+    }
+}
+
 impl ClientTransport for StdioTransport {
     fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
@@ -512,29 +540,12 @@ impl ClientTransport for StdioTransport {
     }
 
     fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async move {
-            let (stdin, mut exit) = {
-                let running = self.running.lock().await;
-                let running = running
-                    .as_ref()
-                    .ok_or_else(|| ClientError::closed("the server process is not running"))?;
-                (running.stdin.clone(), running.exit.clone())
-            };
-            if let Err(e) = write_line(&stdin, &message).await {
-                // The child is probably gone: give it a moment so the cause has its status.
-                let status = if wait_exit(&mut exit, Duration::from_millis(500)).await {
-                    *exit.borrow()
-                } else {
-                    None
-                };
-                let cause = match status {
-                    Some(_) => describe_exit(status, &self.tail),
-                    None => format!("writing to the server's stdin failed: {e}"),
-                };
-                return Err(ClientError::closed(cause));
-            }
-            Ok(())
-        })
+        Box::pin(self.send_line(message.to_json()))
+    }
+
+    /// One line: the batch's array.
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(self.send_line(batch.to_json()))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

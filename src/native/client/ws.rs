@@ -21,7 +21,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::native::ws::MCP_WEBSOCKET_SUBPROTOCOL;
-use crate::wire::jsonrpc::JsonRpcMessage;
+use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
 /// Options for [`WsTransport::new`] (seed `WebSocketClientTransportOptions`).
@@ -167,7 +167,7 @@ async fn read_frames(mut stream: SplitStream<Socket>, sink: TransportSink, write
     let cause = loop {
         match stream.next().await {
             Some(Ok(Message::Text(text))) => {
-                for reply in sink.receive_text(text.as_bytes()) {
+                if let Some(reply) = sink.receive_text(text.as_bytes()) {
                     let frame = Message::text(reply.to_json());
                     if let Err(e) = writer.lock().await.send(frame).await {
                         sink.error(format!("could not answer the server: {e}"));
@@ -191,6 +191,21 @@ async fn read_frames(mut stream: SplitStream<Socket>, sink: TransportSink, write
     sink.closed(cause);
 }
 
+impl WsTransport {
+    /// Write one text frame.
+    async fn send_text(&self, text: String) -> Result<(), ClientError> {
+        let writer = match self.open.lock().await.as_ref() {
+            Some(open) => open.writer.clone(),
+            None => return Err(ClientError::closed("the WebSocket is not open")),
+        };
+        let mut writer = writer.lock().await;
+        writer
+            .send(Message::text(text))
+            .await
+            .map_err(|e| ClientError::closed(format!("the WebSocket write failed: {e}")))
+    }
+}
+
 impl ClientTransport for WsTransport {
     fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
@@ -208,17 +223,12 @@ impl ClientTransport for WsTransport {
     }
 
     fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async move {
-            let writer = match self.open.lock().await.as_ref() {
-                Some(open) => open.writer.clone(),
-                None => return Err(ClientError::closed("the WebSocket is not open")),
-            };
-            let mut writer = writer.lock().await;
-            writer
-                .send(Message::text(message.to_json()))
-                .await
-                .map_err(|e| ClientError::closed(format!("the WebSocket write failed: {e}")))
-        })
+        Box::pin(self.send_text(message.to_json()))
+    }
+
+    /// One text frame: the batch's array.
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(self.send_text(batch.to_json()))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

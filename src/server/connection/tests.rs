@@ -675,6 +675,49 @@ fn a_handshake_era_request_before_initialize_is_refused_with_its_id() {
     assert!(host.run()[0].get("result").is_some());
 }
 
+/// Without the initialize rule the connection's scope lives from its start (a subscription and
+/// a log level before `initialize` are kept) to its drop; a request of the connection arriving
+/// after that (still on its way) is refused and brings none of it back.
+#[test]
+fn without_the_initialize_rule_the_scope_lives_from_the_start_to_the_drop() {
+    let options = ServerOptions::new("t", "1")
+        .with_declared_lists()
+        .with_logging();
+    let server = McpServer::new(options);
+    let (outbound, _pushed) = sink();
+    let options = ConnectionOptions {
+        require_initialize: false,
+        ..ConnectionOptions::default()
+    };
+    let mut conn = Connection::new(server.clone(), "t", outbound, options);
+    let mut host = Host::new();
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://a"}}"#,
+    ));
+    host.take(conn.receive(
+        br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"error"}}"#,
+    ));
+    let answers = host.run();
+    assert!(
+        answers.iter().all(|a| a["result"] == json!({})),
+        "{answers:?}"
+    );
+    let scope = conn.scope.clone();
+    let state = server.scope_state(&scope).expect("the connection's scope");
+    assert_eq!(state.subscriptions, ["test://a"]);
+    assert_eq!(state.log_level, Some(crate::protocol::LogLevel::Error));
+    drop(conn);
+    assert_eq!(server.scope_state(&scope), None);
+    let late = crate::wire::jsonrpc::JsonRpcRequest::new(3, "resources/subscribe")
+        .with_params(json!({"uri": "test://b"}));
+    let ctx = RequestContext::new().with_scope(scope.clone());
+    let reply =
+        futures::executor::block_on(server.dispatch_with(JsonRpcMessage::Request(late), ctx));
+    let error = reply.expect("an answer").payload.expect_err("refused");
+    assert_eq!(error.code, ErrorCode::INVALID_REQUEST);
+    assert_eq!(server.scope_state(&scope), None);
+}
+
 #[test]
 fn no_server_request_but_ping_goes_out_before_notifications_initialized() {
     let server = McpServer::new(ServerOptions::new("t", "1"));

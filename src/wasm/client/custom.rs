@@ -90,7 +90,8 @@ pub struct Sink {
 #[wasm_bindgen(js_class = MCPTransportSink)]
 impl Sink {
     /// Report one inbound message, a batch array, or JSON text. Answers the client owes the
-    /// server (e.g. to a `ping`) are sent back through the transport's `send`.
+    /// server (e.g. to a `ping`) are sent back through the transport's `send`; a batch's, one
+    /// by one in the batch's order (`send` takes one message).
     pub fn receive(
         &self,
         #[wasm_bindgen(unchecked_param_type = "JSONRPCMessage | JSONRPCMessage[] | string")]
@@ -106,15 +107,17 @@ impl Sink {
                 }
             },
         };
-        for reply in replies {
-            let transport = self.transport.clone();
-            let sink = self.sink.clone();
-            crate::wasm::spawn(async move {
-                if let Err(e) = call(&transport, "send", Some(&message_to_js(&reply))).await {
+        // The transport's `send` takes one message: a batch's answers go one by one, in order.
+        let Some(reply) = replies else { return };
+        let transport = self.transport.clone();
+        let sink = self.sink.clone();
+        crate::wasm::spawn(async move {
+            for message in reply.into_messages() {
+                if let Err(e) = call(&transport, "send", Some(&message_to_js(&message))).await {
                     sink.error(format!("could not answer the server: {e}"));
                 }
-            });
-        }
+            }
+        });
     }
 
     /// Report a problem that does not close the transport (surfaces as an `error` event).

@@ -31,10 +31,10 @@ use web_sys::{AbortController, AbortSignal, Headers, Request, RequestInit, Respo
 
 use super::oauth::BrowserAuth;
 use super::Transport;
-use crate::client::{ClientError, ClientTransport, TransportSink};
+use crate::client::{ClientError, ClientTransport, SinkReply, TransportSink};
 use crate::http::exchange::{self, Endpoint, Event, Input, Machine, Outgoing, Step};
 use crate::wasm::{error_message, error_to_js};
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
 #[wasm_bindgen]
@@ -226,10 +226,14 @@ impl Shared {
         match event {
             Event::Message(value) => {
                 let Some(sink) = self.sink() else { return };
-                for reply in sink.receive(value) {
+                if let Some(reply) = sink.receive(value) {
                     let shared = self.clone();
                     crate::wasm::spawn(async move {
-                        if let Err(e) = shared.exchange(reply, None).await {
+                        let written = match reply {
+                            SinkReply::Message(message) => shared.exchange(message, None).await,
+                            SinkReply::Batch(batch) => shared.exchange_batch(&batch).await,
+                        };
+                        if let Err(e) = written {
                             shared.report(format!("could not answer the server: {e}"));
                         }
                     });
@@ -366,7 +370,21 @@ impl Shared {
         message: JsonRpcMessage,
         modern: Option<Vec<(String, String)>>,
     ) -> Result<(), ClientError> {
-        let mut machine = self.endpoint.borrow_mut().exchange(&message, modern);
+        let machine = self.endpoint.borrow_mut().exchange(&message, modern);
+        self.run(machine).await
+    }
+
+    /// `POST` the answers to a batch of the server's requests as one array.
+    async fn exchange_batch(
+        self: &Rc<Self>,
+        batch: &JsonRpcBatchResponse,
+    ) -> Result<(), ClientError> {
+        let machine = self.endpoint.borrow_mut().exchange_batch(batch);
+        self.run(machine).await
+    }
+
+    /// Run one `POST` exchange to its end (bounded by its deadline), acting on its events.
+    async fn run(self: &Rc<Self>, mut machine: exchange::Exchange) -> Result<(), ClientError> {
         let first = machine.start();
         let controller = AbortController::new().ok();
         let signal = controller.as_ref().map(AbortController::signal);
@@ -459,6 +477,11 @@ impl ClientTransport for FetchTransport {
         headers: Vec<(String, String)>,
     ) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move { self.shared.exchange(message, Some(headers)).await })
+    }
+
+    /// One `POST` whose body is the batch's array.
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move { self.shared.exchange_batch(&batch).await })
     }
 
     fn uses_headers(&self) -> bool {

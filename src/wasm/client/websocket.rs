@@ -22,7 +22,7 @@ use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 use super::Transport;
 use crate::client::{ClientError, ClientTransport, TransportSink};
 use crate::wasm::{error_message, error_to_js};
-use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
 /// The subprotocol MCP over WebSocket uses.
@@ -142,7 +142,7 @@ impl WebSocketTransport {
                     sink.error("skipped a binary WebSocket frame (MCP uses text frames)");
                     return;
                 };
-                for reply in sink.receive_text(text.as_bytes()) {
+                if let Some(reply) = sink.receive_text(text.as_bytes()) {
                     if let Err(e) = socket.send_with_str(&reply.to_json()) {
                         sink.error(format!(
                             "could not answer the server: {}",
@@ -190,21 +190,34 @@ impl WebSocketTransport {
     }
 }
 
+impl WebSocketTransport {
+    /// Write one text frame.
+    fn send_text(&self, text: &str) -> Result<(), ClientError> {
+        match &*self.open.borrow() {
+            None => Err(ClientError::closed("the WebSocket is not open")),
+            Some(open) if open.socket.ready_state() != WebSocket::OPEN => {
+                Err(ClientError::closed("the WebSocket is not open"))
+            }
+            Some(open) => open.socket.send_with_str(text).map_err(|e| {
+                ClientError::closed(format!("the WebSocket send failed: {}", error_message(&e)))
+            }),
+        }
+    }
+}
+
 impl ClientTransport for WebSocketTransport {
     fn start(&self, sink: TransportSink) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(self.connect(sink))
     }
 
     fn send(&self, message: JsonRpcMessage) -> BoxFuture<'_, Result<(), ClientError>> {
-        let result = match &*self.open.borrow() {
-            None => Err(ClientError::closed("the WebSocket is not open")),
-            Some(open) if open.socket.ready_state() != WebSocket::OPEN => {
-                Err(ClientError::closed("the WebSocket is not open"))
-            }
-            Some(open) => open.socket.send_with_str(&message.to_json()).map_err(|e| {
-                ClientError::closed(format!("the WebSocket send failed: {}", error_message(&e)))
-            }),
-        };
+        let result = self.send_text(&message.to_json());
+        Box::pin(async move { result })
+    }
+
+    /// One text frame: the batch's array.
+    fn send_batch(&self, batch: JsonRpcBatchResponse) -> BoxFuture<'_, Result<(), ClientError>> {
+        let result = self.send_text(&batch.to_json());
         Box::pin(async move { result })
     }
 
