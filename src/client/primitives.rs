@@ -177,7 +177,8 @@ impl McpClient {
             args @ Value::Object(_) => params["arguments"] = args,
             other => {
                 return Err(ClientError::InvalidArguments(format!(
-                    "prompt arguments must be a JSON object, not {other}"
+                    "prompt arguments must be a JSON object, not {}",
+                    crate::wire::json_text::JsonText(&other)
                 )))
             }
         }

@@ -232,7 +232,7 @@ fn key_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Null => "null".to_owned(),
-        other => other.to_string(),
+        other => crate::wire::json_text::to_text(other),
     }
 }
 

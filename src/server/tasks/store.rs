@@ -153,12 +153,11 @@ impl TaskSignal {
     /// The signal as JSON text: `{"status":"cancelled"}`, `{"answers":{…}}` or
     /// `{"resync":true}`.
     pub fn to_json(&self) -> String {
-        match self {
+        crate::wire::json_text::to_text(&match self {
             TaskSignal::Status(status) => serde_json::json!({ "status": status }),
             TaskSignal::Answers(answers) => serde_json::json!({ "answers": answers }),
             TaskSignal::Resync => serde_json::json!({ "resync": true }),
-        }
-        .to_string()
+        })
     }
 
     /// The signal of [`TaskSignal::to_json`]'s text; `None` for anything else.
