@@ -2,7 +2,9 @@
 //! deadlines, cancellation, the sink every inbound message goes through (responses matched by
 //! exact id, server requests answered, notifications routed) and the close that fails them all.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};

@@ -147,7 +147,7 @@ enum Open {
 struct Builder {
     stack: Vec<Open>,
     root: Option<Value>,
-    anchors: std::collections::HashMap<usize, (Value, usize)>,
+    anchors: crate::collections::HashMap<usize, (Value, usize)>,
     nodes: usize,
     error: Option<FrontmatterError>,
 }

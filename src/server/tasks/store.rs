@@ -6,7 +6,7 @@
 //! result or error, the outstanding input requests); the running tool itself (its future, the
 //! answers it waits for) stays with the server that runs it.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
