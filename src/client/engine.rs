@@ -13,7 +13,6 @@ use std::time::Duration;
 use futures::channel::oneshot;
 use futures::future::{self, Either};
 use serde_json::{json, Value};
-use tracing::Instrument;
 
 use super::{
     era, features, ClientError, ClientEvent, ClientOptions, ClientTransport, Listener,
@@ -194,9 +193,8 @@ impl Inner {
             observed.protocol_version(version.as_deref());
         }
         let params = observed.inject(params);
-        let result = self
-            .exchange(id, method, params, options, headers)
-            .instrument(observed.span.clone())
+        let result = observed
+            .instrument(self.exchange(id, method, params, options, headers))
             .await;
         match &result {
             Ok(value) => observed.finish_result(method, value),
