@@ -70,7 +70,9 @@ mod tasks;
 mod tools;
 mod transport;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, RwLock};
@@ -186,7 +188,7 @@ impl McpClient {
                 state: Mutex::new(State {
                     phase: Phase::Idle,
                     started: false,
-                    pending: HashMap::new(),
+                    pending: HashMap::default(),
                     expired: VecDeque::new(),
                     initialized: None,
                 }),

@@ -85,6 +85,7 @@
 #![cfg_attr(target_family = "wasm", allow(clippy::arc_with_non_send_sync))]
 
 pub mod client;
+mod collections;
 pub mod era;
 #[cfg(not(target_family = "wasm"))]
 pub mod gateway;

@@ -93,21 +93,46 @@ impl Observation {
         }
     }
 
-    /// Whether a subscriber records the span (else recording anything is skipped).
+    /// Whether a subscriber records the span (else recording anything is skipped). `false` at
+    /// compile time where the level is compiled out (the wasm module: `max_level_off`), so the
+    /// recording code — `tracing`'s field visitors, with the `Debug` of `str` and `core`'s Unicode
+    /// tables behind it — is not in the module.
     pub(crate) fn enabled(&self) -> bool {
-        !self.span.is_disabled()
+        tracing::Level::INFO <= tracing::level_filters::STATIC_MAX_LEVEL && !self.span.is_disabled()
+    }
+
+    /// Run `f` inside the span.
+    pub(crate) fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        #[cfg(not(target_family = "wasm"))]
+        return self.span.in_scope(f);
+        // The wasm module compiles tracing's levels out (Cargo.toml: `max_level_off`): the span
+        // is never a real one, so there is nothing to enter.
+        #[cfg(target_family = "wasm")]
+        f()
+    }
+
+    /// `future` inside the span (entered at each poll). On wasm, where the span is never a real
+    /// one (see [`Observation::in_scope`]), `future` itself: no `Instrumented` layer around it.
+    pub(crate) fn instrument<F: std::future::Future>(
+        &self,
+        future: F,
+    ) -> impl std::future::Future<Output = F::Output> {
+        #[cfg(not(target_family = "wasm"))]
+        return tracing::Instrument::instrument(future, self.span.clone());
+        #[cfg(target_family = "wasm")]
+        future
     }
 
     /// Record `mcp.session.id`.
     pub(crate) fn session_id(&self, session: Option<&str>) {
-        if let Some(session) = session {
+        if let (Some(session), true) = (session, self.enabled()) {
             self.span.record("mcp.session.id", session);
         }
     }
 
     /// Record `mcp.protocol.version`.
     pub(crate) fn protocol_version(&self, version: Option<&str>) {
-        if let Some(version) = version {
+        if let (Some(version), true) = (version, self.enabled()) {
             self.span.record("mcp.protocol.version", version);
         }
     }

@@ -338,14 +338,14 @@ impl ToolResult {
     /// A result whose value is JSON: the value serialized as one text block (seed
     /// `buildToolResult`: `JSON.stringify(value)`).
     pub fn json(value: &Value) -> Self {
-        ToolResult::text(value.to_string())
+        ToolResult::text(crate::wire::json_text::to_text(value))
     }
 
     /// A structured result: `structuredContent` plus its JSON text as a text block, as the spec
     /// recommends for backwards compatibility.
     pub fn structured(value: Value) -> Self {
         ToolResult {
-            content: vec![Content::text(value.to_string())],
+            content: vec![Content::text(crate::wire::json_text::to_text(&value))],
             structured_content: Some(value),
             ..ToolResult::default()
         }

@@ -36,7 +36,7 @@ pub mod scope;
 mod skills;
 pub mod tasks;
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::AtomicU64;
@@ -125,7 +125,7 @@ impl McpServer {
                 peers: Peers::default(),
                 pending: Arc::new(Pending::default()),
                 sealer: StateSealer::random(),
-                subscriptions: std::sync::Mutex::new(HashMap::new()),
+                subscriptions: std::sync::Mutex::new(HashMap::default()),
                 next_subscription: AtomicU64::new(1),
                 scope_store: RwLock::new(None),
             }),

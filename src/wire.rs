@@ -8,6 +8,7 @@
 //!   (<https://html.spec.whatwg.org/multipage/server-sent-events.html>).
 
 pub mod framing;
+pub(crate) mod json_text;
 pub mod jsonrpc;
 pub(crate) mod percent;
 pub mod sse;

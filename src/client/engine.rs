@@ -2,7 +2,9 @@
 //! deadlines, cancellation, the sink every inbound message goes through (responses matched by
 //! exact id, server requests answered, notifications routed) and the close that fails them all.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
@@ -11,7 +13,6 @@ use std::time::Duration;
 use futures::channel::oneshot;
 use futures::future::{self, Either};
 use serde_json::{json, Value};
-use tracing::Instrument;
 
 use super::features::Taken;
 use super::{
@@ -194,9 +195,8 @@ impl Inner {
             observed.protocol_version(version.as_deref());
         }
         let params = observed.inject(params);
-        let result = self
-            .exchange(id, method, params, options, headers)
-            .instrument(observed.span.clone())
+        let result = observed
+            .instrument(self.exchange(id, method, params, options, headers))
             .await;
         match &result {
             Ok(value) => observed.finish_result(method, value),

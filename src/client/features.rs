@@ -59,7 +59,8 @@ pub(super) fn with_progress_token(params: Option<Value>, id: i64) -> Result<Valu
         Some(Value::Object(map)) => map,
         Some(other) => {
             return Err(ClientError::InvalidArguments(format!(
-                "request params must be a JSON object to carry a progress token, not {other}"
+                "request params must be a JSON object to carry a progress token, not {}",
+                crate::wire::json_text::JsonText(&other)
             )))
         }
     };

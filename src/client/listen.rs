@@ -76,7 +76,8 @@ impl McpClient {
         };
         if !filter.is_object() {
             return Err(ClientError::InvalidArguments(format!(
-                "the listen filter must be an object, not {filter}"
+                "the listen filter must be an object, not {}",
+                crate::wire::json_text::JsonText(&filter)
             )));
         }
         let params = with_meta(

@@ -77,7 +77,8 @@ impl Rounds {
             Some(Value::Object(map)) => map.clone(),
             Some(other) => {
                 return Err(ClientError::InvalidResponse(format!(
-                    "inputRequests is not an object: {other}"
+                    "inputRequests is not an object: {}",
+                    crate::wire::json_text::JsonText(other)
                 )))
             }
         };
@@ -86,7 +87,8 @@ impl Rounds {
             Some(s @ Value::String(_)) => Some(s.clone()),
             Some(other) => {
                 return Err(ClientError::InvalidResponse(format!(
-                    "requestState is not a string: {other}"
+                    "requestState is not a string: {}",
+                    crate::wire::json_text::JsonText(other)
                 )))
             }
         };

@@ -76,7 +76,7 @@ impl McpClient {
     pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::collections::HashSet::<String>::default();
         for _ in 0..MAX_LIST_PAGES {
             let page = self.list_page(method, cursor.as_deref()).await?;
             let list = page.get(key).and_then(Value::as_array).ok_or_else(|| {
@@ -177,7 +177,8 @@ impl McpClient {
             args @ Value::Object(_) => params["arguments"] = args,
             other => {
                 return Err(ClientError::InvalidArguments(format!(
-                    "prompt arguments must be a JSON object, not {other}"
+                    "prompt arguments must be a JSON object, not {}",
+                    crate::wire::json_text::JsonText(&other)
                 )))
             }
         }

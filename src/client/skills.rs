@@ -289,7 +289,7 @@ impl McpClient {
         self.needs_skills("resources/directory/read", Some("directoryRead"))?;
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::collections::HashSet::<String>::default();
         for _ in 0..super::MAX_LIST_PAGES {
             let mut params = json!({ "uri": uri });
             if let Some(cursor) = &cursor {

@@ -52,7 +52,12 @@ impl TaskInfo {
     /// # Errors
     /// [`ClientError::InvalidResponse`] without a string `taskId` or a known `status`.
     pub fn from_value(value: &Value) -> Result<TaskInfo, ClientError> {
-        let bad = |why: &str| ClientError::InvalidResponse(format!("not a task ({why}): {value}"));
+        let bad = |why: &str| {
+            ClientError::InvalidResponse(format!(
+                "not a task ({why}): {}",
+                crate::wire::json_text::JsonText(value)
+            ))
+        };
         let task_id = value["taskId"].as_str().ok_or_else(|| bad("taskId"))?;
         let status = serde_json::from_value(value["status"].clone()).map_err(|_| bad("status"))?;
         let number = |a: &str, b: &str| {
@@ -117,7 +122,8 @@ impl McpClient {
             args @ Value::Object(_) => args,
             other => {
                 return Err(ClientError::InvalidArguments(format!(
-                    "tool arguments must be a JSON object, not {other}"
+                    "tool arguments must be a JSON object, not {}",
+                    crate::wire::json_text::JsonText(&other)
                 )))
             }
         };

@@ -103,7 +103,8 @@ impl McpClient {
             args @ Value::Object(_) => args,
             other => {
                 return Err(ClientError::InvalidArguments(format!(
-                    "tool arguments must be a JSON object, not {other}"
+                    "tool arguments must be a JSON object, not {}",
+                    crate::wire::json_text::JsonText(&other)
                 )))
             }
         };

@@ -68,7 +68,12 @@ pub fn parse_meta(params: Option<&Map<String, Value>>) -> Result<ModernMeta, Err
             level
                 .as_str()
                 .and_then(LogLevel::from_name)
-                .ok_or_else(|| ErrorObject::invalid_params(format!("unknown log level {level}")))?,
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!(
+                        "unknown log level {}",
+                        crate::wire::json_text::JsonText(level)
+                    ))
+                })?,
         ),
     };
     Ok(ModernMeta {

@@ -149,9 +149,9 @@ impl StateSealer {
 
     /// Seal `state` for `method` on `name`, valid until `now_ms + REQUEST_STATE_TTL_MS`.
     pub fn seal(&self, state: &Value, method: &str, name: &str, now_ms: u64) -> String {
-        let payload =
-            json!({ "v": state, "m": method, "n": name, "x": now_ms + REQUEST_STATE_TTL_MS })
-                .to_string();
+        let payload = crate::wire::json_text::to_text(
+            &json!({ "v": state, "m": method, "n": name, "x": now_ms + REQUEST_STATE_TTL_MS }),
+        );
         format!(
             "{}.{}",
             URL_SAFE_NO_PAD.encode(&payload),

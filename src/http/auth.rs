@@ -149,7 +149,9 @@ impl Authorizer {
                     let mut answer = Answer::empty(200)
                         .with_header(headers::CONTENT_TYPE, headers::APPLICATION_JSON)
                         .with_header(headers::CACHE_CONTROL, "max-age=3600");
-                    answer.body = AnswerBody::Json(self.metadata_document().to_string());
+                    answer.body = AnswerBody::Json(crate::wire::json_text::to_text(
+                        &self.metadata_document(),
+                    ));
                     answer
                 }
                 _ => Answer::empty(405).with_header(headers::ALLOW, "GET, HEAD"),

@@ -175,6 +175,24 @@ pub enum Input<'a> {
     TimedOut,
 }
 
+impl Input<'_> {
+    /// The variant's name, for the error a machine ends with when the host feeds an input out of
+    /// turn (the derived `Debug` would print the payload, and bring every payload type's `Debug`
+    /// into the wasm module).
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Input::Response { .. } => "Response",
+            Input::Chunk(_) => "Chunk",
+            Input::End => "End",
+            Input::Failed(_) => "Failed",
+            Input::Refused(_) => "Refused",
+            Input::Waited => "Waited",
+            Input::Token(_) => "Token",
+            Input::TimedOut => "TimedOut",
+        }
+    }
+}
+
 /// What a machine asks the host to do next.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {

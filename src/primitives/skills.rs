@@ -90,7 +90,8 @@ impl<'de> Deserialize<'de> for SkillResources {
                 .map(SkillResources::Listed)
                 .map_err(serde::de::Error::custom),
             other => Err(serde::de::Error::custom(format!(
-                r#""resources" must be an array of {{uri, digest, size}} or "dynamic", not {other}"#
+                r#""resources" must be an array of {{uri, digest, size}} or "dynamic", not {}"#,
+                crate::wire::json_text::JsonText(&other)
             ))),
         }
     }

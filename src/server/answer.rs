@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use futures::future::{self, AbortHandle, Abortable, Either};
 use futures::{Future, FutureExt};
-use tracing::Instrument;
 
 use super::methods::{check_scopes, tool_call_params};
 use super::{meta_of, McpServer};
@@ -73,9 +72,8 @@ impl McpServer {
             ctx.session().map(|s| s.id()),
         );
         let tool_call = request.method == "tools/call";
-        let span = observed.span.clone();
-        let running = span.in_scope(|| self.prepare(request, ctx, &observed));
-        running.instrument(span).map(move |finished| {
+        let running = observed.in_scope(|| self.prepare(request, ctx, &observed));
+        observed.instrument(running).map(move |finished| {
             match finished.tool_error {
                 Some(is_error) => observed.finish_tool(is_error),
                 None => observed.finish_response(tool_call, finished.response.as_ref()),

@@ -19,7 +19,9 @@
 //! The requests' responses are gathered into one reply ([`JsonRpcBatchResponse`], in the order of
 //! the batch); a cancelled request has no entry, and with no entry at all nothing is sent.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use crate::collections::HashSet;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -90,7 +92,7 @@ pub(crate) fn screen(batch: JsonRpcBatch) -> Result<Screened, ErrorObject> {
     }
     let mut elements = Vec::with_capacity(batch.len());
     let mut requests = 0;
-    let mut ids = HashSet::new();
+    let mut ids = HashSet::<crate::wire::jsonrpc::RequestId>::default();
     for message in batch {
         let element = match message {
             Err(invalid) => match invalid.response() {

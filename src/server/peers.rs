@@ -2,8 +2,8 @@
 //! requests in flight (for `notifications/cancelled`), and each scope's (a connection's or a
 //! session's) log level, client capabilities, resource subscriptions and push channel.
 
+use crate::collections::{HashMap, HashSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -264,8 +264,8 @@ impl Peers {
     /// id is already in flight on `scope` (the spec forbids reusing an id in a session).
     pub fn start(&self, scope: Option<Arc<str>>, id: RequestId, handle: AbortHandle) -> bool {
         match lock(&self.in_flight).entry((scope, id)) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(slot) => {
+            hashbrown::hash_map::Entry::Occupied(_) => false,
+            hashbrown::hash_map::Entry::Vacant(slot) => {
                 slot.insert(handle);
                 true
             }

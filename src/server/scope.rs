@@ -63,10 +63,16 @@ impl ScopeState {
             out.push((fields::VERSION, v.clone()));
         }
         if let Some(caps) = &self.client_capabilities {
-            out.push((fields::CLIENT_CAPABILITIES, caps.to_string()));
+            out.push((
+                fields::CLIENT_CAPABILITIES,
+                crate::wire::json_text::to_text(caps),
+            ));
         }
         if let Some(caps) = &self.server_capabilities {
-            out.push((fields::SERVER_CAPABILITIES, caps.to_string()));
+            out.push((
+                fields::SERVER_CAPABILITIES,
+                crate::wire::json_text::to_text(caps),
+            ));
         }
         if self.initialized {
             out.push((fields::INITIALIZED, "1".to_owned()));
@@ -77,7 +83,7 @@ impl ScopeState {
         if !self.subscriptions.is_empty() {
             out.push((
                 fields::SUBSCRIPTIONS,
-                Value::from(self.subscriptions.clone()).to_string(),
+                crate::wire::json_text::to_text(&Value::from(self.subscriptions.clone())),
             ));
         }
         out

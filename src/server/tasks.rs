@@ -28,7 +28,7 @@ pub(crate) mod slot;
 pub mod store;
 mod wire;
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use futures::channel::oneshot;
@@ -191,8 +191,8 @@ impl Tasks {
             Tasks {
                 options,
                 clock,
-                running: Mutex::new(HashMap::new()),
-                watchers: Mutex::new(HashMap::new()),
+                running: Mutex::new(HashMap::default()),
+                watchers: Mutex::new(HashMap::default()),
                 shared,
                 tag: new_task_id()[..12].to_owned(),
                 me: me.clone(),
@@ -284,8 +284,8 @@ impl Tasks {
             task_id: task.task_id.clone(),
             expires_at: now.saturating_add(ttl),
             abort: Mutex::new(None),
-            waiting: Mutex::new(HashMap::new()),
-            answered: Mutex::new(HashMap::new()),
+            waiting: Mutex::new(HashMap::default()),
+            answered: Mutex::new(HashMap::default()),
             awaiting: std::sync::atomic::AtomicUsize::new(0),
             tasks: self.me.clone(),
         });

@@ -556,7 +556,8 @@ async fn call_tool(
         args @ Value::Object(_) => args,
         other => {
             return Err(ClientError::InvalidArguments(format!(
-                "tool arguments must be a JSON object, not {other}"
+                "tool arguments must be a JSON object, not {}",
+                crate::wire::json_text::JsonText(&other)
             )))
         }
     };

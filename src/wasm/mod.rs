@@ -95,7 +95,7 @@ pub fn error_message(value: &JsValue) -> String {
     if value.is_undefined() {
         return "undefined".to_owned();
     }
-    convert::from_js(value).map_or_else(|e| e, |v| v.to_string())
+    convert::from_js(value).map_or_else(|e| e, |v| crate::wire::json_text::to_text(&v))
 }
 
 #[wasm_bindgen(typescript_custom_section)]

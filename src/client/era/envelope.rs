@@ -36,7 +36,8 @@ pub fn with_meta(params: Option<Value>, meta: &Map<String, Value>) -> Result<Val
         Some(Value::Object(map)) => map,
         Some(other) => {
             return Err(ClientError::InvalidArguments(format!(
-                "request params must be a JSON object, not {other}"
+                "request params must be a JSON object, not {}",
+                crate::wire::json_text::JsonText(&other)
             )))
         }
     };
@@ -116,9 +117,12 @@ pub fn header_annotations(schema: &Value) -> Result<Vec<(String, Vec<String>)>, 
                             path.join(".")
                         ));
                     }
-                    let name = annotation
-                        .as_str()
-                        .ok_or_else(|| format!("x-mcp-header {annotation} is not a string"))?;
+                    let name = annotation.as_str().ok_or_else(|| {
+                        format!(
+                            "x-mcp-header {} is not a string",
+                            crate::wire::json_text::JsonText(annotation)
+                        )
+                    })?;
                     if name.is_empty() {
                         return Err("an empty x-mcp-header".into());
                     }
@@ -183,7 +187,8 @@ pub fn is_complete(result: &Value) -> Result<bool, ClientError> {
         Some(Value::String(s)) if s == "complete" => Ok(true),
         Some(Value::String(s)) if s == "input_required" => Ok(false),
         Some(other) => Err(ClientError::InvalidResponse(format!(
-            "unknown resultType {other}"
+            "unknown resultType {}",
+            crate::wire::json_text::JsonText(other)
         ))),
     }
 }

@@ -66,7 +66,8 @@ impl McpClient {
             Some(Value::Object(map)) => map,
             Some(other) => {
                 return Err(ClientError::InvalidArguments(format!(
-                    "request params must be a JSON object, not {other}"
+                    "request params must be a JSON object, not {}",
+                    crate::wire::json_text::JsonText(&other)
                 )))
             }
         };

@@ -2,7 +2,7 @@
 //! the last `server/discover` result, the tools' `x-mcp-header` annotations, the open listen
 //! streams and the cache of complete results (expired by the client's injected clock).
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;

@@ -57,8 +57,8 @@ pub fn proof(
     }
     let input = format!(
         "{}.{}",
-        b64.encode(header.to_string()),
-        b64.encode(claims.to_string())
+        b64.encode(crate::wire::json_text::to_text(&header)),
+        b64.encode(crate::wire::json_text::to_text(&claims))
     );
     let signature = signer.sign(input.as_bytes())?;
     Ok(format!("{input}.{}", b64.encode(signature)))

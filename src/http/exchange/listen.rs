@@ -142,7 +142,8 @@ impl Listen {
             }
             (Phase::Waiting, Input::Waited) => self.send(),
             (phase, input) => self.stop(Some(format!(
-                "the host fed {input:?} while the GET stream was {phase:?}"
+                "the host fed {} while the GET stream was {phase:?}",
+                input.name()
             ))),
         }
     }

@@ -50,6 +50,22 @@ enum Phase {
     Done(Result<(), ClientError>),
 }
 
+impl Phase {
+    /// The variant's name (see [`Input::name`]).
+    fn name(&self) -> &'static str {
+        match self {
+            Phase::Idle => "Idle",
+            Phase::Posting => "Posting",
+            Phase::Authorizing { .. } => "Authorizing",
+            Phase::Body { .. } => "Body",
+            Phase::Stream => "Stream",
+            Phase::Waiting => "Waiting",
+            Phase::Resuming => "Resuming",
+            Phase::Done(_) => "Done",
+        }
+    }
+}
+
 /// One HTTP exchange of a client: the `POST` of one JSON-RPC message and the reading of its
 /// answer (see the table in [the module docs](super)). Built by [`Endpoint::exchange`]; driven
 /// by [`Exchange::start`] then [`Exchange::handle`] until [`Step::Done`]; drain
@@ -173,7 +189,10 @@ impl Exchange {
         if let Input::TimedOut = input {
             let text = match self.deadline() {
                 Some(limit) => {
-                    format!("the HTTP exchange timed out after {} ms", limit.as_millis())
+                    format!(
+                        "the HTTP exchange timed out after {} ms",
+                        u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)
+                    )
                 }
                 None => "the HTTP exchange timed out".to_owned(),
             };
@@ -318,7 +337,11 @@ impl Exchange {
                 self.resume()
             }
             (phase, input) => {
-                let text = format!("the host fed {input:?} while the exchange was {phase:?}");
+                let text = format!(
+                    "the host fed {} while the exchange was {}",
+                    input.name(),
+                    phase.name()
+                );
                 self.fail(&text)
             }
         }

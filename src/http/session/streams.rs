@@ -7,7 +7,7 @@
 //! stream open does not allocate a table per request, and released then, so an idle session
 //! holds none.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 
 /// The hasher of the table: foldhash, several times cheaper than SipHash on a `u64` (the keys
 /// are the server's own numbers, so no peer chooses them).

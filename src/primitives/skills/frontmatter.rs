@@ -147,7 +147,7 @@ enum Open {
 struct Builder {
     stack: Vec<Open>,
     root: Option<Value>,
-    anchors: std::collections::HashMap<usize, (Value, usize)>,
+    anchors: crate::collections::HashMap<usize, (Value, usize)>,
     nodes: usize,
     error: Option<FrontmatterError>,
 }
@@ -232,7 +232,7 @@ fn key_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Null => "null".to_owned(),
-        other => other.to_string(),
+        other => crate::wire::json_text::to_text(other),
     }
 }
 

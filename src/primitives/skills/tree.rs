@@ -49,7 +49,7 @@ impl SkillTree {
     /// Every file as a `resources/list` entry, once each, skill by skill. A `SKILL.md` is
     /// named and described from its frontmatter, as the spec's Resource Metadata asks.
     pub fn resources(&self) -> Vec<ResourceDescriptor> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::collections::HashSet::<&str>::default();
         let mut out = Vec::new();
         for skill in &self.skills {
             for file in skill.files() {

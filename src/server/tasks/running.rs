@@ -2,7 +2,7 @@
 //! delivered, the server→client requests it has out; and the withdrawal of an input request
 //! its tool stopped waiting for.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 

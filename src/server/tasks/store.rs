@@ -6,7 +6,7 @@
 //! result or error, the outstanding input requests); the running tool itself (its future, the
 //! answers it waits for) stays with the server that runs it.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -153,12 +153,11 @@ impl TaskSignal {
     /// The signal as JSON text: `{"status":"cancelled"}`, `{"answers":{…}}` or
     /// `{"resync":true}`.
     pub fn to_json(&self) -> String {
-        match self {
+        crate::wire::json_text::to_text(&match self {
             TaskSignal::Status(status) => serde_json::json!({ "status": status }),
             TaskSignal::Answers(answers) => serde_json::json!({ "answers": answers }),
             TaskSignal::Resync => serde_json::json!({ "resync": true }),
-        }
-        .to_string()
+        })
     }
 
     /// The signal of [`TaskSignal::to_json`]'s text; `None` for anything else.

@@ -298,7 +298,8 @@ async fn perform(
             if let Some(controller) = &controller {
                 controller.abort();
             }
-            Err(format!("no answer within {FETCH_TIMEOUT:?}"))
+            // `Duration`'s `Debug` ("15s") without its decimal formatter.
+            Err(format!("no answer within {}s", FETCH_TIMEOUT.as_secs()))
         }
     }
 }

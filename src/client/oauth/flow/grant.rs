@@ -135,7 +135,7 @@ impl AuthFlow {
                 ("accept", "application/json".into()),
                 ("content-type", "application/json".into()),
             ],
-            body: body.to_string().into_bytes(),
+            body: crate::wire::json_text::to_text(&body).into_bytes(),
         })
     }
 
