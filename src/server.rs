@@ -25,6 +25,7 @@ mod answer;
 pub(crate) mod batch;
 pub mod connection;
 pub mod context;
+pub(crate) mod extras;
 mod lists;
 pub mod liveness;
 mod methods;
@@ -82,7 +83,11 @@ struct Inner {
     sealer: StateSealer,
     subscriptions: std::sync::Mutex<HashMap<u64, Listener>>,
     next_subscription: AtomicU64,
-    tasks: Option<Arc<tasks::Tasks>>,
+    /// The task engine, when the server runs tasks (only [`McpServer::new`] builds one).
+    tasks: Option<tasks::Engine>,
+    /// The methods beyond tools (`extras.rs`): set by [`McpServer::new`], not by
+    /// [`McpServer::for_bindings`].
+    extras: Option<&'static extras::Extras>,
     /// Where scopes' state is written through to (a shared session store), if anywhere.
     scope_store: RwLock<Option<Arc<dyn scope::ScopeStore>>>,
 }
@@ -114,12 +119,43 @@ impl fmt::Debug for McpServer {
 impl McpServer {
     /// A server over the options' registry (seed `createMCPServer`).
     pub fn new(options: ServerOptions) -> Self {
-        let server = McpServer {
+        let tasks =
+            (options.tasks.clone()).map(|t| Box::new(tasks::engine(t, options.clock.clone())));
+        let server = McpServer::assemble(options, tasks, Some(&extras::EXTRAS));
+        if let Some(tasks) = &server.inner.tasks {
+            tasks.bind(Arc::downgrade(&server.inner));
+        }
+        server
+    }
+
+    /// [`McpServer::new`] for what the JS bindings' options hold: tools, instructions, logging;
+    /// no tasks, no completer, no declared lists. It links neither the task engine nor the
+    /// methods beyond tools (`extras.rs`): a server built here serves resources, prompts and
+    /// skills from the first one added to its registries on, as the JS bindings never do.
+    #[cfg_attr(
+        not(all(
+            target_family = "wasm",
+            any(feature = "js-server", not(feature = "js-client"))
+        )),
+        allow(dead_code)
+    )]
+    pub(crate) fn for_bindings(options: ServerOptions) -> Self {
+        debug_assert!(
+            options.tasks.is_none() && options.completer.is_none() && !options.declare_lists,
+            "tasks, a completer and declared lists need McpServer::new"
+        );
+        McpServer::assemble(options, None, None)
+    }
+
+    fn assemble(
+        options: ServerOptions,
+        tasks: Option<tasks::Engine>,
+        extras: Option<&'static extras::Extras>,
+    ) -> Self {
+        McpServer {
             inner: Arc::new(Inner {
-                tasks: options
-                    .tasks
-                    .clone()
-                    .map(|t| tasks::Tasks::new(t, options.clock.clone())),
+                tasks,
+                extras,
                 options,
                 listeners: RwLock::new(Vec::new()),
                 peers: Peers::default(),
@@ -129,11 +165,7 @@ impl McpServer {
                 next_subscription: AtomicU64::new(1),
                 scope_store: RwLock::new(None),
             }),
-        };
-        if let Some(tasks) = &server.inner.tasks {
-            tasks.bind(Arc::downgrade(&server.inner));
         }
-        server
     }
 
     /// The server's identity (seed `name` / `version`).

@@ -69,7 +69,7 @@ impl McpServer {
         if o.skills.is_empty() {
             return listing;
         }
-        Arc::new(listing.extended(&o.skills.snapshot().resources()))
+        Arc::new(listing.extended(&self.skill_resources()))
     }
 
     /// The members a 2026-07-28 result of the cacheable `method` gains after its own, in order:

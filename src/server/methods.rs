@@ -1,6 +1,6 @@
 //! The method table: what each request method does (`initialize`, `ping`, `server/discover`,
-//! the tools, resources, prompts, completion and logging methods, and the skills extension's in
-//! `skills.rs`), with its params read and its lists paginated (spec
+//! `tools/call`, `logging/setLevel`; the resources, prompts, completion and skills methods in
+//! `extras.rs`), with its params read and its lists paginated (spec
 //! [`server/utilities/pagination`](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/pagination)).
 //! The cacheable lists (`tools/list`, `resources/list`, `resources/templates/list`,
 //! `prompts/list`) are answered before it, from their registries' cached listings (`lists.rs`).
@@ -8,11 +8,11 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{McpServer, MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
+use super::McpServer;
 use crate::era::Era;
 use crate::protocol::{initialize_result, negotiate_initialize, params, LogLevel};
 use crate::server::context::RequestContext;
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcRequest};
+use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
 
 impl McpServer {
     pub(super) async fn call(
@@ -58,92 +58,20 @@ impl McpServer {
             "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" => {
                 self.task_method(&request.method, params, &ctx).await
             }
-            "resources/read" if self.serves_resources() => {
-                checked()?;
-                let uri = string_param(params.as_ref(), "uri")?;
-                let contents = match self.read_skill_file(&uri) {
-                    Some(contents) => contents,
-                    None => o.resources.read(&uri, ctx).await?,
-                };
-                Ok(json!({ "contents": contents }))
+            // The methods beyond tools (`extras.rs`), each served on its own condition.
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe"
+                if self.serves_resources() =>
+            {
+                self.call_extra(&request.method, params, ctx).await
             }
             "skills/list" | "skills/get" | "resources/directory/read" if !o.skills.is_empty() => {
-                checked()?;
-                self.call_skills(&request.method, params.as_ref())
-            }
-            "resources/subscribe" | "resources/unsubscribe" if self.serves_resources() => {
-                checked()?;
-                let uri = string_param(params.as_ref(), "uri")?;
-                let subscribe = request.method == "resources/subscribe";
-                if uri.is_empty() {
-                    return Err(ErrorObject::invalid_params(r#""uri" must not be empty"#));
-                }
-                if subscribe && uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
-                    return Err(ErrorObject::invalid_params(format!(
-                        r#""uri" is longer than {MAX_SUBSCRIPTION_URI_BYTES} bytes"#
-                    )));
-                }
-                if let Some(scope) = &ctx.scope {
-                    let changed = self.inner.peers.with(scope, |peer| {
-                        let subscriptions = &mut peer.subscriptions;
-                        if !subscribe {
-                            subscriptions.remove(&uri);
-                        } else if subscriptions.contains(&uri) {
-                            // Already subscribed: nothing to record, and no place taken.
-                        } else if subscriptions.len() >= MAX_SUBSCRIPTIONS_PER_SCOPE {
-                            return Err(ErrorObject::new(
-                                ErrorCode::SERVER_ERROR,
-                                format!(
-                                    "too many resource subscriptions: at most \
-                                     {MAX_SUBSCRIPTIONS_PER_SCOPE} per session or connection; \
-                                     unsubscribe from one first"
-                                ),
-                            ));
-                        } else {
-                            subscriptions.insert(uri);
-                        }
-                        Ok(())
-                    });
-                    match changed {
-                        Some(changed) => changed?,
-                        // Nothing to remove: the URI is not subscribed.
-                        None if !subscribe => return Ok(json!({})),
-                        None => return Err(unknown_scope()),
-                    }
-                    self.save_scope(scope).await;
-                }
-                Ok(json!({}))
+                self.call_extra(&request.method, params, ctx).await
             }
             "prompts/get" if o.declare_lists || !o.prompts.is_empty() => {
-                checked()?;
-                let name = string_param(params.as_ref(), "name")?;
-                let arguments = match params.as_ref().and_then(|p| p.get("arguments")) {
-                    None | Some(Value::Null) => Map::new(),
-                    Some(Value::Object(args)) => args.clone(),
-                    Some(_) => {
-                        return Err(ErrorObject::invalid_params(
-                            r#""arguments" must be an object"#,
-                        ))
-                    }
-                };
-                let result = o.prompts.get(&name, arguments, ctx).await?;
-                Ok(serde_json::to_value(result).expect("prompt results serialize"))
+                self.call_extra(&request.method, params, ctx).await
             }
             "completion/complete" if o.completer.is_some() => {
-                checked()?;
-                let params =
-                    params.ok_or_else(|| ErrorObject::invalid_params(r#"missing "params""#))?;
-                if !params.get("ref").is_some_and(Value::is_object)
-                    || !params.get("argument").is_some_and(Value::is_object)
-                {
-                    return Err(ErrorObject::invalid_params(
-                        r#"completion/complete needs "ref" and "argument" objects"#,
-                    ));
-                }
-                let completer = o.completer.as_ref().expect("guarded above");
-                let mut completion = completer(Value::Object(params), ctx).await?;
-                completion.values.truncate(100);
-                Ok(json!({ "completion": completion }))
+                self.call_extra(&request.method, params, ctx).await
             }
             "logging/setLevel" if o.logging => {
                 checked()?;
@@ -174,7 +102,7 @@ impl McpServer {
 /// server does not know: never opened by an `initialize` or a host's
 /// [`attach`](McpServer::attach), or already ended. Recording it would bring back state nothing
 /// frees again.
-fn unknown_scope() -> ErrorObject {
+pub(super) fn unknown_scope() -> ErrorObject {
     ErrorObject::invalid_request(
         "this session or connection is not initialized or has ended: send initialize first",
     )
@@ -301,7 +229,8 @@ pub(super) fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse};
+    use crate::server::{MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
+    use crate::wire::jsonrpc::{ErrorCode, JsonRpcMessage, JsonRpcResponse};
     use crate::ServerOptions;
     use futures::executor::block_on;
 

@@ -2,7 +2,7 @@
 //! its declaration, `skills/list`, `skills/get`, `resources/directory/read`, and skill files in
 //! `resources/list` and `resources/read`. The skills come from
 //! [`ServerOptions::skills`](super::ServerOptions::skills); each request answers from one
-//! snapshot of it.
+//! snapshot of it. What reads them is reached only from `extras.rs`.
 
 use serde_json::{json, Map, Value};
 

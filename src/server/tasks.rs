@@ -201,11 +201,6 @@ impl Tasks {
         })
     }
 
-    /// Tie the tasks to their server (once, at its construction).
-    pub(super) fn bind(&self, server: Weak<super::Inner>) {
-        let _ = self.server.set(server);
-    }
-
     /// Change a task in the store (as [`TaskStore::update`]) and, when its status changed,
     /// wake the `tasks/result` callers waiting for it (here, and through the store's signal on
     /// the other instances sharing it), and tell the connection or session that created it:
@@ -477,13 +472,6 @@ impl Tasks {
     }
 }
 
-/// How one `tools/call` runs.
-enum Mode {
-    Plain,
-    Task(Option<u64>),
-    OnDemand,
-}
-
 impl McpServer {
     /// The capabilities of `era`: on 2026-07-28 the tasks slot moves to
     /// `extensions["io.modelcontextprotocol/tasks"]`.
@@ -510,51 +498,12 @@ impl McpServer {
             .map(|_| json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }))
     }
 
-    fn call_mode(
-        &self,
-        tool: &Tool,
-        task: Option<&Value>,
-        ctx: &RequestContext,
-    ) -> Result<Mode, ErrorObject> {
-        let support = tool.descriptor().task_support();
-        let enabled = self.inner.tasks.is_some();
-        if ctx.era == Era::Modern {
-            // The server decides; a legacy `task` param is ignored (SEP-2663).
-            return Ok(match (enabled, support, declares_extension(ctx)) {
-                (false, _, _) | (_, TaskSupport::Forbidden, _) => Mode::Plain,
-                (true, TaskSupport::Required, false) => {
-                    return Err(missing_extension(&format!("tool {}", tool.name())))
-                }
-                (true, _, false) => Mode::Plain,
-                (true, _, true) if tool.task_on_demand() => Mode::OnDemand,
-                (true, _, true) => Mode::Task(None),
-            });
-        }
-        match (task, enabled, support) {
-            (None, true, TaskSupport::Required) => Err(ErrorObject::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "tool {} must be called as a task (params.task)",
-                    tool.name()
-                ),
-            )),
-            (None, _, _) | (Some(_), false, _) => Ok(Mode::Plain),
-            (Some(_), true, TaskSupport::Forbidden) => Err(ErrorObject::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!("tool {} does not run as a task", tool.name()),
-            )),
-            (Some(Value::Object(task)), true, _) => {
-                Ok(Mode::Task(task.get("ttl").and_then(Value::as_u64)))
-            }
-            (Some(_), true, _) => Err(ErrorObject::invalid_params(r#""task" must be an object"#)),
-        }
-    }
-
-    /// `tools/call`: a plain call, a task from the start, or a call that may become a task.
+    /// `tools/call`: a plain call, a task from the start, or a call that may become a task
+    /// (those two through the task engine).
     pub(super) async fn call_tool(
         &self,
         params: Option<Map<String, Value>>,
-        mut ctx: RequestContext,
+        ctx: RequestContext,
     ) -> Result<Value, ErrorObject> {
         let task = params.as_ref().and_then(|p| p.get("task")).cloned();
         let (name, arguments) = tool_call_params(params)?;
@@ -563,22 +512,193 @@ impl McpServer {
             .get(&name)
             .ok_or_else(|| ErrorObject::invalid_params(UnknownTool(name.clone())))?;
         check_scopes(&tool, &name, &ctx)?;
+        // Without tasks, every call is plain (a `task` param is ignored).
+        let engine = match &self.inner.tasks {
+            Some(engine) => match engine.mode(&tool, task.as_ref(), &ctx)? {
+                Mode::Plain => None,
+                mode => Some((engine, mode)),
+            },
+            None => None,
+        };
+        match engine {
+            None => tool.call(arguments, ctx).await.map(plain),
+            Some((engine, mode)) => engine.run(self, tool, arguments, ctx, mode).await,
+        }
+    }
+
+    /// `tasks/*`: `-32601` on a server without tasks.
+    pub(super) async fn task_method(
+        &self,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        ctx: &RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        match &self.inner.tasks {
+            Some(engine) => engine.method(self, method, params, ctx).await,
+            None => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+}
+
+/// How one `tools/call` runs.
+pub(super) enum Mode {
+    Plain,
+    Task(Option<u64>),
+    OnDemand,
+}
+
+/// The task side of a server that runs tasks ([`ServerOptions::with_tasks`](crate::ServerOptions::with_tasks)),
+/// as the rest of the server reaches it: through this vtable, built only by
+/// [`McpServer::new`](super::McpServer::new) from the options' tasks. A program that never builds a
+/// server with tasks (the JS bindings, which have no tasks option) links none of the task
+/// machinery; a server without tasks never calls any of it.
+pub(super) trait TaskEngine: crate::MaybeSend + crate::MaybeSync {
+    /// Tie the tasks to their server (once, at its construction).
+    fn bind(&self, server: Weak<super::Inner>);
+
+    /// How a `tools/call` of `tool` runs, with the call's `task` param.
+    fn mode(
+        &self,
+        tool: &Tool,
+        task: Option<&Value>,
+        ctx: &RequestContext,
+    ) -> Result<Mode, ErrorObject>;
+
+    /// A `tools/call` that runs as a task from its start, or may become one ([`Mode::Task`],
+    /// [`Mode::OnDemand`]).
+    fn run<'a>(
+        &'a self,
+        server: &'a McpServer,
+        tool: Arc<Tool>,
+        arguments: Value,
+        ctx: RequestContext,
+        mode: Mode,
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>>;
+
+    /// `tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result` and `tasks/list`.
+    fn method<'a>(
+        &'a self,
+        server: &'a McpServer,
+        method: &'a str,
+        params: Option<Map<String, Value>>,
+        ctx: &'a RequestContext,
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>>;
+
+    /// The tasks themselves (tests look into them).
+    #[cfg(test)]
+    fn tasks(&self) -> &Tasks;
+}
+
+/// How a server holds its task engine: behind a thin pointer, so that a server without tasks
+/// holds a null and nothing else. (`None` of the fat `Arc<dyn TaskEngine>` leaves the vtable
+/// half undefined, and LLVM filled it with the one vtable the program has, the engine's: that
+/// kept the whole engine in the JS packages.)
+pub(super) type Engine = Box<Arc<dyn TaskEngine>>;
+
+/// The engine of a server with these tasks ([`McpServer::new`](super::McpServer::new)).
+pub(super) fn engine(options: TaskOptions, clock: Option<Clock>) -> Arc<dyn TaskEngine> {
+    Tasks::new(options, clock)
+}
+
+impl TaskEngine for Tasks {
+    fn bind(&self, server: Weak<super::Inner>) {
+        let _ = self.server.set(server);
+    }
+
+    fn mode(
+        &self,
+        tool: &Tool,
+        task: Option<&Value>,
+        ctx: &RequestContext,
+    ) -> Result<Mode, ErrorObject> {
+        let support = tool.descriptor().task_support();
+        if ctx.era == Era::Modern {
+            // The server decides; a legacy `task` param is ignored (SEP-2663).
+            return Ok(match (support, declares_extension(ctx)) {
+                (TaskSupport::Forbidden, _) => Mode::Plain,
+                (TaskSupport::Required, false) => {
+                    return Err(missing_extension(&format!("tool {}", tool.name())))
+                }
+                (_, false) => Mode::Plain,
+                (_, true) if tool.task_on_demand() => Mode::OnDemand,
+                (_, true) => Mode::Task(None),
+            });
+        }
+        match (task, support) {
+            (None, TaskSupport::Required) => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "tool {} must be called as a task (params.task)",
+                    tool.name()
+                ),
+            )),
+            (None, _) => Ok(Mode::Plain),
+            (Some(_), TaskSupport::Forbidden) => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("tool {} does not run as a task", tool.name()),
+            )),
+            (Some(Value::Object(task)), _) => {
+                Ok(Mode::Task(task.get("ttl").and_then(Value::as_u64)))
+            }
+            (Some(_), _) => Err(ErrorObject::invalid_params(r#""task" must be an object"#)),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        server: &'a McpServer,
+        tool: Arc<Tool>,
+        arguments: Value,
+        ctx: RequestContext,
+        mode: Mode,
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>> {
+        Box::pin(self.run_tool(server, tool, arguments, ctx, mode))
+    }
+
+    fn method<'a>(
+        &'a self,
+        server: &'a McpServer,
+        method: &'a str,
+        params: Option<Map<String, Value>>,
+        ctx: &'a RequestContext,
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>> {
+        Box::pin(self.task_method(server, method, params, ctx))
+    }
+
+    #[cfg(test)]
+    fn tasks(&self) -> &Tasks {
+        self
+    }
+}
+
+/// A tool's result as the JSON of a plain `tools/call` answer.
+fn plain(result: ToolResult) -> Value {
+    serde_json::to_value(result).expect("tool results serialize")
+}
+
+impl Tasks {
+    /// A `tools/call` that runs as a task from its start ([`Mode::Task`]), or inside the
+    /// request until it becomes one ([`Mode::OnDemand`]).
+    async fn run_tool(
+        &self,
+        server: &McpServer,
+        tool: Arc<Tool>,
+        arguments: Value,
+        mut ctx: RequestContext,
+        mode: Mode,
+    ) -> Result<Value, ErrorObject> {
         let era = ctx.era;
-        let plain =
-            |result: ToolResult| serde_json::to_value(result).expect("tool results serialize");
-        match self.call_mode(&tool, task.as_ref(), &ctx)? {
+        match mode {
             Mode::Plain => tool.call(arguments, ctx).await.map(plain),
             Mode::Task(ttl) => {
-                let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
-                let (task, running) = tasks.create(ttl, ctx.scope.as_deref()).await?;
+                let (task, running) = self.create(ttl, ctx.scope.as_deref()).await?;
                 ctx.task = Some(TaskSlot::bound(running.clone()));
                 // The task outlives this request, whose own stream (a POST's SSE) ends with the
                 // handle: its server→client requests go on the scope's push channel (the
                 // session's GET stream, or the connection) when it has one.
                 if era == Era::Legacy {
                     let push = ctx.scope.as_deref().and_then(|scope| {
-                        self.inner
-                            .peers
+                        (server.inner.peers)
                             .read(scope, |p| p.outbound.clone())
                             .flatten()
                     });
@@ -586,14 +706,13 @@ impl McpServer {
                         ctx = ctx.with_outbound(push);
                     }
                 }
-                tasks.spawn(
+                self.spawn(
                     running,
                     Box::pin(async move { tool.call(arguments, ctx).await }),
                 );
                 Ok(created(&task, era))
             }
             Mode::OnDemand => {
-                let tasks = self.inner.tasks.as_ref().expect("mode checked").clone();
                 let owner = ctx.scope.clone();
                 let (slot, detach) = TaskSlot::deferred();
                 ctx.task = Some(slot.clone());
@@ -604,10 +723,10 @@ impl McpServer {
                     Either::Right((Ok(ready), _)) => ready,
                     Either::Right((Err(_), _)) => return future.await.map(plain),
                 };
-                match tasks.create(None, owner.as_deref()).await {
+                match self.create(None, owner.as_deref()).await {
                     Ok((task, running)) => {
                         slot.bind(running.clone());
-                        tasks.spawn(running, future);
+                        self.spawn(running, future);
                         let _ = ready.send(());
                         Ok(created(&task, era))
                     }
@@ -623,15 +742,13 @@ impl McpServer {
 
     /// `tasks/get`, `tasks/update`, `tasks/cancel` (both eras), `tasks/result` and `tasks/list`
     /// (2025-11-25 only: removed by SEP-2663).
-    pub(super) async fn task_method(
+    async fn task_method(
         &self,
+        server: &McpServer,
         method: &str,
         params: Option<Map<String, Value>>,
         ctx: &RequestContext,
     ) -> Result<Value, ErrorObject> {
-        let Some(tasks) = self.inner.tasks.clone() else {
-            return Err(ErrorObject::method_not_found(method));
-        };
         let era = ctx.era;
         let params = params.as_ref();
         match (era, method) {
@@ -642,7 +759,7 @@ impl McpServer {
             _ => {}
         }
         match method {
-            "tasks/get" => Ok(detailed(&tasks.get(&task_id_param(params)?).await?, era)),
+            "tasks/get" => Ok(detailed(&self.get(&task_id_param(params)?).await?, era)),
             "tasks/update" => {
                 let id = task_id_param(params)?;
                 let responses = match params.and_then(|p| p.get("inputResponses")) {
@@ -654,33 +771,33 @@ impl McpServer {
                     }
                     None => return Err(ErrorObject::invalid_params(r#"missing "inputResponses""#)),
                 };
-                tasks.update(&id, responses).await?;
+                self.update(&id, responses).await?;
                 Ok(json!({}))
             }
             "tasks/cancel" => {
                 let id = task_id_param(params)?;
-                let cancelled = tasks.cancel(&id).await?;
+                let cancelled = self.cancel(&id).await?;
                 match era {
                     // An ack, also for a task already terminal (idempotent).
                     Era::Modern => Ok(json!({})),
-                    Era::Legacy if cancelled => Ok(detailed(&tasks.get(&id).await?, era)),
+                    Era::Legacy if cancelled => Ok(detailed(&self.get(&id).await?, era)),
                     Era::Legacy => Err(ErrorObject::invalid_params(format!(
                         "task {id} is already terminal"
                     ))),
                 }
             }
-            "tasks/result" => self.task_result(&tasks, &task_id_param(params)?).await,
+            "tasks/result" => self.task_result(&task_id_param(params)?).await,
             "tasks/list" => {
                 // Only the caller's own tasks (its connection or session).
-                let owner = tasks.owner_of(ctx.scope.as_deref());
-                let listed: Vec<Value> = (tasks.store())
-                    .list(owner.as_deref(), tasks.now())
+                let owner = self.owner_of(ctx.scope.as_deref());
+                let listed: Vec<Value> = (self.store())
+                    .list(owner.as_deref(), self.now())
                     .await
                     .map_err(store_error)?
                     .iter()
                     .map(|t| Value::Object(task_fields(t, era)))
                     .collect();
-                let (items, next) = page(listed, params, self.inner.options.page_size)?;
+                let (items, next) = page(listed, params, server.inner.options.page_size)?;
                 let mut out = json!({ "tasks": items });
                 if let Some(next) = next {
                     out["nextCursor"] = json!(next);
@@ -696,11 +813,11 @@ impl McpServer {
     /// may run on another instance sharing the store: a change signal (or, should one be lost,
     /// the [`TaskOptions::sleep`] timer) has it read again. The wait is bounded by the task's
     /// TTL: an expired task is an unknown one.
-    async fn task_result(&self, tasks: &Tasks, id: &str) -> Result<Value, ErrorObject> {
+    async fn task_result(&self, id: &str) -> Result<Value, ErrorObject> {
         loop {
             // Watched before the read: a change between the two wakes it.
-            let changed = tasks.watch(id);
-            let task = tasks.get(id).await?;
+            let changed = self.watch(id);
+            let task = self.get(id).await?;
             match task.status {
                 TaskStatus::Completed => {
                     let mut result = task.result.unwrap_or(json!({}));
@@ -720,7 +837,7 @@ impl McpServer {
                 }
                 TaskStatus::Working | TaskStatus::InputRequired => {}
             }
-            match &tasks.options.sleep {
+            match &self.options.sleep {
                 Some(sleep) => {
                     let recheck = sleep(std::time::Duration::from_millis(RECHECK_MS));
                     futures::future::select(changed, recheck).await;

@@ -212,7 +212,8 @@ impl Server {
         };
         let auth = super::auth::authorizer_from_js(options)?;
         Ok(Server {
-            server: McpServer::new(server_options),
+            // Tools only: neither the task engine nor the methods beyond tools are linked.
+            server: McpServer::for_bindings(server_options),
             path: path.into(),
             on_error,
             auth,

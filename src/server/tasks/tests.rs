@@ -292,7 +292,7 @@ fn a_connections_tasks_in_a_shared_store_are_kept_under_its_scope_qualified_by_t
     // instance's connection of the same name does not see it.
     let record = ask(&pair.a, "tasks/get", json!({"taskId": id}), false);
     assert_eq!(record["status"], "working");
-    let tasks = pair.a.inner.tasks.as_ref().expect("tasks on");
+    let tasks = pair.a.inner.tasks.as_ref().expect("tasks on").tasks();
     let kept = futures::executor::block_on(tasks.store().get(&id, tasks.now()))
         .expect("readable")
         .expect("kept");
@@ -323,7 +323,7 @@ fn after_lost_signals_a_resync_stops_a_tool_whose_task_was_cancelled_elsewhere()
     let id = created["taskId"].as_str().expect("a task").to_owned();
     assert_eq!(pair.events.recv_timeout(WAIT), Ok("started"));
     // Cancelled by another instance whose signal A never heard.
-    let tasks = pair.b.inner.tasks.as_ref().expect("tasks on");
+    let tasks = pair.b.inner.tasks.as_ref().expect("tasks on").tasks();
     let now = tasks.now();
     let mut cancel = |t: &mut Task| t.status = TaskStatus::Cancelled;
     futures::executor::block_on(tasks.store().update(&id, now, &mut cancel)).expect("updated");

@@ -1,0 +1,174 @@
+//! The methods beyond tools: `resources/read`, `resources/subscribe` / `unsubscribe`,
+//! `prompts/get`, `completion/complete`, and the skills extension's (`skills.rs`), each served
+//! on the condition the method table (`methods.rs`) checks first.
+//!
+//! The server reaches them only through [`Extras`], which a server built by
+//! [`McpServer::new`] holds, and which the resource, prompt and skill registries hold from their
+//! first item on. The JS bindings build their servers with [`McpServer::for_bindings`] (tools;
+//! no completer, no declared lists, no tasks): a program that builds servers only that way and
+//! never adds a resource, a prompt or a skill (the npm packages) does not link this code.
+
+use serde_json::{json, Map, Value};
+
+use super::methods::{string_param, unknown_scope};
+use super::{McpServer, MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
+use crate::primitives::resources::ResourceDescriptor;
+use crate::protocol::params;
+use crate::server::context::RequestContext;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
+use crate::BoxFuture;
+
+/// One method beyond tools (`server`, `method`, `params`, `ctx`), its params not yet checked.
+type CallExtra = for<'a> fn(
+    &'a McpServer,
+    &'a str,
+    Option<Map<String, Value>>,
+    RequestContext,
+) -> BoxFuture<'a, Result<Value, ErrorObject>>;
+
+/// How a server serves the methods beyond tools ([`EXTRAS`], the only one).
+pub(crate) struct Extras {
+    /// One of those methods, its params not yet checked.
+    call: CallExtra,
+    /// The `resources/list` entries of the served skill files.
+    skill_resources: fn(&McpServer) -> Vec<ResourceDescriptor>,
+}
+
+/// The methods beyond tools, handed to a server by [`McpServer::new`] and to a registry by its
+/// first item.
+pub(crate) static EXTRAS: Extras = Extras {
+    call: |server, method, params, ctx| Box::pin(call_extra(server, method, params, ctx)),
+    skill_resources: |server| server.inner.options.skills.snapshot().resources(),
+};
+
+impl McpServer {
+    /// How this server serves the methods beyond tools: always when built by
+    /// [`McpServer::new`]; else from the first resource, prompt or skill on.
+    fn extras(&self) -> Option<&'static Extras> {
+        let o = &self.inner.options;
+        (self.inner.extras)
+            .or_else(|| o.resources.extras())
+            .or_else(|| o.prompts.extras())
+            .or_else(|| o.skills.extras())
+    }
+
+    /// A method beyond tools that the method table serves (its condition already checked);
+    /// `-32601` on a server that has nothing to serve it with.
+    pub(super) async fn call_extra(
+        &self,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        ctx: RequestContext,
+    ) -> Result<Value, ErrorObject> {
+        match self.extras() {
+            Some(extras) => (extras.call)(self, method, params, ctx).await,
+            None => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+
+    /// The `resources/list` entries of the served skill files (none without skills).
+    pub(super) fn skill_resources(&self) -> Vec<ResourceDescriptor> {
+        match self.extras() {
+            Some(extras) if !self.inner.options.skills.is_empty() => (extras.skill_resources)(self),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// [`Extras::call`]: the method's params checked against the spec's schema, then the method.
+async fn call_extra(
+    server: &McpServer,
+    method: &str,
+    params: Option<Map<String, Value>>,
+    ctx: RequestContext,
+) -> Result<Value, ErrorObject> {
+    let o = &server.inner.options;
+    params::check_request(method, params.as_ref())?;
+    match method {
+        "resources/read" => {
+            let uri = string_param(params.as_ref(), "uri")?;
+            let contents = match server.read_skill_file(&uri) {
+                Some(contents) => contents,
+                None => o.resources.read(&uri, ctx).await?,
+            };
+            Ok(json!({ "contents": contents }))
+        }
+        "skills/list" | "skills/get" | "resources/directory/read" => {
+            server.call_skills(method, params.as_ref())
+        }
+        "resources/subscribe" | "resources/unsubscribe" => {
+            let uri = string_param(params.as_ref(), "uri")?;
+            let subscribe = method == "resources/subscribe";
+            if uri.is_empty() {
+                return Err(ErrorObject::invalid_params(r#""uri" must not be empty"#));
+            }
+            if subscribe && uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+                return Err(ErrorObject::invalid_params(format!(
+                    r#""uri" is longer than {MAX_SUBSCRIPTION_URI_BYTES} bytes"#
+                )));
+            }
+            if let Some(scope) = &ctx.scope {
+                let changed = server.inner.peers.with(scope, |peer| {
+                    let subscriptions = &mut peer.subscriptions;
+                    if !subscribe {
+                        subscriptions.remove(&uri);
+                    } else if subscriptions.contains(&uri) {
+                        // Already subscribed: nothing to record, and no place taken.
+                    } else if subscriptions.len() >= MAX_SUBSCRIPTIONS_PER_SCOPE {
+                        return Err(ErrorObject::new(
+                            ErrorCode::SERVER_ERROR,
+                            format!(
+                                "too many resource subscriptions: at most \
+                                 {MAX_SUBSCRIPTIONS_PER_SCOPE} per session or connection; \
+                                 unsubscribe from one first"
+                            ),
+                        ));
+                    } else {
+                        subscriptions.insert(uri);
+                    }
+                    Ok(())
+                });
+                match changed {
+                    Some(changed) => changed?,
+                    // Nothing to remove: the URI is not subscribed.
+                    None if !subscribe => return Ok(json!({})),
+                    None => return Err(unknown_scope()),
+                }
+                server.save_scope(scope).await;
+            }
+            Ok(json!({}))
+        }
+        "prompts/get" => {
+            let name = string_param(params.as_ref(), "name")?;
+            let arguments = match params.as_ref().and_then(|p| p.get("arguments")) {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(args)) => args.clone(),
+                Some(_) => {
+                    return Err(ErrorObject::invalid_params(
+                        r#""arguments" must be an object"#,
+                    ))
+                }
+            };
+            let result = o.prompts.get(&name, arguments, ctx).await?;
+            Ok(serde_json::to_value(result).expect("prompt results serialize"))
+        }
+        "completion/complete" => {
+            let params =
+                params.ok_or_else(|| ErrorObject::invalid_params(r#"missing "params""#))?;
+            if !params.get("ref").is_some_and(Value::is_object)
+                || !params.get("argument").is_some_and(Value::is_object)
+            {
+                return Err(ErrorObject::invalid_params(
+                    r#"completion/complete needs "ref" and "argument" objects"#,
+                ));
+            }
+            let Some(completer) = o.completer.as_ref() else {
+                return Err(ErrorObject::method_not_found(method));
+            };
+            let mut completion = completer(Value::Object(params), ctx).await?;
+            completion.values.truncate(100);
+            Ok(json!({ "completion": completion }))
+        }
+        other => Err(ErrorObject::method_not_found(other)),
+    }
+}
