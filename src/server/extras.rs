@@ -172,3 +172,36 @@ async fn call_extra(
         other => Err(ErrorObject::method_not_found(other)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primitives::resources::Resource;
+    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcRequest};
+    use crate::ServerOptions;
+    use futures::executor::block_on;
+
+    fn ask(server: &McpServer, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let request = JsonRpcRequest::new(1, method).with_params(params);
+        let response = block_on(server.dispatch(JsonRpcMessage::Request(request)));
+        let payload = response.expect("an answer").payload;
+        payload.map(|result| result.into_value())
+    }
+
+    /// A server built as the JS bindings build theirs has no extras of its own, and still
+    /// serves a resource added to its registry later (the registry hands them over).
+    #[test]
+    fn a_server_for_the_bindings_serves_what_its_registries_get_later() {
+        let server = McpServer::for_bindings(ServerOptions::new("t", "1"));
+        let read = json!({ "uri": "test://a" });
+        let refused = ask(&server, "resources/read", read.clone()).expect_err("not served");
+        assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND);
+        let tasks = ask(&server, "tasks/get", json!({ "taskId": "x" })).expect_err("no tasks");
+        assert_eq!(tasks.code, ErrorCode::METHOD_NOT_FOUND);
+        server
+            .resources()
+            .add(Resource::text("test://a", "a", "text/plain", "hello"));
+        let contents = ask(&server, "resources/read", read).expect("served");
+        assert_eq!(contents["contents"][0]["text"], "hello", "{contents}");
+    }
+}
