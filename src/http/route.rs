@@ -1013,34 +1013,6 @@ impl Route {
     }
 }
 
-/// The answer to a JSON-RPC batch `POST`ed without a session id where the route has sessions
-/// (the session half answers it: a route behind it may be stateless): at a revision that does
-/// not receive batches (its `MCP-Protocol-Version`) the refusal as before; else `400`, why the
-/// batch is refused whole when it is (an `initialize` in it, `[]`), or "mcp-session-id header is
-/// required" (only an `initialize` mints a session, and it cannot be batched).
-pub(crate) fn sessionless_batch<H: Fields + ?Sized>(fields: &H, body: &[u8]) -> Answer {
-    let refused = || {
-        let refusal = match JsonRpcMessage::from_slice(body) {
-            Err(invalid) => invalid.response(),
-            Ok(_) => None,
-        };
-        refusal.map_or_else(Answer::session_required, |r| Answer::json(400, &r))
-    };
-    match read_protocol_version_str(fields) {
-        Ok(Some(version)) if !receives_batches(version) => return refused(),
-        Err(e) => return e.answer(),
-        _ => {}
-    }
-    match JsonRpcBatch::from_slice(body).map(batch::screen) {
-        Ok(Ok(_)) => Answer::session_required(),
-        Ok(Err(error)) => Answer::rpc_error(400, error),
-        Err(invalid) => match invalid.response() {
-            Some(response) => Answer::json(400, &response),
-            None => Answer::session_required(),
-        },
-    }
-}
-
 /// The most requests one batch `POST` runs: a connection's default in-flight limit
 /// ([`crate::server::connection::DEFAULT_MAX_IN_FLIGHT`], 256). Its requests beyond are
 /// answered `-32000` "too many requests in flight" in the reply, as a stream connection's are.

@@ -30,11 +30,14 @@ use futures::Stream;
 use crate::era;
 use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
-use crate::http::negotiate::{accept, conflicting_fields, read_protocol_version};
+use crate::http::negotiate::{
+    accept, conflicting_fields, read_protocol_version, read_protocol_version_str,
+};
 use crate::http::request::Fields;
 use crate::http::session::{EventReceiver, MintError, Session, SessionBackend, Unavailable};
-use crate::protocol::negotiate_initialize;
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcMessage};
+use crate::protocol::{negotiate_initialize, receives_batches};
+use crate::server::batch;
+use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcBatch, JsonRpcMessage};
 
 /// The `Allow` of the session-aware path.
 pub const ALLOW_SESSION_METHODS: &str = "GET, POST, DELETE";
@@ -135,9 +138,7 @@ impl Sessions {
                 Initialize::Invalid | Initialize::Malformed => forward(None),
                 Initialize::Other => Admit::Answer(Answer::session_required()),
                 // Never routed without a session (a route behind this half may be stateless).
-                Initialize::Batch => {
-                    Admit::Answer(crate::http::route::sessionless_batch(fields, body))
-                }
+                Initialize::Batch => Admit::Answer(sessionless_batch(fields, body)),
             };
         }
         match self.lookup_id(id).await {
@@ -343,5 +344,33 @@ fn initialize_version(body: &[u8]) -> Initialize {
         Ok(_) => Initialize::Other,
         Err(invalid) if invalid.is_batch() => Initialize::Batch,
         Err(_) => Initialize::Malformed,
+    }
+}
+
+/// The answer to a JSON-RPC batch `POST`ed without a session id where the route has sessions
+/// (the session half answers it: a route behind it may be stateless): at a revision that does
+/// not receive batches (its `MCP-Protocol-Version`) the refusal as before; else `400`, why the
+/// batch is refused whole when it is (an `initialize` in it, `[]`), or "mcp-session-id header is
+/// required" (only an `initialize` mints a session, and it cannot be batched).
+fn sessionless_batch<H: Fields + ?Sized>(fields: &H, body: &[u8]) -> Answer {
+    let refused = || {
+        let refusal = match JsonRpcMessage::from_slice(body) {
+            Err(invalid) => invalid.response(),
+            Ok(_) => None,
+        };
+        refusal.map_or_else(Answer::session_required, |r| Answer::json(400, &r))
+    };
+    match read_protocol_version_str(fields) {
+        Ok(Some(version)) if !receives_batches(version) => return refused(),
+        Err(e) => return e.answer(),
+        _ => {}
+    }
+    match JsonRpcBatch::from_slice(body).map(batch::screen) {
+        Ok(Ok(_)) => Answer::session_required(),
+        Ok(Err(error)) => Answer::rpc_error(400, error),
+        Err(invalid) => match invalid.response() {
+            Some(response) => Answer::json(400, &response),
+            None => Answer::session_required(),
+        },
     }
 }
