@@ -41,7 +41,7 @@ use crate::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use futures::future::{self, Either, OptionFuture};
 use futures::{Future, FutureExt};
@@ -85,9 +85,10 @@ struct Inner {
     next_subscription: AtomicU64,
     /// The task engine, when the server runs tasks (only [`McpServer::new`] builds one).
     tasks: Option<tasks::Engine>,
-    /// The methods beyond tools (`extras.rs`): set by [`McpServer::new`], not by
-    /// [`McpServer::for_bindings`].
-    extras: Option<&'static extras::Extras>,
+    /// The methods beyond tools (`extras.rs`): set by [`McpServer::new`]; for a server built by
+    /// [`McpServer::for_bindings`], by [`McpServer::serve_extras`] (the bindings' Rust-side
+    /// `Server::core`, the only way its registries are filled).
+    extras: OnceLock<&'static extras::Extras>,
     /// Where scopes' state is written through to (a shared session store), if anywhere.
     scope_store: RwLock<Option<Arc<dyn scope::ScopeStore>>>,
 }
@@ -130,8 +131,9 @@ impl McpServer {
 
     /// [`McpServer::new`] for what the JS bindings' options hold: tools, instructions, logging;
     /// no tasks, no completer, no declared lists. It links neither the task engine nor the
-    /// methods beyond tools (`extras.rs`): a server built here serves resources, prompts and
-    /// skills from the first one added to its registries on, as the JS bindings never do.
+    /// methods beyond tools (`extras.rs`): a server built here answers `-32601` to those until
+    /// [`McpServer::serve_extras`] (which the JS bindings never call; Rust code reaching the
+    /// server through the bindings' `Server::core` does).
     #[cfg_attr(
         not(all(
             target_family = "wasm",
@@ -147,6 +149,19 @@ impl McpServer {
         McpServer::assemble(options, None, None)
     }
 
+    /// Serve the methods beyond tools (`resources/read`, `prompts/get`, the skills, …) on a server
+    /// built by [`McpServer::for_bindings`]; a server built by [`McpServer::new`] already does.
+    #[cfg_attr(
+        not(all(
+            target_family = "wasm",
+            any(feature = "js-server", not(feature = "js-client"))
+        )),
+        allow(dead_code)
+    )]
+    pub(crate) fn serve_extras(&self) {
+        let _ = self.inner.extras.set(&extras::EXTRAS);
+    }
+
     fn assemble(
         options: ServerOptions,
         tasks: Option<tasks::Engine>,
@@ -155,7 +170,7 @@ impl McpServer {
         McpServer {
             inner: Arc::new(Inner {
                 tasks,
-                extras,
+                extras: extras.map(OnceLock::from).unwrap_or_default(),
                 options,
                 listeners: RwLock::new(Vec::new()),
                 peers: Peers::default(),

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -155,9 +155,6 @@ pub struct PromptRegistry {
     prompts: RwLock<IndexMap<String, Prompt>>,
     /// The descriptors serialized, built on the first `prompts/list` after a change.
     listing: ListCache,
-    /// The server's methods beyond tools, set by the first item added: a server built by the JS
-    /// bindings reaches them only through it ([`crate::server`], `extras.rs`).
-    extras: OnceLock<&'static crate::server::extras::Extras>,
 }
 
 impl fmt::Debug for PromptRegistry {
@@ -174,19 +171,8 @@ impl PromptRegistry {
         PromptRegistry::default()
     }
 
-    /// Hand the server's methods beyond tools to this registry (its first item).
-    fn arm(&self) {
-        self.extras.get_or_init(|| &crate::server::extras::EXTRAS);
-    }
-
-    /// The server's methods beyond tools, once an item was added.
-    pub(crate) fn extras(&self) -> Option<&'static crate::server::extras::Extras> {
-        self.extras.get().copied()
-    }
-
     /// Add (or replace, by name) a prompt.
     pub fn add(&self, prompt: Prompt) {
-        self.arm();
         let mut map = self.prompts.write().unwrap_or_else(|e| e.into_inner());
         self.listing.clear();
         map.insert(prompt.descriptor.name.clone(), prompt);

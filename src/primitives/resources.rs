@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use futures::FutureExt;
 use indexmap::IndexMap;
@@ -344,9 +344,6 @@ pub struct ResourceRegistry {
     listing: ListCache,
     /// The template descriptors serialized, likewise for `resources/templates/list`.
     template_listing: ListCache,
-    /// The server's methods beyond tools, set by the first item added: a server built by the JS
-    /// bindings reaches them only through it ([`crate::server`], `extras.rs`).
-    extras: OnceLock<&'static crate::server::extras::Extras>,
 }
 
 impl fmt::Debug for ResourceRegistry {
@@ -364,19 +361,8 @@ impl ResourceRegistry {
         ResourceRegistry::default()
     }
 
-    /// Hand the server's methods beyond tools to this registry (its first item).
-    fn arm(&self) {
-        self.extras.get_or_init(|| &crate::server::extras::EXTRAS);
-    }
-
-    /// The server's methods beyond tools, once an item was added.
-    pub(crate) fn extras(&self) -> Option<&'static crate::server::extras::Extras> {
-        self.extras.get().copied()
-    }
-
     /// Add (or replace, by URI) a resource.
     pub fn add(&self, resource: Resource) {
-        self.arm();
         let mut map = self.resources.write().unwrap_or_else(|e| e.into_inner());
         self.listing.clear();
         map.insert(resource.descriptor.uri.clone(), resource);
@@ -384,7 +370,6 @@ impl ResourceRegistry {
 
     /// Add a template (matched in insertion order after the static resources).
     pub fn add_template(&self, template: ResourceTemplate) {
-        self.arm();
         let mut list = self.templates.write().unwrap_or_else(|e| e.into_inner());
         self.template_listing.clear();
         list.push(template);

@@ -21,7 +21,7 @@ pub mod frontmatter;
 mod tree;
 
 use std::fmt;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -499,9 +499,6 @@ pub trait SkillSource: MaybeSend + MaybeSync + 'static {
 pub struct SkillRegistry {
     skills: RwLock<IndexMap<String, Arc<Skill>>>,
     sources: RwLock<Vec<Arc<dyn SkillSource>>>,
-    /// The server's methods beyond tools, set by the first item added: a server built by the JS
-    /// bindings reaches them only through it ([`crate::server`], `extras.rs`).
-    extras: OnceLock<&'static crate::server::extras::Extras>,
 }
 
 impl fmt::Debug for SkillRegistry {
@@ -522,19 +519,8 @@ impl SkillRegistry {
         SkillRegistry::default()
     }
 
-    /// Hand the server's methods beyond tools to this registry (its first item).
-    fn arm(&self) {
-        self.extras.get_or_init(|| &crate::server::extras::EXTRAS);
-    }
-
-    /// The server's methods beyond tools, once an item was added.
-    pub(crate) fn extras(&self) -> Option<&'static crate::server::extras::Extras> {
-        self.extras.get().copied()
-    }
-
     /// Add (or replace, by URI) a skill built in code.
     pub fn add(&self, skill: Skill) {
-        self.arm();
         let mut map = self.skills.write().unwrap_or_else(|e| e.into_inner());
         map.insert(skill.uri().to_owned(), Arc::new(skill));
     }
@@ -547,7 +533,6 @@ impl SkillRegistry {
 
     /// Serve the skills of `source` too.
     pub fn add_source(&self, source: impl SkillSource) {
-        self.arm();
         self.sources
             .write()
             .unwrap_or_else(|e| e.into_inner())

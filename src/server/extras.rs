@@ -3,8 +3,8 @@
 //! on the condition the method table (`methods.rs`) checks first.
 //!
 //! The server reaches them only through [`Extras`], which a server built by
-//! [`McpServer::new`] holds, and which the resource, prompt and skill registries hold from their
-//! first item on. The JS bindings build their servers with [`McpServer::for_bindings`] (tools;
+//! [`McpServer::new`] holds, and one built by [`McpServer::for_bindings`] from
+//! [`McpServer::serve_extras`] on (the bindings' Rust-side `Server::core`). The JS bindings build their servers with [`McpServer::for_bindings`] (tools;
 //! no completer, no declared lists, no tasks): a program that builds servers only that way and
 //! never adds a resource, a prompt or a skill (the npm packages) does not link this code.
 
@@ -34,8 +34,8 @@ pub(crate) struct Extras {
     skill_resources: fn(&McpServer) -> Vec<ResourceDescriptor>,
 }
 
-/// The methods beyond tools, handed to a server by [`McpServer::new`] and to a registry by its
-/// first item.
+/// The methods beyond tools, handed to a server by [`McpServer::new`] or
+/// [`McpServer::serve_extras`].
 pub(crate) static EXTRAS: Extras = Extras {
     call: |server, method, params, ctx| Box::pin(call_extra(server, method, params, ctx)),
     skill_resources: |server| server.inner.options.skills.snapshot().resources(),
@@ -43,13 +43,9 @@ pub(crate) static EXTRAS: Extras = Extras {
 
 impl McpServer {
     /// How this server serves the methods beyond tools: always when built by
-    /// [`McpServer::new`]; else from the first resource, prompt or skill on.
+    /// [`McpServer::new`]; else from [`McpServer::serve_extras`] on.
     fn extras(&self) -> Option<&'static Extras> {
-        let o = &self.inner.options;
-        (self.inner.extras)
-            .or_else(|| o.resources.extras())
-            .or_else(|| o.prompts.extras())
-            .or_else(|| o.skills.extras())
+        self.inner.extras.get().copied()
     }
 
     /// A method beyond tools that the method table serves (its condition already checked);
@@ -188,20 +184,39 @@ mod tests {
         payload.map(|result| result.into_value())
     }
 
-    /// A server built as the JS bindings build theirs has no extras of its own, and still
-    /// serves a resource added to its registry later (the registry hands them over).
+    /// A server built as the JS bindings build theirs has no extras of its own; once
+    /// `serve_extras` ran (the bindings' `Server::core` does), it serves what its registries get.
     #[test]
-    fn a_server_for_the_bindings_serves_what_its_registries_get_later() {
+    fn a_server_for_the_bindings_serves_extras_once_asked_to() {
         let server = McpServer::for_bindings(ServerOptions::new("t", "1"));
         let read = json!({ "uri": "test://a" });
         let refused = ask(&server, "resources/read", read.clone()).expect_err("not served");
         assert_eq!(refused.code, ErrorCode::METHOD_NOT_FOUND);
         let tasks = ask(&server, "tasks/get", json!({ "taskId": "x" })).expect_err("no tasks");
         assert_eq!(tasks.code, ErrorCode::METHOD_NOT_FOUND);
+        server.serve_extras();
         server
             .resources()
             .add(Resource::text("test://a", "a", "text/plain", "hello"));
         let contents = ask(&server, "resources/read", read).expect("served");
+        assert_eq!(contents["contents"][0]["text"], "hello", "{contents}");
+        let tasks = ask(&server, "tasks/get", json!({ "taskId": "x" })).expect_err("no tasks");
+        assert_eq!(
+            tasks.code,
+            ErrorCode::METHOD_NOT_FOUND,
+            "tasks stay McpServer::new's"
+        );
+    }
+
+    /// A server built by `McpServer::new` serves them from the start.
+    #[test]
+    fn a_server_from_new_serves_extras() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        server
+            .resources()
+            .add(Resource::text("test://a", "a", "text/plain", "hello"));
+        let contents =
+            ask(&server, "resources/read", json!({ "uri": "test://a" })).expect("served");
         assert_eq!(contents["contents"][0]["text"], "hello", "{contents}");
     }
 }

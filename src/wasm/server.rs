@@ -230,8 +230,12 @@ impl Server {
         }
     }
 
-    /// The core server (for Rust code that embeds the bindings).
+    /// The core server (for Rust code that embeds the bindings). From this call on it serves
+    /// the methods beyond tools (`resources/read`, `prompts/get`, the skills, `completion/complete`)
+    /// for what Rust code adds to its registries; a package that never calls it does not link
+    /// them.
     pub fn core(&self) -> &McpServer {
+        self.server.serve_extras();
         &self.server
     }
 }
