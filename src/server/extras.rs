@@ -11,11 +11,11 @@
 use serde_json::{json, Map, Value};
 
 use super::methods::{string_param, unknown_scope};
-use super::{McpServer, MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
+use super::{McpServer, MAX_SUBSCRIPTION_URI_BYTES};
 use crate::primitives::resources::ResourceDescriptor;
 use crate::protocol::params;
 use crate::server::context::RequestContext;
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
+use crate::wire::jsonrpc::ErrorObject;
 use crate::BoxFuture;
 
 /// One method beyond tools (`server`, `method`, `params`, `ctx`), its params not yet checked.
@@ -105,24 +105,12 @@ async fn call_extra(
             }
             if let Some(scope) = &ctx.scope {
                 let changed = server.inner.peers.with(scope, |peer| {
-                    let subscriptions = &mut peer.subscriptions;
-                    if !subscribe {
-                        subscriptions.remove(&uri);
-                    } else if subscriptions.contains(&uri) {
-                        // Already subscribed: nothing to record, and no place taken.
-                    } else if subscriptions.len() >= MAX_SUBSCRIPTIONS_PER_SCOPE {
-                        return Err(ErrorObject::new(
-                            ErrorCode::SERVER_ERROR,
-                            format!(
-                                "too many resource subscriptions: at most \
-                                 {MAX_SUBSCRIPTIONS_PER_SCOPE} per session or connection; \
-                                 unsubscribe from one first"
-                            ),
-                        ));
+                    if subscribe {
+                        peer.subscriptions.subscribe(uri)
                     } else {
-                        subscriptions.insert(uri);
+                        peer.subscriptions.remove(&uri);
+                        Ok(())
                     }
-                    Ok(())
                 });
                 match changed {
                     Some(changed) => changed?,
@@ -173,7 +161,7 @@ async fn call_extra(
 mod tests {
     use super::*;
     use crate::primitives::resources::Resource;
-    use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcRequest};
+    use crate::wire::jsonrpc::{ErrorCode, JsonRpcMessage, JsonRpcRequest};
     use crate::ServerOptions;
     use futures::executor::block_on;
 

@@ -135,6 +135,27 @@ impl Subscriptions {
         }
     }
 
+    /// Subscribe to `uri`, at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`](super::MAX_SUBSCRIPTIONS_PER_SCOPE)
+    /// URIs: one already subscribed takes no further place; past the cap, `-32000` and nothing
+    /// is recorded.
+    pub fn subscribe(&mut self, uri: String) -> Result<(), ErrorObject> {
+        use super::MAX_SUBSCRIPTIONS_PER_SCOPE as MAX;
+        if self.contains(&uri) {
+            return Ok(());
+        }
+        if self.len() >= MAX {
+            return Err(ErrorObject::new(
+                crate::wire::jsonrpc::ErrorCode::SERVER_ERROR,
+                format!(
+                    "too many resource subscriptions: at most {MAX} per session or connection; \
+                     unsubscribe from one first"
+                ),
+            ));
+        }
+        self.insert(uri);
+        Ok(())
+    }
+
     /// How many URIs are subscribed.
     pub fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |set| set.len())
