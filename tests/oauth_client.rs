@@ -88,6 +88,7 @@ async fn obtain(client: &OAuthClient, challenge: &Challenge) -> Result<String, S
 
 #[tokio::test]
 async fn redirects_are_not_followed_and_read_as_failed_candidates() {
+    traced();
     // Another origin, serving what would pass, and counting what reaches it.
     let (elsewhere, reached) = peer(|me, s| match path(s) {
         "/prm" => json_ok(json!({"resource": format!("{me}/mcp"), "authorization_servers": [me]})),
@@ -220,6 +221,7 @@ async fn registering(register: Reply) -> (String, Arc<Mutex<Vec<Seen>>>) {
 
 #[tokio::test]
 async fn a_registration_endpoint_answering_garbage_fails_before_any_sign_in() {
+    traced();
     let huge = format!(
         "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: {n}\r\nconnection: close\r\n\r\n{{\"client_id\":\"c\",\"pad\":\"{pad}\"}}",
         n = (2 << 20) + 26,
@@ -265,6 +267,7 @@ async fn a_registration_endpoint_answering_garbage_fails_before_any_sign_in() {
 
 #[tokio::test]
 async fn a_token_endpoint_that_hangs_up_or_answers_html_is_a_clear_error() {
+    traced();
     for (what, reply, expected) in [
         ("a hang-up", hang_up(), "/token: "),
         (
@@ -299,6 +302,7 @@ async fn a_token_endpoint_that_hangs_up_or_answers_html_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_callback_with_another_state_is_refused_and_the_round_waits_for_its_own() {
+    traced();
     let (url, seen) = peer(|me, s| match (s.method.as_str(), path(s)) {
         ("GET", "/.well-known/oauth-protected-resource/mcp") => json_ok(protected_resource(me)),
         ("GET", "/.well-known/oauth-authorization-server") => json_ok(authorization_server(me)),
@@ -360,6 +364,59 @@ async fn a_callback_with_another_state_is_refused_and_the_round_waits_for_its_ow
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
+thread_local! {
+    /// Where the global subscriber writes on this thread ([`CaptureHere`]); nowhere if `None`.
+    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Install, once for the binary and before any test logs, one global subscriber at TRACE that
+/// writes to the calling thread's [`CAPTURE`]. Every test calls it first: with a thread-local
+/// subscriber (`set_default`) instead, a callsite another test's thread reached first cached
+/// "never" while no subscriber existed, and the capture lost events (about 1 run in 10).
+fn traced() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(|| ThreadWriter)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+    });
+}
+
+/// Capture this thread's events into a [`Captured`] until dropped.
+struct CaptureHere;
+
+impl CaptureHere {
+    fn start(into: Captured) -> CaptureHere {
+        CAPTURE.with(|c| *c.borrow_mut() = Some(into));
+        CaptureHere
+    }
+}
+
+impl Drop for CaptureHere {
+    fn drop(&mut self) {
+        CAPTURE.with(|c| *c.borrow_mut() = None);
+    }
+}
+
+/// The global subscriber's writer: the current thread's capture, if any.
+struct ThreadWriter;
+
+impl std::io::Write for ThreadWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        CAPTURE.with(|c| match &mut *c.borrow_mut() {
+            Some(captured) => captured.write(bytes),
+            None => Ok(bytes.len()),
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl std::io::Write for Captured {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.0.lock().unwrap().extend_from_slice(bytes);
@@ -373,20 +430,9 @@ impl std::io::Write for Captured {
 
 #[tokio::test]
 async fn no_secret_code_or_token_is_logged_even_at_trace() {
+    traced();
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // The other tests of this binary run on other threads with no subscriber; a callsite one of
-    // them reached first may have cached "never" before this subscriber existed. Recompute every
-    // callsite's interest now (this narrows, but does not close, tracing's race: about one run
-    // in ten still lost the `oauth: fetch` events, so the capture check below asks for any
-    // `oauth:` event).
-    tracing::callsite::rebuild_interest_cache();
+    let _capturing = CaptureHere::start(captured.clone());
     // A registered confidential client, an authorization that approves at once, tokens that
     // expire at once (the second round refreshes); every secret says SECRET.
     let issued = Arc::new(Mutex::new(0));
