@@ -198,6 +198,64 @@ pub(crate) struct Checked {
     negotiated: Option<Negotiated>,
 }
 
+/// The session a request runs in, told by type where the caller knows there is none: the
+/// route's code is instantiated per slot, and the [`Stateless`] instance holds none of the
+/// session paths (attaching pushes, session streams, the session's revision), so a host that
+/// never installs the session half (the wasm Worker handler, [`Route::respond_stateless`]) links
+/// none of that code.
+pub(crate) trait SessionSlot {
+    /// Whether the slot never holds a session (a constant, so that the session paths fold away
+    /// where it is `true`: [`live`]).
+    const STATELESS: bool = false;
+
+    /// The session, if any.
+    fn session(self) -> Option<Arc<Session>>;
+
+    /// The slot of the same kind holding `session` (which [`Stateless`] drops: it never has one).
+    fn of(session: Option<Arc<Session>>) -> Self;
+}
+
+impl SessionSlot for Option<Arc<Session>> {
+    #[inline(always)]
+    fn session(self) -> Option<Arc<Session>> {
+        self
+    }
+
+    #[inline(always)]
+    fn of(session: Option<Arc<Session>>) -> Self {
+        session
+    }
+}
+
+/// No session: the request is answered statelessly.
+pub(crate) struct Stateless;
+
+impl SessionSlot for Stateless {
+    const STATELESS: bool = true;
+
+    #[inline(always)]
+    fn session(self) -> Option<Arc<Session>> {
+        None
+    }
+
+    #[inline(always)]
+    fn of(_: Option<Arc<Session>>) -> Self {
+        Stateless
+    }
+}
+
+/// `session`, unless slot `S` never holds one: decided by a constant at each use, where the
+/// compiler drops the session paths of the [`Stateless`] instance (the session itself may be
+/// kept in the future's state across an await, where that is no longer seen).
+#[inline(always)]
+fn live<S: SessionSlot>(session: &Option<Arc<Session>>) -> Option<&Arc<Session>> {
+    if S::STATELESS {
+        None
+    } else {
+        session.as_ref()
+    }
+}
+
 impl Route {
     /// The stateless route of `server` with `options`; event streams' dispatch runs on `spawn`.
     pub fn new(server: McpServer, options: RouteOptions, spawn: Spawn) -> Self {
@@ -399,7 +457,7 @@ impl Route {
     ) -> Answer {
         let Some(sessions) = &self.sessions else {
             return self
-                .respond_in_checked(head, body, identity, None, checked)
+                .respond_in_checked(head, body, identity, Stateless, checked)
                 .await;
         };
         if !checked.common {
@@ -471,16 +529,41 @@ impl Route {
             .await
     }
 
+    /// [`Route::respond`] of a route without the session half, as the host of one calls it: the
+    /// same answers, from the route's [`Stateless`] instance (no session code; see
+    /// [`SessionSlot`]). A route with sessions answers as if it had none.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) async fn respond_stateless(&self, request: HttpRequest) -> Answer {
+        let HttpRequest {
+            method,
+            path,
+            headers,
+            body,
+            version,
+            identity,
+            ..
+        } = request;
+        let head = RequestHead {
+            method: &method,
+            path: &path,
+            fields: &headers,
+            version,
+        };
+        self.respond_in_checked(&head, body, identity, Stateless, Checked::default())
+            .await
+    }
+
     /// [`Route::respond_in`] of a request whose head is borrowed and whose head checks
-    /// established `checked`.
-    pub(crate) async fn respond_in_checked<H: Fields + ?Sized>(
+    /// established `checked`, in the session `slot` holds.
+    pub(crate) async fn respond_in_checked<H: Fields + ?Sized, S: SessionSlot>(
         &self,
         head: &RequestHead<'_, H>,
         body: Body,
         identity: Option<Arc<Identity>>,
-        session: Option<Arc<Session>>,
+        slot: S,
         checked: Checked,
     ) -> Answer {
+        let session = slot.session();
         if !checked.common {
             if head.path != self.options.path {
                 return Answer::not_found();
@@ -492,7 +575,12 @@ impl Route {
         let negotiated = match checked.negotiated {
             Some(negotiated) => negotiated,
             None => {
-                match self.negotiate(head.method, head.fields, session.as_ref(), checked.common) {
+                match self.negotiate(
+                    head.method,
+                    head.fields,
+                    live::<S>(&session),
+                    checked.common,
+                ) {
                     Ok(negotiated) => negotiated,
                     Err(answer) => return answer,
                 }
@@ -507,7 +595,8 @@ impl Route {
             Ok(message) => message,
             Err(invalid) if invalid.is_batch() => {
                 // Boxed, as the dispatch below: a batch's state stays out of this future.
-                return Box::pin(self.batch(&body, &invalid, negotiated, session, identity)).await;
+                return Box::pin(self.batch(&body, &invalid, negotiated, S::of(session), identity))
+                    .await;
             }
             Err(invalid) => {
                 return match invalid.response() {
@@ -523,7 +612,7 @@ impl Route {
         let request = match message {
             JsonRpcMessage::Request(request) => request,
             other => {
-                if let Some(session) = &session {
+                if let Some(session) = live::<S>(&session) {
                     ctx = ctx
                         .with_session(session.clone())
                         .with_scope(session.scope());
@@ -541,7 +630,7 @@ impl Route {
         }
         // Classify by shape (the 2026-07-28 transport): modern `_meta`, or a header naming a version outside the
         // handshake era, takes the modern validation path; a live session stays legacy.
-        let modern = session.is_none()
+        let modern = live::<S>(&session).is_none()
             && (negotiated.modern_header || era::has_modern_meta(request.params.as_ref()));
         if modern {
             // Read again on this path only (it passed the negotiation, so it reads the same).
@@ -554,7 +643,7 @@ impl Route {
             ctx.transport_version = version;
         } else {
             ctx.protocol_version = Some(negotiated.protocol_version);
-            if let Some(session) = &session {
+            if let Some(session) = live::<S>(&session) {
                 ctx = ctx
                     .with_session(session.clone())
                     .with_scope(session.scope());
@@ -574,15 +663,14 @@ impl Route {
         if negotiated.sse {
             // An ended session has no stream to open: the request is answered on a stream of
             // its own.
-            if let Some((session, opened)) = session
-                .as_ref()
-                .and_then(|s| Some((s, s.open_request_buffer()?)))
+            if let Some((session, opened)) =
+                live::<S>(&session).and_then(|s| Some((s, s.open_request_buffer()?)))
             {
                 return self.session_stream(session, opened, message, ctx);
             }
             return self.stream(message, ctx).await;
         }
-        if let Some(session) = &session {
+        if let Some(session) = live::<S>(&session) {
             // No stream of its own: the request's messages go on the session's stream.
             let session = session.clone();
             ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));
@@ -808,22 +896,21 @@ impl Route {
     /// Answer a `POST` whose body is a JSON-RPC batch (`refusal`: the single-message parser's
     /// answer to it, what a peer that does not speak 2025-03-26 gets). See the module's batch
     /// table; the element rules are `server::batch`'s.
-    async fn batch(
+    async fn batch<S: SessionSlot>(
         &self,
         body: &[u8],
         refusal: &InvalidMessage,
         negotiated: Negotiated,
-        session: Option<Arc<Session>>,
+        slot: S,
         identity: Option<Arc<Identity>>,
     ) -> Answer {
+        let session = slot.session();
         // The revision the POST speaks: its header's, else its session's, else (no header, no
         // session) 2025-03-26; a session negotiated at another revision refuses whatever the
         // header says.
         let receives = !negotiated.modern_header
             && receives_batches(&negotiated.protocol_version)
-            && session
-                .as_ref()
-                .is_none_or(|s| receives_batches(s.protocol_version()));
+            && live::<S>(&session).is_none_or(|s| receives_batches(s.protocol_version()));
         if !receives {
             return match refusal.response() {
                 Some(response) => Answer::json(400, &response),
@@ -840,7 +927,7 @@ impl Route {
                 }
             }
         };
-        if self.sessions.is_some() && session.is_none() {
+        if self.sessions.is_some() && live::<S>(&session).is_none() {
             // With sessions only an `initialize` comes without one, and it is never in a batch
             // (the session half refuses such a batch first: `sessionless_batch`).
             return Answer::session_required();
@@ -875,7 +962,7 @@ impl Route {
         }
         let mut ctx = RequestContext::new().with_identity(identity);
         ctx.protocol_version = Some(negotiated.protocol_version);
-        if let Some(session) = &session {
+        if let Some(session) = live::<S>(&session) {
             ctx = ctx
                 .with_session(session.clone())
                 .with_scope(session.scope());
@@ -887,15 +974,14 @@ impl Route {
             return Answer::empty(202);
         }
         if negotiated.sse {
-            if let Some((session, opened)) = session
-                .as_ref()
-                .and_then(|s| Some((s, s.open_request_buffer()?)))
+            if let Some((session, opened)) =
+                live::<S>(&session).and_then(|s| Some((s, s.open_request_buffer()?)))
             {
                 return self.session_batch_stream(session, opened, messages, answered, ctx);
             }
             return self.batch_stream(messages, answered, ctx).await;
         }
-        if let Some(session) = &session {
+        if let Some(session) = live::<S>(&session) {
             // No stream of its own: the requests' messages go on the session's stream.
             let session = session.clone();
             ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));

@@ -57,7 +57,7 @@ pub async fn respond(
         Head::NoBody => Body::default(),
     };
     described.body = body;
-    response(route.respond(described).await)
+    response(route.respond_stateless(described).await)
 }
 
 /// The request's header fields as the core's pairs. The Fetch API joins repeated fields with
