@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::header_mismatch;
 use crate::http::headers;
+use crate::wire::json_text::json_number;
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
 
 const SENTINEL_PREFIX: &str = "=?base64?";
@@ -171,7 +172,7 @@ pub fn validate_headers(
             (Some(expected), Some(raw)) => {
                 let got = decode_header_value(&raw)?;
                 let same = got == expected
-                    || matches!((got.parse::<f64>(), expected.parse::<f64>()), (Ok(a), Ok(b)) if a == b);
+                    || matches!((json_number(&got), json_number(&expected)), (Some(a), Some(b)) if a == b);
                 if !same {
                     return Err(header_mismatch(format!(
                         "Mcp-Param-{suffix} {got:?} differs from {expected:?}"

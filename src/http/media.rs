@@ -31,8 +31,8 @@ impl Accept {
                 sse: true,
             };
         }
-        let mut json = None::<(u8, f32)>;
-        let mut sse = None::<(u8, f32)>;
+        let mut json = None::<(u8, u32)>;
+        let mut sse = None::<(u8, u32)>;
         for text in values {
             for range in text.split(',') {
                 let mut parts = range.split(';');
@@ -40,8 +40,8 @@ impl Accept {
                 let q = parts
                     .filter_map(|p| p.split_once('='))
                     .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-                    .and_then(|(_, v)| v.trim().parse::<f32>().ok())
-                    .unwrap_or(1.0);
+                    .and_then(|(_, v)| qvalue(v.trim()))
+                    .unwrap_or(1000);
                 // Any case, compared in place.
                 let is = |range: &str| media.eq_ignore_ascii_case(range);
                 let (for_json, for_sse) = if is("application/json") {
@@ -62,17 +62,53 @@ impl Accept {
             }
         }
         Accept {
-            json: json.is_some_and(|(_, q)| q > 0.0),
-            sse: sse.is_some_and(|(_, q)| q > 0.0),
+            json: json.is_some_and(|(_, q)| q > 0),
+            sse: sse.is_some_and(|(_, q)| q > 0),
         }
     }
 }
 
-fn apply(slot: &mut Option<(u8, f32)>, specificity: Option<u8>, q: f32) {
+/// A weight's `qvalue` (RFC 9110 §12.4.2, `0.5`, `1`, `0.001`) in thousandths; a digit past
+/// the third that is not `0` counts one more, so that `0.0001` stays above `q=0`. A negative
+/// value is `0` (not acceptable). `None` for what is not a decimal number (the range then
+/// counts as `q=1`, as a weight left out). Read by hand rather than as a float: `core`'s float
+/// parser is ~10 KB of the wasm module.
+fn qvalue(text: &str) -> Option<u32> {
+    if let Some(negative) = text.strip_prefix('-') {
+        return qvalue(negative).map(|_| 0);
+    }
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    // Over 1000 is not a qvalue; whatever it says, it is at least 1.
+    let whole = whole.trim_start_matches('0');
+    if whole.len() > 1 {
+        return Some(u32::MAX);
+    }
+    let mut thousandths = whole
+        .bytes()
+        .map(|b| u32::from(b - b'0') * 1000)
+        .sum::<u32>();
+    for (at, b) in fraction.bytes().enumerate() {
+        let digit = u32::from(b - b'0');
+        match at {
+            0 => thousandths += digit * 100,
+            1 => thousandths += digit * 10,
+            2 => thousandths += digit,
+            _ if digit != 0 => return Some(thousandths + 1),
+            _ => {}
+        }
+    }
+    Some(thousandths)
+}
+
+fn apply(slot: &mut Option<(u8, u32)>, specificity: Option<u8>, q: u32) {
     let Some(s) = specificity else { return };
     match slot {
         Some((current, _)) if *current > s => {}
-        Some((current, best)) if *current == s => *best = best.max(q),
+        Some((current, best)) if *current == s => *best = (*best).max(q),
         _ => *slot = Some((s, q)),
     }
 }
@@ -104,6 +140,40 @@ mod tests {
         assert_eq!(accept("application/*"), (true, false));
         assert_eq!(accept("text/html"), (false, false));
         assert!(Accept::parse(["text/html", "application/json"]).json);
+    }
+
+    #[test]
+    fn weights() {
+        for (text, q) in [
+            ("1", Some(1000)),
+            ("1.000", Some(1000)),
+            ("0.5", Some(500)),
+            (".5", Some(500)),
+            ("0.", Some(0)),
+            ("0", Some(0)),
+            ("0.000", Some(0)),
+            ("0.001", Some(1)),
+            ("0.0001", Some(1)),
+            ("0.00000", Some(0)),
+            ("007", Some(7000)),
+            ("12", Some(u32::MAX)),
+            ("-0.5", Some(0)),
+            ("", None),
+            (".", None),
+            ("abc", None),
+            ("1e-1", None),
+            ("0.5x", None),
+        ] {
+            assert_eq!(qvalue(text), q, "{text:?}");
+        }
+        // The most specific range's weight decides; a tiny weight still admits.
+        assert_eq!(accept("application/json;q=0.0001, */*;q=0"), (true, false));
+        assert_eq!(
+            accept("application/json;q=0.000, text/*;q=0.2"),
+            (false, true)
+        );
+        assert_eq!(accept("application/json;q=oops"), (true, false));
+        assert_eq!(accept("application/json; Q = 0"), (false, false));
     }
 
     #[test]

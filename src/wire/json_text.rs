@@ -15,6 +15,20 @@ pub(crate) fn to_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
+/// The number JSON text `text` names (RFC 8259 §6: no sign but `-`, no leading zeros, no bare
+/// `.`, no whitespace), as `serde_json` reads it; `None` for anything else or a number out of an
+/// `f64`'s range (`1e400`, or an integer of over 308 digits).
+///
+/// The crate's numbers are read with `serde_json`'s own parser, not `str::parse::<f64>`: that
+/// one is `core`'s correctly rounded `dec2flt`, ~10 KB of the wasm module (code and tables) for
+/// what the JSON reader already does.
+pub(crate) fn json_number(text: &str) -> Option<f64> {
+    if text.is_empty() || text.trim() != text {
+        return None;
+    }
+    serde_json::from_str::<f64>(text).ok()
+}
+
 /// `{}` of a JSON value in a message: its compact JSON text (as `Display` writes it).
 pub(crate) struct JsonText<'a>(pub(crate) &'a Value);
 
@@ -28,7 +42,23 @@ impl fmt::Display for JsonText<'_> {
 mod tests {
     use serde_json::json;
 
-    use super::{to_text, JsonText};
+    use super::{json_number, to_text, JsonText};
+
+    #[test]
+    fn json_numbers_only() {
+        assert_eq!(json_number("42"), Some(42.0));
+        assert_eq!(json_number("42.0"), Some(42.0));
+        assert_eq!(json_number("4.2e1"), Some(42.0));
+        assert_eq!(json_number("-0.5"), Some(-0.5));
+        assert_eq!(json_number("1e308"), Some(1e308));
+        for not in [
+            "", " 42", "42 ", "+42", "042", "42.", ".5", "1e", "inf", "NaN", "0x2a", "1e400",
+        ] {
+            assert_eq!(json_number(not), None, "{not:?}");
+        }
+        assert_eq!(json_number(&"9".repeat(309)), None);
+        assert!(json_number(&"9".repeat(308)).is_some());
+    }
 
     #[test]
     fn writes_what_display_writes() {

@@ -64,15 +64,14 @@ impl RequestId {
     }
 
     /// The id as a JSON value. A [`Value`] cannot hold a [`RequestId::Integer`] beyond `u64`
-    /// exactly: it becomes the nearest `f64` (serialize the id itself to keep its text).
+    /// exactly: it becomes the nearest `f64`, or `null` beyond an `f64`'s range (serialize the id
+    /// itself to keep its text).
     pub fn to_value(&self) -> Value {
         match self {
             RequestId::String(s) => Value::String(s.clone()),
             RequestId::Number(n) => Value::from(*n),
-            RequestId::Integer(text) => serde_json::from_str(text.as_str())
-                .ok()
-                .or_else(|| text.as_str().parse::<f64>().ok().map(Value::from))
-                .unwrap_or(Value::Null),
+            // Out of an `f64`'s range (over 308 digits), no number holds it.
+            RequestId::Integer(text) => serde_json::from_str(text.as_str()).unwrap_or(Value::Null),
         }
     }
 }

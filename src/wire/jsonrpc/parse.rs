@@ -449,10 +449,11 @@ fn beyond_limits(
             ..InvalidMessage::new(None, ErrorObject::parse_error(error))
         });
     };
-    if let Some(raw) = outline
-        .id
-        .filter(|raw| raw.parse::<f64>().is_ok_and(f64::is_infinite))
-    {
+    if let Some(raw) = outline.id.filter(|raw| {
+        // A number token (the scanner read it as JSON) that no `f64` holds.
+        raw.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+            && crate::wire::json_text::json_number(raw).is_none()
+    }) {
         // An integer id too long even for an `f64` (over 308 digits): read the message with a
         // stand-in id, then put the exact one back.
         if let Some(id @ RequestId::Integer(_)) = RequestId::from_integer_text(raw) {

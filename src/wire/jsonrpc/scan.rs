@@ -374,7 +374,7 @@ impl<'a> Scanner<'a> {
             }
         }
         let token = &self.text[start..self.at];
-        if token.parse::<f64>().map_or(true, f64::is_infinite) {
+        if crate::wire::json_text::json_number(token).is_none() {
             let shown = if token.len() > 40 {
                 format!("{}… ({} characters)", &token[..32], token.len())
             } else {
