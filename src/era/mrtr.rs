@@ -113,6 +113,34 @@ pub(crate) fn well_formed(method: &str, answer: &Value) -> bool {
     }
 }
 
+/// `-32602` "invalid requestState: {why}".
+fn invalid(why: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("invalid requestState: {why}"))
+}
+
+/// A sealed state's payload and tag, decoded; `-32602` "malformed" when it is not two base64url
+/// halves.
+fn unseal(sealed: &str) -> Result<(Vec<u8>, Vec<u8>), ErrorObject> {
+    let (payload, tag) = sealed.split_once('.').ok_or_else(|| invalid("malformed"))?;
+    let payload = URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| invalid("malformed"))?;
+    let tag = URL_SAFE_NO_PAD
+        .decode(tag)
+        .map_err(|_| invalid("malformed"))?;
+    Ok((payload, tag))
+}
+
+/// What [`StateSealer::open`] answers a state sealed by no key it knows — without the key, the
+/// HMAC or SHA-256: "malformed", or "integrity check failed" (a server that never seals, as one
+/// the JS bindings build, answers every `requestState` so).
+pub(crate) fn refuse_unknown(sealed: &str) -> ErrorObject {
+    match unseal(sealed) {
+        Err(malformed) => malformed,
+        Ok(_) => invalid("integrity check failed"),
+    }
+}
+
 /// Seals and opens `requestState` with a per-server secret.
 pub struct StateSealer {
     key: [u8; 32],
@@ -170,15 +198,7 @@ impl StateSealer {
         name: &str,
         now_ms: Option<u64>,
     ) -> Result<Value, ErrorObject> {
-        let invalid =
-            |why: &str| ErrorObject::invalid_params(format!("invalid requestState: {why}"));
-        let (payload, tag) = sealed.split_once('.').ok_or_else(|| invalid("malformed"))?;
-        let payload = URL_SAFE_NO_PAD
-            .decode(payload)
-            .map_err(|_| invalid("malformed"))?;
-        let tag = URL_SAFE_NO_PAD
-            .decode(tag)
-            .map_err(|_| invalid("malformed"))?;
+        let (payload, tag) = unseal(sealed)?;
         let mut mac =
             <Hmac<Sha256> as Mac>::new_from_slice(&self.key).expect("HMAC takes any key length");
         mac.update(&payload);

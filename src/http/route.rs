@@ -532,7 +532,13 @@ impl Route {
     /// [`Route::respond`] of a route without the session half, as the host of one calls it: the
     /// same answers, from the route's [`Stateless`] instance (no session code; see
     /// [`SessionSlot`]). A route with sessions answers as if it had none.
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(
+        not(all(
+            target_family = "wasm",
+            any(feature = "js-server", not(feature = "js-client"))
+        )),
+        allow(dead_code)
+    )]
     pub(crate) async fn respond_stateless(&self, request: HttpRequest) -> Answer {
         let HttpRequest {
             method,

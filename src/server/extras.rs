@@ -2,6 +2,11 @@
 //! `prompts/get`, `completion/complete`, and the skills extension's (`skills.rs`), each served
 //! on the condition the method table (`methods.rs`) checks first.
 //!
+//! So is sealing and opening a 2026-07-28 `requestState` (HMAC-SHA256, [`StateSealer`]): only a
+//! tool that asks for input ends a round with state, and a JS tool cannot; a server without
+//! [`Extras`] answers every `requestState` as sealed by no key it knows
+//! ([`mrtr::refuse_unknown`]).
+//!
 //! The server reaches them only through [`Extras`], which a server built by
 //! [`McpServer::new`] holds, and one built by [`McpServer::for_bindings`] from
 //! [`McpServer::serve_extras`] on (the bindings' Rust-side `Server::core`). The JS bindings build their servers with [`McpServer::for_bindings`] (tools;
@@ -12,6 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::methods::{string_param, unknown_scope};
 use super::{McpServer, MAX_SUBSCRIPTION_URI_BYTES};
+use crate::era::mrtr::{self, StateSealer};
 use crate::primitives::resources::ResourceDescriptor;
 use crate::protocol::params;
 use crate::server::context::RequestContext;
@@ -26,12 +32,19 @@ type CallExtra = for<'a> fn(
     RequestContext,
 ) -> BoxFuture<'a, Result<Value, ErrorObject>>;
 
+/// [`StateSealer::open`]: the sealer, the state, the method, the name, the time in ms.
+type OpenState = fn(&StateSealer, &str, &str, &str, Option<u64>) -> Result<Value, ErrorObject>;
+
 /// How a server serves the methods beyond tools ([`EXTRAS`], the only one).
 pub(crate) struct Extras {
     /// One of those methods, its params not yet checked.
     call: CallExtra,
     /// The `resources/list` entries of the served skill files.
     skill_resources: fn(&McpServer) -> Vec<ResourceDescriptor>,
+    /// [`StateSealer::seal`].
+    seal_state: fn(&StateSealer, &Value, &str, &str, u64) -> String,
+    /// [`StateSealer::open`].
+    open_state: OpenState,
 }
 
 /// The methods beyond tools, handed to a server by [`McpServer::new`] or
@@ -39,6 +52,8 @@ pub(crate) struct Extras {
 pub(crate) static EXTRAS: Extras = Extras {
     call: |server, method, params, ctx| Box::pin(call_extra(server, method, params, ctx)),
     skill_resources: |server| server.inner.options.skills.snapshot().resources(),
+    seal_state: StateSealer::seal,
+    open_state: StateSealer::open,
 };
 
 impl McpServer {
@@ -59,6 +74,43 @@ impl McpServer {
         match self.extras() {
             Some(extras) => (extras.call)(self, method, params, ctx).await,
             None => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+
+    /// A round's `requestState` sealed for `method` on `name` at `now_ms`; `-32603` on a server
+    /// without [`Extras`] (none of its tools can ask for input, so it never has state to seal).
+    pub(super) fn seal_state(
+        &self,
+        state: &Value,
+        method: &str,
+        name: &str,
+        now_ms: u64,
+    ) -> Result<String, ErrorObject> {
+        match self.extras() {
+            Some(extras) => Ok((extras.seal_state)(
+                &self.inner.sealer,
+                state,
+                method,
+                name,
+                now_ms,
+            )),
+            None => Err(ErrorObject::internal("input required outside a round")),
+        }
+    }
+
+    /// A `requestState` opened for `method` on `name` at `now_ms` ([`StateSealer::open`]); on a
+    /// server without [`Extras`], which never sealed one, the answer to a state no key of its
+    /// own sealed.
+    pub(super) fn open_state(
+        &self,
+        sealed: &str,
+        method: &str,
+        name: &str,
+        now_ms: Option<u64>,
+    ) -> Result<Value, ErrorObject> {
+        match self.extras() {
+            Some(extras) => (extras.open_state)(&self.inner.sealer, sealed, method, name, now_ms),
+            None => Err(mrtr::refuse_unknown(sealed)),
         }
     }
 
@@ -194,6 +246,46 @@ mod tests {
             ErrorCode::METHOD_NOT_FOUND,
             "tasks stay McpServer::new's"
         );
+    }
+
+    /// A server built for the bindings has no key to open a `requestState` with: it answers
+    /// each as `McpServer::new`'s answers one sealed by a key not its own — before and after
+    /// `serve_extras` (which hands it its sealer).
+    #[test]
+    fn a_server_for_the_bindings_answers_request_state_as_sealed_by_no_key_it_knows() {
+        let call = |server: &McpServer, state: &str| {
+            let meta = json!({
+                crate::era::META_PROTOCOL_VERSION: crate::era::MODERN_PROTOCOL_VERSION,
+                crate::era::META_CLIENT_CAPABILITIES: {},
+            });
+            let params = json!({
+                "name": "t", "arguments": {}, "_meta": meta,
+                "inputResponses": {}, "requestState": state,
+            });
+            ask(server, "tools/call", params).expect_err("refused")
+        };
+        let foreign = StateSealer::with_key([9; 32]).seal(&json!(1), "tools/call", "t", 0);
+        let cases = [
+            ("junk", "Invalid params: invalid requestState: malformed"),
+            ("a.b!", "Invalid params: invalid requestState: malformed"),
+            (
+                foreign.as_str(),
+                "Invalid params: invalid requestState: integrity check failed",
+            ),
+        ];
+        let bindings = McpServer::for_bindings(ServerOptions::new("t", "1"));
+        let full = McpServer::new(ServerOptions::new("t", "1"));
+        for server in [&bindings, &full] {
+            for (state, message) in cases {
+                let refused = call(server, state);
+                assert_eq!(refused.code, ErrorCode::INVALID_PARAMS, "{state}");
+                assert_eq!(refused.message, message, "{state}");
+            }
+        }
+        bindings.serve_extras();
+        for (state, message) in cases {
+            assert_eq!(call(&bindings, state).message, message, "{state}");
+        }
     }
 
     /// A server built by `McpServer::new` serves them from the start.

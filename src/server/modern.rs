@@ -33,11 +33,7 @@ impl McpServer {
                 None | Some(Value::Null) => None,
                 Some(Value::String(sealed)) => {
                     let now = self.inner.options.clock.as_ref().map(|c| c());
-                    Some(
-                        self.inner
-                            .sealer
-                            .open(sealed, &request.method, &name, now)?,
-                    )
+                    Some(self.open_state(sealed, &request.method, &name, now)?)
                 }
                 Some(_) => {
                     return Err(ErrorObject::invalid_params(
@@ -73,8 +69,7 @@ impl McpServer {
                 let mut result = json!({ "resultType": "input_required", "inputRequests": Map::from_iter(requested) });
                 if let Some(state) = state {
                     let now = self.inner.options.clock.as_ref().map_or(0, |c| c());
-                    result["requestState"] =
-                        json!(self.inner.sealer.seal(&state, &method, &name, now));
+                    result["requestState"] = json!(self.seal_state(&state, &method, &name, now)?);
                 }
                 self.decorate(&method, &mut result);
                 return Ok(result);
