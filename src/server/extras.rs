@@ -1,6 +1,7 @@
 //! The methods beyond tools: `resources/read`, `resources/subscribe` / `unsubscribe`,
 //! `prompts/get`, `completion/complete`, and the skills extension's (`skills.rs`), each served
-//! on the condition the method table (`methods.rs`) checks first.
+//! on the condition the method table (`methods.rs`) checks first; and the listings behind
+//! `resources/list`, `resources/templates/list` and `prompts/list` (`lists.rs` answers them).
 //!
 //! So is sealing and opening a 2026-07-28 `requestState` (HMAC-SHA256, [`StateSealer`]): only a
 //! tool that asks for input ends a round with state, and a JS tool cannot; a server without
@@ -13,11 +14,14 @@
 //! no completer, no declared lists, no tasks): a program that builds servers only that way and
 //! never adds a resource, a prompt or a skill (the npm packages) does not link this code.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use super::methods::{string_param, unknown_scope};
 use super::{McpServer, MAX_SUBSCRIPTION_URI_BYTES};
 use crate::era::mrtr::{self, StateSealer};
+use crate::primitives::listing::Listing;
 use crate::primitives::resources::ResourceDescriptor;
 use crate::protocol::params;
 use crate::server::context::RequestContext;
@@ -41,6 +45,8 @@ pub(crate) struct Extras {
     call: CallExtra,
     /// The `resources/list` entries of the served skill files.
     skill_resources: fn(&McpServer) -> Vec<ResourceDescriptor>,
+    /// The listing of `resources/list`, `resources/templates/list` or `prompts/list`.
+    listing: fn(&McpServer, &str) -> Arc<Listing>,
     /// [`StateSealer::seal`].
     seal_state: fn(&StateSealer, &Value, &str, &str, u64) -> String,
     /// [`StateSealer::open`].
@@ -52,9 +58,24 @@ pub(crate) struct Extras {
 pub(crate) static EXTRAS: Extras = Extras {
     call: |server, method, params, ctx| Box::pin(call_extra(server, method, params, ctx)),
     skill_resources: |server| server.inner.options.skills.snapshot().resources(),
+    listing: listing_of,
     seal_state: StateSealer::seal,
     open_state: StateSealer::open,
 };
+
+/// [`Extras::listing`]: the registered resources, then (with skills) the served skill files,
+/// computed now; the resource templates; the prompts.
+fn listing_of(server: &McpServer, method: &str) -> Arc<Listing> {
+    let o = &server.inner.options;
+    match method {
+        "resources/list" if !o.skills.is_empty() => {
+            Arc::new(o.resources.listing().extended(&server.skill_resources()))
+        }
+        "resources/list" => o.resources.listing(),
+        "resources/templates/list" => o.resources.template_listing(),
+        _ => o.prompts.listing(),
+    }
+}
 
 impl McpServer {
     /// How this server serves the methods beyond tools: always when built by
@@ -112,6 +133,12 @@ impl McpServer {
             Some(extras) => (extras.open_state)(&self.inner.sealer, sealed, method, name, now_ms),
             None => Err(mrtr::refuse_unknown(sealed)),
         }
+    }
+
+    /// The listing of `resources/list`, `resources/templates/list` or `prompts/list`; `None` on
+    /// a server without extras (which has none of them to serve: its registries stay empty).
+    pub(super) fn extra_listing(&self, method: &str) -> Option<Arc<Listing>> {
+        self.extras().map(|extras| (extras.listing)(self, method))
     }
 
     /// The `resources/list` entries of the served skill files (none without skills).

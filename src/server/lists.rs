@@ -7,14 +7,11 @@
 //! and on 2026-07-28 the members every cacheable result carries (`resultType`, `ttlMs`,
 //! `cacheScope`, `_meta`; [caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching)).
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use super::methods::page_bounds;
 use super::McpServer;
 use crate::era::{self, Era};
-use crate::primitives::listing::Listing;
 use crate::protocol::params;
 use crate::server::context::RequestContext;
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest, ResultValue};
@@ -46,9 +43,8 @@ impl McpServer {
         }
         let listing = match method {
             "tools/list" => o.tools.listing(),
-            "resources/list" => self.resource_listing(),
-            "resources/templates/list" => o.resources.template_listing(),
-            _ => o.prompts.listing(),
+            // The other registries' listings are the extras' (`extras.rs`).
+            other => self.extra_listing(other)?,
         };
         let (start, end, next) = match page_bounds(listing.len(), params, o.page_size) {
             Ok(bounds) => bounds,
@@ -60,16 +56,6 @@ impl McpServer {
         let tail = modern.then(|| self.cacheable_tail(method));
         let text = listing.page(key, start, end, next.as_deref(), tail.as_ref());
         Some(Ok(ResultValue::from(text)))
-    }
-
-    /// The registered resources, then (with skills) the served skill files, computed now.
-    fn resource_listing(&self) -> Arc<Listing> {
-        let o = &self.inner.options;
-        let listing = o.resources.listing();
-        if o.skills.is_empty() {
-            return listing;
-        }
-        Arc::new(listing.extended(&self.skill_resources()))
     }
 
     /// The members a 2026-07-28 result of the cacheable `method` gains after its own, in order:
