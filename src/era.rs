@@ -293,6 +293,31 @@ mod tests {
                 HEADER_MISMATCH
             );
         }
+        // An integer argument's header may be any JSON number equal to it, and nothing else.
+        let priority = |value: &'static str| {
+            move |name: &str| match name.to_ascii_lowercase().as_str() {
+                "mcp-method" => Some("tools/call".to_owned()),
+                "mcp-name" => Some("t".to_owned()),
+                "mcp-param-region" => Some("eu".to_owned()),
+                "mcp-param-priority" => Some(value.to_owned()),
+                _ => None,
+            }
+        };
+        for same in ["42", "42.0", "4.2e1", "420e-1"] {
+            assert!(
+                validate_headers(&priority(same), &r, Some(&schema)).is_ok(),
+                "{same}"
+            );
+        }
+        for other in ["+42", "042", "42.", "43", "0x2a", "4.2E1x"] {
+            assert_eq!(
+                validate_headers(&priority(other), &r, Some(&schema))
+                    .unwrap_err()
+                    .code,
+                HEADER_MISMATCH,
+                "{other}"
+            );
+        }
     }
 
     #[test]

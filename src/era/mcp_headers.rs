@@ -116,8 +116,9 @@ pub fn header_text(value: &Value) -> Option<String> {
 
 /// Validate the modern HTTP headers against the body ([Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools)): `Mcp-Method`
 /// equals `method` (values are case-sensitive), `Mcp-Name` equals the name or URI, and each
-/// `Mcp-Param-{Name}` of the tool's `x-mcp-header` annotations matches its argument (numerically
-/// for integers); a header is required when the argument is non-null. `header(name)` returns a
+/// `Mcp-Param-{Name}` of the tool's `x-mcp-header` annotations matches its argument (an integer
+/// also as an equal JSON number: `42.0`, `4.2e1`); a header is required when the argument is
+/// non-null. `header(name)` returns a
 /// header's value (names are case-insensitive).
 ///
 /// # Errors
