@@ -531,7 +531,8 @@ impl Route {
 
     /// [`Route::respond`] of a route without the session half, as the host of one calls it: the
     /// same answers, from the route's [`Stateless`] instance (no session code; see
-    /// [`SessionSlot`]). A route with sessions answers as if it had none.
+    /// [`SessionSlot`]). Not for a route built [`with_sessions`](Route::with_sessions): its
+    /// requests go through [`Route::respond`].
     #[cfg_attr(
         not(all(
             target_family = "wasm",
