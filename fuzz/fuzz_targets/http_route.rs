@@ -238,9 +238,20 @@ fn has_method(body: &[u8]) -> bool {
 /// A request that may legitimately wait for the client: a `subscriptions/listen` stream, or a
 /// call of the fuzz server's `ask` tool (a server→client request in a session).
 fn waits_for_the_client(body: &[u8]) -> bool {
-    let Some(map) = json_of(body) else {
-        return false;
-    };
+    match orkestrel_mcp_fuzz::parse(body) {
+        Ok(Value::Object(map)) => member_waits(&map),
+        // A batch (2025-03-26) waits for the client when any of its requests does: its reply
+        // comes once every request is answered. A response in the same batch need not free it
+        // (it may answer an id the server has not used yet, or answer before the request asks).
+        Ok(Value::Array(items)) => items
+            .iter()
+            .any(|item| item.as_object().is_some_and(member_waits)),
+        _ => false,
+    }
+}
+
+/// [`waits_for_the_client`] of one message.
+fn member_waits(map: &serde_json::Map<String, Value>) -> bool {
     match map.get("method").and_then(Value::as_str) {
         Some("subscriptions/listen") => true,
         Some("tools/call") => map

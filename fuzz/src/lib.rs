@@ -485,15 +485,22 @@ fn long_integers_as_strings(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// responses, no more than the batch has elements, each id `null` or the id of one of them.
 pub fn check_batch_reply(frame: &[u8], text: &str) {
     let shown = || String::from_utf8_lossy(frame).into_owned();
-    let reply = parse(text.as_bytes()).unwrap_or_else(|e| panic!("a batch reply is not JSON ({e}): {text}"));
+    let reply = parse(text.as_bytes())
+        .unwrap_or_else(|e| panic!("a batch reply is not JSON ({e}): {text}"));
     let Value::Array(entries) = reply else {
-        panic!("a batch reply is not an array: {text}\n  frame: {}", shown())
+        panic!(
+            "a batch reply is not an array: {text}\n  frame: {}",
+            shown()
+        )
     };
     let elements = match parse(frame) {
         Ok(Value::Array(elements)) => elements,
         _ => panic!("a batch reply to a frame that is not an array: {}", shown()),
     };
-    assert!(!entries.is_empty(), "an empty batch reply (nothing must be sent)");
+    assert!(
+        !entries.is_empty(),
+        "an empty batch reply (nothing must be sent)"
+    );
     assert!(
         entries.len() <= elements.len(),
         "more answers ({}) than messages ({}): {text}",
