@@ -97,7 +97,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let websocket = head & 1 == 1;
     let limit = usize::from((head >> 1) & 7) + 1;
-    let batches = head & 0x80 != 0;
+    let mut batches = head & 0x80 != 0;
     let options = if websocket {
         ConnectionOptions::websocket(limit)
     } else {
@@ -124,6 +124,8 @@ fuzz_target!(|data: &[u8]| {
     let mut dispatched = Vec::new();
 
     for frame in &frames {
+        // A re-`initialize` at 2025-03-26 may make batches received from then on.
+        batches |= orkestrel_mcp_fuzz::initializes_at(frame, "2025-03-26");
         let expected = expect(frame);
         let id = request_id(frame);
         let duplicate = reuses_a_running_id(id.as_ref(), &dispatched);

@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
         true
     });
     let mut conn = Connection::new(server, "ws", outbound, ConnectionOptions::websocket(limit));
-    let batches = head & 8 == 0 && head & 16 != 0;
+    let mut batches = head & 8 == 0 && head & 16 != 0;
     if head & 8 == 0 {
         handshake_at(&mut conn, if batches { "2025-03-26" } else { "2025-11-25" });
     }
@@ -84,6 +84,8 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         let frame = text.as_bytes();
+        // A (re-)`initialize` at 2025-03-26 may make batches received from then on.
+        batches |= orkestrel_mcp_fuzz::initializes_at(frame, "2025-03-26");
         let expected = expect(frame);
         if let Ok(v) = orkestrel_mcp_fuzz::parse(frame) {
             if v["method"] == "notifications/cancelled" {

@@ -403,6 +403,21 @@ pub fn handshake_at(conn: &mut orkestrel_mcp::server::connection::Connection, ve
 /// refuses it beyond `f64`'s range, while JSON-RPC ids of any length must be echoed exactly).
 pub const LONG_INTEGER: &str = "#int:";
 
+/// Whether `frame` is an `initialize` naming protocol `version`: a connection answers every
+/// `initialize`, and the last one it accepts sets the revision it speaks (so a later one at
+/// 2025-03-26 may make JSON-RPC batches received from then on).
+pub fn initializes_at(frame: &[u8], version: &str) -> bool {
+    let Ok(Value::Object(map)) = parse(frame) else {
+        return false;
+    };
+    map.get("method").and_then(Value::as_str) == Some("initialize")
+        && map
+            .get("params")
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            == Some(version)
+}
+
 /// Parse JSON text as the oracles compare it: like `serde_json::from_slice`, except that each
 /// integer literal of more than 20 digits outside strings becomes the string
 /// [`LONG_INTEGER`]`<literal>`, so an id beyond every native integer compares by its exact text.
