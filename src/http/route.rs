@@ -510,23 +510,7 @@ impl Route {
     /// Answer one request with the route alone (no session half), in `session` when the request
     /// was admitted to one.
     pub async fn respond_in(&self, request: HttpRequest, session: Option<Arc<Session>>) -> Answer {
-        let HttpRequest {
-            method,
-            path,
-            headers,
-            body,
-            version,
-            identity,
-            ..
-        } = request;
-        let head = RequestHead {
-            method: &method,
-            path: &path,
-            fields: &headers,
-            version,
-        };
-        self.respond_in_checked(&head, body, identity, session, Checked::default())
-            .await
+        self.respond_in_slot(request, session).await
     }
 
     /// [`Route::respond`] of a route without the session half, as the host of one calls it: the
@@ -541,6 +525,11 @@ impl Route {
         allow(dead_code)
     )]
     pub(crate) async fn respond_stateless(&self, request: HttpRequest) -> Answer {
+        self.respond_in_slot(request, Stateless).await
+    }
+
+    /// [`Route::respond_in`] in the session `slot` holds.
+    async fn respond_in_slot<S: SessionSlot>(&self, request: HttpRequest, slot: S) -> Answer {
         let HttpRequest {
             method,
             path,
@@ -556,7 +545,7 @@ impl Route {
             fields: &headers,
             version,
         };
-        self.respond_in_checked(&head, body, identity, Stateless, Checked::default())
+        self.respond_in_checked(&head, body, identity, slot, Checked::default())
             .await
     }
 
