@@ -34,19 +34,37 @@ cfg_if::cfg_if! {
 ///
 /// Keep-alive comments are the host's, on its timer: write [`crate::wire::sse::KEEP_ALIVE`] when no
 /// event came for a while.
-pub struct EventStream(Events);
+pub struct EventStream(Inner);
+
+/// What an [`EventStream`] holds: a stream, or events all known when the answer is made (a
+/// reply that was over at once: no stream to box and poll).
+enum Inner {
+    Stream(Events),
+    Ended(std::vec::IntoIter<String>),
+    One(Option<String>),
+}
 
 impl EventStream {
     /// Wrap a stream of encoded events (and whatever it owns: dropping it drops them).
     #[cfg(not(target_family = "wasm"))]
     pub fn new(events: impl Stream<Item = String> + Send + Sync + 'static) -> Self {
-        EventStream(Box::pin(events))
+        EventStream(Inner::Stream(Box::pin(events)))
     }
 
     /// Wrap a stream of encoded events (and whatever it owns: dropping it drops them).
     #[cfg(target_family = "wasm")]
     pub fn new(events: impl Stream<Item = String> + 'static) -> Self {
-        EventStream(Box::pin(events))
+        EventStream(Inner::Stream(Box::pin(events)))
+    }
+
+    /// The stream of `events`, each encoded, then its end: a reply over when it is answered.
+    pub fn ended(events: Vec<String>) -> Self {
+        EventStream(Inner::Ended(events.into_iter()))
+    }
+
+    /// The stream of one encoded event, then its end.
+    pub fn one(event: String) -> Self {
+        EventStream(Inner::One(Some(event)))
     }
 }
 
@@ -54,7 +72,22 @@ impl Stream for EventStream {
     type Item = String;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<String>> {
-        self.0.as_mut().poll_next(cx)
+        match &mut self.0 {
+            Inner::Stream(events) => events.as_mut().poll_next(cx),
+            Inner::Ended(events) => Poll::Ready(events.next()),
+            Inner::One(event) => Poll::Ready(event.take()),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            Inner::Stream(events) => events.size_hint(),
+            Inner::Ended(events) => events.size_hint(),
+            Inner::One(event) => (
+                usize::from(event.is_some()),
+                Some(usize::from(event.is_some())),
+            ),
+        }
     }
 }
 

@@ -82,7 +82,7 @@ use crate::wire::jsonrpc::{
     ErrorCode, ErrorObject, InvalidMessage, JsonRpcBatch, JsonRpcBatchResponse, JsonRpcMessage,
     JsonRpcRequest, JsonRpcResponse,
 };
-use crate::wire::sse::encode_event;
+use crate::wire::sse::{self, encode_event};
 
 /// Runs a background future to completion: `tokio::spawn` on native, `spawn_local` on wasm (the
 /// one spawner type of the crate, [`crate::host::Spawn`]).
@@ -825,6 +825,11 @@ impl Route {
             Some(Out::Final(response)) if modern => {
                 return Answer::json(status_of(true, &response), &response)
             }
+            // The response first: the stream is that one event (nothing to cancel any more).
+            Some(Out::Final(response)) => {
+                return Answer::events(EventStream::one(sse::encode_response_event(&response)))
+                    .with_header(headers::X_ACCEL_BUFFERING, "no")
+            }
             Some(first) => first,
         };
         events_of(first, rx, cancelled)
@@ -880,7 +885,7 @@ impl Route {
             "http: a session dispatch panicked; its stream ends",
         );
         match session.take_request_buffer(stream, token) {
-            Taken::Ended(events) => Answer::events(EventStream::new(futures::stream::iter(events))),
+            Taken::Ended(events) => Answer::events(EventStream::ended(events)),
             Taken::Live(attached) => {
                 let events =
                     Attachment::new(session.clone(), stream, attached.token, attached.events);
@@ -1148,7 +1153,7 @@ fn events_of(
             Some(match next {
                 Out::Message(json) => (encode_event(None, &json), (None, Some(rx), cancelled)),
                 Out::Final(response) => (
-                    encode_event(None, &response.to_json()),
+                    sse::encode_response_event(&response),
                     (None, None, cancelled),
                 ),
             })

@@ -42,6 +42,19 @@ pub fn encode_event(id: Option<&str>, data: &str) -> String {
     out
 }
 
+/// Encode a JSON-RPC response as one SSE event, as [`encode_event`] would its JSON text (no
+/// `id`), written straight into the event: compact JSON holds no line end (a string's control
+/// characters are escaped), so its text is one `data:` line.
+pub(crate) fn encode_response_event(response: &crate::wire::jsonrpc::JsonRpcResponse) -> String {
+    const HEAD: &str = "event: message\ndata: ";
+    let mut out = Vec::with_capacity(160);
+    out.extend_from_slice(HEAD.as_bytes());
+    serde_json::to_writer(&mut out, response).expect("JSON-RPC responses always serialize");
+    out.extend_from_slice(b"\n\n");
+    // serde_json writes UTF-8, and the head and tail are ASCII.
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
 /// `true` when `value` holds no line end (so it fits one field line).
 fn one_line(value: &str) -> bool {
     line_end(value).is_none()
@@ -324,6 +337,26 @@ pub fn decode_all(body: &[u8]) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_response_event_is_the_event_of_its_json_text() {
+        use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcResponse, RequestId};
+        let result = serde_json::json!({"text": "line\nbreak\r\n and \u{2028} \u{0}", "n": 1.5});
+        for response in [
+            JsonRpcResponse::result(RequestId::from(7), result),
+            JsonRpcResponse::error(
+                Some(RequestId::from("a\nb")),
+                ErrorObject::new(ErrorCode::INTERNAL_ERROR, "x\ry"),
+            ),
+            JsonRpcResponse::error(None, ErrorObject::new(ErrorCode::INTERNAL_ERROR, "z")),
+        ] {
+            let event = encode_response_event(&response);
+            assert_eq!(event, encode_event(None, &response.to_json()));
+            let events = decode_all(event.as_bytes());
+            assert_eq!(events.len(), 1);
+            assert_eq!(events[0].data, response.to_json());
+        }
+    }
 
     #[test]
     fn every_line_end_in_data_starts_a_data_line_so_no_field_is_injected() {
