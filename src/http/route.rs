@@ -795,31 +795,49 @@ impl Route {
         let ctx = ctx.with_outbound(Arc::new(move |m| {
             out.unbounded_send(Out::Message(m.to_json())).is_ok()
         }));
-        let (mut cancel, cancelled) = oneshot::channel::<()>();
         let server = self.server.clone();
-        let dispatch = Box::pin(async move {
-            let dispatch = std::pin::pin!(server.dispatch_with(message, ctx));
-            match future::select(dispatch, cancel.cancellation()).await {
-                Either::Left((Some(response), _)) => {
-                    let _ = tx.unbounded_send(Out::Final(response));
-                }
-                Either::Left((None, _)) => {}
-                Either::Right(_) => {
-                    tracing::debug!("http: response stream closed; request cancelled");
-                }
+        let mut dispatch: crate::BoxFuture<'static, Option<JsonRpcResponse>> =
+            Box::pin(async move { server.dispatch_with(message, ctx).await });
+        // Polled once in place: a dispatch done at its first poll (a `ping`, a tool that does
+        // not wait) needs no task, no cancellation and no channel for its response; its
+        // notifications so far are queued. Only one that waits is spawned.
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (&mut dispatch).now_or_never()
+        }));
+        let cancelled = match polled {
+            Ok(Some(response)) => {
+                // Its context (and the sender in it) is gone with it, unless a tool kept it:
+                // what that sends after the response is not part of this reply.
+                drop(dispatch);
+                return ready_reply(modern, rx, response);
             }
-            // Close for every sender: a tool may keep its context (and so a sender) alive.
-            tx.close_channel();
-        });
-        // A dispatch done at its first poll (a `ping`, a tool that does not wait) needs no
-        // task: its response is already queued. Only one that waits is spawned.
-        // A handler's panic is its request's `-32603` (the server's dispatch); a panic outside
-        // it in this first poll ends the dispatch, as a panicking task would: its senders are
-        // gone, so the stream below ends.
-        self.poll_once_or_spawn(
-            dispatch,
-            "http: a dispatch panicked; the request gets no answer",
-        );
+            Ok(None) => {
+                let (mut cancel, cancelled) = oneshot::channel::<()>();
+                (self.spawn)(Box::pin(async move {
+                    match future::select(dispatch, cancel.cancellation()).await {
+                        Either::Left((Some(response), _)) => {
+                            let _ = tx.unbounded_send(Out::Final(response));
+                        }
+                        Either::Left((None, _)) => {}
+                        Either::Right(_) => {
+                            tracing::debug!("http: response stream closed; request cancelled");
+                        }
+                    }
+                    // Close for every sender: a tool may keep its context (and so a sender)
+                    // alive.
+                    tx.close_channel();
+                }));
+                cancelled
+            }
+            // A handler's panic is its request's `-32603` (the server's dispatch); a panic
+            // outside it in this first poll ends the dispatch, as a panicking task would: its
+            // senders are gone, so the stream below ends after what it had sent.
+            Err(_) => {
+                tracing::error!("http: a dispatch panicked; the request gets no answer");
+                drop((dispatch, tx));
+                oneshot::channel::<()>().1
+            }
+        };
         let first = match rx.next().await {
             None => return Answer::empty(202),
             Some(Out::Final(response)) if modern => {
@@ -1160,6 +1178,37 @@ fn events_of(
         },
     );
     Answer::events(EventStream::new(events)).with_header(headers::X_ACCEL_BUFFERING, "no")
+}
+
+/// The answer of a stateless request whose dispatch was done at its first poll (`response`,
+/// `None` for a notification's), after the notifications it queued in `rx`: none, and a modern
+/// request gets its response as JSON; otherwise each is an event, then the response's, all
+/// known at once ([`EventStream::ended`]). Nothing at all is `202`.
+fn ready_reply(
+    modern: bool,
+    mut rx: mpsc::UnboundedReceiver<Out>,
+    response: Option<JsonRpcResponse>,
+) -> Answer {
+    let mut events = Vec::new();
+    // Only what was queued: a sender a tool kept is still open, and what it sends later is
+    // after the response.
+    while let Ok(out) = rx.try_recv() {
+        if let Out::Message(json) = out {
+            events.push(encode_event(None, &json));
+        }
+    }
+    let events = match (response, events.is_empty()) {
+        (None, true) => return Answer::empty(202),
+        (Some(response), true) if modern => {
+            return Answer::json(status_of(true, &response), &response)
+        }
+        (Some(response), true) => EventStream::one(sse::encode_response_event(&response)),
+        (response, false) => {
+            events.extend(response.map(|r| sse::encode_response_event(&r)));
+            EventStream::ended(events)
+        }
+    };
+    Answer::events(events).with_header(headers::X_ACCEL_BUFFERING, "no")
 }
 
 /// What a request's dispatch sends to its event stream.

@@ -51,6 +51,13 @@ fn server(cancelled: Arc<AtomicBool>) -> McpServer {
         Ok::<_, String>(a.text)
     }));
     server.tools().add(Tool::with_context(
+        "note",
+        |a: Text, ctx: RequestContext| async move {
+            ctx.notify(JsonRpcNotification::new("notifications/message"));
+            Ok::<_, String>(a.text)
+        },
+    ));
+    server.tools().add(Tool::with_context(
         "hang",
         move |_: Text, ctx: RequestContext| {
             let flag = Flag(cancelled.clone());
@@ -289,6 +296,36 @@ fn a_request_is_answered_by_json_or_one_sse_event() {
         answer(&json_first, request).body,
         AnswerBody::Json(_)
     ));
+}
+
+#[test]
+fn a_dispatch_done_at_once_is_its_notifications_then_its_response_all_known_at_once() {
+    let r = route();
+    let handshake = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note","arguments":{"text":"hi"}}}"#;
+    let modern = MODERN.replace("\"echo\"", "\"note\"");
+    for (body, version) in [(handshake, None), (modern.as_str(), Some("2026-07-28"))] {
+        let mut request = post(body);
+        request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
+        if let Some(version) = version {
+            request = request
+                .header(MCP_PROTOCOL_VERSION, version)
+                .header(MCP_METHOD, "tools/call")
+                .header(MCP_NAME, "note");
+        }
+        let a = answer(&r, request);
+        assert_eq!(a.status, 200, "{body}");
+        assert_eq!(a.header(CONTENT_TYPE), Some(TEXT_EVENT_STREAM), "{body}");
+        assert_eq!(a.header(X_ACCEL_BUFFERING), Some("no"));
+        let AnswerBody::Events(events) = a.body else {
+            panic!("an event stream: {body}");
+        };
+        // Every event is known when the answer is made: nothing left to wait for.
+        assert_eq!(futures::Stream::size_hint(&events), (2, Some(2)), "{body}");
+        let data = data_of(&block_on(events.collect::<Vec<_>>()));
+        assert_eq!(data[0]["method"], "notifications/message", "{data:?}");
+        assert!(data[1]["id"].is_number(), "{data:?}");
+        assert_eq!(data[1]["result"]["content"][0]["text"], "hi", "{data:?}");
+    }
 }
 
 #[test]
