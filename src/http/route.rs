@@ -640,6 +640,20 @@ impl Route {
         } else {
             ctx.protocol_version = Some(negotiated.protocol_version);
             if let Some(session) = live::<S>(&session) {
+                if request.method == "initialize" && session.initialized() {
+                    // A repeat handshake would answer a version the session does not speak:
+                    // a new one starts without `Mcp-Session-Id`.
+                    return Answer::json(
+                        400,
+                        &JsonRpcResponse::error(
+                            Some(request.id),
+                            ErrorObject::invalid_request(
+                                "this session is already initialized: an initialize without \
+                                 Mcp-Session-Id starts a new session",
+                            ),
+                        ),
+                    );
+                }
                 ctx = ctx
                     .with_session(session.clone())
                     .with_scope(session.scope());
@@ -655,6 +669,8 @@ impl Route {
                 }
             }
         }
+        // A session's `initialize` records its answer on the session (see `record_initialize`).
+        let handshake = request.method == "initialize";
         let message = JsonRpcMessage::Request(request);
         if negotiated.sse {
             // An ended session has no stream to open: the request is answered on a stream of
@@ -662,7 +678,7 @@ impl Route {
             if let Some((session, opened)) =
                 live::<S>(&session).and_then(|s| Some((s, s.open_request_buffer()?)))
             {
-                return self.session_stream(session, opened, message, ctx);
+                return self.session_stream(session, opened, message, ctx, handshake);
             }
             return self.stream(message, ctx).await;
         }
@@ -674,7 +690,12 @@ impl Route {
         // Boxed: the dispatch's state (several KiB) would otherwise be part of this future
         // on every path, and a host boxes and moves this future for every request.
         match Box::pin(self.server.dispatch_with(message, ctx)).await {
-            Some(response) => Answer::json(status_of(modern, &response), &response),
+            Some(response) => {
+                if let Some(session) = live::<S>(&session).filter(|_| handshake) {
+                    session.record_initialize(!response.is_error());
+                }
+                Answer::json(status_of(modern, &response), &response)
+            }
             None => Answer::empty(202),
         }
     }
@@ -868,6 +889,7 @@ impl Route {
         (stream, token): (u64, u64),
         message: JsonRpcMessage,
         ctx: RequestContext,
+        handshake: bool,
     ) -> Answer {
         let notify = session.clone();
         let ctx = ctx.with_stream(stream).with_outbound(Arc::new(move |m| {
@@ -883,6 +905,9 @@ impl Route {
                 stream,
             };
             if let Some(response) = server.dispatch_with(message, ctx).await {
+                if handshake {
+                    finish.session.record_initialize(!response.is_error());
+                }
                 finish.session.send_owned(stream, response.to_json());
             }
         });

@@ -6,7 +6,9 @@
 //!
 //! | request on `{path}` | answer |
 //! |---|---|
-//! | `POST` `initialize` (valid params), no `mcp-session-id` | a session is minted; the route answers, and a successful (`2xx`) answer carries `mcp-session-id` (any other answer forgets the session) |
+//! | `POST` `initialize` (valid params), no `mcp-session-id` | a session is minted; the route answers, and a successful (`2xx`) answer carries `mcp-session-id` (any other answer, or an `initialize` the server answers with a JSON-RPC error, forgets the session: the id comes with the `InitializeResult`) |
+//! | `POST` `initialize` with the id of a session already initialized here | `400`, `-32600` with its id, "already initialized" (a repeat handshake would answer a version the session does not speak); the session goes on |
+//! | any verb with the id of a session whose `initialize` (one that waited, so its id went out) was then answered with an error | `404`, `-32600`: the session ends |
 //! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` (see [`SessionStore::mint`](crate::http::session::SessionStore::mint) for why it refuses rather than evicting) |
 //! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`; so is a JSON-RPC batch, which the route refuses: `400`, "mcp-session-id header is required", or why it is refused whole — an `initialize` in it) |
 //! | `POST` 2026-07-28 traffic (no header, or an id naming no live session) | the route answers, statelessly (that wire has no sessions) |
@@ -142,6 +144,15 @@ impl Sessions {
             };
         }
         match self.lookup_id(id).await {
+            // Minted for an `initialize` answered with an error after its id went out (one
+            // that waited): no request may use it; it ends now.
+            Ok(Some(session)) if session.initialize_failed() => {
+                if let Err(e) = self.store.end(session.id()).await {
+                    tracing::warn!(error = %e, "sessions: cannot end a failed initialize's session");
+                    session.close(None);
+                }
+                Admit::Answer(Answer::session_not_found())
+            }
             Ok(Some(session)) => forward(Some(session)),
             // Modern traffic ignores a session id that names no live session.
             Ok(None) if is_modern(fields, body) => forward(None),
@@ -152,10 +163,11 @@ impl Sessions {
 
     /// After the route answered an admitted `POST` (`success`: a `2xx` status): the
     /// `mcp-session-id` the answer carries, if any. A session minted by a request that failed
-    /// is forgotten.
+    /// (a status that is not `2xx`, or an `initialize` answered with a JSON-RPC error) is
+    /// forgotten: the client gets no id, and the session does not count against the cap.
     pub async fn settle(&self, admitted: &Admitted, success: bool) -> Option<String> {
         let session = admitted.session.as_ref()?;
-        if admitted.minted && !success {
+        if admitted.minted && (!success || session.initialize_failed()) {
             if let Err(e) = self.store.end(session.id()).await {
                 // The session was never announced; a shared store expires it when idle.
                 tracing::warn!(error = %e, "sessions: cannot forget a failed initialize's session");

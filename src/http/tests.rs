@@ -433,6 +433,69 @@ fn initialize_mints_a_session_and_the_id_is_required_after() {
 }
 
 #[test]
+fn an_initialize_answered_with_an_error_mints_no_session() {
+    // A version the route admits, params the server refuses (no `capabilities`).
+    const BAD_INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"}}}"#;
+    let r = with_sessions(1);
+    for accept in [APPLICATION_JSON, ACCEPT_JSON_AND_SSE] {
+        for _ in 0..3 {
+            let mut request = post(BAD_INIT);
+            request.headers[1].1 = Some(accept.into());
+            let a = answer(&r, request);
+            assert_eq!(a.status, 200, "{accept}");
+            assert_eq!(
+                a.header(MCP_SESSION_ID),
+                None,
+                "{accept}: no id for a failed handshake"
+            );
+            let response = match &a.body {
+                AnswerBody::Json(_) => json_of(&a),
+                AnswerBody::Events(_) => data_of(&events_of(a)).pop().unwrap(),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(response["error"]["code"], -32602, "{response}");
+            assert_eq!(block_on(r.sessions().unwrap().count()).unwrap(), 0);
+        }
+    }
+    // The cap of one is still free for a handshake that succeeds.
+    let a = answer(&r, post(INIT));
+    assert_eq!(a.status, 200);
+    let id = session_id(&a);
+    // An initialize that waited, its id gone out with the head, then failed: the session's
+    // first use ends it.
+    let store = r.sessions().unwrap();
+    let session = block_on(store.touch(&id)).unwrap().unwrap();
+    session.record_initialize(false);
+    let a = answer(&r, post(PING).header(MCP_SESSION_ID, id));
+    assert_eq!((a.status, code_of(&a)), (404, -32600));
+    assert_eq!(block_on(store.count()).unwrap(), 0);
+}
+
+#[test]
+fn an_initialize_in_an_initialized_session_is_refused_and_the_session_goes_on() {
+    let r = with_sessions(8);
+    let id = session_id(&answer(&r, post(INIT)));
+    let again = INIT
+        .replace(r#""id":1"#, r#""id":"again""#)
+        .replace("2025-11-25", "2025-03-26");
+    let a = answer(&r, post(&again).header(MCP_SESSION_ID, id.clone()));
+    assert_eq!((a.status, code_of(&a)), (400, -32600));
+    assert_eq!(json_of(&a)["id"], "again");
+    assert!(
+        json_of(&a)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already initialized"),
+        "{}",
+        json_of(&a)
+    );
+    let a = answer(&r, post(PING).header(MCP_SESSION_ID, id.clone()));
+    assert_eq!(a.status, 200);
+    assert_eq!(json_of(&a)["result"], json!({}));
+    assert_eq!(block_on(r.sessions().unwrap().count()).unwrap(), 1);
+}
+
+#[test]
 fn the_session_cap_answers_503() {
     let r = with_sessions(1);
     assert_eq!(answer(&r, post(INIT)).status, 200);

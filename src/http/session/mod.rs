@@ -24,6 +24,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::channel::mpsc;
@@ -148,7 +149,17 @@ pub struct Session {
     state: Mutex<State>,
     /// Where request-stream events also go (a shared event log), if anywhere.
     sink: Option<Arc<dyn EventSink>>,
+    /// What this instance saw of the session's `initialize`: [`HANDSHAKE_UNSEEN`] (not yet, or
+    /// the session came from a shared store), [`HANDSHAKE_DONE`] or [`HANDSHAKE_FAILED`].
+    handshake: AtomicU8,
 }
+
+/// [`Session::handshake`]: no `initialize` answered here yet.
+const HANDSHAKE_UNSEEN: u8 = 0;
+/// [`Session::handshake`]: an `initialize` of the session was answered with a result.
+const HANDSHAKE_DONE: u8 = 1;
+/// [`Session::handshake`]: the `initialize` that minted the session was answered with an error.
+const HANDSHAKE_FAILED: u8 = 2;
 
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -195,7 +206,28 @@ impl Session {
                 closed: false,
             }),
             sink: None,
+            handshake: AtomicU8::new(HANDSHAKE_UNSEEN),
         }
+    }
+
+    /// Record the answer to the session's `initialize`: a result (`ok`) makes a later
+    /// `initialize` in the session a repeat ([`Session::initialized`]); an error makes the
+    /// session one no request may use ([`Session::initialize_failed`]): its id was minted for a
+    /// handshake that did not happen (spec, Session Management: the id comes with the
+    /// `InitializeResult`).
+    pub fn record_initialize(&self, ok: bool) {
+        let state = if ok { HANDSHAKE_DONE } else { HANDSHAKE_FAILED };
+        self.handshake.store(state, Ordering::Release);
+    }
+
+    /// Whether an `initialize` of this session was answered with a result here.
+    pub fn initialized(&self) -> bool {
+        self.handshake.load(Ordering::Acquire) == HANDSHAKE_DONE
+    }
+
+    /// Whether the `initialize` that minted this session was answered with an error.
+    pub fn initialize_failed(&self) -> bool {
+        self.handshake.load(Ordering::Acquire) == HANDSHAKE_FAILED
     }
 
     /// The same session, its request streams numbered from `first` (not `0`, the standalone
