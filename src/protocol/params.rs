@@ -25,6 +25,8 @@ enum Ty {
     Bool,
     Obj,
     Arr,
+    /// An array of strings (`subscriptions/listen` `resourceSubscriptions`).
+    StrArr,
     /// `string | integer` (`RequestId`, `ProgressToken`).
     Id,
     /// An object whose values are all strings (`prompts/get` `arguments`).
@@ -137,6 +139,19 @@ const COMPLETE: &[Member] = &[
     opt("context", Ty::Shape(&[opt("arguments", Ty::StrMap)])),
 ];
 const SET_LEVEL: &[Member] = &[META, req("level", Ty::Enum(LEVELS))];
+/// `subscriptions/listen` (2026-07-28): its `SubscriptionFilter`, every member optional.
+const LISTEN: &[Member] = &[
+    META,
+    opt(
+        "notifications",
+        Ty::Shape(&[
+            opt("toolsListChanged", Ty::Bool),
+            opt("promptsListChanged", Ty::Bool),
+            opt("resourcesListChanged", Ty::Bool),
+            opt("resourceSubscriptions", Ty::StrArr),
+        ]),
+    ),
+];
 
 const SAMPLING_MESSAGE: &[Member] = &[
     req("role", Ty::Enum(&["user", "assistant"])),
@@ -181,6 +196,7 @@ fn client_request(method: &str) -> Option<&'static [Member]> {
         "prompts/get" => PROMPTS_GET,
         "completion/complete" => COMPLETE,
         "logging/setLevel" => SET_LEVEL,
+        "subscriptions/listen" => LISTEN,
         _ => return None,
     })
 }
@@ -316,6 +332,16 @@ fn check_value(ty: Ty, value: &Value, path: Path<'_>) -> Result<(), ErrorObject>
         Ty::Bool if !value.is_boolean() => wrong("a boolean"),
         Ty::Obj if !value.is_object() => wrong("an object"),
         Ty::Arr if !value.is_array() => wrong("an array"),
+        Ty::StrArr => match value.as_array() {
+            None => wrong("an array of strings"),
+            Some(items) => match items.iter().position(|v| !v.is_string()) {
+                Some(i) => Err(ErrorObject::invalid_params(format!(
+                    "\"{}\" must be a string",
+                    Path::Index(&path, i)
+                ))),
+                None => Ok(()),
+            },
+        },
         Ty::Id if !(value.is_string() || value.is_i64() || value.is_u64()) => {
             wrong("a string or an integer")
         }
@@ -493,6 +519,26 @@ mod tests {
                 r#""level" must be one of debug, info, notice, warning, error, critical, alert, emergency"#,
             ),
             ("ping", json!({"_meta": 5}), r#""_meta" must be an object"#),
+            (
+                "subscriptions/listen",
+                json!({"notifications": 5}),
+                r#""notifications" must be an object"#,
+            ),
+            (
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": "yes"}}),
+                r#""notifications.toolsListChanged" must be a boolean"#,
+            ),
+            (
+                "subscriptions/listen",
+                json!({"notifications": {"resourceSubscriptions": "file:///a"}}),
+                r#""notifications.resourceSubscriptions" must be an array of strings"#,
+            ),
+            (
+                "subscriptions/listen",
+                json!({"notifications": {"resourceSubscriptions": ["file:///a", {"x": huge}]}}),
+                r#""notifications.resourceSubscriptions[1]" must be a string"#,
+            ),
         ] {
             let got = request(method, params).unwrap_err();
             assert_eq!(got, message, "{method}");
@@ -522,6 +568,11 @@ mod tests {
                 json!({"ref": {"type": "ref/resource", "uri": "file:///{x}"}, "argument": {"name": "x", "value": ""}, "context": {"arguments": {"y": "1"}}}),
             ),
             ("logging/setLevel", json!({"level": "warning"})),
+            ("subscriptions/listen", json!({})),
+            (
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///a"], "x-future": 1}}),
+            ),
             ("some/extension", json!({"anything": 1})),
         ] {
             assert_eq!(request(method, params), Ok(()), "{method}");

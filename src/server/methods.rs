@@ -50,7 +50,10 @@ impl McpServer {
             }
             "ping" => checked().map(|()| json!({})),
             "server/discover" => checked().map(|()| self.discover()),
-            "subscriptions/listen" if ctx.era == Era::Modern => self.listen(params, ctx).await,
+            "subscriptions/listen" if ctx.era == Era::Modern => {
+                checked()?;
+                self.listen(params, ctx).await
+            }
             "tools/call" => {
                 checked()?;
                 self.call_tool(params, ctx).await

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::peers::Peer;
-use super::{Inner, McpServer};
+use super::{Inner, McpServer, MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
 use crate::era;
 use crate::host::Outbound;
 use crate::server::context::RequestContext;
@@ -336,9 +336,23 @@ impl McpServer {
                 honoured.insert(key.into(), json!(true));
             }
         }
-        if let Some(uris) = asked.get("resourceSubscriptions").filter(|u| u.is_array()) {
+        if let Some(uris) = asked.get("resourceSubscriptions").and_then(Value::as_array) {
+            // The bounds `resources/subscribe` keeps for a scope hold for one stream's filter.
+            if uris.len() > MAX_SUBSCRIPTIONS_PER_SCOPE {
+                return Err(ErrorObject::invalid_params(format!(
+                    r#""notifications.resourceSubscriptions" holds more than {MAX_SUBSCRIPTIONS_PER_SCOPE} URIs"#
+                )));
+            }
+            if let Some(i) = uris.iter().position(|uri| {
+                uri.as_str()
+                    .is_some_and(|u| u.is_empty() || u.len() > MAX_SUBSCRIPTION_URI_BYTES)
+            }) {
+                return Err(ErrorObject::invalid_params(format!(
+                    r#""notifications.resourceSubscriptions[{i}]" must be a URI of 1 to {MAX_SUBSCRIPTION_URI_BYTES} bytes"#
+                )));
+            }
             if caps["resources"]["subscribe"] == json!(true) {
-                honoured.insert("resourceSubscriptions".into(), uris.clone());
+                honoured.insert("resourceSubscriptions".into(), Value::Array(uris.clone()));
             }
         }
         let ack = JsonRpcNotification::new("notifications/subscriptions/acknowledged").with_params(

@@ -78,7 +78,7 @@ pub struct SessionOptions {
     /// The cap on live sessions (default 4096); an `initialize` beyond it is refused.
     pub max_sessions: usize,
     /// The SSE `retry` advertised in priming events and before a server-side close, in ms
-    /// (default 1000).
+    /// (default 1000; a session advertises at most `u32::MAX`, ~49 days).
     pub retry_ms: u64,
 }
 
@@ -144,7 +144,9 @@ pub struct Session {
     id: Arc<str>,
     /// A supported version is kept as the crate's own text (no copy per session).
     protocol_version: Cow<'static, str>,
-    retry_ms: u64,
+    /// The `retry` field's milliseconds ([`SessionOptions::retry_ms`], at most `u32::MAX`,
+    /// ~49 days: room for the handshake byte beside it).
+    retry_ms: u32,
     clock: Clock,
     state: Mutex<State>,
     /// Where request-stream events also go (a shared event log), if anywhere.
@@ -193,7 +195,7 @@ impl Session {
         Session {
             id: Arc::from(id.into()),
             protocol_version: crate::protocol::version_text(protocol_version.into()),
-            retry_ms: options.retry_ms,
+            retry_ms: u32::try_from(options.retry_ms).unwrap_or(u32::MAX),
             clock,
             state: Mutex::new(State {
                 log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
@@ -421,7 +423,7 @@ impl Session {
             if let Some(sink) = &self.sink {
                 sink.logged(&self.id, id, None);
             }
-            let priming = sse::encode_priming(id.text().as_str(), Some(self.retry_ms));
+            let priming = sse::encode_priming(id.text().as_str(), Some(self.retry_ms.into()));
             match &mut conn {
                 Conn::Channel(tx) => {
                     let _ = tx.unbounded_send(priming);
@@ -485,7 +487,7 @@ impl Session {
                     let id = state.log.append(STANDALONE_STREAM, None, now);
                     let _ = tx.unbounded_send(sse::encode_priming(
                         id.text().as_str(),
-                        Some(self.retry_ms),
+                        Some(self.retry_ms.into()),
                     ));
                 }
                 STANDALONE_STREAM
@@ -528,7 +530,11 @@ impl Session {
     pub fn disconnect_all(&self) {
         let mut state = self.lock();
         for (_, sink) in state.sinks.take_all() {
-            end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
+            end(
+                &mut state,
+                sink,
+                Some(sse::encode_retry(self.retry_ms.into())),
+            );
         }
     }
 
@@ -542,7 +548,11 @@ impl Session {
             .collect();
         for stream in idle {
             if let Some(sink) = state.sinks.remove(stream) {
-                end(&mut state, sink, Some(sse::encode_retry(self.retry_ms)));
+                end(
+                    &mut state,
+                    sink,
+                    Some(sse::encode_retry(self.retry_ms.into())),
+                );
             }
         }
     }
@@ -555,7 +565,11 @@ impl Session {
     pub fn disconnect(&self, stream: u64) -> bool {
         let mut state = self.lock();
         match state.sinks.remove(stream) {
-            Some(sink) => end(&mut state, sink, Some(sse::encode_retry(self.retry_ms))),
+            Some(sink) => end(
+                &mut state,
+                sink,
+                Some(sse::encode_retry(self.retry_ms.into())),
+            ),
             None => false,
         }
     }

@@ -580,6 +580,66 @@ fn listen(id: u64) -> Vec<u8> {
 }
 
 #[test]
+fn listen_params_are_checked_and_its_uris_bounded_as_subscriptions_are() {
+    use crate::server::{MAX_SUBSCRIPTIONS_PER_SCOPE, MAX_SUBSCRIPTION_URI_BYTES};
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, pushed) = sink();
+    let mut conn = initialized(Connection::new(
+        server,
+        "t",
+        outbound,
+        ConnectionOptions::stdio(8),
+    ));
+    let too_many: Vec<String> = (0..=MAX_SUBSCRIPTIONS_PER_SCOPE)
+        .map(|i| format!("file:///{i}"))
+        .collect();
+    let too_long = format!("file:///{}", "x".repeat(MAX_SUBSCRIPTION_URI_BYTES));
+    for (id, notifications, message) in [
+        (
+            1,
+            json!(5),
+            r#""notifications" must be an object"#.to_owned(),
+        ),
+        (
+            2,
+            json!({"resourceSubscriptions": [1, null]}),
+            r#""notifications.resourceSubscriptions[0]" must be a string"#.to_owned(),
+        ),
+        (
+            3,
+            json!({"resourceSubscriptions": too_many}),
+            format!(
+                r#""notifications.resourceSubscriptions" holds more than {MAX_SUBSCRIPTIONS_PER_SCOPE} URIs"#
+            ),
+        ),
+        (
+            4,
+            json!({"resourceSubscriptions": ["file:///a", too_long]}),
+            format!(
+                r#""notifications.resourceSubscriptions[1]" must be a URI of 1 to {MAX_SUBSCRIPTION_URI_BYTES} bytes"#
+            ),
+        ),
+    ] {
+        let mut request: Value = serde_json::from_slice(&listen(id)).unwrap();
+        request["params"]["notifications"] = notifications;
+        let mut host = Host::new();
+        host.take(conn.receive(request.to_string().as_bytes()));
+        let responses = host.run();
+        let response = &responses[0];
+        assert_eq!(response["id"], id, "{response}");
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        let got = response["error"]["message"].as_str().unwrap();
+        assert!(got.ends_with(&message), "{got}");
+        assert!(got.len() < 200, "the message must not carry the value");
+    }
+    assert!(
+        pushed.lock().unwrap().is_empty(),
+        "no stream was acknowledged"
+    );
+    assert_eq!(conn.in_flight(), 0);
+}
+
+#[test]
 fn listen_streams_at_the_limit_keep_the_input_read_so_their_cancellation_arrives() {
     let server = McpServer::new(ServerOptions::new("t", "1"));
     let (outbound, pushed) = sink();
