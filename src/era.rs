@@ -233,6 +233,32 @@ mod tests {
     }
 
     #[test]
+    fn a_mismatch_names_the_header_without_echoing_long_values() {
+        let name = "n".repeat(20_000);
+        let r = req(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name": name}}));
+        let long = "h".repeat(16_000);
+        let header = move |n: &str| match n {
+            "mcp-method" => Some("tools/call".to_owned()),
+            "mcp-name" => Some(long.clone()),
+            _ => None,
+        };
+        let error = validate_headers(&header, &r, None).unwrap_err();
+        assert_eq!(error.code, HEADER_MISMATCH);
+        assert!(error.message.contains("Mcp-Name"), "{}", error.message);
+        assert!(error.message.len() < 400, "{}", error.message.len());
+        // A header the lookup did not give (absent, or not text) is named with why it may be so.
+        let none = |n: &str| (n == "mcp-method").then(|| "tools/call".to_owned());
+        let error = validate_headers(&none, &r, None).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("missing Mcp-Name (or its value is not ASCII text"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
     fn headers_are_validated_against_the_body() {
         let schema = json!({"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"Priority"},"v":{"type":"boolean","x-mcp-header":"Verbose"}}});
         let r = req(

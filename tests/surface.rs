@@ -574,7 +574,7 @@ fn params_off_the_schema_are_refused_naming_the_member_never_echoing_the_value()
         (
             "tools/list",
             json!({"_meta": {"progressToken": {"k": secret}}}),
-            r#""_meta.progressToken" must be a string or an integer"#,
+            r#""_meta.progressToken" must be a string or an integer (of at most 64 bits)"#,
         ),
         (
             "initialize",

@@ -568,7 +568,7 @@ async fn a_batch_at_2025_03_26_is_answered_by_one_text_frame() {
             {"jsonrpc":"2.0","id":1,"result":{}},
             {"jsonrpc":"2.0","id":2,"result":{"tools":[]}},
             {"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request: the request id is already in use by an earlier request of this batch"}},
-            {"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: a response needs \"result\" or \"error\""}}
+            {"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: a message with an \"id\" needs \"method\" (a request), or \"result\" or \"error\" (a response)"}}
         ])
     );
     // Only notifications: nothing is sent; the next frame answers the ping after it.

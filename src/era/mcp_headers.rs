@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::header_mismatch;
 use crate::http::headers;
+use crate::protocol::params::printable;
 use crate::wire::json_text::json_number;
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcRequest};
 
@@ -114,6 +115,14 @@ pub fn header_text(value: &Value) -> Option<String> {
     }
 }
 
+/// The message for a header the body needs and the lookup did not give: absent, or a value
+/// that is not text (a non-ASCII value is sent as `=?base64?…?=`).
+fn missing(name: &str) -> String {
+    format!(
+        "missing {name} (or its value is not ASCII text: send a non-ASCII value as =?base64?…?=)"
+    )
+}
+
 /// Validate the modern HTTP headers against the body ([Streamable HTTP](https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), [`x-mcp-header`](https://modelcontextprotocol.io/specification/2026-07-28/server/tools)): `Mcp-Method`
 /// equals `method` (values are case-sensitive), `Mcp-Name` equals the name or URI, and each
 /// `Mcp-Param-{Name}` of the tool's `x-mcp-header` annotations matches its argument (an integer
@@ -129,23 +138,26 @@ pub fn validate_headers(
     tool_schema: Option<&Value>,
 ) -> Result<(), ErrorObject> {
     match header(headers::MCP_METHOD) {
-        None => return Err(header_mismatch("missing Mcp-Method")),
+        None => return Err(header_mismatch(missing("Mcp-Method"))),
         Some(m) if m.trim() != request.method => {
             return Err(header_mismatch(format!(
-                "Mcp-Method {m:?} differs from method {:?}",
-                request.method
+                "Mcp-Method {:?} differs from method {:?}",
+                printable(&m),
+                printable(&request.method)
             )))
         }
         Some(_) => {}
     }
     if let Some(name) = expected_name(request) {
         match header(headers::MCP_NAME) {
-            None => return Err(header_mismatch("missing Mcp-Name")),
+            None => return Err(header_mismatch(missing("Mcp-Name"))),
             Some(raw) => {
                 let got = decode_header_value(&raw)?;
                 if got != name {
                     return Err(header_mismatch(format!(
-                        "Mcp-Name {got:?} differs from {name:?}"
+                        "Mcp-Name {:?} differs from {:?}",
+                        printable(&got),
+                        printable(&name)
                     )));
                 }
             }
@@ -169,14 +181,18 @@ pub fn validate_headers(
         ));
         match (expected, got) {
             (None, _) => {}
-            (Some(_), None) => return Err(header_mismatch(format!("missing Mcp-Param-{suffix}"))),
+            (Some(_), None) => {
+                return Err(header_mismatch(missing(&format!("Mcp-Param-{suffix}"))))
+            }
             (Some(expected), Some(raw)) => {
                 let got = decode_header_value(&raw)?;
                 let same = got == expected
                     || matches!((json_number(&got), json_number(&expected)), (Some(a), Some(b)) if a == b);
                 if !same {
                     return Err(header_mismatch(format!(
-                        "Mcp-Param-{suffix} {got:?} differs from {expected:?}"
+                        "Mcp-Param-{suffix} {:?} differs from {:?}",
+                        printable(&got),
+                        printable(&expected)
                     )));
                 }
             }

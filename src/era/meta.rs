@@ -8,6 +8,7 @@ use super::{
     META_LOG_LEVEL, META_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY,
     MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::protocol::params::printable;
 use crate::protocol::LogLevel;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -88,7 +89,7 @@ pub fn parse_meta(params: Option<&Map<String, Value>>) -> Result<ModernMeta, Err
 pub fn unsupported_version(requested: &str) -> ErrorObject {
     ErrorObject::new(
         UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version: {requested}"),
+        format!("Unsupported protocol version: {}", printable(requested)),
     )
     .with_data(json!({ "supported": supported_versions(), "requested": requested }))
 }
@@ -117,8 +118,9 @@ pub fn check_version(meta: &ModernMeta, header: Option<&str>) -> Result<(), Erro
     if let Some(header) = header {
         if header != meta.protocol_version {
             return Err(header_mismatch(format!(
-                "MCP-Protocol-Version {header:?} differs from _meta protocolVersion {:?}",
-                meta.protocol_version
+                "MCP-Protocol-Version {:?} differs from _meta protocolVersion {:?}",
+                printable(header),
+                printable(&meta.protocol_version)
             )));
         }
     }

@@ -21,7 +21,8 @@ pub fn host_required<H: Fields + ?Sized>(
     (version == Some(HttpVersion::Http11) && !fields.has_field(headers::HOST)).then(|| {
         Answer::rpc_error(
             400,
-            ErrorObject::invalid_request(
+            ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
                 "Bad Request: an HTTP/1.1 request must carry a Host header (RFC 9112 section 3.2)",
             ),
         )
@@ -132,10 +133,13 @@ fn differs_from<'a>(seen: &mut Option<Option<&'a str>>, part: Option<&'a str>) -
 fn conflicting(name: &str) -> Answer {
     Answer::rpc_error(
         400,
-        ErrorObject::invalid_request(format!(
-            "Bad Request: conflicting {} headers (repeated with different values)",
-            display_name(name)
-        )),
+        ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "Bad Request: conflicting {} headers (repeated with different values)",
+                display_name(name)
+            ),
+        ),
     )
 }
 
@@ -272,8 +276,20 @@ impl BadProtocolVersion {
     /// The `400` (`-32600`) that refuses it (spec `basic/transports`, Protocol Version Header).
     pub fn answer(&self) -> Answer {
         let message = match self {
+            BadProtocolVersion::Unsupported(v)
+                if crate::era::MODERN_PROTOCOL_VERSIONS.contains(&v.as_str()) =>
+            {
+                format!(
+                    "Bad Request: MCP-Protocol-Version {v:?} has no sessions (that revision is \
+                     stateless): a POST at it goes without Mcp-Session-Id; a session's requests, \
+                     GET and DELETE carry the session's negotiated version"
+                )
+            }
             BadProtocolVersion::Unsupported(v) => {
-                format!("Bad Request: unsupported MCP-Protocol-Version {v:?}")
+                format!(
+                    "Bad Request: unsupported MCP-Protocol-Version {:?}",
+                    crate::protocol::params::printable(v)
+                )
             }
             BadProtocolVersion::Conflicting => {
                 "Bad Request: conflicting MCP-Protocol-Version headers".to_owned()

@@ -541,6 +541,16 @@ fn get_resumes_the_session_stream_and_delete_ends_it() {
             .header(MCP_PROTOCOL_VERSION, "1999-01-01"),
     );
     assert_eq!(a.status, 400);
+    // The stateless revision is served, but not in a session: the message says so.
+    let a = answer(
+        &r,
+        get()
+            .header(MCP_SESSION_ID, id.clone())
+            .header(MCP_PROTOCOL_VERSION, "2026-07-28"),
+    );
+    assert_eq!((a.status, code_of(&a)), (400, -32600));
+    let message = json_of(&a)["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("has no sessions"), "{message}");
     assert!(matches!(
         r.head("GET", DEFAULT_MCP_PATH, &Vec::new()),
         Head::NoBody

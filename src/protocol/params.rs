@@ -343,7 +343,7 @@ fn check_value(ty: Ty, value: &Value, path: Path<'_>) -> Result<(), ErrorObject>
             },
         },
         Ty::Id if !(value.is_string() || value.is_i64() || value.is_u64()) => {
-            wrong("a string or an integer")
+            wrong("a string or an integer (of at most 64 bits)")
         }
         Ty::StrMap => match value.as_object() {
             None => wrong("an object of strings"),
@@ -392,8 +392,9 @@ fn check_value(ty: Ty, value: &Value, path: Path<'_>) -> Result<(), ErrorObject>
     }
 }
 
-/// A member name from the peer, cut and stripped of control characters for an error message.
-fn printable(key: &str) -> String {
+/// Text from the peer (a member name, a header value), cut to 64 characters and stripped of
+/// control characters for an error message.
+pub(crate) fn printable(key: &str) -> String {
     let mut out: String = key.chars().filter(|c| !c.is_control()).take(64).collect();
     if key.chars().count() > 64 {
         out.push('…');
@@ -458,7 +459,10 @@ mod tests {
         p["_meta"] = json!({"progressToken": {"evil": true}});
         assert_eq!(
             request("initialize", p),
-            Err(r#""_meta.progressToken" must be a string or an integer"#.into())
+            Err(
+                r#""_meta.progressToken" must be a string or an integer (of at most 64 bits)"#
+                    .into()
+            )
         );
     }
 

@@ -369,7 +369,9 @@ impl JsonRpcMessage {
             (None, None) => {
                 return Err(as_response(InvalidMessage::new(
                     id,
-                    ErrorObject::invalid_request(r#"a response needs "result" or "error""#),
+                    ErrorObject::invalid_request(
+                        r#"a message with an "id" needs "method" (a request), or "result" or "error" (a response)"#,
+                    ),
                 )))
             }
         };
