@@ -3,6 +3,8 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// An SSE event id: `"<stream>-<seq>"`, both lowercase base36 without leading zeros.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -113,7 +115,7 @@ pub struct Event {
 
 /// A bounded, append-only event log: at most `capacity` events, each kept at most `ttl_ms`
 /// (evicted lazily, on the next append or replay). Oldest first.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ReplayLog {
     events: VecDeque<Event>,
     capacity: usize,
@@ -122,10 +124,96 @@ pub struct ReplayLog {
     /// Bytes of event data retained, bounded by `max_bytes`.
     bytes: usize,
     max_bytes: usize,
+    /// The bound this log shares with others (every session of a store), if any.
+    budget: Option<LogBudget>,
+}
+
+/// A clone is a snapshot of the events, outside any shared [`LogBudget`].
+impl Clone for ReplayLog {
+    fn clone(&self) -> Self {
+        ReplayLog {
+            events: self.events.clone(),
+            capacity: self.capacity,
+            ttl_ms: self.ttl_ms,
+            next_seq: self.next_seq,
+            bytes: self.bytes,
+            max_bytes: self.max_bytes,
+            budget: None,
+        }
+    }
+}
+
+impl Drop for ReplayLog {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.budget {
+            budget.give(self.bytes);
+        }
+    }
 }
 
 /// The most event data one session's log retains: 8 MiB (the oldest events go first).
 pub const DEFAULT_LOG_MAX_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most event data the replay logs of one store's sessions retain together: 256 MiB.
+pub const DEFAULT_LOG_TOTAL_BYTES: usize = 256 * 1024 * 1024;
+
+/// A bound on the event data several [`ReplayLog`]s retain together (the sessions of one store:
+/// without it, `max_sessions` full logs of 8 MiB each would be a peer's to fill). A log that
+/// would go past it evicts its own oldest events first; an event that still does not fit is not
+/// retained (it is still delivered live; a resume after it replays nothing). Clones share the
+/// bound.
+#[derive(Clone, Debug)]
+pub struct LogBudget(Arc<Budget>);
+
+#[derive(Debug)]
+struct Budget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl LogBudget {
+    /// A bound of `limit` bytes of event data.
+    pub fn new(limit: usize) -> Self {
+        LogBudget(Arc::new(Budget {
+            limit,
+            used: AtomicUsize::new(0),
+        }))
+    }
+
+    /// The bound, in bytes.
+    pub fn limit(&self) -> usize {
+        self.0.limit
+    }
+
+    /// The bytes of event data retained under it now.
+    pub fn used(&self) -> usize {
+        self.0.used.load(Ordering::Relaxed)
+    }
+
+    /// Take `bytes` of the bound; `false` (nothing taken) when they do not fit.
+    fn take(&self, bytes: usize) -> bool {
+        self.0
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|&n| n <= self.0.limit)
+            })
+            .is_ok()
+    }
+
+    /// Give back `bytes` taken before.
+    fn give(&self, bytes: usize) {
+        if bytes > 0 {
+            self.0.used.fetch_sub(bytes, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Default for LogBudget {
+    /// [`DEFAULT_LOG_TOTAL_BYTES`].
+    fn default() -> Self {
+        LogBudget::new(DEFAULT_LOG_TOTAL_BYTES)
+    }
+}
 
 impl ReplayLog {
     /// An empty log; a `capacity` of `0` retains nothing.
@@ -137,6 +225,24 @@ impl ReplayLog {
             next_seq: 0,
             bytes: 0,
             max_bytes: DEFAULT_LOG_MAX_BYTES,
+            budget: None,
+        }
+    }
+
+    /// Count the retained event data against `budget`, shared with other logs (see
+    /// [`LogBudget`]). Set it before the first event.
+    pub fn with_budget(mut self, budget: LogBudget) -> Self {
+        debug_assert!(self.events.is_empty());
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Forget `old`'s data in the byte counts (this log's and the shared budget's).
+    fn release(&mut self, old: &Event) {
+        let size = old.data.as_ref().map_or(0, String::len);
+        self.bytes -= size;
+        if let Some(budget) = &self.budget {
+            budget.give(size);
         }
     }
 
@@ -179,8 +285,19 @@ impl ReplayLog {
                 let Some(old) = self.events.pop_front() else {
                     break;
                 };
-                self.bytes -= old.data.as_ref().map_or(0, String::len);
+                self.release(&old);
                 evicted.get_or_insert(old);
+            }
+            // The shared bound: this log's own oldest events make room first.
+            if let Some(budget) = self.budget.clone() {
+                while !budget.take(size) {
+                    let Some(old) = self.events.pop_front() else {
+                        // Nothing of its own left to give: not retained.
+                        return (id, evicted);
+                    };
+                    self.release(&old);
+                    evicted.get_or_insert(old);
+                }
             }
             self.bytes += size;
             if self.events.capacity() == 0 {
@@ -251,7 +368,7 @@ impl ReplayLog {
             .is_some_and(|e| now.saturating_sub(e.timestamp) >= self.ttl_ms)
         {
             if let Some(old) = self.events.pop_front() {
-                self.bytes -= old.data.as_ref().map_or(0, String::len);
+                self.release(&old);
                 first.get_or_insert(old);
             }
         }
@@ -271,6 +388,38 @@ impl ReplayLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logs_sharing_a_budget_retain_at_most_it_together_each_paying_for_its_own() {
+        let budget = LogBudget::new(100);
+        let text = |n: usize| Some("x".repeat(n));
+        let mut a = ReplayLog::new(16, 60_000).with_budget(budget.clone());
+        let mut b = ReplayLog::new(16, 60_000).with_budget(budget.clone());
+        a.append(1, text(60), 0);
+        assert_eq!(budget.used(), 60);
+        // No room, and nothing of its own to give: delivered live, not retained.
+        let lost = b.append(1, text(60), 0);
+        assert!(b.is_empty());
+        assert_eq!(b.replay(lost, 0), None);
+        assert_eq!(budget.used(), 60);
+        // A log over the bound gives up its own oldest first.
+        let kept = a.append(1, text(60), 0);
+        assert_eq!((a.len(), a.retained_bytes(), budget.used()), (1, 60, 60));
+        assert_eq!(a.replay(kept, 0), Some(Vec::new()));
+        // Priming events (no data) cost nothing.
+        b.append(1, None, 0);
+        assert_eq!((b.len(), budget.used()), (1, 60));
+        // A snapshot is outside the budget; a dropped log gives its bytes back.
+        drop(a.clone());
+        assert_eq!(budget.used(), 60);
+        drop(a);
+        assert_eq!(budget.used(), 0);
+        b.append(1, text(60), 0);
+        assert_eq!((b.len(), budget.used()), (2, 60));
+        // Expiry gives back too.
+        b.append(1, text(10), 120_000);
+        assert_eq!((b.len(), budget.used()), (1, 10));
+    }
 
     #[test]
     fn event_ids_round_trip_canonically() {

@@ -39,7 +39,10 @@ mod streams;
 
 pub use backend::{SessionBackend, Unavailable};
 pub use events::{random_first_stream, EventSink};
-pub use log::{Event, EventId, InvalidEventId, ReplayLog};
+pub use log::{
+    Event, EventId, InvalidEventId, LogBudget, ReplayLog, DEFAULT_LOG_MAX_BYTES,
+    DEFAULT_LOG_TOTAL_BYTES,
+};
 pub use store::{mint_session_id, MintError, SessionStore};
 use streams::StreamMap;
 
@@ -80,6 +83,10 @@ pub struct SessionOptions {
     /// The SSE `retry` advertised in priming events and before a server-side close, in ms
     /// (default 1000; a session advertises at most `u32::MAX`, ~49 days).
     pub retry_ms: u64,
+    /// The bound on the event data the replay logs of every session made with these options
+    /// (and their clones: a store's sessions) retain together, beside each log's own 8 MiB
+    /// ([`LogBudget`]; default [`DEFAULT_LOG_TOTAL_BYTES`], 256 MiB).
+    pub log_budget: LogBudget,
 }
 
 impl Default for SessionOptions {
@@ -90,6 +97,7 @@ impl Default for SessionOptions {
             idle_ttl_ms: Some(DEFAULT_SESSION_IDLE_TTL_MS),
             max_sessions: DEFAULT_MAX_SESSIONS,
             retry_ms: DEFAULT_RETRY_MS,
+            log_budget: LogBudget::default(),
         }
     }
 }
@@ -198,7 +206,8 @@ impl Session {
             retry_ms: u32::try_from(options.retry_ms).unwrap_or(u32::MAX),
             clock,
             state: Mutex::new(State {
-                log: ReplayLog::new(options.log_capacity, options.event_ttl_ms),
+                log: ReplayLog::new(options.log_capacity, options.event_ttl_ms)
+                    .with_budget(options.log_budget.clone()),
                 sinks: StreamMap::Empty,
                 open: StreamMap::Empty,
                 ended_buffers: StreamMap::Empty,
@@ -946,6 +955,27 @@ mod tests {
 
     /// What a session struct costs beside its heap: an upper bound (64-bit targets), so it does
     /// not grow back unnoticed.
+    #[test]
+    fn the_sessions_made_with_one_options_share_its_log_budget() {
+        let (_, clock) = clock();
+        let options = SessionOptions {
+            log_budget: LogBudget::new(100),
+            ..SessionOptions::default()
+        };
+        let a = Session::new("a", "2025-06-18", &options, clock.clone());
+        let b = Session::new("b", "2025-06-18", &options.clone(), clock);
+        let x = "x".repeat(60);
+        a.push(&x);
+        assert_eq!(options.log_budget.used(), 60);
+        // `b`'s event does not fit beside `a`'s, and `b` has none of its own to give up.
+        b.push(&x);
+        assert_eq!(options.log_budget.used(), 60);
+        drop(a);
+        assert_eq!(options.log_budget.used(), 0, "an ended session gives its bytes back");
+        b.push(&x);
+        assert_eq!(options.log_budget.used(), 60);
+    }
+
     #[test]
     fn a_session_is_compact() {
         assert!(size_of::<Session>() <= 280, "{}", size_of::<Session>());
