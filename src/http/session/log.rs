@@ -118,12 +118,14 @@ pub struct Event {
 #[derive(Debug)]
 pub struct ReplayLog {
     events: VecDeque<Event>,
-    capacity: usize,
+    /// The event bound (at most `u32::MAX`, as `max_bytes`: room for the shared budget in the
+    /// session's size).
+    capacity: u32,
     ttl_ms: u64,
     next_seq: u64,
     /// Bytes of event data retained, bounded by `max_bytes`.
     bytes: usize,
-    max_bytes: usize,
+    max_bytes: u32,
     /// The bound this log shares with others (every session of a store), if any.
     budget: Option<LogBudget>,
 }
@@ -149,6 +151,11 @@ impl Drop for ReplayLog {
             budget.give(self.bytes);
         }
     }
+}
+
+/// `n`, or `u32::MAX` beyond it (a log's bounds: 4 billion events or 4 GiB are no bound lower).
+fn saturating_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// The most event data one session's log retains: 8 MiB (the oldest events go first).
@@ -220,11 +227,11 @@ impl ReplayLog {
     pub fn new(capacity: usize, ttl_ms: u64) -> Self {
         ReplayLog {
             events: VecDeque::new(),
-            capacity,
+            capacity: saturating_u32(capacity),
             ttl_ms,
             next_seq: 0,
             bytes: 0,
-            max_bytes: DEFAULT_LOG_MAX_BYTES,
+            max_bytes: saturating_u32(DEFAULT_LOG_MAX_BYTES),
             budget: None,
         }
     }
@@ -249,7 +256,7 @@ impl ReplayLog {
     /// Bound the retained event data to `max_bytes` (default 8 MiB, `DEFAULT_LOG_MAX_BYTES`); an
     /// event larger than that is not retained (it is still delivered live).
     pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_bytes = max_bytes;
+        self.max_bytes = saturating_u32(max_bytes);
         self
     }
 
@@ -280,8 +287,9 @@ impl ReplayLog {
         self.next_seq += 1;
         let mut evicted = self.evict(now);
         let size = data.as_ref().map_or(0, String::len);
-        if self.capacity > 0 && size <= self.max_bytes {
-            while self.events.len() >= self.capacity || self.bytes + size > self.max_bytes {
+        let (capacity, max_bytes) = (self.capacity as usize, self.max_bytes as usize);
+        if capacity > 0 && size <= max_bytes {
+            while self.events.len() >= capacity || self.bytes + size > max_bytes {
                 let Some(old) = self.events.pop_front() else {
                     break;
                 };

@@ -971,7 +971,11 @@ mod tests {
         b.push(&x);
         assert_eq!(options.log_budget.used(), 60);
         drop(a);
-        assert_eq!(options.log_budget.used(), 0, "an ended session gives its bytes back");
+        assert_eq!(
+            options.log_budget.used(),
+            0,
+            "an ended session gives its bytes back"
+        );
         b.push(&x);
         assert_eq!(options.log_budget.used(), 60);
     }
