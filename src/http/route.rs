@@ -628,6 +628,9 @@ impl Route {
         // handshake era, takes the modern validation path; a live session stays legacy.
         let modern = live::<S>(&session).is_none()
             && (negotiated.modern_header || era::has_modern_meta(request.params.as_ref()));
+        // A session's `initialize` opens its scope and records its answer on the session
+        // (`Session::record_initialize`).
+        let initialize = request.method == "initialize";
         if modern {
             // Read again on this path only (it passed the negotiation, so it reads the same).
             let version = protocol_version_header(fields).ok().flatten();
@@ -640,7 +643,7 @@ impl Route {
         } else {
             ctx.protocol_version = Some(negotiated.protocol_version);
             if let Some(session) = live::<S>(&session) {
-                if request.method == "initialize" && session.initialized() {
+                if initialize && session.initialized() {
                     // A repeat handshake would answer a version the session does not speak:
                     // a new one starts without `Mcp-Session-Id`.
                     return Answer::json(
@@ -657,7 +660,7 @@ impl Route {
                 ctx = ctx
                     .with_session(session.clone())
                     .with_scope(session.scope());
-                if request.method == "initialize" {
+                if initialize {
                     // Pushes not tied to a request (list changes, resource updates, requests of
                     // tools answered by JSON) go on the session's GET stream. The scope is keyed
                     // by the session's own id text (no copy).
@@ -669,8 +672,6 @@ impl Route {
                 }
             }
         }
-        // A session's `initialize` records its answer on the session (see `record_initialize`).
-        let handshake = request.method == "initialize";
         let message = JsonRpcMessage::Request(request);
         if negotiated.sse {
             // An ended session has no stream to open: the request is answered on a stream of
@@ -678,7 +679,7 @@ impl Route {
             if let Some((session, opened)) =
                 live::<S>(&session).and_then(|s| Some((s, s.open_request_buffer()?)))
             {
-                return self.session_stream(session, opened, message, ctx, handshake);
+                return self.session_stream(session, opened, message, ctx, initialize);
             }
             return self.stream(message, ctx).await;
         }
@@ -691,7 +692,7 @@ impl Route {
         // on every path, and a host boxes and moves this future for every request.
         match Box::pin(self.server.dispatch_with(message, ctx)).await {
             Some(response) => {
-                if let Some(session) = live::<S>(&session).filter(|_| handshake) {
+                if let Some(session) = live::<S>(&session).filter(|_| initialize) {
                     session.record_initialize(!response.is_error());
                 }
                 Answer::json(status_of(modern, &response), &response)
@@ -822,10 +823,7 @@ impl Route {
         // Polled once in place: a dispatch done at its first poll (a `ping`, a tool that does
         // not wait) needs no task, no cancellation and no channel for its response; its
         // notifications so far are queued. Only one that waits is spawned.
-        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            (&mut dispatch).now_or_never()
-        }));
-        let cancelled = match polled {
+        let cancelled = match poll_once(&mut dispatch) {
             Ok(Some(response)) => {
                 // Its context (and the sender in it) is gone with it, unless a tool kept it:
                 // what that sends after the response is not part of this reply.
@@ -1154,15 +1152,19 @@ impl Route {
     /// server answers a handler's own with `-32603`) drops the dispatch, as a panicking task
     /// would, and is logged as `panicked`.
     fn poll_once_or_spawn(&self, mut dispatch: crate::BoxFuture<'static, ()>, panicked: &str) {
-        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            (&mut dispatch).now_or_never()
-        }));
-        match polled {
+        match poll_once(&mut dispatch) {
             Ok(Some(())) => {}
             Ok(None) => (self.spawn)(dispatch),
             Err(_) => tracing::error!("{panicked}"),
         }
     }
+}
+
+/// Poll `dispatch` once in place: `Ok(Some(output))` when it is done, `Ok(None)` when it waits,
+/// `Err(())` when it panicked outside the handler (the server answers a handler's own panic with
+/// `-32603`); the caller then drops it, as a panicking task would be.
+fn poll_once<T>(dispatch: &mut crate::BoxFuture<'static, T>) -> Result<Option<T>, ()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch.now_or_never())).map_err(drop)
 }
 
 /// Finishes a session's request stream when dropped (the dispatch that owns it is over).
