@@ -62,16 +62,36 @@ async fn utf8_split_across_writes_crlf_bom_and_blank_lines() {
     assert_eq!(reply["result"]["content"][0]["text"], "héllo ✓");
 }
 
+/// A line that is not JSON gets `-32700` (JSON-RPC 2.0 §5.1): id `null`, or the id of a whole
+/// request that starts it; a response and a broken notification get nothing; an invalid
+/// request its error.
 #[tokio::test]
-async fn junk_lines_and_responses_get_no_reply_but_invalid_requests_do() {
+async fn junk_lines_get_a_parse_error_responses_nothing_and_invalid_requests_theirs() {
     let mut s = spawn();
     s.write(b"this is not json\n{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":5}\n").await;
+    let parse = s.read_json().await;
+    assert_eq!(
+        (parse["error"]["code"].clone(), parse["id"].clone()),
+        (json!(-32700), json!(null))
+    );
     s.write(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n")
         .await;
     let invalid = s.read_json().await;
     assert_eq!(
         (invalid["error"]["code"].clone(), invalid["id"].clone()),
         (json!(-32600), json!(null))
+    );
+    s.write(b"\xff\xfe\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"} trailing\n")
+        .await;
+    let not_utf8 = s.read_json().await;
+    assert_eq!(
+        (not_utf8["error"]["code"].clone(), not_utf8["id"].clone()),
+        (json!(-32700), json!(null))
+    );
+    let trailing = s.read_json().await;
+    assert_eq!(
+        (trailing["error"]["code"].clone(), trailing["id"].clone()),
+        (json!(-32700), json!(8))
     );
     s.write(b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n").await;
     let batch = s.read_json().await;

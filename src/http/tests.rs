@@ -237,6 +237,12 @@ fn malformed_and_invalid_bodies_are_400() {
         ("{", -32700, Value::Null),
         ("", -32700, Value::Null),
         ("[]", -32600, Value::Null),
+        // More after a whole request: its id, so it is answered (as on stdio and WebSocket).
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"ping"} {"#,
+            -32700,
+            json!(4),
+        ),
         (
             r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
             -32602,
@@ -247,6 +253,21 @@ fn malformed_and_invalid_bodies_are_400() {
         assert_eq!((a.status, code_of(&a)), (400, code), "{body}");
         assert_eq!(json_of(&a)["id"], id, "{body}");
     }
+}
+
+/// A body that starts with a UTF-8 byte order mark is read as if it had none (RFC 8259 §8.1).
+#[test]
+fn a_leading_byte_order_mark_is_ignored() {
+    let r = route();
+    let a = answer(
+        &r,
+        post("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"),
+    );
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        json_of(&a),
+        json!({"jsonrpc": "2.0", "id": 3, "result": {}})
+    );
 }
 
 #[test]

@@ -140,6 +140,13 @@ impl Driver {
         self.take(received)
     }
 
+    /// A message over the host's `limit` in bytes was discarded unread: its answer, as JSON
+    /// text, for the caller to write ([`Connection::too_long`]).
+    pub(crate) fn too_long(&mut self, limit: usize) -> Option<String> {
+        let received = self.conn.too_long(limit);
+        self.take(received)
+    }
+
     /// Act on what the connection decided about one message.
     fn take(&mut self, received: Received) -> Option<String> {
         match received {

@@ -6,8 +6,10 @@
 //! WebSocket ([`crate::server::connection`], driven by `native::connection`) under the stdio rules:
 //! requests are dispatched concurrently, so a slow tool does not hold up a `ping` sent after it,
 //! and at most `max_in_flight` run (reading pauses at the cap); replies are written by one writer
-//! task, one whole line each, in completion order. A non-JSON line, a response object or a broken
-//! notification gets no reply (it is logged); other invalid messages get their JSON-RPC error. At
+//! task, one whole line each, in completion order. A line that is not JSON gets `-32700` (id
+//! `null`, or the request's when a whole request starts the line), a line over the size limit
+//! `-32600` with id `null`; a response object or a broken notification gets no reply (it is
+//! logged; JSON-RPC forbids answering either); other invalid messages get their JSON-RPC error. At
 //! EOF the in-flight requests finish, their replies are flushed, and [`serve`] returns.
 
 use std::io;
@@ -23,7 +25,8 @@ use crate::wire::framing::{Frame, FrameRef, LineDecoder, DEFAULT_MAX_LINE_BYTES}
 /// Options for [`serve_with`].
 #[derive(Clone, Debug)]
 pub struct StdioOptions {
-    /// The longest accepted line in bytes (default 64 MiB); a longer one is skipped and logged.
+    /// The longest accepted line in bytes (default 64 MiB); a longer one is discarded unread
+    /// and answered with `-32600`, id `null`.
     pub max_line_bytes: usize,
     /// Requests running at once at most (default 256); reading pauses at the cap.
     pub max_in_flight: usize,
@@ -145,7 +148,7 @@ where
         let mut chunk = &buf[..n];
         while let Some(frame) = decoder.frames(&mut chunk) {
             conn.ready().await;
-            on_frame(frame, &mut conn, &tx).await;
+            on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
         }
     };
     if let Some(frame) = decoder.finish() {
@@ -154,7 +157,7 @@ where
             Frame::Line(line) => FrameRef::Line(line),
             Frame::TooLong(n) => FrameRef::TooLong(*n),
         };
-        on_frame(frame, &mut conn, &tx).await;
+        on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
     }
     conn.end().await;
     drop(tx);
@@ -162,16 +165,21 @@ where
     read_result.and(write_result)
 }
 
-async fn on_frame(frame: FrameRef<'_>, conn: &mut Driver, tx: &mpsc::Sender<String>) {
-    match frame {
-        FrameRef::Line(line) => {
-            if let Some(answer) = conn.receive(line) {
-                let _ = tx.send(answer).await;
-            }
-        }
+async fn on_frame(
+    frame: FrameRef<'_>,
+    conn: &mut Driver,
+    tx: &mpsc::Sender<String>,
+    max_line_bytes: usize,
+) {
+    let answer = match frame {
+        FrameRef::Line(line) => conn.receive(line),
         FrameRef::TooLong(n) => {
-            tracing::warn!(bytes = n, "stdio: skipped a line over the size limit")
+            tracing::debug!(bytes = n, "stdio: a line over the size limit");
+            conn.too_long(max_line_bytes)
         }
+    };
+    if let Some(answer) = answer {
+        let _ = tx.send(answer).await;
     }
 }
 
@@ -211,7 +219,7 @@ mod tests {
     use tokio::io::AsyncWriteExt;
 
     #[tokio::test]
-    async fn over_long_lines_are_skipped_and_serving_goes_on() {
+    async fn an_over_long_line_is_answered_unread_and_serving_goes_on() {
         let server = McpServer::new(ServerOptions::new("t", "1"));
         let long = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"p\":\"{}\"}}}}\n",
@@ -228,7 +236,21 @@ mod tests {
             .unwrap();
         let mut output = String::new();
         reader.read_to_string(&mut output).await.unwrap();
-        assert_eq!(output, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+        let lines: Vec<serde_json::Value> = output
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{output}");
+        // Nothing of it was read, its id included: `-32600`, id `null`, naming the limit.
+        assert_eq!(lines[0]["id"], serde_json::Value::Null);
+        assert_eq!(lines[0]["error"]["code"], -32600);
+        assert!(lines[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("100-byte limit")));
+        assert_eq!(
+            lines[1],
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+        );
     }
 
     #[tokio::test]

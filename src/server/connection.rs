@@ -25,7 +25,8 @@
 //! | a handshake-era request other than `initialize`, `ping` or `server/discover` (the probe a client sends to learn the era) before an `initialize` was taken (with [`ConnectionOptions::require_initialize`], the default) | `-32600` with its id: "send initialize first" (spec [lifecycle](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle): the initialization phase comes first; a 2026-07-28 request, which carries its version in `_meta`, needs no handshake). An `initialize` answered with an error leaves the connection uninitialized |
 //! | a request reusing the id of a request in flight | `-32600` with its id (the spec forbids reusing an id; a cancellation or an answer could not tell the two apart) |
 //! | a notification (`notifications/cancelled` cancels the named request in flight) or a response to a server→client request | a [`Call`] that yields no answer and does not count against the limit |
-//! | text that is not JSON | [`NotJson::Skip`]: logged, no answer; [`NotJson::Answer`]: `-32700` with id `null` |
+//! | text that is not JSON (not UTF-8, outside the grammar, a second value after the first) | [`NotJson::Answer`] (stdio and WebSocket): `-32700` with id `null`, or with the request's id when the text starts with a whole request followed by more ([JSON-RPC 2.0 §5.1](https://www.jsonrpc.org/specification#error_object)); [`NotJson::Skip`]: logged, no answer |
+//! | a line over the host's size limit (stdio; WebSocket closes with `1009`) | [`Connection::too_long`]: `-32600` with id `null`, or nothing under [`NotJson::Skip`] |
 //! | another invalid message | its JSON-RPC error, or nothing for a broken notification (JSON-RPC forbids answering one) |
 //! | a JSON-RPC batch (an array) | see the batch table below |
 //! | anything once [`Connection::close`] was called | nothing |
@@ -103,9 +104,11 @@ pub enum AtLimit {
 /// What a connection does with text that is not JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotJson {
-    /// Log it and go on, answering nothing (stdio: a stray line is not a message).
+    /// Log it and go on, answering nothing (for a peer known to mix other text into the
+    /// stream; a client waiting on such a line's id then waits for its own timeout).
     Skip,
-    /// Answer `-32700` with id `null` (WebSocket: every text frame is meant as a message).
+    /// Answer `-32700` with id `null` (JSON-RPC 2.0 §5.1; stdio and WebSocket: every line or
+    /// text frame is meant as a message, and the spec forbids anything else on either).
     Answer,
 }
 
@@ -136,12 +139,12 @@ pub struct ConnectionOptions {
 }
 
 impl ConnectionOptions {
-    /// The stdio rules: pause reading at the limit, skip non-JSON lines, drain at EOF.
+    /// The stdio rules: pause reading at the limit, answer non-JSON lines, drain at EOF.
     pub fn stdio(max_in_flight: usize) -> Self {
         ConnectionOptions {
             max_in_flight,
             at_limit: AtLimit::Pause,
-            not_json: NotJson::Skip,
+            not_json: NotJson::Answer,
             at_end: AtEnd::Drain,
             require_initialize: true,
         }
@@ -476,6 +479,23 @@ impl Connection {
 
     fn limit(&self) -> usize {
         self.options.max_in_flight.max(1)
+    }
+
+    /// The host discarded a message longer than its `limit` in bytes (a stdio line past
+    /// `max_line_bytes`): nothing of it was read, so its id is unknown. Under
+    /// [`NotJson::Answer`] it is `-32600` with id `null` (as HTTP answers a body over its limit);
+    /// under [`NotJson::Skip`], and once closing, nothing.
+    pub fn too_long(&mut self, limit: usize) -> Received {
+        tracing::warn!(scope = %self.scope, limit, "discarded a message over the size limit");
+        if self.closing || self.options.not_json == NotJson::Skip {
+            return Received::Nothing;
+        }
+        Received::Answer(JsonRpcResponse::error(
+            None,
+            ErrorObject::invalid_request(format!(
+                "the message is over the {limit}-byte limit; it was discarded unread"
+            )),
+        ))
     }
 
     /// Take one message (the bytes of one line or one text frame) and say what to do with it

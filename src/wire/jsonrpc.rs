@@ -13,6 +13,8 @@
 //! | `jsonrpc` not exactly `"2.0"`, `method` not a string | `-32600`, the id echoed |
 //! | `params` present and not an object | `-32602`, the id echoed |
 //! | `result` xor `error` with an `id` | a [`JsonRpcResponse`] |
+//! | not JSON (not UTF-8, outside the grammar, more after the first value) | `-32700`, id `null` ([`InvalidMessage::is_not_json`]); the id of a whole request the text starts with, when one does |
+//! | a leading UTF-8 byte order mark | ignored (RFC 8259 §8.1) |
 //! | valid JSON beyond a parser limit ([`MAX_DEPTH`], a number beyond `f64`, a lone surrogate escape) | `-32600` with the id when readable, else `-32700`; a notification is not answered |
 //! | an integer id of any length | echoed exactly ([`RequestId::Integer`] beyond `i64`) |
 //!
@@ -152,11 +154,40 @@ mod tests {
         let err = JsonRpcMessage::from_slice(text.as_bytes()).unwrap_err();
         assert!(!err.reply && err.response().is_none());
         // Text that is not JSON stays a -32700 a host may skip.
-        for bad in ["hello", r#"{"id":1,"#, "\u{feff}{}"] {
+        for bad in [
+            "hello",
+            r#"{"id":1,"#,
+            "\u{feff}",
+            "\u{feff}\u{feff}{}",
+            r#"{"jsonrpc":"2.0","method":"n"} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"} x"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}] x"#,
+        ] {
             let err = JsonRpcMessage::from_slice(bad.as_bytes()).unwrap_err();
             assert!(err.is_not_json() && err.id.is_none(), "{bad}");
             assert_eq!(err.error.code, ErrorCode::PARSE_ERROR);
         }
+        // A whole request followed by more: the -32700 carries its id, so it is answered.
+        for (bad, id) in [
+            (r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#, RequestId::from(1)),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}{\"jsonrpc\":\"2.0\"}\n\u{ff}",
+                RequestId::from("a"),
+            ),
+        ] {
+            let err = JsonRpcMessage::from_slice(bad.as_bytes()).unwrap_err();
+            assert!(err.is_not_json() && err.reply, "{bad}");
+            assert_eq!((err.id, err.error.code), (Some(id), ErrorCode::PARSE_ERROR));
+        }
+        // A leading byte order mark is ignored (RFC 8259 §8.1), by the batch parser too.
+        let bom = "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+        assert!(matches!(
+            JsonRpcMessage::from_slice(bom.as_bytes()),
+            Ok(JsonRpcMessage::Request(r)) if r.method == "ping"
+        ));
+        let bom = "\u{feff}[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]";
+        assert_eq!(JsonRpcBatch::from_slice(bom.as_bytes()).unwrap().len(), 1);
         let err = JsonRpcMessage::from_slice(b"{\"id\":1,\"method\":\"\xff\"}").unwrap_err();
         assert!(err.is_not_json(), "not UTF-8 is not JSON");
         // Just under the depth limit is read.

@@ -345,29 +345,56 @@ fn a_handshake_initialize_attaches_the_connection_for_pushed_messages() {
     );
 }
 
+/// Text that is not JSON — outside the grammar, not UTF-8, a second value after the first —
+/// is `-32700` on stdio and WebSocket alike (JSON-RPC 2.0 §5.1; the public bug reports against
+/// other SDKs: a client whose line was dropped waits forever), with the id of a whole request
+/// that starts it; `NotJson::Skip` still skips it. A leading byte order mark is ignored.
 #[test]
 fn invalid_input_follows_the_not_json_rule() {
     let server = McpServer::new(ServerOptions::new("t", "1"));
     let (outbound, _) = sink();
-    let mut stdio = initialized(Connection::new(
-        server.clone(),
-        "t",
-        outbound.clone(),
-        ConnectionOptions::stdio(4),
-    ));
-    let mut ws = initialized(Connection::new(
-        server,
-        "t",
-        outbound,
-        ConnectionOptions::websocket(4),
-    ));
-    assert!(matches!(stdio.receive(b"not json"), Received::Nothing));
-    let Received::Answer(parse) = ws.receive(b"not json") else {
-        panic!("WebSocket answers text that is not JSON");
+    let conn = |options| {
+        initialized(Connection::new(
+            server.clone(),
+            "t",
+            outbound.clone(),
+            options,
+        ))
     };
-    assert_eq!(json_of(&parse)["error"]["code"], -32700);
-    assert_eq!(json_of(&parse)["id"], Value::Null);
+    let mut stdio = conn(ConnectionOptions::stdio(4));
+    let mut ws = conn(ConnectionOptions::websocket(4));
+    let mut skipping = conn(ConnectionOptions {
+        not_json: NotJson::Skip,
+        ..ConnectionOptions::stdio(4)
+    });
+    let answer = |conn: &mut Connection, bytes: &[u8]| match conn.receive(bytes) {
+        Received::Answer(response) => json_of(&response),
+        Received::Dispatch(call) => json_of(&futures::executor::block_on(call).expect("answered")),
+        _ => panic!("no answer to {:?}", String::from_utf8_lossy(bytes)),
+    };
+    let not_json: [(&[u8], Value); 6] = [
+        (b"not json", Value::Null),
+        (b"\xff\xfe{}", Value::Null),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", Value::Null),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#, json!(1)),
+        (
+            br#"{"jsonrpc":"2.0","id":"a","method":"ping"}{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            json!("a"),
+        ),
+        // Not a request first (a notification, a response): nothing to answer by id.
+        (br#"{"jsonrpc":"2.0","method":"x"} {"#, Value::Null),
+    ];
     for conn in [&mut stdio, &mut ws] {
+        for (text, id) in &not_json {
+            let parse = answer(conn, text);
+            assert_eq!(parse["error"]["code"], -32700, "{parse}");
+            assert_eq!(&parse["id"], id, "{parse}");
+        }
+        let bom = answer(
+            conn,
+            b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}",
+        );
+        assert_eq!(bom, json!({"jsonrpc": "2.0", "id": 9, "result": {}}));
         let Received::Answer(bad) = conn.receive(br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#)
         else {
             panic!("an invalid request is answered");
@@ -378,12 +405,26 @@ fn invalid_input_follows_the_not_json_rule() {
             Received::Nothing
         ));
     }
+    for (text, _) in &not_json {
+        assert!(matches!(skipping.receive(text), Received::Nothing));
+    }
+    // A line the host discarded for its length: `-32600`, id `null`; skipped under `Skip`.
+    let Received::Answer(too_long) = stdio.too_long(64) else {
+        panic!("a line over the limit is answered");
+    };
+    assert_eq!(json_of(&too_long)["error"]["code"], -32600);
+    assert_eq!(json_of(&too_long)["id"], Value::Null);
+    assert!(json_of(&too_long)["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("64-byte limit")));
+    assert!(matches!(skipping.too_long(64), Received::Nothing));
     ws.close();
     assert!(ws.is_closing() && !ws.accepts_input());
     assert!(matches!(
         ws.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
         Received::Nothing
     ));
+    assert!(matches!(ws.too_long(64), Received::Nothing));
 }
 
 /// A server whose `ask` tool asks its client for input (a handshake-era server→client

@@ -43,6 +43,7 @@ impl JsonRpcBatch {
     /// The one error that answers the whole text: not JSON (`-32700`), not an array, an empty
     /// array, or more than [`MAX_BATCH_LEN`] elements (`-32600`, id `null`).
     pub fn from_slice(bytes: &[u8]) -> Result<JsonRpcBatch, InvalidMessage> {
+        let bytes = super::parse::without_bom(bytes);
         let scanned = std::str::from_utf8(bytes)
             .ok()
             .and_then(|text| scan::elements(text, MAX_BATCH_LEN));

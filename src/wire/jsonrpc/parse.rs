@@ -390,10 +390,17 @@ impl JsonRpcMessage {
     /// readable, `-32700` with id `null` otherwise, and never answered when it is a notification
     /// (a `method` and no `id`). The message names the limit and its line and column.
     ///
+    /// A leading UTF-8 byte order mark is ignored ([RFC 8259 §8.1](https://www.rfc-editor.org/rfc/rfc8259#section-8.1)
+    /// lets a parser do so; some Windows tools write one).
+    ///
     /// # Errors
-    /// [`InvalidMessage`] as above; text that is not JSON carries id `null` and `-32700`
-    /// ([`InvalidMessage::is_not_json`]).
+    /// [`InvalidMessage`] as above; text that is not JSON carries `-32700` and id `null`
+    /// ([`InvalidMessage::is_not_json`]) — or, when the text starts with a whole request and goes
+    /// on after it (`{…} x`, two messages on one line), that request's id, so the request is
+    /// answered rather than left waiting ([JSON-RPC 2.0 §5](https://www.jsonrpc.org/specification#response_object):
+    /// the id is `null` only when it could not be detected).
     pub fn from_slice(bytes: &[u8]) -> Result<JsonRpcMessage, InvalidMessage> {
+        let bytes = without_bom(bytes);
         match serde_json::from_slice::<Top>(bytes) {
             Ok(top) => Self::classify_top(top, Some(bytes)),
             Err(e) => beyond_limits(bytes, &e),
@@ -448,7 +455,7 @@ fn beyond_limits(
     let Some(outline) = outline else {
         return Err(InvalidMessage {
             not_json: true,
-            ..InvalidMessage::new(None, ErrorObject::parse_error(error))
+            ..InvalidMessage::new(leading_request_id(bytes), ErrorObject::parse_error(error))
         });
     };
     if let Some(raw) = outline.id.filter(|raw| {
@@ -493,6 +500,25 @@ fn beyond_limits(
         batch: outline.array,
         ..invalid
     })
+}
+
+/// `bytes` without a leading UTF-8 byte order mark.
+pub(super) fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// The id of the request that `bytes` start with, whole, when more text follows it (text that
+/// is not JSON as a whole): a readable id of a top-level object with a `method`.
+fn leading_request_id(bytes: &[u8]) -> Option<RequestId> {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    values.next()?.ok()?;
+    let first = std::str::from_utf8(bytes.get(..values.byte_offset())?).ok()?;
+    let outline = scan::outline(first)?;
+    if !(outline.object && outline.has_method) {
+        return None;
+    }
+    outline.id.and_then(read_id)
 }
 
 impl<'de> Deserialize<'de> for JsonRpcMessage {
