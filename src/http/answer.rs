@@ -6,6 +6,7 @@
 //! The error bodies of the route live here too: a JSON-RPC error response with id `null`
 //! ([`Answer::rpc_error`]), the same on every host.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -116,8 +117,9 @@ pub enum AnswerBody {
 pub struct Answer {
     /// The HTTP status code.
     pub status: u16,
-    /// The header fields, in order.
-    pub headers: Vec<(&'static str, String)>,
+    /// The header fields, in order; the core's constant values are borrowed (no copy per
+    /// answer).
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
     /// The body.
     pub body: AnswerBody,
 }
@@ -136,7 +138,10 @@ impl Answer {
     pub fn json(status: u16, response: &JsonRpcResponse) -> Answer {
         Answer {
             status,
-            headers: vec![(headers::CONTENT_TYPE, headers::APPLICATION_JSON.to_owned())],
+            headers: vec![(
+                headers::CONTENT_TYPE,
+                Cow::Borrowed(headers::APPLICATION_JSON),
+            )],
             body: AnswerBody::Json(response.to_json()),
         }
     }
@@ -145,7 +150,10 @@ impl Answer {
     pub fn json_batch(status: u16, reply: &JsonRpcBatchResponse) -> Answer {
         Answer {
             status,
-            headers: vec![(headers::CONTENT_TYPE, headers::APPLICATION_JSON.to_owned())],
+            headers: vec![(
+                headers::CONTENT_TYPE,
+                Cow::Borrowed(headers::APPLICATION_JSON),
+            )],
             body: AnswerBody::Json(reply.to_json()),
         }
     }
@@ -159,7 +167,7 @@ impl Answer {
     pub fn text(status: u16, text: &'static str) -> Answer {
         Answer {
             status,
-            headers: vec![(headers::CONTENT_TYPE, headers::TEXT_PLAIN.to_owned())],
+            headers: vec![(headers::CONTENT_TYPE, Cow::Borrowed(headers::TEXT_PLAIN))],
             body: AnswerBody::Text(text),
         }
     }
@@ -168,8 +176,11 @@ impl Answer {
     pub fn events(events: EventStream) -> Answer {
         // Room for a third field (a session's `mcp-session-id`) without growing.
         let mut fields = Vec::with_capacity(3);
-        fields.push((headers::CONTENT_TYPE, headers::TEXT_EVENT_STREAM.to_owned()));
-        fields.push((headers::CACHE_CONTROL, headers::NO_CACHE.to_owned()));
+        fields.push((
+            headers::CONTENT_TYPE,
+            Cow::Borrowed(headers::TEXT_EVENT_STREAM),
+        ));
+        fields.push((headers::CACHE_CONTROL, Cow::Borrowed(headers::NO_CACHE)));
         Answer {
             status: 200,
             headers: fields,
@@ -178,7 +189,11 @@ impl Answer {
     }
 
     /// Add a header field.
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Answer {
+    pub fn with_header(
+        mut self,
+        name: &'static str,
+        value: impl Into<Cow<'static, str>>,
+    ) -> Answer {
         self.headers.push((name, value.into()));
         self
     }
@@ -188,7 +203,7 @@ impl Answer {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 
     /// Whether the status is `2xx`.

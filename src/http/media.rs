@@ -68,6 +68,23 @@ impl Accept {
     }
 }
 
+impl Accept {
+    /// One `Accept` value, as [`Accept::parse`] reads it; the values clients send most (the
+    /// transport's `application/json, text/event-stream`, either type alone, `*/*`) are told by
+    /// one comparison instead of parsed.
+    pub fn parse_one(value: &str) -> Accept {
+        let (json, sse) = match value {
+            "application/json, text/event-stream"
+            | "text/event-stream, application/json"
+            | "*/*" => (true, true),
+            "application/json" => (true, false),
+            "text/event-stream" => (false, true),
+            _ => return Accept::parse(std::iter::once(value)),
+        };
+        Accept { json, sse }
+    }
+}
+
 /// A weight's `qvalue` (RFC 9110 §12.4.2, `0.5`, `1`, `0.001`) in thousandths; a digit past
 /// the third that is not `0` counts one more, so that `0.0001` stays above `q=0`. A negative
 /// value is `0` (not acceptable). `None` for what is not a decimal number (the range then
@@ -140,6 +157,22 @@ mod tests {
         assert_eq!(accept("application/*"), (true, false));
         assert_eq!(accept("text/html"), (false, false));
         assert!(Accept::parse(["text/html", "application/json"]).json);
+    }
+
+    /// The one-comparison values read as the parser reads them.
+    #[test]
+    fn common_values_read_as_parsed() {
+        for value in [
+            "application/json, text/event-stream",
+            "text/event-stream, application/json",
+            "*/*",
+            "application/json",
+            "text/event-stream",
+            "application/json,text/event-stream",
+            "text/html",
+        ] {
+            assert_eq!(Accept::parse_one(value), Accept::parse([value]), "{value}");
+        }
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub mod sessions;
 
 pub use answer::{Answer, AnswerBody, EventStream};
 pub use guard::{Guard, InvalidOrigin, Origin, Refusal, SecurityOptions};
-pub use request::{Body, Fields, HttpRequest, HttpVersion};
+pub use request::{Body, Fields, HttpRequest, HttpVersion, Occurrence};
 pub use route::{Head, Route, RouteOptions, Spawn};
 
 #[cfg(test)]

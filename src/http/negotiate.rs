@@ -6,7 +6,7 @@
 use crate::http::answer::Answer;
 use crate::http::headers;
 use crate::http::media::Accept;
-use crate::http::request::{Body, Fields, HttpVersion};
+use crate::http::request::{Body, Fields, HttpVersion, Occurrence};
 use crate::protocol::is_supported_version;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 
@@ -178,18 +178,16 @@ pub fn body_bytes(body: Body, limit: usize) -> Result<Vec<u8>, Answer> {
 /// What the `Accept` fields admit ([`crate::http::media::Accept`]); fields present but none of them
 /// text admit nothing, like an unknown range.
 pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
-    match fields.field_count(headers::ACCEPT) {
-        0 => return Accept::parse(std::iter::empty()),
-        1 => {
-            return match fields.field(headers::ACCEPT) {
-                Some(value) => Accept::parse(std::iter::once(value)),
-                None => Accept {
-                    json: false,
-                    sse: false,
-                },
+    match fields.occurrence(headers::ACCEPT) {
+        Occurrence::Absent => return Accept::parse(std::iter::empty()),
+        Occurrence::Once(Some(value)) => return Accept::parse_one(value),
+        Occurrence::Once(None) => {
+            return Accept {
+                json: false,
+                sse: false,
             }
         }
-        _ => {}
+        Occurrence::Repeated => {}
     }
     let values = fields.field_values(headers::ACCEPT);
     if !values.is_empty() && values.iter().all(Option::is_none) {
@@ -204,10 +202,10 @@ pub fn accept<H: Fields + ?Sized>(fields: &H) -> Accept {
 /// The values of the fields named `name`, in order, without listing them when there is one
 /// field (the usual case): what [`Fields::field_values`] holds.
 fn values_of<'a, H: Fields + ?Sized>(fields: &'a H, name: &str) -> Values<'a> {
-    match fields.field_count(name) {
-        0 => Values::One(None),
-        1 => Values::One(Some(fields.field(name))),
-        _ => Values::Many(fields.field_values(name).into_iter()),
+    match fields.occurrence(name) {
+        Occurrence::Absent => Values::One(None),
+        Occurrence::Once(value) => Values::One(Some(value)),
+        Occurrence::Repeated => Values::Many(fields.field_values(name).into_iter()),
     }
 }
 

@@ -35,6 +35,17 @@ pub trait Fields {
         self.field_values(name).len()
     }
 
+    /// Whether `name` is absent, present once (with its value) or repeated: what
+    /// [`Fields::field_count`] and [`Fields::field`] tell together, in one lookup for the
+    /// implementations here.
+    fn occurrence(&self, name: &str) -> Occurrence<'_> {
+        match self.field_count(name) {
+            0 => Occurrence::Absent,
+            1 => Occurrence::Once(self.field(name)),
+            _ => Occurrence::Repeated,
+        }
+    }
+
     /// Whether a field whose name starts with `prefix` (lowercase) is present: what
     /// [`Fields::field_names`] would show, without listing them (the implementations here
     /// allocate nothing).
@@ -50,6 +61,17 @@ pub trait Fields {
             .iter()
             .any(|n| n.starts_with(prefix) && self.field_count(n) > 1)
     }
+}
+
+/// How often a field occurs in a request ([`Fields::occurrence`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Occurrence<'a> {
+    /// No field has the name.
+    Absent,
+    /// One field has it: its value, `None` when not text.
+    Once(Option<&'a str>),
+    /// Several fields have it ([`Fields::field_values`] lists them).
+    Repeated,
 }
 
 /// Whether `name` starts with `prefix`, ignoring ASCII case.

@@ -69,7 +69,7 @@ use crate::http::identity::Identity;
 use crate::http::media::is_json_media_type;
 use crate::http::negotiate::{
     accept, body_bytes, conflicting_fields, declared_too_large, host_required,
-    protocol_version_header, protocol_version_header_str, read_protocol_version_str,
+    protocol_version_header, protocol_version_header_str, BadProtocolVersion,
 };
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
 use crate::http::session::{Session, SessionBackend, Taken};
@@ -502,7 +502,7 @@ impl Route {
             .respond_in_checked(head, Body::Bytes(body), identity, session, checked)
             .await;
         if let Some(id) = sessions.settle(&admitted, answer.is_success()).await {
-            answer.headers.push((headers::MCP_SESSION_ID, id));
+            answer.headers.push((headers::MCP_SESSION_ID, id.into()));
         }
         answer
     }
@@ -739,10 +739,16 @@ impl Route {
         let header_version =
             protocol_version_header_str(fields).map_err(|e| Answer::rpc_error(400, e))?;
         let modern_header = header_version.is_some_and(|v| !era::is_legacy_version(v));
-        let legacy_header = if session.is_some() || !modern_header {
-            read_protocol_version_str(fields).map_err(|e| e.answer())?
-        } else {
-            None
+        // The same value, read once: on the handshake path it must be a revision spoken here
+        // (`read_protocol_version_str`'s rule; a conflict was refused just above).
+        let legacy_header = match header_version {
+            Some(v) if session.is_some() || !modern_header => {
+                if !crate::protocol::is_supported_version(v) {
+                    return Err(BadProtocolVersion::Unsupported(v.to_owned()).answer());
+                }
+                Some(v)
+            }
+            _ => None,
         };
         let protocol_version = legacy_header
             .unwrap_or_else(|| {

@@ -12,6 +12,7 @@
 //! Behind [`crate::native::session::SessionLayer`] a request carries its [`Session`] as a
 //! request extension; the route then answers in that session (see the core's table).
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -28,7 +29,7 @@ use tokio::net::TcpListener;
 
 use crate::http::answer::{Answer, AnswerBody};
 use crate::http::negotiate;
-use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
+use crate::http::request::{Body, Fields, HttpRequest, HttpVersion, Occurrence};
 use crate::http::route::{Head, RequestHead, Route, RouteOptions, Spawn};
 use crate::http::session::Session;
 use crate::native::admission::Admission;
@@ -250,6 +251,19 @@ impl Fields for HeaderMap {
         }
     }
 
+    fn occurrence(&self, name: &str) -> Occurrence<'_> {
+        let all = match known_name(name) {
+            Some(known) => self.get_all(known),
+            None => self.get_all(name),
+        };
+        let mut values = all.iter();
+        match (values.next(), values.next()) {
+            (None, _) => Occurrence::Absent,
+            (Some(value), None) => Occurrence::Once(value.to_str().ok()),
+            (Some(_), Some(_)) => Occurrence::Repeated,
+        }
+    }
+
     fn repeats_field_starting_with(&self, prefix: &str) -> bool {
         // The map lists a name's values one after another: a repeat is the same name twice in a
         // row.
@@ -377,28 +391,42 @@ pub(crate) fn response(answer: Answer, keep_alive: Option<Duration>) -> Response
     out
 }
 
-/// A header name of an answer: a lowercase token (every name the core writes) is taken as the
-/// static text it is, with no copy; anything else is parsed (and dropped when invalid).
+/// A header name of an answer: one the core writes is a name made once (no parsing per
+/// answer); any other is parsed (and dropped when invalid).
 fn header_name(name: &'static str) -> Option<HeaderName> {
-    let token =
-        |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if !name.is_empty() && name.bytes().all(token) {
-        // A valid lowercase token: `from_static` accepts it.
-        return Some(HeaderName::from_static(name));
-    }
-    HeaderName::from_bytes(name.as_bytes()).ok()
+    use crate::http::headers as h;
+    static X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static(h::X_ACCEL_BUFFERING);
+    static MCP_SESSION_ID: HeaderName = HeaderName::from_static(h::MCP_SESSION_ID);
+    static MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static(h::MCP_PROTOCOL_VERSION);
+    Some(match name {
+        h::CONTENT_TYPE => hyper::header::CONTENT_TYPE,
+        h::CACHE_CONTROL => hyper::header::CACHE_CONTROL,
+        h::X_ACCEL_BUFFERING => X_ACCEL_BUFFERING.clone(),
+        h::MCP_SESSION_ID => MCP_SESSION_ID.clone(),
+        h::MCP_PROTOCOL_VERSION => MCP_PROTOCOL_VERSION.clone(),
+        h::WWW_AUTHENTICATE => hyper::header::WWW_AUTHENTICATE,
+        h::ALLOW => hyper::header::ALLOW,
+        h::RETRY_AFTER => hyper::header::RETRY_AFTER,
+        _ => return HeaderName::from_bytes(name.as_bytes()).ok(),
+    })
 }
 
-/// A header value of an answer: one of the core's constant values without a copy, any other
-/// moved (its text becomes the value's bytes; dropped when not a valid value).
-fn header_value(value: String) -> Option<HeaderValue> {
-    use crate::http::headers::{APPLICATION_JSON, NO_CACHE, TEXT_EVENT_STREAM, TEXT_PLAIN};
-    for constant in [TEXT_EVENT_STREAM, NO_CACHE, APPLICATION_JSON, TEXT_PLAIN] {
-        if value == constant {
-            return Some(HeaderValue::from_static(constant));
+/// A header value of an answer: a borrowed (constant) one without a copy, an owned one moved
+/// (its text becomes the value's bytes); dropped when not a valid value.
+fn header_value(value: Cow<'static, str>) -> Option<HeaderValue> {
+    match value {
+        // `from_static`'s own rule (visible ASCII or tab) checked first, as it panics
+        // otherwise; other text is copied as parsed.
+        Cow::Borrowed(constant)
+            if constant
+                .bytes()
+                .all(|b| b == b'\t' || (b' '..=b'~').contains(&b)) =>
+        {
+            Some(HeaderValue::from_static(constant))
         }
+        Cow::Borrowed(text) => HeaderValue::from_str(text).ok(),
+        Cow::Owned(text) => HeaderValue::from_maybe_shared(Bytes::from(text)).ok(),
     }
-    HeaderValue::from_maybe_shared(Bytes::from(value)).ok()
 }
 
 impl<B> tower_service::Service<Request<B>> for Routes
