@@ -414,7 +414,17 @@ fn header_name(name: &'static str) -> Option<HeaderName> {
 /// A header value of an answer: a borrowed (constant) one without a copy, an owned one moved
 /// (its text becomes the value's bytes); dropped when not a valid value.
 fn header_value(value: Cow<'static, str>) -> Option<HeaderValue> {
+    use crate::http::headers as h;
+    // The values an answer carries most, made (and checked) at compile time.
+    const TEXT_EVENT_STREAM: HeaderValue = HeaderValue::from_static(h::TEXT_EVENT_STREAM);
+    const APPLICATION_JSON: HeaderValue = HeaderValue::from_static(h::APPLICATION_JSON);
+    const NO_CACHE: HeaderValue = HeaderValue::from_static(h::NO_CACHE);
+    const NO: HeaderValue = HeaderValue::from_static("no");
     match value {
+        Cow::Borrowed(h::TEXT_EVENT_STREAM) => Some(TEXT_EVENT_STREAM),
+        Cow::Borrowed(h::APPLICATION_JSON) => Some(APPLICATION_JSON),
+        Cow::Borrowed(h::NO_CACHE) => Some(NO_CACHE),
+        Cow::Borrowed("no") => Some(NO),
         // `from_static`'s own rule (visible ASCII or tab) checked first, as it panics
         // otherwise; other text is copied as parsed.
         Cow::Borrowed(constant)

@@ -149,21 +149,23 @@ impl McpServer {
         // already its `isError` result) still answers its request, with `-32603`: every
         // request gets exactly one answer on every transport, and a session's request stream
         // ends.
-        let answer = std::panic::AssertUnwindSafe(self.answer(request, ctx))
-            .catch_unwind()
-            .map(|answered| answered.unwrap_or_else(|panic| Err(panicked(&*panic))));
-        let outcome = match registration {
-            None => Either::Left(answer.map(Some)),
-            Some(registration) => {
-                Either::Right(Abortable::new(answer, registration).map(Result::ok))
-            }
+        let answer = std::panic::AssertUnwindSafe(self.answer(request, ctx)).catch_unwind();
+        let answered = |answered: std::thread::Result<Answered>| {
+            answered.unwrap_or_else(|panic| Err(panicked(&*panic)))
         };
-        Either::Right(outcome.map(move |outcome| {
+        let finish = move |outcome: Option<Answered>| {
             if scope.is_some() {
                 self.inner.peers.finish(&scope, &id);
             }
             finished(id, outcome)
-        }))
+        };
+        // One `map` each way, not three: a `Map` moves its whole state when it completes.
+        Either::Right(match registration {
+            None => Either::Left(answer.map(move |a| finish(Some(answered(a))))),
+            Some(registration) => Either::Right(
+                Abortable::new(answer, registration).map(move |a| finish(a.ok().map(answered))),
+            ),
+        })
     }
 
     /// A request's answer: a cacheable list from its registry's cached listing (`lists.rs`), a
