@@ -20,6 +20,7 @@
 //! |---|---|
 //! | a request | dispatches it through [`McpServer::dispatch_with`] on the connection's scope: one [`Call`], answered once (a cancelled request is not answered, spec [cancellation](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation)) |
 //! | a handshake-era `initialize` | attaches the connection to its scope first: list changes, resource updates and server→client requests not tied to a request go to it ([`McpServer::attach`]) |
+//! | a handshake-era `initialize` once one was answered with a result or while one is being answered (with [`ConnectionOptions::require_initialize`]) | `-32600` with its id: the first handshake stands (as a session over Streamable HTTP refuses a second); after an `initialize` answered with an error, another may come |
 //! | a request while [`ConnectionOptions::max_in_flight`] run | [`AtLimit::Pause`]: the host stops reading until one finishes ([`Connection::accepts_input`]), unless every request in flight waits for the client (below); [`AtLimit::Refuse`]: answered at once with `-32000` "too many requests in flight" |
 //! | a request while the limit runs and each of them waits for the client (a server→client request awaiting its response, a `subscriptions/listen` stream) | answered at once with `-32000` "too many requests in flight", whatever [`AtLimit`]: the connection is read on, or the responses and cancellations that free them would never be read |
 //! | a handshake-era request other than `initialize`, `ping` or `server/discover` (the probe a client sends to learn the era) before an `initialize` was taken (with [`ConnectionOptions::require_initialize`], the default) | `-32600` with its id: "send initialize first" (spec [lifecycle](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle): the initialization phase comes first; a 2026-07-28 request, which carries its version in `_meta`, needs no handshake). An `initialize` answered with an error leaves the connection uninitialized |
@@ -542,6 +543,20 @@ impl Connection {
                 // A handshake-era `initialize` makes the connection a legacy session: pushed
                 // messages go to it from then on (modern clients open a listen stream instead).
                 if request.method == "initialize" && legacy {
+                    if self.options.require_initialize
+                        && self.counts.initialized.load(Ordering::Acquire)
+                    {
+                        // One handshake per connection (spec lifecycle: initialization comes
+                        // first): a repeat would change the version the connection speaks
+                        // under the requests in flight. The first one stands.
+                        return Received::Answer(JsonRpcResponse::error(
+                            Some(request.id.clone()),
+                            ErrorObject::invalid_request(
+                                "this connection is already initialized (or its initialize is \
+                                 still being answered): one initialize per connection",
+                            ),
+                        ));
+                    }
                     self.server.attach(&self.scope, self.outbound.clone());
                     let first = !self.counts.initialized.swap(true, Ordering::AcqRel);
                     initialize = Some(first);

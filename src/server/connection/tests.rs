@@ -117,23 +117,10 @@ impl Host {
     }
 }
 
-/// `conn` after the handshake (`initialize`, then `notifications/initialized`), as every
-/// client does first.
-fn initialized(mut conn: Connection) -> Connection {
-    let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{}},
-        "clientInfo":{"name":"t","version":"1"}}});
-    let Received::Dispatch(call) = conn.receive(init.to_string().as_bytes()) else {
-        panic!("initialize is dispatched")
-    };
-    let answer = futures::executor::block_on(call).expect("initialize is answered");
-    assert!(answer.payload.is_ok(), "{}", answer.to_json());
-    let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    match conn.receive(done) {
-        Received::Dispatch(call) => assert!(futures::executor::block_on(call).is_none()),
-        other => panic!("{other:?}"),
-    }
-    conn
+/// `conn` after the handshake (`initialize` at 2025-11-25, then `notifications/initialized`),
+/// as every client does first.
+fn initialized(conn: Connection) -> Connection {
+    initialized_at(conn, "2025-11-25")
 }
 
 fn ids(answers: &[Value]) -> Vec<Value> {
@@ -516,8 +503,6 @@ fn a_response_resolves_only_a_server_request_sent_on_its_own_connection() {
         ConnectionOptions::stdio(8),
     ));
     let mut host = Host::new();
-    host.take(a.receive(INIT));
-    assert_eq!(host.run().len(), 1);
     host.take(a.receive(&call_ask(2)));
     assert!(host.run().is_empty(), "the tool waits for its client");
     let asked = last_request(&pushed_a);
@@ -547,8 +532,6 @@ fn a_request_waiting_for_its_client_keeps_the_input_read_and_one_beyond_the_limi
         ConnectionOptions::stdio(1),
     ));
     let mut host = Host::new();
-    host.take(conn.receive(INIT));
-    assert_eq!(host.run().len(), 1);
     host.take(conn.receive(&call_ask(2)));
     assert!(host.run().is_empty());
     let asked = last_request(&pushed);
@@ -583,8 +566,6 @@ fn a_paused_host_is_woken_when_its_requests_start_waiting_for_the_client() {
         ConnectionOptions::stdio(1),
     ));
     let mut host = Host::new();
-    host.take(conn.receive(INIT));
-    host.run();
     // Taken, not yet run: it can finish alone as far as anyone knows, so input pauses.
     host.take(conn.receive(&call_ask(2)));
     assert!(!conn.accepts_input());
@@ -871,7 +852,7 @@ fn no_server_request_but_ping_goes_out_before_notifications_initialized() {
 /// `conn` after `initialize` at `version` and `notifications/initialized`.
 fn initialized_at(mut conn: Connection, version: &str) -> Connection {
     let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-        "protocolVersion":version,"capabilities":{"elicitation":{}},
+        "protocolVersion":version,"capabilities":{"sampling":{},"roots":{},"elicitation":{}},
         "clientInfo":{"name":"t","version":"1"}}});
     let Received::Dispatch(call) = conn.receive(init.to_string().as_bytes()) else {
         panic!("initialize is dispatched")
@@ -888,6 +869,52 @@ fn initialized_at(mut conn: Connection, version: &str) -> Connection {
     };
     assert!(futures::executor::block_on(call).is_none());
     conn
+}
+
+/// One handshake per connection: an `initialize` after one answered with a result is `-32600`
+/// with its id, at once (nothing dispatched, the connection goes on); one after an `initialize`
+/// answered with an error is taken; without the lifecycle rule (the seed's any-method-any-time)
+/// a repeat is dispatched as before.
+#[test]
+fn a_repeat_initialize_is_refused_and_the_first_handshake_stands() {
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let (outbound, _) = sink();
+    let new = |options| Connection::new(server.clone(), "t", outbound.clone(), options);
+    let mut conn = initialized(new(ConnectionOptions::stdio(4)));
+    let Received::Answer(refused) = conn.receive(INIT) else {
+        panic!("a repeat initialize is answered at once");
+    };
+    assert_eq!(json_of(&refused)["error"]["code"], -32600);
+    assert_eq!(json_of(&refused)["id"], "init");
+    let Received::Dispatch(ping) = conn.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+    else {
+        panic!("the connection goes on");
+    };
+    assert!(futures::executor::block_on(ping).is_some());
+    // A failed handshake (no `capabilities`) leaves room for another.
+    let mut conn = new(ConnectionOptions::websocket(4));
+    let bad = br#"{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c","version":"1"}}}"#;
+    let Received::Dispatch(call) = conn.receive(bad) else {
+        panic!("an initialize is dispatched");
+    };
+    let failed = futures::executor::block_on(call).expect("answered");
+    assert!(failed.payload.is_err(), "{}", failed.to_json());
+    let Received::Dispatch(call) = conn.receive(INIT) else {
+        panic!("an initialize after a failed one is dispatched");
+    };
+    let answer = futures::executor::block_on(call).expect("answered");
+    assert!(answer.payload.is_ok(), "{}", answer.to_json());
+    // Without the lifecycle rule, a repeat is dispatched.
+    let mut seed = new(ConnectionOptions {
+        require_initialize: false,
+        ..ConnectionOptions::stdio(4)
+    });
+    for _ in 0..2 {
+        let Received::Dispatch(call) = seed.receive(INIT) else {
+            panic!("dispatched");
+        };
+        assert!(futures::executor::block_on(call).is_some_and(|a| a.payload.is_ok()));
+    }
 }
 
 /// A batch of `n` pings, ids 1..=n.
