@@ -868,10 +868,10 @@ impl Route {
             Some(Out::Final(response)) if modern => {
                 return Answer::json(status_of(true, &response), &response)
             }
-            // The response first: the stream is that one event (nothing to cancel any more).
+            // The response first: the stream is that one event (nothing to cancel any more),
+            // whole (no `X-Accel-Buffering`: a proxy's buffering delays nothing of it).
             Some(Out::Final(response)) => {
                 return Answer::events(EventStream::one(sse::encode_response_event(&response)))
-                    .with_header(headers::X_ACCEL_BUFFERING, "no")
             }
             Some(first) => first,
         };
@@ -1216,7 +1216,8 @@ fn events_of(
 /// The answer of a stateless request whose dispatch was done at its first poll (`response`,
 /// `None` for a notification's), after the notifications it queued in `rx`: none, and a modern
 /// request gets its response as JSON; otherwise each is an event, then the response's, all
-/// known at once ([`EventStream::ended`]). Nothing at all is `202`.
+/// known at once ([`EventStream::ended`]), so with no `X-Accel-Buffering` (only a stream that
+/// waits asks a proxy not to buffer it). Nothing at all is `202`.
 fn ready_reply(
     modern: bool,
     mut rx: mpsc::UnboundedReceiver<Out>,
@@ -1241,7 +1242,7 @@ fn ready_reply(
             EventStream::ended(events)
         }
     };
-    Answer::events(events).with_header(headers::X_ACCEL_BUFFERING, "no")
+    Answer::events(events)
 }
 
 /// What a request's dispatch sends to its event stream.
