@@ -10,8 +10,9 @@ mod content;
 pub(crate) mod params;
 pub mod trace;
 
-/// The protocol revision negotiated by default: `2025-06-18`, as in the seed
-/// (`MCP_PROTOCOL_VERSION`).
+/// The seed's protocol revision (`MCP_PROTOCOL_VERSION`): `2025-06-18`, the version the JS
+/// client offers by default. A server's counter-offer to a version it does not speak is
+/// [`LATEST_PROTOCOL_VERSION`] ([`negotiate_version`]).
 pub const MCP_PROTOCOL_VERSION: &str = "2025-06-18";
 
 /// The newest handshake-era revision this crate speaks.
@@ -51,14 +52,17 @@ pub fn receives_batches(version: &str) -> bool {
 }
 
 /// Pick the version to answer an `initialize` with: the client's `requested` version when it is
-/// supported, else [`MCP_PROTOCOL_VERSION`] (spec 2025-06-18 `basic/lifecycle`, Version
-/// Negotiation; seed clause 4).
+/// supported, else [`LATEST_PROTOCOL_VERSION`] (spec 2025-11-25
+/// [`basic/lifecycle`](https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#version-negotiation):
+/// another version the server supports, which "SHOULD be the latest"). The seed (clause 4)
+/// counter-offers its own revision, [`MCP_PROTOCOL_VERSION`], which was the latest when it was
+/// written; a client that asks for it still gets it.
 pub fn negotiate_version(requested: &str) -> &'static str {
     SUPPORTED_PROTOCOL_VERSIONS
         .iter()
         .copied()
         .find(|v| *v == requested)
-        .unwrap_or(MCP_PROTOCOL_VERSION)
+        .unwrap_or(LATEST_PROTOCOL_VERSION)
 }
 
 /// A name and version identifying a server or client (`serverInfo` / `clientInfo`; seed
@@ -421,7 +425,10 @@ mod tests {
         for v in SUPPORTED_PROTOCOL_VERSIONS {
             assert_eq!(negotiate_version(v), *v);
         }
-        assert_eq!(negotiate_version("1999-01-01"), MCP_PROTOCOL_VERSION);
+        // Not supported here: the latest this server speaks (spec: "SHOULD be the latest").
+        for v in ["1999-01-01", "2099-01-01", "", "2026-07-28", "2025-11-26"] {
+            assert_eq!(negotiate_version(v), LATEST_PROTOCOL_VERSION, "{v:?}");
+        }
         let p = json!({"protocolVersion": 5});
         assert!(negotiate_initialize(p.as_object()).is_err());
         assert!(negotiate_initialize(None).is_err());
