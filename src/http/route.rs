@@ -13,7 +13,8 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first on that stream); a 2026-07-28 request whose response comes before any notification gets JSON with its status ([`status_of`]) |
-//! | `POST`, a notification or a response | `202`, no body |
+//! | `POST`, a request answered with JSON and cancelled by `notifications/cancelled` (on its session) | `200`, `-32800` "Request cancelled" with its id: the `POST` still gets one JSON object (on an SSE stream a cancelled request gets nothing) |
+//! | `POST`, a notification or a response | `202`, no body; under an `MCP-Protocol-Version` no era speaks, `400` `-32022` |
 //! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
 //! | `POST`, not a valid message (bad envelope; a batch where batches are refused, below) | `400`, `-32600` (or `-32602` for non-object `params`) |
 //! | `POST`, a JSON-RPC batch (an array) | see the batch table below |
@@ -607,6 +608,24 @@ impl Route {
         let mut ctx = RequestContext::new().with_identity(identity);
         let request = match message {
             JsonRpcMessage::Request(request) => request,
+            // A notification or response under a version no era speaks: `400`, as a request
+            // under it gets (spec `basic/transports`, Protocol Version Header: an unsupported
+            // version MUST get 400), not taken.
+            _ if negotiated.modern_header
+                && protocol_version_header_str(fields)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|v| !era::MODERN_PROTOCOL_VERSIONS.contains(&v)) =>
+            {
+                let version = protocol_version_header_str(fields).ok().flatten();
+                return Answer::json(
+                    400,
+                    &JsonRpcResponse::error(
+                        None,
+                        era::unsupported_version(version.unwrap_or_default()),
+                    ),
+                );
+            }
             other => {
                 if let Some(session) = live::<S>(&session) {
                     ctx = ctx
@@ -672,8 +691,8 @@ impl Route {
                 }
             }
         }
-        let message = JsonRpcMessage::Request(request);
         if negotiated.sse {
+            let message = JsonRpcMessage::Request(request);
             // An ended session has no stream to open: the request is answered on a stream of
             // its own.
             if let Some((session, opened)) =
@@ -688,6 +707,8 @@ impl Route {
             let session = session.clone();
             ctx = ctx.with_outbound(Arc::new(move |m| session.push(&m.to_json()).is_some()));
         }
+        let id = request.id.clone();
+        let message = JsonRpcMessage::Request(request);
         // Boxed: the dispatch's state (several KiB) would otherwise be part of this future
         // on every path, and a host boxes and moves this future for every request.
         match Box::pin(self.server.dispatch_with(message, ctx)).await {
@@ -697,7 +718,16 @@ impl Route {
                 }
                 Answer::json(status_of(modern, &response), &response)
             }
-            None => Answer::empty(202),
+            // Cancelled (`notifications/cancelled` on its session): the transport owes a
+            // request's `POST` one JSON object (`202` is for notifications and responses), so
+            // it is `-32800` with the id, which the client that cancelled ignores.
+            None => Answer::json(
+                200,
+                &JsonRpcResponse::error(
+                    Some(id),
+                    ErrorObject::new(ErrorCode::REQUEST_CANCELLED, "Request cancelled"),
+                ),
+            ),
         }
     }
 

@@ -280,6 +280,13 @@ fn notifications_and_responses_are_202() {
         let a = answer(&r, post(body));
         assert_eq!(a.status, 202);
         assert!(matches!(a.body, AnswerBody::Empty));
+        // Under a version no era speaks: `400`, `-32022`, as a request gets (an unsupported
+        // version MUST get 400); under 2026-07-28, taken.
+        let a = answer(&r, post(body).header(MCP_PROTOCOL_VERSION, "1999-01-01"));
+        assert_eq!((a.status, code_of(&a)), (400, -32022), "{body}");
+        assert_eq!(json_of(&a)["error"]["data"]["requested"], "1999-01-01");
+        let a = answer(&r, post(body).header(MCP_PROTOCOL_VERSION, "2026-07-28"));
+        assert_eq!(a.status, 202, "{body}");
     }
 }
 
@@ -373,6 +380,35 @@ fn dropping_the_event_stream_cancels_the_dispatch() {
         );
         std::thread::yield_now();
     }
+}
+
+/// A request answered with JSON and cancelled by `notifications/cancelled` on its session still
+/// gets one JSON object for its `POST` (the transport allows `202` only for notifications and
+/// responses): `-32800` with its id.
+#[test]
+fn a_cancelled_request_answered_with_json_is_minus_32800_with_its_id() {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let options = SessionOptions::default();
+    let store = Arc::new(SessionStore::new(options, Arc::new(|| 0)));
+    let r = Route::new(server(cancelled.clone()), RouteOptions::default(), spawn())
+        .with_sessions(store);
+    let id = session_id(&answer(&r, post(INIT)));
+    let initialized = post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .header(MCP_SESSION_ID, id.clone());
+    assert_eq!(answer(&r, initialized).status, 202);
+    let call = post(r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"hang","arguments":{"text":""}}}"#)
+        .header(MCP_SESSION_ID, id.clone());
+    let cancel =
+        post(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}"#)
+            .header(MCP_SESSION_ID, id);
+    let (a, c) = block_on(async { futures::join!(r.respond(call), r.respond(cancel)) });
+    assert_eq!(c.status, 202);
+    assert!(cancelled.load(Ordering::SeqCst), "the tool was cancelled");
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        json_of(&a),
+        json!({"jsonrpc": "2.0", "id": "c1", "error": {"code": -32800, "message": "Request cancelled"}})
+    );
 }
 
 #[test]

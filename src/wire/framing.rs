@@ -179,7 +179,12 @@ fn clean(line: &[u8]) -> Option<(usize, usize)> {
     } else {
         0
     };
-    if line[start..end].iter().all(u8::is_ascii_whitespace) {
+    // Blank is JSON's whitespace only (RFC 8259 §2): a line of form feeds is text that is not
+    // JSON, answered as such.
+    if line[start..end]
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
         return None;
     }
     Some((start, end))
@@ -224,6 +229,8 @@ mod tests {
         }
         assert_eq!(lines(out), vec!["{\"a\":\"é\"}", "{}"]);
         assert_eq!(d.finish(), None);
+        // A form feed is not JSON whitespace: its line is not blank.
+        assert_eq!(lines(d.push(b"\x0c\n \t\n")), vec!["\u{c}"]);
     }
 
     #[test]

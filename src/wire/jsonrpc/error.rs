@@ -44,6 +44,12 @@ impl ErrorCode {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
     /// `-32022` UnsupportedProtocolVersion (2026-07-28; `data.supported`, `data.requested`).
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// `-32800` RequestCancelled (the JSON-RPC convention of LSP and ACP; MCP defines no code):
+    /// what a Streamable HTTP `POST` answered with JSON gets when its request was cancelled by
+    /// `notifications/cancelled` — the transport still owes that `POST` one JSON object, while
+    /// on stdio, WebSocket and SSE a cancelled request gets nothing (spec
+    /// [cancellation](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation)).
+    pub const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
     /// `-32099`: the marker a handler's input request returns while its input is missing; the
     /// server turns the round into an input-required result. Never sent on the wire.
     pub(crate) const INPUT_REQUIRED: ErrorCode = ErrorCode(-32099);

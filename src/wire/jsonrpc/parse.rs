@@ -510,8 +510,7 @@ pub(super) fn without_bom(bytes: &[u8]) -> &[u8] {
 /// The id of the request that `bytes` start with, whole, when more text follows it (text that
 /// is not JSON as a whole): a readable id of a top-level object with a `method`.
 fn leading_request_id(bytes: &[u8]) -> Option<RequestId> {
-    let mut values =
-        serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
     values.next()?.ok()?;
     let first = std::str::from_utf8(bytes.get(..values.byte_offset())?).ok()?;
     let outline = scan::outline(first)?;
