@@ -157,6 +157,23 @@ async fn dispatch_takes_objects_and_bigint_ids() {
     .await;
     assert_eq!(get(&get(&bad, "error"), "code").as_f64(), Some(-32602.0));
     assert_eq!(get(&bad, "id").as_string().as_deref(), Some("a"));
+    // Params that are not JSON (a bigint beyond 64 bits, a cycle): `-32600`, with the id, which
+    // reads on its own.
+    for params in [
+        "{ a: 2n ** 100n }",
+        "(() => { const o = {}; o.o = o; return o; })()",
+    ] {
+        let bad = wait(s.dispatch(js(&format!(
+            "{{ jsonrpc: '2.0', id: 'b', method: 'ping', params: {params} }}"
+        ))))
+        .await;
+        assert_eq!(get(&get(&bad, "error"), "code").as_f64(), Some(-32600.0));
+        assert_eq!(
+            get(&bad, "id").as_string().as_deref(),
+            Some("b"),
+            "{params}"
+        );
+    }
 }
 
 #[wasm_bindgen_test]
@@ -400,6 +417,40 @@ async fn fetch_answers_with_the_native_statuses() {
             .await
             .0,
         404
+    );
+}
+
+/// A streamed body past the limit is not read to its end: the handler stops at the first chunk
+/// over 4 MiB and answers `413` (a peer streaming gigabytes does not grow the module's memory,
+/// nor wait for the whole of it).
+#[wasm_bindgen_test]
+async fn a_streamed_body_over_the_limit_is_refused_without_reading_the_rest() {
+    let s = server();
+    // A 64 MiB body in 64 KiB chunks, counting what is pulled.
+    let source = js(r#"(() => {
+        const chunk = new Uint8Array(65536).fill(32);
+        const seen = { pulled: 0 };
+        const body = new ReadableStream({
+            pull(c) { if (seen.pulled >= 64 * 1048576) { c.close(); return; } seen.pulled += chunk.length; c.enqueue(chunk); },
+        });
+        return { seen, body };
+    })()"#);
+    let init = RequestInit::new();
+    init.set_method("POST");
+    let h = web_sys::Headers::new().unwrap();
+    for (k, v) in [JSON, ACCEPT_BOTH] {
+        h.set(k, v).unwrap();
+    }
+    init.set_headers(&h);
+    init.set_body(&get(&source, "body"));
+    Reflect::set(&init, &"duplex".into(), &"half".into()).unwrap();
+    let req = Request::new_with_str_and_init("http://127.0.0.1/mcp", &init).unwrap();
+    let (status, body, _) = fetch(&s, req).await;
+    assert!(status == 413 && body.contains("-32600"), "{status} {body}");
+    let pulled = get(&get(&source, "seen"), "pulled").as_f64().unwrap();
+    assert!(
+        pulled < 8.0 * 1048576.0,
+        "{pulled} bytes pulled: the body was read past the limit"
     );
 }
 

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use js_sys::{Array, ArrayBuffer, Uint8Array};
+use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -93,19 +93,52 @@ fn fields(headers: &Headers) -> Result<Vec<(String, Option<String>)>, JsValue> {
     Ok(out)
 }
 
-/// Read the body; over `limit` bytes it is [`Body::TooLarge`].
+/// Read the body, chunk by chunk, keeping at most `limit` bytes: at the first chunk past it the
+/// rest is cancelled unread and the body is [`Body::TooLarge`] (a peer's body never grows the
+/// module's memory past the limit, however long it streams); a stream that fails is
+/// [`Body::Unreadable`].
 async fn read_body(request: &Request, limit: usize) -> Result<Body, JsValue> {
-    Ok(match JsFuture::from(request.array_buffer()?).await {
-        Ok(buffer) => {
-            let bytes = Uint8Array::new(buffer.unchecked_ref::<ArrayBuffer>()).to_vec();
-            if bytes.len() > limit {
-                Body::TooLarge
-            } else {
-                Body::Bytes(bytes)
-            }
+    use js_sys::{Function, Promise, Reflect};
+    let Some(stream) = request.body() else {
+        return Ok(Body::Bytes(Vec::new()));
+    };
+    let reader = stream.get_reader();
+    let method = |name: &str| -> Result<Function, JsValue> {
+        Reflect::get(&reader, &name.into())?.dyn_into::<Function>()
+    };
+    let read = method("read")?;
+    let mut bytes = Vec::new();
+    loop {
+        let next: Promise = read.call0(&reader)?.dyn_into()?;
+        let step = match JsFuture::from(next).await {
+            Ok(step) => step,
+            Err(e) => return Ok(Body::Unreadable(super::error_message(&e))),
+        };
+        if Reflect::get(&step, &"done".into())?.is_truthy() {
+            return Ok(Body::Bytes(bytes));
         }
-        Err(e) => Body::Unreadable(super::error_message(&e)),
-    })
+        let Ok(chunk) = Reflect::get(&step, &"value".into())?.dyn_into::<Uint8Array>() else {
+            return Ok(Body::Unreadable("a body chunk that is not bytes".into()));
+        };
+        let at = bytes.len();
+        let len = chunk.length() as usize;
+        if len > limit - at {
+            // The rest is not read: cancelling lets the host drop it (its promise awaited, so
+            // a stream whose cancel fails is no unhandled rejection).
+            if let Some(cancelled) = method("cancel")
+                .and_then(|cancel| cancel.call0(&reader))
+                .ok()
+                .and_then(|p| p.dyn_into::<Promise>().ok())
+            {
+                super::spawn(async move {
+                    let _ = JsFuture::from(cancelled).await;
+                });
+            }
+            return Ok(Body::TooLarge);
+        }
+        bytes.resize(at + len, 0);
+        chunk.copy_to(&mut bytes[at..]);
+    }
 }
 
 /// The core's answer as a `web_sys::Response`.

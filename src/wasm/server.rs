@@ -73,8 +73,13 @@ impl Server {
     ) -> Promise {
         let server = self.server.clone();
         let parsed = match from_js(&message) {
+            // Not JSON as a whole (a bigint beyond 64 bits, a cycle, too deep): the answer
+            // names the request's id when the id alone reads, so the caller can match it.
             Err(e) => Err(Some(JsonRpcResponse::error(
-                None,
+                Reflect::get(&message, &"id".into())
+                    .ok()
+                    .and_then(|id| from_js(&id).ok())
+                    .and_then(|id| crate::wire::jsonrpc::RequestId::from_value(&id)),
                 ErrorObject::invalid_request(e),
             ))),
             Ok(value) => JsonRpcMessage::from_value(value).map_err(|invalid| invalid.response()),

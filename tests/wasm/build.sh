@@ -67,6 +67,18 @@ build "$PKG/node" nodejs
 build "$PKG/web-server" web --features js-server
 build "$PKG/web-client" web --features js-client
 node tests/wasm/constants.cjs "$PKG/node" "$PKG/web" "$PKG/web-server" "$PKG/web-client"
+# A string parameter given something else (`handle(42)`, `removeTool({})`) is a TypeError:
+# wasm-bindgen's release glue checks no type and would hand the module a bad length (a trap,
+# "memory access out of bounds"). One check in the one function every string goes through.
+node -e '
+  const fs = require("fs");
+  const head = "function passStringToWasm0(arg, malloc, realloc) {";
+  for (const dir of process.argv.slice(1)) {
+    const file = dir + "/orkestrel_mcp.js";
+    const glue = fs.readFileSync(file, "utf8");
+    if (!glue.includes(head)) { console.error(file + ": passStringToWasm0 not found (wasm-bindgen changed?)"); process.exit(1); }
+    fs.writeFileSync(file, glue.replace(head, head + " if (typeof arg !== \"string\") throw new TypeError(\"expected a string, got \" + (arg === null ? \"null\" : typeof arg));"));
+  }' "$PKG/node" "$PKG/web" "$PKG/web-server" "$PKG/web-client"
 # The JS glue minified (esbuild, names kept: the classes' `name`s stay MCPServer, MCPClient, …);
 # wasm-bindgen writes it readable. The .d.ts files are left as written.
 for d in web web-server web-client; do

@@ -65,6 +65,34 @@ await check('the server-only package answers tools/call over handle', async () =
   assert(reply.id === 7 && reply.result.content[0].text === 'echo: hi', JSON.stringify(reply));
 });
 
+await check('a string parameter given something else is a TypeError, and the server goes on', async () => {
+  const s = server.createMCPServer({
+    name: 'split',
+    version: '1.0.0',
+    tools: [{ name: 'echo', execute: ({ text }) => `echo: ${text}` }],
+  });
+  for (const bad of [42, {}, true, 10n, Symbol('s'), null, undefined]) {
+    let thrown;
+    try {
+      await s.handle(bad);
+    } catch (e) {
+      thrown = e;
+    }
+    assert(thrown instanceof TypeError, `handle(${String(bad)}) threw ${thrown}`);
+  }
+  for (const call of [() => s.removeTool(5), () => s.on({}, () => {})]) {
+    let thrown;
+    try {
+      call();
+    } catch (e) {
+      thrown = e;
+    }
+    assert(thrown instanceof TypeError, `threw ${thrown}`);
+  }
+  const reply = JSON.parse(await s.handle('{"jsonrpc":"2.0","id":8,"method":"ping"}'));
+  assert(reply.id === 8 && typeof reply.result === 'object', JSON.stringify(reply));
+});
+
 for (const [era, name] of [
   ['legacy', "the client-only client calls the server-only server (era 'legacy')"],
   ['auto', "the client-only client calls the server-only server (era 'auto')"],
