@@ -12,7 +12,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first on that stream); a 2026-07-28 request whose response comes before any notification gets JSON with its status ([`status_of`]) |
+//! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first on that stream; a handshake-era stream's head goes out at once, before its first event); a 2026-07-28 request whose response comes before any notification gets JSON with its status ([`status_of`]) |
 //! | `POST`, a request answered with JSON and cancelled by `notifications/cancelled` (on its session) | `200`, `-32800` "Request cancelled" with its id: the `POST` still gets one JSON object (on an SSE stream a cancelled request gets nothing) |
 //! | `POST`, a notification or a response | `202`, no body; under an `MCP-Protocol-Version` no era speaks, `400` `-32022` |
 //! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
@@ -882,6 +882,13 @@ impl Route {
                     // alive.
                     tx.close_channel();
                 }));
+                if !modern {
+                    // A handshake-era reply is `200 text/event-stream` whatever comes: its head
+                    // goes out now, so a client's read timeout does not run out under a tool
+                    // that is slow to send anything (a 2026-07-28 one waits for its first
+                    // message, whose kind picks JSON with a status or the stream).
+                    return events_of(None, rx, cancelled);
+                }
                 cancelled
             }
             // A handler's panic is its request's `-32603` (the server's dispatch); a panic
@@ -905,7 +912,7 @@ impl Route {
             }
             Some(first) => first,
         };
-        events_of(first, rx, cancelled)
+        events_of(Some(first), rx, cancelled)
     }
 
     /// Answer a request on a session request stream opened with a buffer for its connection
@@ -1135,7 +1142,7 @@ impl Route {
         self.poll_once_or_spawn(dispatch, "http: a batch panicked; its stream ends");
         match rx.next().await {
             None => Answer::empty(202),
-            Some(first) => events_of(first, rx, cancelled),
+            Some(first) => events_of(Some(first), rx, cancelled),
         }
     }
 
@@ -1215,16 +1222,16 @@ impl Drop for Finish {
     }
 }
 
-/// The `text/event-stream` answer of a stateless request's (or batch's) dispatch: `first`, then
-/// what `rx` receives, until a response [`Out::Final`] or the end of the channel. Dropping it
+/// The `text/event-stream` answer of a stateless request's (or batch's) dispatch: `first` (if
+/// already received), then what `rx` receives, until a response [`Out::Final`] or the end of the channel. Dropping it
 /// (the client went away) fires `cancelled`'s other end, cancelling the dispatch.
 fn events_of(
-    first: Out,
+    first: Option<Out>,
     rx: mpsc::UnboundedReceiver<Out>,
     cancelled: oneshot::Receiver<()>,
 ) -> Answer {
     let events = futures::stream::unfold(
-        (Some(first), Some(rx), cancelled),
+        (first, Some(rx), cancelled),
         |(first, rx, cancelled)| async move {
             let mut rx = rx?;
             let next = match first {

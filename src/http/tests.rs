@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::executor::block_on;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 
 use super::answer::{Answer, AnswerBody};
@@ -57,6 +57,15 @@ fn server(cancelled: Arc<AtomicBool>) -> McpServer {
             Ok::<_, String>(a.text)
         },
     ));
+    let silent = cancelled.clone();
+    server.tools().add(Tool::new("silent", move |_: Text| {
+        let flag = Flag(silent.clone());
+        async move {
+            let _flag = flag;
+            futures::future::pending::<()>().await;
+            Ok::<_, String>(String::new())
+        }
+    }));
     server.tools().add(Tool::with_context(
         "hang",
         move |_: Text, ctx: RequestContext| {
@@ -409,6 +418,37 @@ fn a_cancelled_request_answered_with_json_is_minus_32800_with_its_id() {
         json_of(&a),
         json!({"jsonrpc": "2.0", "id": "c1", "error": {"code": -32800, "message": "Request cancelled"}})
     );
+}
+
+/// A handshake-era SSE reply whose dispatch waits is answered at once, before any event: its
+/// status and head are known (`200 text/event-stream`), and a client's read timeout must not run
+/// out under a tool that is slow to say anything. Dropping it still cancels the tool.
+#[test]
+fn a_handshake_era_stream_is_answered_before_its_first_event() {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let r = Route::new(server(cancelled.clone()), RouteOptions::default(), spawn());
+    let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"silent","arguments":{"text":""}}}"#;
+    let mut request = post(call);
+    request.headers[1].1 = Some(ACCEPT_JSON_AND_SSE.into());
+    let a = r
+        .respond(request)
+        .now_or_never()
+        .expect("answered without waiting for an event");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header(CONTENT_TYPE), Some(TEXT_EVENT_STREAM));
+    assert_eq!(a.header(X_ACCEL_BUFFERING), Some("no"));
+    let AnswerBody::Events(events) = a.body else {
+        panic!("an event stream");
+    };
+    drop(events);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cancelled.load(Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool was not cancelled"
+        );
+        std::thread::yield_now();
+    }
 }
 
 #[test]
