@@ -24,7 +24,8 @@ fn reference(input: &[u8], max: usize) -> Vec<Frame> {
         if line.starts_with(&[0xEF, 0xBB, 0xBF]) {
             line.drain(..3);
         }
-        if !line.iter().all(u8::is_ascii_whitespace) {
+        // Blank is JSON's whitespace only (RFC 8259 §2).
+        if !line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
             frames.push(Frame::Line(line));
         }
     };

@@ -84,7 +84,8 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         let frame = text.as_bytes();
-        // A (re-)`initialize` at 2025-03-26 may make batches received from then on.
+        // Without a handshake first, an `initialize` at 2025-03-26 may make batches received
+        // from then on (a repeat after an accepted one is refused: this over-approximates).
         batches |= orkestrel_mcp_fuzz::initializes_at(frame, "2025-03-26");
         let expected = expect(frame);
         if let Ok(v) = orkestrel_mcp_fuzz::parse(frame) {

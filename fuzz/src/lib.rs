@@ -167,11 +167,15 @@ fn valid_response(map: &Map<String, Value>) -> bool {
 
 /// What `bytes` (one message) deserves.
 pub fn expect(bytes: &[u8]) -> Expect {
+    // A leading UTF-8 byte order mark is ignored (RFC 8259 §8.1 lets a parser do so).
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let Ok(value) = parse(bytes) else {
-        return beyond_limits(bytes).unwrap_or(Expect::Reply {
-            id: Value::Null,
-            parse: true,
-        });
+        return beyond_limits(bytes)
+            .or_else(|| leading_request(bytes))
+            .unwrap_or(Expect::Reply {
+                id: Value::Null,
+                parse: true,
+            });
     };
     let null = Expect::Reply {
         id: Value::Null,
@@ -205,6 +209,24 @@ pub fn expect(bytes: &[u8]) -> Expect {
         }
         Some(_) => null,
     }
+}
+
+/// Text that is not JSON as a whole but starts with a whole request (`{…} x`, two messages on
+/// one line): `-32700` with that request's id (when readable), so it is not left waiting.
+/// `None` when the text does not start with one.
+fn leading_request(bytes: &[u8]) -> Option<Expect> {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    values.next()?.ok()?;
+    let first = bytes.get(..values.byte_offset())?;
+    let Ok(Value::Object(map)) = parse(first) else {
+        return None;
+    };
+    let id = map.get("id")?;
+    (map.contains_key("method") && readable_raw_id(first, id)).then(|| Expect::Reply {
+        id: id.clone(),
+        parse: true,
+    })
 }
 
 /// What an object that is valid JSON but beyond a parser limit (nesting, a number's range, a
@@ -403,9 +425,9 @@ pub fn handshake_at(conn: &mut orkestrel_mcp::server::connection::Connection, ve
 /// refuses it beyond `f64`'s range, while JSON-RPC ids of any length must be echoed exactly).
 pub const LONG_INTEGER: &str = "#int:";
 
-/// Whether `frame` is an `initialize` naming protocol `version`: a connection answers every
-/// `initialize`, and the last one it accepts sets the revision it speaks (so a later one at
-/// 2025-03-26 may make JSON-RPC batches received from then on).
+/// Whether `frame` is an `initialize` naming protocol `version`: a connection takes one
+/// `initialize` (a repeat after a result is refused), and the one it accepts sets the revision
+/// it speaks (at 2025-03-26, JSON-RPC batches are received from then on).
 pub fn initializes_at(frame: &[u8], version: &str) -> bool {
     let Ok(Value::Object(map)) = parse(frame) else {
         return false;
