@@ -25,7 +25,10 @@ fn reference(input: &[u8], max: usize) -> Vec<Frame> {
             line.drain(..3);
         }
         // Blank is JSON's whitespace only (RFC 8259 §2).
-        if !line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+        if !line
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
             frames.push(Frame::Line(line));
         }
     };

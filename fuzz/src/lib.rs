@@ -215,8 +215,7 @@ pub fn expect(bytes: &[u8]) -> Expect {
 /// one line): `-32700` with that request's id (when readable), so it is not left waiting.
 /// `None` when the text does not start with one.
 fn leading_request(bytes: &[u8]) -> Option<Expect> {
-    let mut values =
-        serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
     values.next()?.ok()?;
     let first = bytes.get(..values.byte_offset())?;
     let Ok(Value::Object(map)) = parse(first) else {
