@@ -16,7 +16,8 @@
 //! | Rust → JS | |
 //! |---|---|
 //! | an integer within ±(2^53 − 1) | a `number` |
-//! | a larger integer | a `bigint` |
+//! | a larger integer (in `i64` or `u64`) | a `bigint` |
+//! | an integer beyond 64 bits (a `Value` holds it as the nearest `f64`: JSON text is parsed without arbitrary precision; only a request id keeps its exact digits) | a `number` |
 //! | a float | a `number` |
 //! | an object | a plain object (own properties, even `__proto__`) |
 

@@ -100,7 +100,7 @@ pub fn error_message(value: &JsValue) -> String {
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** A JSON value. Integers beyond ±(2^53 − 1) are `bigint`. */
+/** A JSON value. Integers beyond ±(2^53 − 1) are `bigint`, up to 64 bits; a longer integer in a value is read as a `number` (nearest double) — only request ids keep any length exact. */
 export type JSONValue = null | boolean | number | bigint | string | JSONValue[] | { [key: string]: JSONValue };
 /** A request id: a string or an integer (`bigint` beyond 2^53 − 1). */
 export type RequestId = string | number | bigint;
