@@ -185,6 +185,13 @@ fn bad_options_throw_mcp_errors() {
             "{ name: 'n', version: '1', tools: [{ name: 't' }] }",
             "options.tools[0].execute",
         ),
+        (
+            "{ name: 'n', version: '1', tools: [{ name: '', execute() {} }] }",
+            "options.tools[0].name",
+        ),
+        // A path without its `/` would answer 404 to every request.
+        ("{ name: 'n', version: '1', path: 'mcp' }", "options.path"),
+        ("{ name: 'n', version: '1', path: '' }", "options.path"),
     ] {
         let error = create_mcp_server(js(options)).err().expect("throws");
         assert!(error.is_instance_of::<js_sys::Error>());
@@ -533,6 +540,14 @@ async fn request_listeners_see_every_dispatch_and_their_throws_are_isolated() {
     .map_err(|e| format!("{e:?}"))
     .unwrap();
     let seen = js("(globalThis.__seen = [])");
+    // A listener that is not a function is refused where it is given, not on every request.
+    let refused = s
+        .on("request", js("5").unchecked_into())
+        .expect_err("throws");
+    assert_eq!(
+        get(&get(&refused, "data"), "path").as_string().as_deref(),
+        Some("listener")
+    );
     s.on(
         "request",
         js("(m, id) => globalThis.__seen.push(m + '#' + String(id))").unchecked_into(),

@@ -180,7 +180,7 @@ export interface MCPServerOptions {
   tools?: readonly MCPTool[];
   /** `instructions` for the `initialize` result. */
   instructions?: string;
-  /** The path `fetch` serves (default `'/mcp'`); any other path is a 404. */
+  /** The path `fetch` serves (default `'/mcp'`; it starts with `/`, else `createMCPServer` throws); any other path is a 404. */
   path?: string;
   /** Receives what a `request` listener throws (default: `console.error`). */
   error?: (error: unknown, event: 'request') => void;

@@ -160,6 +160,9 @@ impl Server {
         if event != "request" {
             return Err(error_to_js(&bad("event", "must be 'request'")));
         }
+        if !listener.is_function() {
+            return Err(error_to_js(&bad("listener", "must be a function")));
+        }
         let on_error = self.on_error.clone();
         self.server.on_request(move |method, id| {
             let id = id.map_or(JsValue::UNDEFINED, |id| to_js(&id.to_value()));
@@ -188,6 +191,10 @@ impl Server {
             .ok_or_else(|| bad("options.version", "is required"))?;
         let path = string_member(options, "path", "options")?
             .unwrap_or_else(|| DEFAULT_MCP_PATH.to_owned());
+        if !path.starts_with('/') {
+            // A request's path always starts with `/`: any other would answer 404 to all.
+            return Err(bad("options.path", "must start with '/'"));
+        }
         // Declares `logging`: a tool's `ctx.log` reaches the client (spec
         // `server/utilities/logging`: a server that sends log messages declares it).
         let mut server_options = ServerOptions::new(name, version).with_logging();
@@ -295,7 +302,8 @@ pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject
         return Err(bad(at, "must be an object"));
     }
     let name = string_member(tool, "name", at)?
-        .ok_or_else(|| bad(&format!("{at}.name"), "is required"))?;
+        .filter(|name| !name.is_empty())
+        .ok_or_else(|| bad(&format!("{at}.name"), "is required (a non-empty string)"))?;
     let execute = member(tool, "execute")
         .dyn_into::<Function>()
         .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
