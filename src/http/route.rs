@@ -606,26 +606,21 @@ impl Route {
             }
         };
         let mut ctx = RequestContext::new().with_identity(identity);
+        // A notification or response under a version no era speaks: `400`, as a request under
+        // it gets (spec `basic/transports`, Protocol Version Header: an unsupported version MUST
+        // get 400), not taken.
+        if negotiated.modern_header && !matches!(message, JsonRpcMessage::Request(_)) {
+            if let Some(version) = protocol_version_header_str(fields)
+                .ok()
+                .flatten()
+                .filter(|v| !era::MODERN_PROTOCOL_VERSIONS.contains(v))
+            {
+                let error = era::unsupported_version(version);
+                return Answer::json(400, &JsonRpcResponse::error(None, error));
+            }
+        }
         let request = match message {
             JsonRpcMessage::Request(request) => request,
-            // A notification or response under a version no era speaks: `400`, as a request
-            // under it gets (spec `basic/transports`, Protocol Version Header: an unsupported
-            // version MUST get 400), not taken.
-            _ if negotiated.modern_header
-                && protocol_version_header_str(fields)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|v| !era::MODERN_PROTOCOL_VERSIONS.contains(&v)) =>
-            {
-                let version = protocol_version_header_str(fields).ok().flatten();
-                return Answer::json(
-                    400,
-                    &JsonRpcResponse::error(
-                        None,
-                        era::unsupported_version(version.unwrap_or_default()),
-                    ),
-                );
-            }
             other => {
                 if let Some(session) = live::<S>(&session) {
                     ctx = ctx
@@ -900,15 +895,12 @@ impl Route {
                 oneshot::channel::<()>().1
             }
         };
+        // Only a 2026-07-28 dispatch that waits gets here (a handshake-era one was answered as a
+        // stream when spawned), or one that panicked outside its handler.
         let first = match rx.next().await {
             None => return Answer::empty(202),
-            Some(Out::Final(response)) if modern => {
-                return Answer::json(status_of(true, &response), &response)
-            }
-            // The response first: the stream is that one event (nothing to cancel any more),
-            // whole (no `X-Accel-Buffering`: a proxy's buffering delays nothing of it).
             Some(Out::Final(response)) => {
-                return Answer::events(EventStream::one(sse::encode_response_event(&response)))
+                return Answer::json(status_of(modern, &response), &response)
             }
             Some(first) => first,
         };

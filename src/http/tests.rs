@@ -81,6 +81,18 @@ fn server(cancelled: Arc<AtomicBool>) -> McpServer {
     server
 }
 
+/// Wait (bounded: 10 s) until the tool behind `cancelled` was dropped.
+fn wait_until_cancelled(cancelled: &AtomicBool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cancelled.load(Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool was not cancelled"
+        );
+        std::thread::yield_now();
+    }
+}
+
 fn route() -> Route {
     Route::new(server(Arc::default()), RouteOptions::default(), spawn())
 }
@@ -381,14 +393,7 @@ fn dropping_the_event_stream_cancels_the_dispatch() {
     assert!(first.contains("notifications/message"), "{first}");
     assert!(!cancelled.load(Ordering::SeqCst));
     drop(events);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !cancelled.load(Ordering::SeqCst) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the tool was not cancelled"
-        );
-        std::thread::yield_now();
-    }
+    wait_until_cancelled(&cancelled);
 }
 
 /// A request answered with JSON and cancelled by `notifications/cancelled` on its session still
@@ -441,14 +446,7 @@ fn a_handshake_era_stream_is_answered_before_its_first_event() {
         panic!("an event stream");
     };
     drop(events);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !cancelled.load(Ordering::SeqCst) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the tool was not cancelled"
-        );
-        std::thread::yield_now();
-    }
+    wait_until_cancelled(&cancelled);
 }
 
 #[test]
@@ -962,14 +960,7 @@ fn a_stateless_batch_on_sse_sends_each_response_as_its_own_event_then_ends() {
     );
     drop(events);
     // The dispatch runs on a thread of the test's spawner: wait for it to see the drop.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !cancelled.load(Ordering::SeqCst) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the hanging call was not cancelled"
-        );
-        std::thread::yield_now();
-    }
+    wait_until_cancelled(&cancelled);
 }
 
 #[test]
