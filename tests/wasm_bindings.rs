@@ -533,6 +533,114 @@ async fn tools_get_a_context_and_progress_streams_on_sse() {
     assert!(reply.contains(r#"\"sent\":false"#), "{reply}");
 }
 
+/// `promise`, or a rejection after `ms` (a bound: a test fails instead of hanging).
+async fn within(promise: JsValue, ms: u32) -> Result<JsValue, JsValue> {
+    let bound = Function::new_with_args(
+        "p, ms",
+        "return Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error('timed out')), ms))]);",
+    );
+    let raced: Promise = bound
+        .call2(&JsValue::UNDEFINED, &promise, &ms.into())
+        .unwrap()
+        .unchecked_into();
+    JsFuture::from(raced).await
+}
+
+#[wasm_bindgen_test]
+async fn a_cancelled_sse_reply_aborts_the_tools_signal_and_a_settled_call_never_does() {
+    let s = create_mcp_server(js(r#"{
+        name: 'abort', version: '1',
+        tools: [
+          { name: 'hang', execute: (args, ctx) => {
+              ctx.signal.addEventListener('abort', () => globalThis.__aborted.resolve(ctx.signal.aborted));
+              globalThis.__started.resolve(ctx.signal.aborted);
+              return new Promise(() => {}); // never settles
+          } },
+          { name: 'quick', execute: (args, ctx) => { globalThis.__quick = ctx; return 'done'; } },
+        ] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    js(r#"(() => {
+        const deferred = () => { let resolve; const p = new Promise(r => resolve = r); p.resolve = resolve; return p; };
+        globalThis.__started = deferred();
+        globalThis.__aborted = deferred();
+    })()"#);
+    let body =
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
+    let response: Response =
+        wait(s.fetch(request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(body))))
+            .await
+            .unchecked_into();
+    assert_eq!(response.status(), 200);
+    let started = within(js("globalThis.__started"), 5000)
+        .await
+        .expect("the tool runs");
+    assert_eq!(
+        started,
+        JsValue::FALSE,
+        "not aborted while the client reads"
+    );
+    // The client goes away: its reader cancels the stream, though the tool never sent a byte.
+    let reader: JsValue = response.body().unwrap().get_reader().into();
+    let cancel: Function = get(&reader, "cancel").unchecked_into();
+    wait(cancel.call0(&reader).unwrap().unchecked_into()).await;
+    let aborted = within(js("globalThis.__aborted"), 5000)
+        .await
+        .expect("the tool's signal aborts");
+    assert_eq!(aborted, JsValue::TRUE);
+    // A call that settled keeps its signal quiet, even with the context kept after it.
+    let reply = call(
+        &s,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"quick","arguments":{}}}"#,
+    )
+    .await;
+    assert_eq!(reply["result"]["content"][0]["text"], "done");
+    assert_eq!(js("globalThis.__quick.signal.aborted"), JsValue::FALSE);
+}
+
+#[wasm_bindgen_test]
+async fn structured_output_follows_the_output_schema() {
+    let s = create_mcp_server(js(r#"{
+        name: 'out', version: '1',
+        tools: [
+          { name: 'sum', outputSchema: { type: 'object', properties: { sum: { type: 'number' } } },
+            execute: (args) => ({ sum: 3 }) },
+          { name: 'text', outputSchema: { type: 'object' }, execute: () => 'three' },
+          { name: 'full', outputSchema: { type: 'object' },
+            execute: () => ({ content: [{ type: 'text', text: 'x' }], structuredContent: { x: 1 } }) },
+          { name: 'scalar', execute: () => ({ content: [], structuredContent: 5 }) },
+          { name: 'nulled', execute: () => ({ content: [], structuredContent: null }) },
+          { name: 'failed', outputSchema: { type: 'object' }, execute: () => { throw new Error('no') } },
+        ] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    let result = |name: &str| {
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}","arguments":{{}}}}}}"#
+        );
+        let s = &s;
+        async move { call(s, &request).await["result"].clone() }
+    };
+    assert_eq!(
+        result("sum").await,
+        serde_json::json!({"content": [{"type": "text", "text": "{\"sum\":3}"}], "structuredContent": {"sum": 3}})
+    );
+    assert_eq!(
+        result("text").await,
+        serde_json::json!({"content": [{"type": "text", "text": "tool text has an outputSchema but returned no structuredContent"}], "isError": true})
+    );
+    assert_eq!(
+        result("full").await["structuredContent"],
+        serde_json::json!({"x": 1})
+    );
+    assert_eq!(
+        result("scalar").await["content"][0]["text"],
+        "tool scalar returned structuredContent that is not a JSON object"
+    );
+    assert_eq!(result("nulled").await, serde_json::json!({"content": []}));
+    assert_eq!(result("failed").await["isError"], true);
+}
+
 #[wasm_bindgen_test]
 async fn request_listeners_see_every_dispatch_and_their_throws_are_isolated() {
     let s = create_mcp_server(js(r#"{ name: 'ev', version: '1',

@@ -319,7 +319,7 @@ impl Tool {
             Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
             Err(panic) => Err(panic),
         };
-        outcome.unwrap_or_else(|panic| self.panicked(&*panic))
+        self.conform(outcome.unwrap_or_else(|panic| self.panicked(&*panic)))
     }
 
     /// [`Tool::call`] of a shared tool, as a future that owns it: the handler is started now,
@@ -336,7 +336,34 @@ impl Tool {
             Ok(future) => futures::future::Either::Left(AssertUnwindSafe(future).catch_unwind()),
             Err(panic) => futures::future::Either::Right(futures::future::ready(Err(panic))),
         };
-        outcome.map(move |outcome| outcome.unwrap_or_else(|panic| self.panicked(&*panic)))
+        outcome.map(move |outcome| {
+            self.conform(outcome.unwrap_or_else(|panic| self.panicked(&*panic)))
+        })
+    }
+
+    /// Hold a successful result to the spec's shape of structured output (`tools`, "Structured
+    /// Content" and "Output Schema": `structuredContent` is a JSON object, and a tool with an
+    /// `outputSchema` MUST return one): a result that breaks it becomes an `isError` result
+    /// naming the tool and the rule, which the caller can show, instead of a result the
+    /// official SDKs' clients refuse as a whole. An `isError` result is passed as it is.
+    fn conform(&self, outcome: Outcome) -> Outcome {
+        let Ok(result) = &outcome else {
+            return outcome;
+        };
+        if result.is_error() {
+            return outcome;
+        }
+        let name = &self.descriptor.name;
+        let broken = match &result.structured_content {
+            Some(Value::Object(_)) => return outcome,
+            Some(_) => "returned structuredContent that is not a JSON object",
+            None if self.descriptor.output_schema.is_some() => {
+                "has an outputSchema but returned no structuredContent"
+            }
+            None => return outcome,
+        };
+        tracing::error!(tool = %name, "{broken}");
+        Ok(ToolResult::error(format!("tool {name} {broken}")))
     }
 
     /// The `isError` result of a panic of the tool's handler.
@@ -541,6 +568,47 @@ mod tests {
         assert_eq!(tools.names(), vec!["b", "a"]);
         assert!(tools.remove("b") && !tools.remove("b"));
         assert_eq!(tools.len(), 1);
+    }
+
+    #[test]
+    fn structured_output_is_held_to_the_spec_shape() {
+        let tools = ToolRegistry::new();
+        let returning = |name: &str, result: ToolResult| {
+            Tool::from_json(name, json!({"type":"object"}), move |_, _| {
+                let result = result.clone();
+                async move { Ok::<_, String>(result) }
+            })
+        };
+        let schema = |tool: Tool| {
+            let mut descriptor = tool.descriptor().clone();
+            descriptor.output_schema = Some(json!({"type":"object"}));
+            tool.with_descriptor(descriptor)
+        };
+        let structured = ToolResult::structured(json!({"sum": 3}));
+        tools.add(schema(returning("typed", structured.clone())));
+        tools.add(schema(returning("untyped", ToolResult::text("3"))));
+        tools.add(schema(returning("failed", ToolResult::error("no"))));
+        let mut scalar = ToolResult::text("5");
+        scalar.structured_content = Some(json!(5));
+        tools.add(returning("scalar", scalar));
+        tools.add(returning("plain", ToolResult::text("ok")));
+        let call = |name: &str| run(tools.execute(name, json!({}), RequestContext::new())).unwrap();
+        assert_eq!(call("typed"), structured);
+        assert_eq!(
+            call("untyped"),
+            ToolResult::error("tool untyped has an outputSchema but returned no structuredContent")
+        );
+        assert_eq!(call("failed"), ToolResult::error("no"));
+        assert_eq!(
+            call("scalar"),
+            ToolResult::error("tool scalar returned structuredContent that is not a JSON object")
+        );
+        assert_eq!(call("plain"), ToolResult::text("ok"));
+        // The server's own path (`Tool::run`) holds results to the same shape.
+        let tool = tools.get("untyped").unwrap();
+        assert!(run(tool.run(json!({}), RequestContext::new()))
+            .unwrap()
+            .is_error());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `MCPToolContext`: the second argument of a JS tool's `execute(args, context)` — the request's
-//! id and its way back to the caller (progress and log notifications, sent live on an SSE reply).
+//! id, its way back to the caller (progress and log notifications, sent live on an SSE reply) and
+//! an `AbortSignal` that aborts when the call is abandoned.
 
 use wasm_bindgen::prelude::*;
 
@@ -10,12 +11,14 @@ use crate::server::context::{LogLevel, RequestContext};
 #[wasm_bindgen(js_name = MCPToolContext)]
 pub struct ToolContext {
     ctx: RequestContext,
+    signal: Option<web_sys::AbortSignal>,
 }
 
 impl ToolContext {
-    /// Wrap a request's context for JS.
-    pub fn new(ctx: RequestContext) -> Self {
-        ToolContext { ctx }
+    /// Wrap a request's context for JS, with the signal the call's abandonment aborts (`None`
+    /// where the host has no `AbortController`).
+    pub fn new(ctx: RequestContext, signal: Option<web_sys::AbortSignal>) -> Self {
+        ToolContext { ctx, signal }
     }
 }
 
@@ -28,6 +31,16 @@ impl ToolContext {
             .id
             .as_ref()
             .map_or(JsValue::UNDEFINED, |id| to_js(&id.to_value()))
+    }
+
+    /// Aborted when the call is abandoned before the tool settles: the client went away (the
+    /// response stream of a `fetch` reply was cancelled) or the request was cancelled. What the
+    /// tool returns after that is dropped (spec `basic/utilities/cancellation`:
+    /// <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>).
+    /// `undefined` only where the host has no `AbortController`.
+    #[wasm_bindgen(getter, unchecked_return_type = "AbortSignal | undefined")]
+    pub fn signal(&self) -> JsValue {
+        self.signal.clone().map_or(JsValue::UNDEFINED, Into::into)
     }
 
     /// Who the request's bearer token speaks for (`fetch` with the `auth` option), else

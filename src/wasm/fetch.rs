@@ -162,19 +162,28 @@ fn response(answer: Answer) -> Result<JsValue, JsValue> {
     .map(Into::into)
 }
 
-/// Write `events` into a `TransformStream`, returning its readable side. A failed write is the
-/// client gone: the events are dropped, which cancels the request.
+/// Write `events` into a `TransformStream`, returning its readable side. The readable side
+/// cancelled (the client gone) errors the writable one: the events are then dropped at once —
+/// not at the next event, which a silent tool may never send — which cancels the request
+/// (a JS tool's `context.signal` aborts).
 fn pipe(mut events: EventStream) -> Result<web_sys::ReadableStream, JsValue> {
     let pipe = TransformStream::new()?;
     let writer = pipe.writable().get_writer()?;
     super::spawn(async move {
-        while let Some(event) = events.next().await {
+        // Settles only when the writable side errors (or once it is closed, below).
+        let mut gone = JsFuture::from(writer.closed());
+        loop {
+            let event = match futures::future::select(events.next(), &mut gone).await {
+                futures::future::Either::Left((Some(event), _)) => event,
+                futures::future::Either::Left((None, _)) => break,
+                futures::future::Either::Right(_) => return,
+            };
             let chunk = Uint8Array::from(event.as_bytes());
             if JsFuture::from(writer.write_with_chunk(&chunk))
                 .await
                 .is_err()
             {
-                break;
+                return;
             }
         }
         drop(events);

@@ -309,8 +309,10 @@ pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject
         .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
     let input_schema = object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
     let this = tool.clone();
+    let output_schema = object_member(tool, "outputSchema", at)?;
+    let structured = output_schema.is_some();
     let mut built = Tool::from_json(name, input_schema, move |args, ctx| {
-        run(execute.clone(), this.clone(), args, ctx)
+        run(execute.clone(), this.clone(), args, ctx, structured)
     });
     if let Some(description) = string_member(tool, "description", at)? {
         built = built.with_description(description);
@@ -321,7 +323,7 @@ pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject
     if let Some(annotations) = object_member(tool, "annotations", at)? {
         built = built.with_annotations(annotations);
     }
-    if let Some(schema) = object_member(tool, "outputSchema", at)? {
+    if let Some(schema) = output_schema {
         let mut descriptor = built.descriptor().clone();
         descriptor.output_schema = Some(schema);
         built = built.with_descriptor(descriptor);
@@ -330,25 +332,50 @@ pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject
 }
 
 /// Call a JS `execute(args)` with the tool object as `this`, await what it returns (a value, a
-/// Promise or any thenable), and map it to a tool result; a throw or a rejection is `Err`.
+/// Promise or any thenable), and map it to a tool result (`structured`: the tool has an
+/// `outputSchema`); a throw or a rejection is `Err`.
 async fn run(
     execute: Function,
     this: JsValue,
     args: Map<String, Value>,
     ctx: RequestContext,
+    structured: bool,
 ) -> Result<ToolResult, String> {
-    let context = JsValue::from(ToolContext::new(ctx));
-    let returned = execute
-        .call2(&this, &to_js(&Value::Object(args)), &context)
-        .map_err(|e| error_message(&e))?;
-    let value = JsFuture::from(Promise::resolve(&returned))
-        .await
-        .map_err(|e| error_message(&e))?;
+    let mut abandoned = AbortOnDrop(web_sys::AbortController::new().ok());
+    let signal = abandoned.0.as_ref().map(web_sys::AbortController::signal);
+    let context = JsValue::from(ToolContext::new(ctx, signal));
+    let settled = match execute.call2(&this, &to_js(&Value::Object(args)), &context) {
+        Ok(returned) => JsFuture::from(Promise::resolve(&returned)).await,
+        Err(thrown) => Err(thrown),
+    };
+    abandoned.0 = None; // settled (or thrown): nothing to abort
+    let value = settled.map_err(|e| error_message(&e))?;
+    if structured && !value.is_undefined() && value.as_string().is_none() {
+        // A tool with an `outputSchema`: a plain object it returns is its structured output.
+        let json = from_js(&value)?;
+        if json.is_object() && json.get("content").is_none() {
+            return Ok(ToolResult::structured(json));
+        }
+    }
     value_to_result(&value)
+}
+
+/// Aborts its controller when dropped while it still holds one: the call's future was dropped
+/// before the tool settled (its stream's reader cancelled, the request cancelled).
+struct AbortOnDrop(Option<web_sys::AbortController>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = self.0.take() {
+            controller.abort();
+        }
+    }
 }
 
 /// Map what a JS tool returned to a tool result (seed `buildToolResult`): a string → one text
 /// block; a `{ content: [...] }` object → itself; `undefined` → no content; else its JSON text.
+/// (A tool with an `outputSchema` returning an object without `content` gets it as
+/// `structuredContent` too, in `run`.)
 pub(crate) fn value_to_result(value: &JsValue) -> Result<ToolResult, String> {
     if value.is_undefined() {
         return Ok(ToolResult::default());
@@ -405,7 +432,10 @@ fn tool_result_from_json(json: &Value) -> Option<ToolResult> {
     }
     Some(ToolResult {
         content,
-        structured_content: object.get("structuredContent").cloned(),
+        structured_content: object
+            .get("structuredContent")
+            .filter(|v| !v.is_null())
+            .cloned(),
         is_error: match object.get("isError") {
             None | Some(Value::Null) => None,
             Some(flag) => Some(flag.as_bool()?),
