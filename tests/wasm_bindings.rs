@@ -599,6 +599,56 @@ async fn a_cancelled_sse_reply_aborts_the_tools_signal_and_a_settled_call_never_
 }
 
 #[wasm_bindgen_test]
+async fn a_request_whose_signal_aborts_before_its_json_answer_cancels_the_tool() {
+    let s = create_mcp_server(js(r#"{
+        name: 'gone', version: '1',
+        tools: [{ name: 'hang', execute: (args, ctx) => {
+            ctx.signal.addEventListener('abort', () => globalThis.__goneAborted.resolve(true));
+            globalThis.__goneStarted.resolve(true);
+            return new Promise(() => {});
+        } }] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    js(r#"(() => {
+        const deferred = () => { let resolve; const p = new Promise(r => resolve = r); p.resolve = resolve; return p; };
+        globalThis.__goneStarted = deferred();
+        globalThis.__goneAborted = deferred();
+    })()"#);
+    let body =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
+    let with_signal = |signal: &web_sys::AbortSignal| {
+        let req = request(
+            "POST",
+            "/mcp",
+            &[JSON, ("accept", "application/json")],
+            Some(body),
+        );
+        let init = RequestInit::new();
+        init.set_signal(Some(signal));
+        Request::new_with_request_and_init(&req, &init).unwrap()
+    };
+    let controller = web_sys::AbortController::new().unwrap();
+    let answered = s.fetch(with_signal(&controller.signal()));
+    within(js("globalThis.__goneStarted"), 5000)
+        .await
+        .expect("the tool runs");
+    controller.abort();
+    let response: Response = within(answered.into(), 5000)
+        .await
+        .expect("answered once the client is gone")
+        .unchecked_into();
+    assert_eq!(response.status(), 499);
+    within(js("globalThis.__goneAborted"), 5000)
+        .await
+        .expect("the tool's signal aborts");
+    // A request whose signal aborted before it came is answered so at once; nothing runs.
+    js("globalThis.__goneStarted = null");
+    let (status, text, _) = fetch(&s, with_signal(&controller.signal())).await;
+    assert_eq!((status, text.as_str()), (499, ""));
+    assert!(js("globalThis.__goneStarted").is_null());
+}
+
+#[wasm_bindgen_test]
 async fn structured_output_follows_the_output_schema() {
     let s = create_mcp_server(js(r#"{
         name: 'out', version: '1',

@@ -26,12 +26,88 @@ fn spawner() -> Spawn {
     Arc::new(wasm_bindgen_futures::spawn_local::<crate::BoxFuture<'static, ()>>)
 }
 
+/// The status of the answer to a request whose client went away (its `signal` aborted) before
+/// it was answered: nginx's "client closed request". No one reads it; it only settles the
+/// host's promise.
+pub const CLIENT_CLOSED_REQUEST: u16 = 499;
+
 /// Answer one request for `server` mounted at `path`, behind the bearer-token gate `auth` when
-/// there is one.
+/// there is one. When the request's `signal` aborts before the answer is ready (the client went
+/// away: Deno, Bun and workerd abort it on disconnect), the work is dropped — a running tool is
+/// cancelled, its `context.signal` aborts — and the answer is an empty
+/// [`CLIENT_CLOSED_REQUEST`]. (Once an event stream is answered, its cancellation does the same:
+/// see `pipe`.)
 ///
 /// # Errors
 /// Only when the JS host fails to build a `Response` (not expected).
 pub async fn respond(
+    server: McpServer,
+    path: &str,
+    auth: Option<crate::http::auth::Authorizer>,
+    request: Request,
+) -> Result<JsValue, JsValue> {
+    // Read by hand: a host's `Request` may have no `signal` (older runtimes).
+    let signal = js_sys::Reflect::get(&request, &"signal".into())
+        .ok()
+        .filter(JsValue::is_object)
+        .map(JsCast::unchecked_into::<web_sys::AbortSignal>);
+    let aborted = |signal: &web_sys::AbortSignal| {
+        js_sys::Reflect::get(signal, &"aborted".into()).is_ok_and(|a| a.is_truthy())
+    };
+    if signal.as_ref().is_some_and(aborted) {
+        return closed();
+    }
+    let answer = std::pin::pin!(answer(server, path, auth, request));
+    let Some(mut gone) = signal.and_then(OnAbort::new) else {
+        return answer.await;
+    };
+    match futures::future::select(answer, &mut gone.fired).await {
+        futures::future::Either::Left((answer, _)) => answer,
+        futures::future::Either::Right(_) => closed(),
+    }
+}
+
+/// The empty answer to a request whose client went away.
+fn closed() -> Result<JsValue, JsValue> {
+    let init = ResponseInit::new();
+    init.set_status(CLIENT_CLOSED_REQUEST);
+    Response::new_with_opt_str_and_init(None, &init).map(Into::into)
+}
+
+/// A future of a signal's `abort` event. Its listener is removed when it is dropped, so an
+/// abort after the answer calls nothing of a future that is gone.
+struct OnAbort {
+    signal: web_sys::AbortSignal,
+    listener: js_sys::Function,
+    fired: JsFuture,
+}
+
+impl OnAbort {
+    /// `None` when the listener cannot be added (a host without `addEventListener` there).
+    fn new(signal: web_sys::AbortSignal) -> Option<OnAbort> {
+        let mut listener = None;
+        let promise = js_sys::Promise::new(&mut |resolve, _| listener = Some(resolve));
+        let listener = listener?; // the executor runs at once
+        signal
+            .add_event_listener_with_callback("abort", &listener)
+            .ok()?;
+        Some(OnAbort {
+            signal,
+            listener,
+            fired: JsFuture::from(promise),
+        })
+    }
+}
+
+impl Drop for OnAbort {
+    fn drop(&mut self) {
+        let _ = self
+            .signal
+            .remove_event_listener_with_callback("abort", &self.listener);
+    }
+}
+
+async fn answer(
     server: McpServer,
     path: &str,
     auth: Option<crate::http::auth::Authorizer>,

@@ -114,7 +114,9 @@ impl Server {
     /// as the native route: 200 (JSON, or SSE per `Accept`), 202, 400, 404, 405, 406, 413, 415;
     /// a JSON-RPC batch is received where the request speaks 2025-03-26 (its
     /// `MCP-Protocol-Version`, or none), and refused (`400`) at every other revision;
-    /// with the `auth` option, 401 / 403 / 503 and the protected resource metadata.
+    /// with the `auth` option, 401 / 403 / 503 and the protected resource metadata. When the
+    /// request's `signal` aborts before it is answered (the client went away), the work is
+    /// dropped (a running tool's `context.signal` aborts) and the answer is an empty `499`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
     pub fn fetch(&self, request: web_sys::Request) -> Promise {
         let server = self.server.clone();
