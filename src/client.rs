@@ -254,7 +254,8 @@ impl McpClient {
     /// handshake once.
     ///
     /// # Errors
-    /// The transport's start error; [`ClientError::Timeout`] / [`ClientError::Rpc`] /
+    /// The transport's start error ([`ClientError::Transport`] when it did not open within
+    /// [`ClientOptions::timeout`]); [`ClientError::Timeout`] / [`ClientError::Rpc`] /
     /// [`ClientError::TransportClosed`] from `initialize`; [`ClientError::InvalidResponse`] for a
     /// malformed `initialize` result; [`ClientError::UnsupportedVersion`] when the server answers
     /// a version not in [`SUPPORTED_PROTOCOL_VERSIONS`]. On any error the transport is closed.
@@ -272,7 +273,22 @@ impl McpClient {
         let sink = TransportSink::new(ClientSink {
             inner: Arc::downgrade(&self.inner),
         });
-        if let Err(e) = self.inner.transport.start(sink).await {
+        // Opening is bounded by the request deadline too: a server that takes the connection
+        // and never answers its handshake (a WebSocket upgrade) must not hold `connect` forever.
+        let timeout = self.inner.options.timeout;
+        let opened = match futures::future::select(
+            self.inner.transport.start(sink),
+            self.inner.sleep(timeout),
+        )
+        .await
+        {
+            futures::future::Either::Left((opened, _)) => opened,
+            futures::future::Either::Right(_) => Err(ClientError::Transport(format!(
+                "the transport did not open within {} ms",
+                timeout.as_millis()
+            ))),
+        };
+        if let Err(e) = opened {
             self.abort_connect(&e).await;
             return Err(e);
         }

@@ -745,6 +745,33 @@ async fn ws_client_refuses_a_server_that_picks_no_or_another_subprotocol() {
 }
 
 #[tokio::test]
+async fn ws_a_server_that_never_answers_the_upgrade_fails_connect_within_the_timeout() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr().unwrap());
+    // Takes the connection and reads the upgrade request, never answering it.
+    let held = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut sink = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut sink).await;
+    });
+    let mut options = options();
+    options.timeout = Duration::from_millis(300);
+    let client = McpClient::new(
+        WsTransport::new(WsClientOptions::new(&url)).unwrap(),
+        options,
+    );
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .expect("connect is bounded by the client's timeout")
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Transport(m) if m.contains("did not open within 300 ms")),
+        "{err}"
+    );
+    held.abort();
+}
+
+#[tokio::test]
 async fn ws_a_server_close_fails_pending_requests() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/mcp", listener.local_addr().unwrap());

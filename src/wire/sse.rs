@@ -116,6 +116,18 @@ pub struct Event {
     pub retry: Option<u64>,
 }
 
+impl Event {
+    /// Whether the event carries a JSON-RPC message: an event of type `message` (the type a
+    /// `text/event-stream` gives an event that names none) with data. A priming event (no data,
+    /// an id to resume from) and an event of another type carry none and are skipped, as a
+    /// browser's `EventSource` leaves a named event to listeners of that name (spec
+    /// `basic/transports`, Streamable HTTP; the official SDKs' clients read `message` events
+    /// alone).
+    pub fn carries_message(&self) -> bool {
+        self.event == "message" && !self.data.is_empty()
+    }
+}
+
 /// The longest line, and the largest event data, accepted by default: 64 MiB. A longer line is
 /// discarded up to its end, and the event it belongs to (or whose `data:` lines add up to more)
 /// is dropped whole at its blank line, never delivered cut: the decoder holds at most about this

@@ -109,8 +109,8 @@ impl Listen {
             (Phase::Reading, Input::Chunk(chunk)) => {
                 for event in self.decoder.push(chunk) {
                     self.got = true;
-                    if event.data.is_empty() {
-                        continue; // a priming event
+                    if !event.carries_message() {
+                        continue; // a priming event, or another type
                     }
                     self.events
                         .push_back(match serde_json::from_str::<Value>(&event.data) {

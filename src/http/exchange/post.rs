@@ -451,8 +451,8 @@ impl Exchange {
 
     fn read_events(&mut self, chunk: &[u8]) -> Step {
         for event in self.decoder.push(chunk) {
-            if event.data.is_empty() {
-                continue; // a priming event
+            if !event.carries_message() {
+                continue; // a priming event, or another type
             }
             match serde_json::from_str::<Value>(&event.data) {
                 Ok(value) => {

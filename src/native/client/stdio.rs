@@ -335,7 +335,9 @@ struct StderrCopy {
 }
 
 /// Copy the child's stderr a line at a time (at most `max_line` bytes held), remembering the
-/// last `keep` lines.
+/// last `keep` lines. The copied lines are gathered and written when the child has nothing
+/// more ready (or 64 KiB are gathered): a write to the process's stderr per line (a blocking
+/// call off the runtime each time) kept a verbose child waiting on its full pipe.
 async fn copy_stderr(
     stderr: Option<tokio::process::ChildStderr>,
     tail: Arc<Mutex<VecDeque<String>>>,
@@ -344,6 +346,7 @@ async fn copy_stderr(
     let Some(stderr) = stderr else { return };
     let mut reader = BufReader::new(stderr);
     let mut out = tokio::io::stderr();
+    let mut gathered = Vec::new();
     let mut line = Vec::new();
     // The current line passed `max_line`: its rest is copied, not remembered.
     let mut cut = false;
@@ -362,22 +365,37 @@ async fn copy_stderr(
             }
         };
         reader.consume(take);
-        if !ends && line.len() < how.max_line {
-            continue;
+        if ends || line.len() >= how.max_line {
+            emit(&mut gathered, &tail, &how, &line, cut, ends);
+            cut = !ends;
+            line.clear();
         }
-        emit(&mut out, &tail, &how, &line, cut, ends).await;
-        cut = !ends;
-        line.clear();
+        if reader.buffer().is_empty() || gathered.len() >= COPY_CHUNK {
+            copy_out(&mut out, &mut gathered).await;
+        }
     }
     if !line.is_empty() {
-        emit(&mut out, &tail, &how, &line, cut, true).await;
+        emit(&mut gathered, &tail, &how, &line, cut, true);
+    }
+    copy_out(&mut out, &mut gathered).await;
+}
+
+/// How much copied stderr is gathered before it is written, at most.
+const COPY_CHUNK: usize = 64 * 1024;
+
+/// Write what is gathered to the process's stderr.
+async fn copy_out(out: &mut tokio::io::Stderr, gathered: &mut Vec<u8>) {
+    if !gathered.is_empty() {
+        let _ = out.write_all(gathered).await;
+        let _ = out.flush().await;
+        gathered.clear();
     }
 }
 
-/// Copy one line (or a `max_line` piece of a longer one) and remember it unless it continues a
-/// line already remembered cut.
-async fn emit(
-    out: &mut tokio::io::Stderr,
+/// Gather one line (or a `max_line` piece of a longer one) to copy and remember it unless it
+/// continues a line already remembered cut.
+fn emit(
+    out: &mut Vec<u8>,
     tail: &Mutex<VecDeque<String>>,
     how: &StderrCopy,
     line: &[u8],
@@ -385,14 +403,12 @@ async fn emit(
     ends: bool,
 ) {
     if how.forward {
-        let _ = if how.escape {
+        if how.escape {
             let text = String::from_utf8_lossy(line);
-            out.write_all(crate::native::terminal::escape_controls(&text).as_bytes())
-                .await
+            out.extend_from_slice(crate::native::terminal::escape_controls(&text).as_bytes());
         } else {
-            out.write_all(line).await
-        };
-        let _ = out.flush().await;
+            out.extend_from_slice(line);
+        }
     }
     if continues || how.keep == 0 {
         return;

@@ -20,12 +20,13 @@ fn the_get_stream_delivers_resumes_and_stops() {
         }),
         Step::Read
     );
-    let note = b"id: 7\nretry: 5\ndata: \n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+    let note = b"id: 7\nretry: 5\ndata: \n\nevent: ping\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
     assert_eq!(listen.handle(Input::Chunk(note)), Step::Read);
     assert_eq!(
         listen.handle(Input::End),
         Step::Wait(Duration::from_millis(5))
     );
+    // The `ping`-typed event carried nothing: the first message is the `message` one.
     assert!(
         matches!(listen.poll_event(), Some(Event::Message(v)) if v["method"] == "notifications/tools/list_changed")
     );
