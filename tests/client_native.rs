@@ -27,7 +27,10 @@ use tokio_tungstenite::tungstenite::Message;
 async fn exercise(client: &McpClient) {
     client.connect().await.unwrap();
     client.connect().await.unwrap();
-    assert_eq!(client.protocol_version().as_deref(), Some("2025-06-18"));
+    assert_eq!(
+        client.protocol_version().as_deref(),
+        Some(orkestrel_mcp::protocol::LATEST_PROTOCOL_VERSION)
+    );
     let tools = client.tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names[..4], ["echo", "add", "fail", "sleep"]);

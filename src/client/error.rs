@@ -66,9 +66,9 @@ pub enum ClientError {
         detail: String,
     },
     /// The server no longer knows our session (Streamable HTTP: a `404` to a request that
-    /// carried `mcp-session-id`, spec `basic/transports` Session Management). Reconnect
-    /// (`disconnect` then `connect`) to start a new session.
-    #[error("MCP session {session} expired (HTTP 404); reconnect to start a new session")]
+    /// carried `mcp-session-id`, spec `basic/transports` Session Management, or a `400` that
+    /// says so). Reconnect (`disconnect` then `connect`) to start a new session.
+    #[error("MCP session {session} expired (the server no longer knows it); reconnect to start a new session")]
     SessionExpired {
         /// The session id the server rejected.
         session: String,

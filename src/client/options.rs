@@ -10,7 +10,7 @@ use super::{
     DEFAULT_MAX_PENDING_REQUESTS, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
     DEFAULT_MCP_REQUEST_TIMEOUT_MS,
 };
-use crate::protocol::{Implementation, MCP_PROTOCOL_VERSION};
+use crate::protocol::{Implementation, LATEST_PROTOCOL_VERSION};
 
 /// Options for [`McpClient::new`](super::McpClient::new) (seed `MCPClientOptions`: `name`, `version`, `timeout`).
 #[derive(Clone)]
@@ -19,7 +19,10 @@ pub struct ClientOptions {
     pub info: Implementation,
     /// The per-request deadline (default 30 000 ms).
     pub timeout: Duration,
-    /// The protocol version offered in `initialize` (default [`MCP_PROTOCOL_VERSION`]).
+    /// The protocol version offered in `initialize`: by default [`LATEST_PROTOCOL_VERSION`], the
+    /// newest this crate speaks (spec `basic/lifecycle`: the client SHOULD send the latest it
+    /// supports); the seed's [`MCP_PROTOCOL_VERSION`](crate::protocol::MCP_PROTOCOL_VERSION),
+    /// `2025-06-18`, or any other supported one through [`ClientOptions::with_protocol_version`].
     pub protocol_version: String,
     /// Where a panicking listener is reported; default: a `tracing` error.
     pub on_error: Option<ErrorHandler>,
@@ -60,7 +63,7 @@ impl fmt::Debug for ClientOptions {
 
 impl Default for ClientOptions {
     /// [`DEFAULT_MCP_CLIENT_NAME`], [`DEFAULT_MCP_CLIENT_VERSION`], 30 000 ms,
-    /// [`MCP_PROTOCOL_VERSION`].
+    /// [`LATEST_PROTOCOL_VERSION`].
     fn default() -> Self {
         ClientOptions::new(DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION)
     }
@@ -72,7 +75,7 @@ impl ClientOptions {
         ClientOptions {
             info: Implementation::new(name, version),
             timeout: Duration::from_millis(DEFAULT_MCP_REQUEST_TIMEOUT_MS),
-            protocol_version: MCP_PROTOCOL_VERSION.to_owned(),
+            protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
             on_error: None,
             sleep: crate::host::defaults::sleep(),
             clock: crate::host::defaults::clock(),

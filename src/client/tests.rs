@@ -91,7 +91,10 @@ fn connect_sends_initialize_then_initialized_and_is_idempotent() {
         let init = peer.request("initialize").await;
         assert_eq!(init.id, RequestId::Number(1));
         let params = Value::Object(init.params.clone().unwrap());
-        assert_eq!(params["protocolVersion"], MCP_PROTOCOL_VERSION);
+        assert_eq!(
+            params["protocolVersion"],
+            crate::protocol::LATEST_PROTOCOL_VERSION
+        );
         assert_eq!(params["capabilities"], json!({}));
         assert_eq!(params["clientInfo"]["name"], "test-client");
         peer.reply(
@@ -633,7 +636,11 @@ fn default_options_use_the_seed_defaults() {
         Duration::from_millis(DEFAULT_MCP_REQUEST_TIMEOUT_MS)
     );
     assert_eq!(o.timeout.as_millis(), 30_000);
-    assert_eq!(o.protocol_version, MCP_PROTOCOL_VERSION);
+    // The spec's rule over the seed's: the latest version spoken is offered (the seed's
+    // `2025-06-18` stays an option).
+    assert_eq!(o.protocol_version, crate::protocol::LATEST_PROTOCOL_VERSION);
+    let seed = ClientOptions::default().with_protocol_version(MCP_PROTOCOL_VERSION);
+    assert_eq!(seed.protocol_version, "2025-06-18");
 }
 
 #[test]

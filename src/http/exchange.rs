@@ -31,7 +31,7 @@
 //! | `200`, `application/json` | the body's message(s) are delivered; a request needs its response among them |
 //! | `200`, `text/event-stream` | chunks go through the [`sse::Decoder`](crate::wire::sse::Decoder); each event's data is delivered; done at the response to the request; a stream that ends first is resumed (below) |
 //! | `404` to a request that carried `Mcp-Session-Id` | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) |
-//! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (servers that answer an unknown session with `400`) |
+//! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request and speaking of the session (its error message, else its text, says "session") | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (servers that answer an unknown session with `400`); any other `400` is that error |
 //! | non-2xx to a 2026-07-28 request | [`ClientError::HttpStatus`](crate::client::ClientError::HttpStatus) with the body's JSON-RPC error |
 //! | other status | a JSON-RPC response in the body answering the request is delivered; else [`ClientError::Transport`](crate::client::ClientError::Transport) with the status and the body's message |
 //! | the connection refused | [`ClientError::ConnectionRefused`](crate::client::ClientError::ConnectionRefused) for that request only |
@@ -70,7 +70,7 @@ use crate::{BoxFuture, MaybeSend, MaybeSync};
 pub use endpoint::Endpoint;
 pub use listen::Listen;
 pub use post::Exchange;
-pub use status::{answers, error_summary, status_text};
+pub use status::{answers, error_summary, speaks_of_a_session, status_text};
 
 /// How long to wait before resuming an SSE stream whose server sent no `retry`: 1 000 ms.
 pub const DEFAULT_RECONNECT_MS: u64 = 1_000;

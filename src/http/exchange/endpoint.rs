@@ -103,11 +103,16 @@ impl Endpoint {
     }
 
     /// Close: forget the version and the session; the `DELETE` that ends the session, if there
-    /// was one (best effort: a host bounds it by [`CLOSE_TIMEOUT`](super::CLOSE_TIMEOUT) and ignores its answer).
+    /// was one, with the negotiated `MCP-Protocol-Version` (the client MUST send it on every
+    /// request after `initialize`, spec `basic/transports`) (best effort: a host bounds it by
+    /// [`CLOSE_TIMEOUT`](super::CLOSE_TIMEOUT) and ignores its answer).
     pub fn close(&mut self) -> Option<Outgoing> {
-        self.protocol_version = None;
+        let version = self.protocol_version.take();
         let session = self.session.take()?;
         let mut headers = vec![(MCP_SESSION_ID.to_owned(), session)];
+        if let Some(version) = version {
+            headers.push((MCP_PROTOCOL_VERSION.to_owned(), version));
+        }
         headers.extend(self.headers.iter().cloned());
         Some(Outgoing {
             method: Method::Delete,

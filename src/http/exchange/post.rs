@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    header, is_event_stream, status::answers, status::error_summary, status::status_text,
-    Challenge, Endpoint, Event, Input, Outgoing, Step, DEFAULT_RECONNECT_MS, MAX_REPLY_BYTES,
-    MAX_RESUMES, MAX_RESUME_WAIT_MS,
+    header, is_event_stream, status::answers, status::error_summary, status::speaks_of_a_session,
+    status::status_text, Challenge, Endpoint, Event, Input, Outgoing, Step, DEFAULT_RECONNECT_MS,
+    MAX_REPLY_BYTES, MAX_RESUMES, MAX_RESUME_WAIT_MS,
 };
 use crate::client::{unreadable, ClientError, Unreadable};
 use crate::http::headers::{
@@ -420,7 +420,7 @@ impl Exchange {
             (Some(v), Some(id)) => answers(v, id),
             _ => false,
         };
-        if status == 400 && !answered {
+        if status == 400 && !answered && speaks_of_a_session(value.as_ref(), &body) {
             if let Some(session) = self.session.clone() {
                 return self.expire(session);
             }

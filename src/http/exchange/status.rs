@@ -103,6 +103,22 @@ pub fn error_summary(status: u16, body: &[u8]) -> String {
     }
 }
 
+/// Whether a `400`'s body speaks of the session (its JSON-RPC `error.message`, else its text,
+/// names a session: "No valid session ID provided", "Invalid or missing session", …): the
+/// servers that answer an unknown session with `400` rather than `404` say so, while a `400`
+/// for anything else (a bad version header, a malformed request) says something else and is
+/// that error, not an expired session.
+pub fn speaks_of_a_session(value: Option<&Value>, body: &[u8]) -> bool {
+    let text = match value
+        .and_then(|v| v.pointer("/error/message"))
+        .and_then(Value::as_str)
+    {
+        Some(message) => message.as_bytes(),
+        None => body,
+    };
+    text.windows(7).any(|w| w.eq_ignore_ascii_case(b"session"))
+}
+
 /// Whether `value` (a message or a batch) holds a response to `id`.
 pub fn answers(value: &Value, id: &RequestId) -> bool {
     match value {

@@ -46,7 +46,7 @@ export interface MCPClientOptions {
   name?: string;
   /** `clientInfo.version` (default this package's version). */
   version?: string;
-  /** The protocol version offered in `initialize` (default `MCP_PROTOCOL_VERSION`). */
+  /** The protocol version offered in `initialize` (default the newest spoken, `2025-11-25`; the seed's `MCP_PROTOCOL_VERSION` is `2025-06-18`). */
   protocolVersion?: string;
   /** The protocol era. `'auto'` (default, as the Rust client) probes with `server/discover` on
    * the 2026-07-28 wire and falls back to the `initialize` handshake when the server is older;

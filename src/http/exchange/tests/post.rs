@@ -82,6 +82,7 @@ fn initialize_forgets_the_old_session_and_close_deletes_it() {
     let delete = ep.close().unwrap();
     assert_eq!(delete.method, Method::Delete);
     assert_eq!(delete.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(delete.header("mcp-protocol-version"), Some("2025-11-25"));
     assert_eq!(delete.header("authorization"), Some("Bearer caller"));
     assert!(delete.body.is_empty());
     assert_eq!(ep.session_id(), None);
@@ -295,7 +296,7 @@ fn not_found_with_a_session_expires_it_and_without_one_is_a_status_error() {
 }
 
 #[test]
-fn bad_request_with_a_session_expires_it_unless_the_body_answers() {
+fn bad_request_with_a_session_expires_it_only_when_it_says_so() {
     let mut ep = in_session();
     let mut ex = ep.exchange(&request(2, "tools/list"), None);
     ex.start();
@@ -322,6 +323,42 @@ fn bad_request_with_a_session_expires_it_unless_the_body_answers() {
     ));
     assert_eq!(done(ex.handle(Input::End)), Ok(()));
     assert!(matches!(&events(&mut ex)[..], [Event::Message(v)] if v["error"]["code"] == -32602));
+    // A 400 about something else (its error message, or its text) is that error, and the
+    // session stays.
+    for body in [
+        &br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Unsupported protocol version"}}"#[..],
+        b"Bad Request: malformed header",
+    ] {
+        let mut ex = ep.exchange(&request(4, "tools/list"), None);
+        ex.start();
+        ex.handle(Input::Response {
+            status: 400,
+            headers: &[],
+        });
+        ex.handle(Input::Chunk(body));
+        let err = done(ex.handle(Input::End)).unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Transport(m) if m.starts_with("HTTP 400 Bad Request: ")),
+            "{err}"
+        );
+        assert!(events(&mut ex).is_empty());
+    }
+    // The JSON-RPC error's message decides, not the rest of the body.
+    let mut ex = ep.exchange(&request(5, "tools/list"), None);
+    ex.start();
+    ex.handle(Input::Response {
+        status: 400,
+        headers: &[],
+    });
+    ex.handle(Input::Chunk(
+        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Session not found"}}"#,
+    ));
+    assert_eq!(
+        done(ex.handle(Input::End)),
+        Err(ClientError::SessionExpired {
+            session: "s-1".into()
+        })
+    );
 }
 
 #[test]
