@@ -190,6 +190,31 @@ async fn ping_gets_pong_and_close_gets_close() {
 }
 
 #[tokio::test]
+async fn a_ping_flood_is_closed_with_1008_and_keep_alives_are_answered() {
+    let srv = start_ws(server(), None).await;
+    let (mut ws, _) = connect(&srv.ws_url(), None).await;
+    // A burst within the budget (64) is answered pong for pong.
+    for i in 0..64u8 {
+        ws.feed(Message::Ping(vec![i].into())).await.unwrap();
+    }
+    ws.flush().await.unwrap();
+    for i in 0..64u8 {
+        match next(&mut ws).await {
+            Some(Message::Pong(data)) => assert_eq!(&data[..], [i]),
+            other => panic!("expected pong {i}, got {other:?}"),
+        }
+    }
+    // A flood past it (each ping owing a pong the sender may never read) ends the connection.
+    for _ in 0..200 {
+        if ws.feed(Message::Ping(vec![0; 125].into())).await.is_err() {
+            break;
+        }
+    }
+    let _ = ws.flush().await;
+    assert_eq!(close_code(&mut ws).await, CloseCode::Policy);
+}
+
+#[tokio::test]
 async fn a_binary_message_is_closed_with_1003() {
     let srv = start_ws(server(), None).await;
     let (mut ws, _) = connect(&srv.ws_url(), None).await;

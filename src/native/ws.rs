@@ -22,6 +22,7 @@
 //! | peer sends | server does |
 //! |---|---|
 //! | ping | pong (tungstenite answers it) |
+//! | pings past the budget (64 at once, one more a second: [`PingBudget`]), each owing a pong a non-reading peer would let pile up | close `1008` "too many pings" |
 //! | close | close in reply, then the connection ends |
 //! | a binary message | close `1003` (unsupported data) |
 //! | text that is not UTF-8 | close `1007` (invalid payload) |
@@ -31,7 +32,8 @@
 //! | nothing for [`WebSocketOptions::ping_interval`] (default 30 s) | a ping; nothing again for one more interval (no pong, no message): the peer is dead, the server sends close `1001` "ping timeout" (without waiting for a reply) and ends the connection, its in-flight requests dropped ([`crate::server::liveness`]) |
 //! | a request while `max_in_flight` (default 256) are running | at once `-32000` "too many requests in flight" with its id |
 //!
-//! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply. At a
+//! After the server sends a close it waits at most [`CLOSE_GRACE`] for the peer's reply (and at
+//! most as long for the close to go out to a peer that reads nothing). At a
 //! server shutdown the connection first drains (at most [`WebSocketOptions::drain`]): the calls
 //! in flight get their answers, then close `1001` ([`run_draining`]).
 
@@ -54,7 +56,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 use crate::server::connection::ConnectionOptions;
-use crate::server::liveness::{Beat, Liveness};
+use crate::server::liveness::{Beat, Liveness, PingBudget};
 use crate::server::McpServer;
 
 /// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
@@ -340,6 +342,7 @@ async fn run_as<S>(
 {
     let opened = tokio::time::Instant::now();
     let mut liveness = ping_interval.map(|interval| Liveness::new(interval, Duration::ZERO));
+    let mut pings = PingBudget::new(Duration::ZERO);
     let (out_tx, mut out_rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
     let rules = ConnectionOptions::websocket(max_in_flight);
     let mut conn = Driver::new(server, "ws", rules, out_tx);
@@ -397,6 +400,10 @@ async fn run_as<S>(
                     Some(Ok(Message::Binary(_))) => {
                         Some(close_frame(CloseCode::Unsupported, "binary messages are not supported"))
                     }
+                    Some(Ok(Message::Ping(_))) if closing.is_none() && !pings.ping(opened.elapsed()) => {
+                        tracing::warn!("ws: the peer sends pings faster than its budget; closing (1008)");
+                        Some(close_frame(CloseCode::Policy, "too many pings"))
+                    }
                     Some(Ok(_)) => None, // ping (answered), pong, close (answered), raw frame
                     Some(Err(WsError::Capacity(CapacityError::MessageTooLong { .. })))
                     | Some(Err(WsError::Capacity(_))) => {
@@ -415,7 +422,12 @@ async fn run_as<S>(
                     }
                 };
                 if let Some(frame) = close {
-                    if closing.is_some() || ws.send(frame).await.is_err() {
+                    if closing.is_some() {
+                        break;
+                    }
+                    // Bounded: a peer that reads nothing would hold the close in the socket.
+                    let sent = tokio::time::timeout(CLOSE_GRACE, ws.send(frame)).await;
+                    if !matches!(sent, Ok(Ok(()))) {
                         break;
                     }
                     conn.close();

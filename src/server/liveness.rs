@@ -84,6 +84,56 @@ impl Liveness {
     }
 }
 
+/// How many pings a peer may send in a burst: 64 ([`PingBudget`]).
+pub const PING_BURST: u32 = 64;
+
+/// How often a peer's ping budget grows back by one: every second ([`PingBudget`]).
+pub const PING_REFILL: Duration = Duration::from_secs(1);
+
+/// The pings a peer may send, with no I/O. Each ping is answered with a pong (RFC 6455
+/// §5.5.2), which waits in the connection's output until the peer reads it: a peer that sends
+/// pings and never reads would grow that output without bound (one unread pong per ping;
+/// HTTP/2's "ping flood", CVE-2019-9512, is the same attack). So a peer gets [`PING_BURST`]
+/// pings at once and one more per [`PING_REFILL`] — far beyond any keep-alive (one every
+/// 20–30 s) — and a ping past that is a policy violation: the host closes with `1008`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingBudget {
+    left: u32,
+    /// When the budget last grew back (time since the connection opened).
+    refilled: Duration,
+}
+
+impl PingBudget {
+    /// A full budget for a connection opened at `now`.
+    pub fn new(now: Duration) -> Self {
+        PingBudget {
+            left: PING_BURST,
+            refilled: now,
+        }
+    }
+
+    /// The peer sent a ping at `now`: `true` when the budget allows it (and spends one),
+    /// `false` when the peer is over it.
+    pub fn ping(&mut self, now: Duration) -> bool {
+        let periods = now.saturating_sub(self.refilled).as_nanos() / PING_REFILL.as_nanos();
+        if periods > 0 {
+            let grown = u32::try_from(periods).unwrap_or(u32::MAX);
+            self.left = self.left.saturating_add(grown).min(PING_BURST);
+            self.refilled += PING_REFILL * grown.min(PING_BURST);
+            if self.left == PING_BURST {
+                self.refilled = now;
+            }
+        }
+        match self.left.checked_sub(1) {
+            Some(left) => {
+                self.left = left;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +167,35 @@ mod tests {
             Liveness::new(Duration::ZERO, S).interval(),
             Duration::from_millis(1)
         );
+    }
+
+    #[test]
+    fn a_ping_flood_is_over_budget_and_keep_alives_never_are() {
+        let mut budget = PingBudget::new(S);
+        // A burst of PING_BURST at one instant is allowed, the next is not.
+        for _ in 0..PING_BURST {
+            assert!(budget.ping(S));
+        }
+        assert!(!budget.ping(S));
+        // One more per second after that, no more.
+        assert!(budget.ping(S + PING_REFILL));
+        assert!(!budget.ping(S + PING_REFILL));
+        // A quiet minute refills it to the burst, not beyond.
+        let later = S + PING_REFILL * 70;
+        for _ in 0..PING_BURST {
+            assert!(budget.ping(later));
+        }
+        assert!(!budget.ping(later));
+        // A keep-alive every second (or every 30 s) for an hour never runs out.
+        let mut keep_alive = PingBudget::new(S);
+        for second in 0..3600u32 {
+            assert!(keep_alive.ping(S + PING_REFILL * second));
+        }
+        // A sustained flood of ten a second is cut within the first seconds.
+        let mut flood = PingBudget::new(S);
+        let over = (0..100u32)
+            .map(|i| S + Duration::from_millis(100) * i)
+            .position(|at| !flood.ping(at));
+        assert!(matches!(over, Some(i) if i < 80), "{over:?}");
     }
 }

@@ -192,7 +192,7 @@ impl McpServer {
     }
 
     /// Send `notifications/resources/updated` for `uri` to every scope subscribed to it (with
-    /// `resources/subscribe`: at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`](super::MAX_SUBSCRIPTIONS_PER_SCOPE)
+    /// `resources/subscribe`: at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`]
     /// URIs a scope); returns how many received it here. Shared sessions hear of it as with
     /// [`McpServer::notify_list_changed`].
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
