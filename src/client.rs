@@ -191,6 +191,7 @@ impl McpClient {
                     pending: HashMap::default(),
                     expired: VecDeque::new(),
                     initialized: None,
+                    lost_session: None,
                 }),
                 lifecycle: futures::lock::Mutex::new(()),
                 listeners: RwLock::new(Vec::new()),
@@ -417,7 +418,58 @@ impl McpClient {
         if let Some(version) = self.inner.era.modern_version() {
             return self.modern_request(version, method, params, options).await;
         }
-        self.inner.request(method, params, &options).await
+        if method == "initialize" {
+            return self.inner.request(method, params, &options).await;
+        }
+        let lost = self.inner.lock().lost_session.clone();
+        if let Some(lost) = lost {
+            self.renew_session(&lost).await?;
+        }
+        // Kept for one more try only where a session can expire (Streamable HTTP).
+        let again = self.inner.transport.session_id().map(|_| params.clone());
+        match (self.inner.request(method, params, &options).await, again) {
+            (Err(ClientError::SessionExpired { session }), Some(params)) => {
+                // Unless a newer session is in place already (another request renewed it).
+                let current = self.inner.transport.session_id();
+                if current.is_none_or(|current| current == session) {
+                    self.inner.lock().lost_session = Some(session.clone());
+                    self.renew_session(&session).await?;
+                }
+                self.inner.request(method, params, &options).await
+            }
+            (answer, _) => answer,
+        }
+    }
+
+    /// Start a new session in place of `expired`, which the server no longer knows: a client
+    /// that gets `404` for its session MUST start a new one with a new `initialize` (spec
+    /// `basic/transports`, Session Management,
+    /// <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>).
+    /// Once, however many requests saw it expire: a request that finds a newer session in
+    /// place just goes on. No `Disconnect` / `Connect` event: the client stays connected; what
+    /// the old session held on the server (subscriptions, the log level) is gone with it.
+    async fn renew_session(&self, expired: &str) -> Result<(), ClientError> {
+        let _lifecycle = self.inner.lifecycle.lock().await;
+        {
+            let mut state = self.inner.lock();
+            if state.lost_session.as_deref() != Some(expired) {
+                return Ok(()); // renewed meanwhile
+            }
+            if let Phase::Closed(cause) = &state.phase {
+                return Err(ClientError::closed(cause.clone()));
+            }
+            state.initialized = None;
+        }
+        tracing::info!(
+            session = expired,
+            "mcp client: the server no longer knows the session; starting a new one"
+        );
+        self.handshake().await?;
+        let mut state = self.inner.lock();
+        if state.lost_session.as_deref() == Some(expired) {
+            state.lost_session = None;
+        }
+        Ok(())
     }
 
     /// Send a notification (no reply expected).

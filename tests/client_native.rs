@@ -527,6 +527,8 @@ async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expir
         client.connect().await.unwrap();
         assert_eq!(client.session_id().as_deref(), Some("s-123"));
         client.ping().await.unwrap();
+        // This server forgets every session at tools/list: the client starts a new session and
+        // sends the request once more (no loop), then reports the expiry.
         let err = client.list_tools().await.unwrap_err();
         assert_eq!(
             err,
@@ -538,19 +540,85 @@ async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expir
     .await
     .unwrap();
     let seen = seen.lock().unwrap().clone();
-    let init = &seen[0];
-    assert_eq!(init.header("mcp-session-id"), None);
-    assert_eq!(init.header("mcp-protocol-version"), None);
+    let posts: Vec<_> = seen.iter().filter(|s| s.method == "POST").collect();
+    let methods: Vec<_> = posts.iter().map(|s| s.rpc_method().unwrap_or("-")).collect();
     assert_eq!(
-        init.header("accept"),
-        Some("application/json, text/event-stream")
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "ping",
+            "tools/list",
+            "initialize",
+            "notifications/initialized",
+            "tools/list"
+        ]
     );
-    assert_eq!(init.header("authorization"), Some("Bearer t"));
-    for later in &seen[1..] {
+    for init in [posts[0], posts[4]] {
+        assert_eq!(init.header("mcp-session-id"), None);
+        assert_eq!(init.header("mcp-protocol-version"), None);
+        assert_eq!(
+            init.header("accept"),
+            Some("application/json, text/event-stream")
+        );
+        assert_eq!(init.header("authorization"), Some("Bearer t"));
+    }
+    for later in seen.iter().filter(|s| s.rpc_method() != Some("initialize")) {
         assert_eq!(later.header("mcp-session-id"), Some("s-123"), "{later:?}");
         assert_eq!(later.header("mcp-protocol-version"), Some("2025-06-18"));
     }
-    assert_eq!(seen[1].rpc_method(), Some("notifications/initialized"));
+}
+
+#[tokio::test]
+async fn http_a_session_the_server_forgot_is_replaced_by_a_new_one_and_the_request_sent_again() {
+    let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = inits.clone();
+    let (url, seen) = fake_http(move |seen| match seen.rpc_method() {
+        Some("initialize") => {
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            json_reply(
+                "200 OK",
+                &format!("mcp-session-id: s-{n}\r\n"),
+                &init_result(&seen.id()),
+            )
+        }
+        Some("tools/list") if seen.header("mcp-session-id") == Some("s-1") => json_reply(
+            "404 Not Found",
+            "",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#,
+        ),
+        Some("tools/list") => json_reply(
+            "200 OK",
+            "",
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#,
+                seen.id()
+            ),
+        ),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(client.session_id().as_deref(), Some("s-1"));
+        // Several requests see the session go at once: one new session serves them all.
+        let (a, b) = futures_util::future::join(client.list_tools(), client.list_tools()).await;
+        assert!(a.unwrap().is_empty() && b.unwrap().is_empty());
+        assert_eq!(client.session_id().as_deref(), Some("s-2"));
+        assert!(client.is_connected());
+    })
+    .await
+    .unwrap();
+    assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let seen = seen.lock().unwrap().clone();
+    let renewed = seen
+        .iter()
+        .filter(|s| {
+            s.rpc_method() == Some("tools/list") && s.header("mcp-session-id") == Some("s-2")
+        })
+        .count();
+    assert_eq!(renewed, 2, "each request sent once more on the new session");
 }
 
 #[tokio::test]

@@ -52,6 +52,8 @@ pub(super) struct State {
     /// Recently timed-out ids, to tell a late reply from an unknown one in the logs.
     pub(super) expired: VecDeque<i64>,
     pub(super) initialized: Option<InitializeResult>,
+    /// The session the server forgot (Streamable HTTP `404`), until a new one replaces it.
+    pub(super) lost_session: Option<String>,
 }
 
 pub(super) struct Inner {
