@@ -85,7 +85,7 @@ pub use features::{Progress, ProgressCallback, ANSWER_DRAIN};
 pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
-pub use primitives::MAX_LIST_PAGES;
+pub use primitives::{MAX_LIST_BYTES, MAX_LIST_PAGES};
 pub use skills::{LoadedSkill, SkillVerificationError};
 pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS};
 pub use tools::result_value;

@@ -541,7 +541,10 @@ async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expir
     .unwrap();
     let seen = seen.lock().unwrap().clone();
     let posts: Vec<_> = seen.iter().filter(|s| s.method == "POST").collect();
-    let methods: Vec<_> = posts.iter().map(|s| s.rpc_method().unwrap_or("-")).collect();
+    let methods: Vec<_> = posts
+        .iter()
+        .map(|s| s.rpc_method().unwrap_or("-"))
+        .collect();
     assert_eq!(
         methods,
         [

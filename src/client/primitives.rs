@@ -8,6 +8,28 @@ use super::{ClientError, McpClient, RequestOptions};
 /// The most pages the `*_all` list helpers follow before giving up.
 pub const MAX_LIST_PAGES: usize = 1_000;
 
+/// The most a list walk collects, in bytes of JSON (the pages' results as the server wrote
+/// them, about): 64 MiB. A server whose pages never end would otherwise fill memory with up to
+/// [`MAX_LIST_PAGES`] pages of the transport's largest message each.
+pub const MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
+
+/// About how many bytes `value` takes as compact JSON (strings without their escapes), counted
+/// without writing it.
+fn json_size(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 8,
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => items.iter().map(|v| json_size(v) + 1).sum::<usize>() + 2,
+        Value::Object(map) => {
+            map.iter()
+                .map(|(k, v)| k.len() + 4 + json_size(v))
+                .sum::<usize>()
+                + 2
+        }
+    }
+}
+
 fn params_with(params: Value, cursor: Option<&str>) -> Option<Value> {
     match (params, cursor) {
         (Value::Object(mut map), Some(cursor)) => {
@@ -68,24 +90,74 @@ impl McpClient {
     }
 
     /// Walk every page of a list method, collecting the `key` arrays (e.g. `resources/list`,
-    /// `"resources"`). Stops when `nextCursor` is absent or repeats the cursor just sent.
+    /// `"resources"`). Stops when `nextCursor` is absent, or (with a warning: the server's pages
+    /// loop) names a page already read.
     ///
     /// # Errors
     /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when a page has no `key`
-    /// array or pages do not end within [`MAX_LIST_PAGES`].
+    /// array, or the pages do not end within [`MAX_LIST_PAGES`] or [`MAX_LIST_BYTES`].
     pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
         let mut items = Vec::new();
+        self.walk_pages(method, json!({}), |mut page| {
+            match page.get_mut(key).map(Value::take) {
+                Some(Value::Array(list)) => items.extend(list),
+                _ => {
+                    return Err(ClientError::InvalidResponse(format!(
+                        "{method} result has no {key:?} array"
+                    )))
+                }
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(items)
+    }
+
+    /// Walk the pages of a paginated `method` (spec `server/utilities/pagination`): `params`
+    /// (an object) with each `cursor`, every page's result handed to `take` (whose error ends
+    /// the walk). The one walk every list helper uses, with one set of bounds: at most
+    /// [`MAX_LIST_PAGES`] pages and [`MAX_LIST_BYTES`] of results (an error past either, never a
+    /// cut list), and a `nextCursor` naming a page already read ends the walk with what was
+    /// read (and a warning).
+    pub(crate) async fn walk_pages(
+        &self,
+        method: &str,
+        params: Value,
+        mut take: impl FnMut(Value) -> Result<(), ClientError>,
+    ) -> Result<(), ClientError> {
         let mut cursor: Option<String> = None;
         let mut seen = crate::collections::HashSet::<String>::default();
+        let mut bytes = 0usize;
         for _ in 0..MAX_LIST_PAGES {
-            let page = self.list_page(method, cursor.as_deref()).await?;
-            let list = page.get(key).and_then(Value::as_array).ok_or_else(|| {
-                ClientError::InvalidResponse(format!("{method} result has no {key:?} array"))
-            })?;
-            items.extend(list.iter().cloned());
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
-                _ => return Ok(items),
+            let page = self
+                .request(
+                    method,
+                    params_with(params.clone(), cursor.as_deref()),
+                    RequestOptions::default(),
+                )
+                .await?;
+            bytes = bytes.saturating_add(json_size(&page));
+            if bytes > MAX_LIST_BYTES {
+                return Err(ClientError::InvalidResponse(format!(
+                    "{method} listed more than {MAX_LIST_BYTES} bytes"
+                )));
+            }
+            let next = page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            take(page)?;
+            match next {
+                None => return Ok(()),
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+                Some(next) => {
+                    tracing::warn!(
+                        method,
+                        cursor = %next,
+                        "mcp client: the server's pages loop (a nextCursor already read); the list ends there"
+                    );
+                    return Ok(());
+                }
             }
         }
         Err(ClientError::InvalidResponse(format!(

@@ -288,35 +288,25 @@ impl McpClient {
     pub async fn read_directory(&self, uri: &str) -> Result<Vec<ResourceDescriptor>, ClientError> {
         self.needs_skills("resources/directory/read", Some("directoryRead"))?;
         let mut out = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = crate::collections::HashSet::<String>::default();
-        for _ in 0..super::MAX_LIST_PAGES {
-            let mut params = json!({ "uri": uri });
-            if let Some(cursor) = &cursor {
-                params["cursor"] = json!(cursor);
-            }
-            let page = self
-                .request("resources/directory/read", Some(params), Default::default())
-                .await?;
-            let items: Vec<ResourceDescriptor> = page
-                .get("resources")
-                .cloned()
-                .and_then(|r| serde_json::from_value(r).ok())
-                .ok_or_else(|| {
-                    ClientError::InvalidResponse(
-                        "resources/directory/read result has no \"resources\" list".into(),
-                    )
-                })?;
-            out.extend(items);
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
-                _ => return Ok(out),
-            }
-        }
-        Err(ClientError::InvalidResponse(format!(
-            "resources/directory/read did not end within {} pages",
-            super::MAX_LIST_PAGES
-        )))
+        self.walk_pages(
+            "resources/directory/read",
+            json!({ "uri": uri }),
+            |mut page| {
+                let items: Vec<ResourceDescriptor> = page
+                    .get_mut("resources")
+                    .map(Value::take)
+                    .and_then(|r| serde_json::from_value(r).ok())
+                    .ok_or_else(|| {
+                        ClientError::InvalidResponse(
+                            "resources/directory/read result has no \"resources\" list".into(),
+                        )
+                    })?;
+                out.extend(items);
+                Ok(())
+            },
+        )
+        .await?;
+        Ok(out)
     }
 }
 

@@ -695,6 +695,39 @@ fn a_cursor_that_repeats_ends_the_listing_instead_of_looping() {
 }
 
 #[test]
+fn a_listing_that_grows_past_its_byte_bound_fails_instead_of_filling_memory() {
+    let (client, peer) = connected();
+    // Pages of a little over 8 MiB, each naming a new page: the eighth passes 64 MiB (a ninth
+    // would end the list, so a walk without the bound ends too, with a list, not a hang).
+    let big = "x".repeat(8 * 1024 * 1024);
+    let script = async {
+        for page in 0..9 {
+            let r = peer.request("tools/list").await;
+            let mut result = json!({"tools":[{"name":"x","description":big}]});
+            if page < 8 {
+                result["nextCursor"] = json!(format!("p{page}"));
+            }
+            peer.reply(&r.id, result);
+        }
+        futures::future::pending::<()>().await;
+    };
+    let r = block_on(async {
+        futures::pin_mut!(script);
+        let listed = client.list_tools();
+        futures::pin_mut!(listed);
+        match futures::future::select(listed, script).await {
+            futures::future::Either::Left((r, _)) => r,
+            futures::future::Either::Right(((), listed)) => listed.await,
+        }
+    });
+    let err = r.unwrap_err();
+    assert!(
+        matches!(&err, ClientError::InvalidResponse(m) if m == &format!("tools/list listed more than {MAX_LIST_BYTES} bytes")),
+        "{err}"
+    );
+}
+
+#[test]
 fn pending_requests_are_bounded_with_a_typed_error() {
     let transport = Arc::new(Scripted::default());
     let mut options = ClientOptions::new("test-client", "0.0.1")

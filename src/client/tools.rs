@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{ClientError, McpClient, RequestOptions, MAX_TOOL_PAGES};
+use super::{ClientError, McpClient, RequestOptions};
 use crate::primitives::tools::Tool;
 use crate::protocol::{Content, ToolDescriptor, ToolResult};
 
@@ -13,36 +13,27 @@ impl McpClient {
     /// # Errors
     /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
     /// `tools` array, a descriptor does not parse, or pages do not end within
-    /// [`MAX_TOOL_PAGES`].
+    /// [`MAX_TOOL_PAGES`](super::MAX_TOOL_PAGES) or [`MAX_LIST_BYTES`](super::MAX_LIST_BYTES) (a `nextCursor` naming a
+    /// page already read ends the list there, with a warning).
     pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
         let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let result = self
-                .request("tools/list", params, RequestOptions::default())
-                .await?;
-            let page = result
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| {
-                    ClientError::InvalidResponse(r#"tools/list result has no "tools" array"#.into())
-                })?;
-            for descriptor in page {
-                let descriptor: ToolDescriptor = serde_json::from_value(descriptor.clone())
-                    .map_err(|e| {
+        self.walk_pages("tools/list", json!({}), |mut page| {
+            let Some(Value::Array(list)) = page.get_mut("tools").map(Value::take) else {
+                return Err(ClientError::InvalidResponse(
+                    r#"tools/list result has no "tools" array"#.into(),
+                ));
+            };
+            for descriptor in list {
+                let descriptor: ToolDescriptor =
+                    serde_json::from_value(descriptor).map_err(|e| {
                         ClientError::InvalidResponse(format!("tools/list descriptor: {e}"))
                     })?;
                 tools.push(descriptor);
             }
-            match result.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
-                _ => return Ok(tools),
-            }
-        }
-        Err(ClientError::InvalidResponse(format!(
-            "tools/list did not end within {MAX_TOOL_PAGES} pages"
-        )))
+            Ok(())
+        })
+        .await?;
+        Ok(tools)
     }
 
     /// Run `tools/list` and wrap each descriptor as a local [`Tool`] (seed `tools`): the
