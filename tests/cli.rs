@@ -155,6 +155,13 @@ async fn a_failure_while_running_exits_1() {
     let ran = run_bin(&["call", &url, "fail", "--raw"]).await;
     assert_eq!(ran.code, Some(1), "{ran:?}");
     assert!(ran.stderr.contains("tool fail failed"), "{ran:?}");
+    // A sum beyond a JSON number is the tool's failure, not a null it does not promise.
+    let ran = run_bin(&["call", &url, "add", "--args", r#"{"a":1e308,"b":1e308}"#]).await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(
+        ran.stderr.contains("beyond the range of a JSON number"),
+        "{ran:?}"
+    );
     // The server's answer to an unknown tool is not the command line's mistake.
     let ran = run_bin(&["call", &url, "no-such-tool"]).await;
     assert_eq!(ran.code, Some(1), "{ran:?}");

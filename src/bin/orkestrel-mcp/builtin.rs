@@ -70,7 +70,15 @@ pub fn register(tools: &ToolRegistry, tasks: bool) {
     );
     tools.add(
         Tool::new("add", |args: AddArgs| async move {
-            let sum = number(args.a + args.b);
+            let sum = args.a + args.b;
+            if !sum.is_finite() {
+                // JSON has no infinity: the schema's number would go out as null.
+                return Err(format!(
+                    "the sum of {} and {} is beyond the range of a JSON number",
+                    args.a, args.b
+                ));
+            }
+            let sum = number(sum);
             let mut result = Structured(AddOutput { sum: sum.clone() }).into_result();
             result.content = vec![orkestrel_mcp::Content::text(sum.to_string())];
             Ok::<_, String>(result)
