@@ -270,6 +270,7 @@ impl McpClient {
             state.phase = Phase::Connecting;
             state.started = true;
             state.initialized = None;
+            state.lost_session = None;
         }
         let sink = TransportSink::new(ClientSink {
             inner: Arc::downgrade(&self.inner),
@@ -357,6 +358,7 @@ impl McpClient {
             state.phase = Phase::Closed(cause.clone());
             state.started = false;
             state.initialized = None;
+            state.lost_session = None;
             std::mem::take(&mut state.pending)
         };
         fail_all(pending, &ClientError::closed(cause));
@@ -375,6 +377,7 @@ impl McpClient {
             let mut state = self.inner.lock();
             let was_open = matches!(state.phase, Phase::Connected | Phase::Connecting);
             let started = std::mem::take(&mut state.started);
+            state.lost_session = None;
             if was_open {
                 state.phase = Phase::Closed(cause.clone());
             }
@@ -451,14 +454,15 @@ impl McpClient {
     async fn renew_session(&self, expired: &str) -> Result<(), ClientError> {
         let _lifecycle = self.inner.lifecycle.lock().await;
         {
-            let mut state = self.inner.lock();
+            let state = self.inner.lock();
             if state.lost_session.as_deref() != Some(expired) {
                 return Ok(()); // renewed meanwhile
             }
             if let Phase::Closed(cause) = &state.phase {
                 return Err(ClientError::closed(cause.clone()));
             }
-            state.initialized = None;
+            // `initialized` stays until the new handshake replaces it: the capability checks
+            // of the helpers read it meanwhile.
         }
         tracing::info!(
             session = expired,

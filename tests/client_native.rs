@@ -625,6 +625,49 @@ async fn http_a_session_the_server_forgot_is_replaced_by_a_new_one_and_the_reque
 }
 
 #[tokio::test]
+async fn http_a_failed_session_renewal_is_tried_again_by_the_next_request() {
+    let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = inits.clone();
+    let (url, _seen) = fake_http(move |seen| match seen.rpc_method() {
+        Some("initialize") => match counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 {
+            2 => json_reply("500 Internal Server Error", "", r#"{"error":"restarting"}"#),
+            n => json_reply(
+                "200 OK",
+                &format!("mcp-session-id: s-{n}\r\n"),
+                &init_result(&seen.id()),
+            ),
+        },
+        Some("tools/list") if seen.header("mcp-session-id") == Some("s-1") => {
+            json_reply("404 Not Found", "", "")
+        }
+        Some("tools/list") => json_reply(
+            "200 OK",
+            "",
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#,
+                seen.id()
+            ),
+        ),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        // The server forgot s-1 and failed the new initialize: the request fails with that.
+        let err = client.list_tools().await.unwrap_err();
+        assert!(err.to_string().contains("500"), "{err}");
+        assert!(client.is_connected());
+        // The next request starts the new session first.
+        assert!(client.list_tools().await.unwrap().is_empty());
+        assert_eq!(client.session_id().as_deref(), Some("s-3"));
+    })
+    .await
+    .unwrap();
+    assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
 async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_id() {
     let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let g = gets.clone();

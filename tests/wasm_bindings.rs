@@ -533,6 +533,16 @@ async fn tools_get_a_context_and_progress_streams_on_sse() {
     assert!(reply.contains(r#"\"sent\":false"#), "{reply}");
 }
 
+/// A promise on `globalThis` under each name, with its `resolve` as a member (for a JS tool
+/// to report what it saw).
+fn deferreds(names: &[&str]) {
+    for name in names {
+        js(&format!(
+            "(() => {{ let resolve; const p = new Promise(r => resolve = r); p.resolve = resolve; globalThis.{name} = p; }})()"
+        ));
+    }
+}
+
 /// `promise`, or a rejection after `ms` (a bound: a test fails instead of hanging).
 async fn within(promise: JsValue, ms: u32) -> Result<JsValue, JsValue> {
     let bound = Function::new_with_args(
@@ -560,11 +570,7 @@ async fn a_cancelled_sse_reply_aborts_the_tools_signal_and_a_settled_call_never_
         ] }"#))
     .map_err(|e| format!("{e:?}"))
     .unwrap();
-    js(r#"(() => {
-        const deferred = () => { let resolve; const p = new Promise(r => resolve = r); p.resolve = resolve; return p; };
-        globalThis.__started = deferred();
-        globalThis.__aborted = deferred();
-    })()"#);
+    deferreds(&["__started", "__aborted"]);
     let body =
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
     let response: Response =
@@ -609,11 +615,7 @@ async fn a_request_whose_signal_aborts_before_its_json_answer_cancels_the_tool()
         } }] }"#))
     .map_err(|e| format!("{e:?}"))
     .unwrap();
-    js(r#"(() => {
-        const deferred = () => { let resolve; const p = new Promise(r => resolve = r); p.resolve = resolve; return p; };
-        globalThis.__goneStarted = deferred();
-        globalThis.__goneAborted = deferred();
-    })()"#);
+    deferreds(&["__goneStarted", "__goneAborted"]);
     let body =
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
     let with_signal = |signal: &web_sys::AbortSignal| {
@@ -661,6 +663,9 @@ async fn structured_output_follows_the_output_schema() {
           { name: 'scalar', execute: () => ({ content: [], structuredContent: 5 }) },
           { name: 'nulled', execute: () => ({ content: [], structuredContent: null }) },
           { name: 'failed', outputSchema: { type: 'object' }, execute: () => { throw new Error('no') } },
+          { name: 'only', outputSchema: { type: 'object' }, execute: () => ({ structuredContent: { y: 2 } }) },
+          { name: 'flagged', outputSchema: { type: 'object' },
+            execute: () => ({ isError: true, content: [{ type: 'text', text: 'bad input' }] }) },
         ] }"#))
     .map_err(|e| format!("{e:?}"))
     .unwrap();
@@ -689,6 +694,15 @@ async fn structured_output_follows_the_output_schema() {
     );
     assert_eq!(result("nulled").await, serde_json::json!({"content": []}));
     assert_eq!(result("failed").await["isError"], true);
+    // A result-shaped object is a result, not structured output wrapped once more.
+    assert_eq!(
+        result("only").await,
+        serde_json::json!({"content": [{"type": "text", "text": "{\"y\":2}"}], "structuredContent": {"y": 2}})
+    );
+    assert_eq!(
+        result("flagged").await,
+        serde_json::json!({"content": [{"type": "text", "text": "bad input"}], "isError": true})
+    );
 }
 
 #[wasm_bindgen_test]

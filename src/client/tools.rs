@@ -39,7 +39,9 @@ impl McpClient {
     /// Run `tools/list` and wrap each descriptor as a local [`Tool`] (seed `tools`): the
     /// descriptor is kept whole (name, schemas, annotations) and running the tool runs
     /// [`McpClient::call_tool`] on this client, passing the remote result through unchanged (a
-    /// protocol failure becomes an `isError` result). Add them to a
+    /// protocol failure becomes an `isError` result, and so does a result that breaks the
+    /// structured-output rule a served tool is held to, [`Tool::call`]: re-served with its
+    /// `outputSchema`, it must return `structuredContent`). Add them to a
     /// [`ToolRegistry`](crate::ToolRegistry) to re-serve a remote server's tools.
     ///
     /// # Errors

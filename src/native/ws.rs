@@ -72,6 +72,14 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// arrives whole — the buffer grows to fit the frame — it just takes more reads.
 pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
+/// The most a connection's output may hold unwritten (what the peer has not read yet): 64 MiB
+/// beyond tungstenite's 128 KiB write buffer. Past it a message cannot be queued (the
+/// connection ends) and an automatic pong waits alone, the newest replacing the older ones —
+/// so a peer that pings within its [`PingBudget`] and never reads is still bounded. A single
+/// answer larger than 64 MiB cannot go out over a WebSocket (tungstenite's own clients refuse
+/// messages over 64 MiB by default).
+pub const MAX_WRITE_BUFFER_BYTES: usize = 64 * 1024 * 1024 + 128 * 1024;
+
 /// Options (seed `WebSocketServerOptions`).
 #[derive(Clone, Debug)]
 pub struct WebSocketOptions {
@@ -200,6 +208,7 @@ pub fn upgrade<B>(
     let on_upgrade = hyper::upgrade::on(&mut request);
     let config = WebSocketConfig::default()
         .read_buffer_size(READ_BUFFER_BYTES)
+        .max_write_buffer_size(MAX_WRITE_BUFFER_BYTES)
         .max_message_size(Some(options.max_message_bytes))
         .max_frame_size(Some(options.max_message_bytes));
     let (max_in_flight, drain) = (options.max_in_flight, options.drain);
@@ -365,11 +374,9 @@ async fn run_as<S>(
                         break;
                     }
                 }
-                if ws
-                    .send(close_frame(CloseCode::Away, "server shutting down"))
-                    .await
-                    .is_err()
-                {
+                // Bounded, as every close: a peer that reads nothing would hold the drain.
+                let close = ws.send(close_frame(CloseCode::Away, "server shutting down"));
+                if !matches!(tokio::time::timeout(CLOSE_GRACE, close).await, Ok(Ok(()))) {
                     break;
                 }
                 conn.close();
@@ -515,7 +522,16 @@ where
     };
     match liveness.beat(now) {
         Beat::Wait(_) => true,
-        Beat::Ping => ws.send(Message::Ping(Vec::new().into())).await.is_ok(),
+        // Bounded: a peer that reads nothing would hold the ping in the socket (it is then
+        // taken for gone).
+        Beat::Ping => matches!(
+            tokio::time::timeout(
+                liveness.interval().min(CLOSE_GRACE),
+                ws.send(Message::Ping(Vec::new().into()))
+            )
+            .await,
+            Ok(Ok(()))
+        ),
         Beat::Dead => {
             tracing::debug!("ws: no answer to a ping; the peer is gone");
             let bound = liveness.interval().min(CLOSE_GRACE);

@@ -35,7 +35,6 @@ use super::error_to_js;
 use crate::client::{
     ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient, RequestOptions,
     SinkHandler, SinkReply, TransportSink, DEFAULT_MCP_CLIENT_NAME, DEFAULT_MCP_CLIENT_VERSION,
-    MAX_TOOL_PAGES,
 };
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
@@ -517,31 +516,10 @@ impl Client {
 // `list_tools` / `call_tool` parse them into typed structs and back, and serde's derive for the
 // tagged `Content` enum costs more package bytes than these few lines).
 
-/// `tools/list`, following `nextCursor`, as the descriptors' JSON.
+/// `tools/list`, every page (the core's one page walk, with its bounds), as the descriptors'
+/// JSON.
 async fn list_tools(client: &McpClient) -> Result<Vec<Value>, ClientError> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_TOOL_PAGES {
-        let params = cursor.as_ref().map(|c| serde_json::json!({ "cursor": c }));
-        let mut result = client
-            .request("tools/list", params, RequestOptions::default())
-            .await?;
-        match result.get_mut("tools").map(Value::take) {
-            Some(Value::Array(page)) => tools.extend(page),
-            _ => {
-                return Err(ClientError::InvalidResponse(
-                    r#"tools/list result has no "tools" array"#.into(),
-                ))
-            }
-        }
-        match result.get("nextCursor").and_then(Value::as_str) {
-            Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
-            _ => return Ok(tools),
-        }
-    }
-    Err(ClientError::InvalidResponse(format!(
-        "tools/list did not end within {MAX_TOOL_PAGES} pages"
-    )))
+    client.list_all("tools/list", "tools").await
 }
 
 /// `tools/call` with object (or no) arguments; the result's JSON, checked for a `content` array.

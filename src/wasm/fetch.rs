@@ -104,6 +104,9 @@ impl Drop for OnAbort {
         let _ = self
             .signal
             .remove_event_listener_with_callback("abort", &self.listener);
+        // Settle the promise ourselves: a `JsFuture` whose promise never settles keeps its
+        // callbacks alive for good (a leak per answered request).
+        let _ = self.listener.call0(&JsValue::UNDEFINED);
     }
 }
 

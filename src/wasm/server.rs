@@ -353,9 +353,13 @@ async fn run(
     abandoned.0 = None; // settled (or thrown): nothing to abort
     let value = settled.map_err(|e| error_message(&e))?;
     if structured && !value.is_undefined() && value.as_string().is_none() {
-        // A tool with an `outputSchema`: a plain object it returns is its structured output.
+        // A tool with an `outputSchema`: a plain object it returns (not one shaped as a
+        // result: `content`, `structuredContent` or `isError`) is its structured output.
         let json = from_js(&value)?;
-        if json.is_object() && json.get("content").is_none() {
+        let result_shaped = ["content", "structuredContent", "isError"]
+            .iter()
+            .any(|key| json.get(key).is_some());
+        if json.is_object() && !result_shaped {
             return Ok(ToolResult::structured(json));
         }
     }
@@ -397,7 +401,17 @@ fn tool_result_from_json(json: &Value) -> Option<ToolResult> {
         block.get(key)?.as_str().map(str::to_owned)
     };
     let mut content = Vec::new();
-    for block in object.get("content")?.as_array()? {
+    let blocks = match (object.get("content"), object.get("structuredContent")) {
+        (Some(blocks), _) => blocks.as_array()?.as_slice(),
+        // Structured output alone: its JSON text is the content too (as `ToolResult::structured`
+        // writes it, for clients that read no `structuredContent`).
+        (None, Some(structured @ Value::Object(_))) => {
+            content.push(Content::text(crate::wire::json_text::to_text(structured)));
+            &[]
+        }
+        (None, _) => return None,
+    };
+    for block in blocks {
         let block = block.as_object()?;
         let annotations = block.get("annotations").cloned();
         content.push(match block.get("type")?.as_str()? {

@@ -335,9 +335,9 @@ struct StderrCopy {
 }
 
 /// Copy the child's stderr a line at a time (at most `max_line` bytes held), remembering the
-/// last `keep` lines. The copied lines are gathered and written when the child has nothing
-/// more ready (or 64 KiB are gathered): a write to the process's stderr per line (a blocking
-/// call off the runtime each time) kept a verbose child waiting on its full pipe.
+/// last `keep` lines. The copied lines are gathered and written each time the read buffer
+/// (8 KiB) is used up, or 64 KiB are gathered: a write to the process's stderr per line (a
+/// blocking call off the runtime each time) kept a verbose child waiting on its full pipe.
 async fn copy_stderr(
     stderr: Option<tokio::process::ChildStderr>,
     tail: Arc<Mutex<VecDeque<String>>>,

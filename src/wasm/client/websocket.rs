@@ -39,6 +39,19 @@ struct Open {
     _on_message: Closure<dyn FnMut(MessageEvent)>,
 }
 
+/// An [`Open`] not yet handed to the transport: dropped with it (the opening failed, or its
+/// future was dropped — the client's connect timeout), the socket loses its handlers before
+/// they are freed, and closes.
+struct Opening(Option<Open>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if let Some(open) = self.0.take() {
+            open.detach_and_close();
+        }
+    }
+}
+
 impl Open {
     fn detach_and_close(self) {
         self.socket.set_onopen(None);
@@ -156,13 +169,13 @@ impl WebSocketTransport {
         socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
         socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        let open = Open {
+        let mut opening = Opening(Some(Open {
             socket: socket.clone(),
             _on_open: on_open,
             _on_error: on_error,
             _on_close: on_close,
             _on_message: on_message,
-        };
+        }));
         let outcome = rx
             .await
             .unwrap_or_else(|_| Err("the WebSocket was dropped".to_owned()));
@@ -179,13 +192,10 @@ impl WebSocketTransport {
         });
         match outcome {
             Ok(()) => {
-                *self.open.borrow_mut() = Some(open);
+                *self.open.borrow_mut() = opening.0.take();
                 Ok(())
             }
-            Err(cause) => {
-                open.detach_and_close();
-                Err(ClientError::Transport(cause))
-            }
+            Err(cause) => Err(ClientError::Transport(cause)), // `opening` closes it
         }
     }
 }
