@@ -72,7 +72,8 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// arrives whole — the buffer grows to fit the frame — it just takes more reads.
 pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
-/// The most a connection's output may hold unwritten (what the peer has not read yet): 64 MiB
+/// The most a connection's output may hold unwritten (what the peer has not read yet), on the
+/// server's connections and the native client's alike: 64 MiB
 /// beyond tungstenite's 128 KiB write buffer. Past it a message cannot be queued (the
 /// connection ends) and an automatic pong waits alone, the newest replacing the older ones —
 /// so a peer that pings within its [`PingBudget`] and never reads is still bounded. A single

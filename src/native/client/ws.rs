@@ -133,10 +133,14 @@ impl WsTransport {
         for (name, value) in &self.headers {
             headers.append(name.clone(), value.clone());
         }
+        // The output a server leaves unread is bounded as on the server side (an unread pong
+        // per ping would otherwise pile up without end).
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_write_buffer_size(crate::native::ws::MAX_WRITE_BUFFER_BYTES);
         #[cfg(feature = "tls")]
         let connected = tokio_tungstenite::connect_async_tls_with_config(
             request,
-            None,
+            Some(config),
             false,
             Some(tokio_tungstenite::Connector::Rustls(Arc::new(
                 super::tls::client_config(),
@@ -144,7 +148,8 @@ impl WsTransport {
         )
         .await;
         #[cfg(not(feature = "tls"))]
-        let connected = tokio_tungstenite::connect_async(request).await;
+        let connected =
+            tokio_tungstenite::connect_async_with_config(request, Some(config), false).await;
         let (socket, response) =
             connected.map_err(|e| match super::refused_addr(&self.url, &e) {
                 Some(addr) => ClientError::ConnectionRefused { addr },
