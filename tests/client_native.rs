@@ -572,6 +572,18 @@ async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expir
     }
 }
 
+/// A `200` JSON answer of an empty `tools/list` page to `seen`.
+fn no_tools(seen: &support::client::Seen) -> support::client::Reply {
+    json_reply(
+        "200 OK",
+        "",
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#,
+            seen.id()
+        ),
+    )
+}
+
 #[tokio::test]
 async fn http_a_session_the_server_forgot_is_replaced_by_a_new_one_and_the_request_sent_again() {
     let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -590,14 +602,7 @@ async fn http_a_session_the_server_forgot_is_replaced_by_a_new_one_and_the_reque
             "",
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#,
         ),
-        Some("tools/list") => json_reply(
-            "200 OK",
-            "",
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#,
-                seen.id()
-            ),
-        ),
+        Some("tools/list") => no_tools(seen),
         _ => accepted(),
     })
     .await;
@@ -640,14 +645,7 @@ async fn http_a_failed_session_renewal_is_tried_again_by_the_next_request() {
         Some("tools/list") if seen.header("mcp-session-id") == Some("s-1") => {
             json_reply("404 Not Found", "", "")
         }
-        Some("tools/list") => json_reply(
-            "200 OK",
-            "",
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#,
-                seen.id()
-            ),
-        ),
+        Some("tools/list") => no_tools(seen),
         _ => accepted(),
     })
     .await;
