@@ -16,24 +16,15 @@ impl McpClient {
     /// [`MAX_TOOL_PAGES`](super::MAX_TOOL_PAGES) or [`MAX_LIST_BYTES`](super::MAX_LIST_BYTES) (a `nextCursor` naming a
     /// page already read ends the list there, with a warning).
     pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
-        let mut tools = Vec::new();
-        self.walk_pages("tools/list", json!({}), |mut page| {
-            let Some(Value::Array(list)) = page.get_mut("tools").map(Value::take) else {
-                return Err(ClientError::InvalidResponse(
-                    r#"tools/list result has no "tools" array"#.into(),
-                ));
-            };
-            for descriptor in list {
-                let descriptor: ToolDescriptor =
-                    serde_json::from_value(descriptor).map_err(|e| {
-                        ClientError::InvalidResponse(format!("tools/list descriptor: {e}"))
-                    })?;
-                tools.push(descriptor);
-            }
-            Ok(())
-        })
-        .await?;
-        Ok(tools)
+        self.list_all("tools/list", "tools")
+            .await?
+            .into_iter()
+            .map(|descriptor| {
+                serde_json::from_value(descriptor).map_err(|e| {
+                    ClientError::InvalidResponse(format!("tools/list descriptor: {e}"))
+                })
+            })
+            .collect()
     }
 
     /// Run `tools/list` and wrap each descriptor as a local [`Tool`] (seed `tools`): the

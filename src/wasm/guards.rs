@@ -140,7 +140,7 @@ pub fn jsonrpc_error(
 pub fn build_tool_result(
     #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
 ) -> JsValue {
-    let result = value_to_result(value).unwrap_or_else(protocol::ToolResult::error);
+    let result = value_to_result(value, false).unwrap_or_else(protocol::ToolResult::error);
     to_js(&serde_json::to_value(result).expect("tool results serialize"))
 }
 

@@ -351,19 +351,7 @@ async fn run(
         Err(thrown) => Err(thrown),
     };
     abandoned.0 = None; // settled (or thrown): nothing to abort
-    let value = settled.map_err(|e| error_message(&e))?;
-    if structured && !value.is_undefined() && value.as_string().is_none() {
-        // A tool with an `outputSchema`: a plain object it returns (not one shaped as a
-        // result: `content`, `structuredContent` or `isError`) is its structured output.
-        let json = from_js(&value)?;
-        let result_shaped = ["content", "structuredContent", "isError"]
-            .iter()
-            .any(|key| json.get(key).is_some());
-        if json.is_object() && !result_shaped {
-            return Ok(ToolResult::structured(json));
-        }
-    }
-    value_to_result(&value)
+    value_to_result(&settled.map_err(|e| error_message(&e))?, structured)
 }
 
 /// Aborts its controller when dropped while it still holds one: the call's future was dropped
@@ -380,9 +368,10 @@ impl Drop for AbortOnDrop {
 
 /// Map what a JS tool returned to a tool result (seed `buildToolResult`): a string → one text
 /// block; a `{ content: [...] }` object → itself; `undefined` → no content; else its JSON text.
-/// (A tool with an `outputSchema` returning an object without `content` gets it as
-/// `structuredContent` too, in `run`.)
-pub(crate) fn value_to_result(value: &JsValue) -> Result<ToolResult, String> {
+/// With `structured` (the tool has an `outputSchema`), a plain object — not one shaped as a
+/// result: `content`, `structuredContent` or `isError` — is the structured output, and its JSON
+/// text the content.
+pub(crate) fn value_to_result(value: &JsValue, structured: bool) -> Result<ToolResult, String> {
     if value.is_undefined() {
         return Ok(ToolResult::default());
     }
@@ -390,6 +379,12 @@ pub(crate) fn value_to_result(value: &JsValue) -> Result<ToolResult, String> {
         return Ok(ToolResult::text(text));
     }
     let json = from_js(value)?;
+    let result_shaped = ["content", "structuredContent", "isError"]
+        .iter()
+        .any(|key| json.get(key).is_some());
+    if structured && json.is_object() && !result_shaped {
+        return Ok(ToolResult::structured(json));
+    }
     Ok(tool_result_from_json(&json).unwrap_or_else(|| ToolResult::json(&json)))
 }
 
