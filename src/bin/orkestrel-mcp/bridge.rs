@@ -236,6 +236,8 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
             ))
         }
         (Some(path), None, true) => {
+            // Taken first: a change made from here on is one `--watch` sees.
+            let seen = super::bridge_fleet::fingerprint(path);
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let specs = bridge_config::parse(&text, &|k| std::env::var(k).ok())
@@ -246,7 +248,7 @@ pub async fn bridge(args: BridgeArgs) -> Result<(), CliError> {
                 }
             }
             let path = path.clone();
-            return Ok(super::bridge_fleet::many(args, path, specs).await?);
+            return Ok(super::bridge_fleet::many(args, path, seen, specs).await?);
         }
         (Some(_), _, _) => {
             return Err(CliError::usage(

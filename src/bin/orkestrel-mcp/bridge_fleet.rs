@@ -147,22 +147,44 @@ fn own_path(name: &str) -> String {
     format!("/servers/{name}/mcp")
 }
 
-/// Stop one member: its supervisor, its endpoint's streams, its mirrored items, its client.
-async fn retire(member: Member) {
-    member.task.abort();
-    if let Some(endpoint) = &member.endpoint {
+/// Stop one member. What it serves leaves at once (its supervisor aborted, its endpoint shut,
+/// its mirrored items out of every endpoint), so `/status` and the lists agree as soon as a
+/// config is applied; the future returned ends its client once the supervisor has stopped.
+fn retire(member: Member) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let Member {
+        upstream,
+        endpoint,
+        task,
+    } = member;
+    task.abort();
+    if let Some(endpoint) = &endpoint {
         endpoint.shutdown();
     }
-    let gateway = lock(&member.upstream.gateway).take();
-    if let Some(gateway) = gateway {
+    let now = lock(&upstream.gateway).take();
+    if let Some(gateway) = &now {
         gateway.detach();
-        gateway.client().disconnect().await;
+    }
+    async move {
+        // An abort lands at the supervisor's next await: one caught running may attach again.
+        let _ = task.await;
+        let late = lock(&upstream.gateway).take();
+        for gateway in now.into_iter().chain(late) {
+            gateway.detach();
+            gateway.client().disconnect().await;
+        }
     }
 }
 
 /// Several upstreams: each on its own path and all on the merged one, each supervised, the set
 /// reloaded on SIGHUP (and, with `--watch`, when the file changes).
-pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> Result<(), String> {
+/// `seen` is the config file's [`fingerprint`] taken before `specs` were read from it: a change
+/// made while the bridge starts is read at the first tick of `--watch`.
+pub(super) async fn many(
+    args: BridgeArgs,
+    path: PathBuf,
+    seen: Fingerprint,
+    specs: Vec<Spec>,
+) -> Result<(), String> {
     let listener = match args.stdio {
         true => None,
         false => Some(listen(&args).await?),
@@ -183,7 +205,7 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
     fleet.apply(specs)?;
     // SIGHUP's handler is in place before the address is announced (its default ends us).
     let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-    let reload = reload(fleet.clone(), path, args.watch, hangup);
+    let reload = reload(fleet.clone(), path, seen, args.watch, hangup);
     let result = match listener {
         None => tokio::select! {
             served = stdio::serve_stdio(fleet.merged.clone()) => served.map_err(|e| e.to_string()),
@@ -230,8 +252,8 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
     result
 }
 
-/// Reload the config on SIGHUP, and with `watch` when the file changes (its modification time or
-/// size, checked each second). A file that does not read or parse leaves the running set as it
+/// Reload the config on SIGHUP, and with `watch` when the file changes from `seen` (its
+/// modification time or size, checked each second). A file that does not read or parse leaves the running set as it
 /// is. With `watch`, such a file is read again at each tick until it parses: a writer may be half
 /// way through it (`std::fs::write` truncates, then writes, and both can fall within one tick of
 /// the file system's clock, so the finished file may show the time the empty one showed). Its
@@ -239,11 +261,11 @@ pub(super) async fn many(args: BridgeArgs, path: PathBuf, specs: Vec<Spec>) -> R
 async fn reload(
     fleet: Arc<Fleet>,
     path: PathBuf,
+    mut seen: Fingerprint,
     watch: bool,
     mut hangup: Option<tokio::signal::unix::Signal>,
 ) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let mut seen = fingerprint(&path);
     let mut failed = false;
     loop {
         // Whether this round's error is news (a signal, or a file that changed).
@@ -277,7 +299,10 @@ async fn reload(
 }
 
 /// What `--watch` compares: the file's modification time and size (`None` while it cannot be read).
-fn fingerprint(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+pub(super) type Fingerprint = Option<(std::time::SystemTime, u64)>;
+
+/// The config file's [`Fingerprint`] now.
+pub(super) fn fingerprint(path: &Path) -> Fingerprint {
     std::fs::metadata(path)
         .and_then(|m| Ok((m.modified()?, m.len())))
         .ok()
