@@ -414,6 +414,41 @@ async fn a_second_get_takes_over_the_stream() {
     assert_eq!(second.next().await.unwrap().json()["method"], "x");
 }
 
+/// A client that initializes and never comes back holds a place under the cap for the
+/// handshake TTL, not the idle TTL: a flood of bare `initialize` requests locks new clients out
+/// that long after it stops, while a session its client used keeps the full idle TTL.
+#[tokio::test]
+async fn a_session_never_used_after_initialize_leaves_the_cap_after_the_handshake_ttl() {
+    let (now, clock) = manual_clock();
+    let options = EndpointOptions {
+        sessions: Some(SessionOptions {
+            idle_ttl_ms: Some(60_000),
+            handshake_ttl_ms: Some(1_000),
+            max_sessions: 2,
+            ..SessionOptions::default()
+        }),
+        clock: Some(clock),
+        ..EndpointOptions::default()
+    };
+    let srv = start(server(), options).await;
+    let addr = srv.addr;
+    let used = new_session(addr, "2025-11-25").await;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(addr, &[sid(&used)], initialized).await.status, 202);
+    let bare = new_session(addr, "2025-11-25").await;
+    let refused = post(addr, &[], &initialize(1, "2025-11-25")).await;
+    assert_eq!(refused.status, 503, "at the cap");
+
+    now.fetch_add(1_000, Ordering::SeqCst);
+    let next = new_session(addr, "2025-11-25").await;
+    assert_eq!(post(addr, &[sid(&bare)], LIST).await.status, 404);
+    assert_eq!(post(addr, &[sid(&used)], LIST).await.status, 200);
+    assert_eq!(post(addr, &[sid(&next)], LIST).await.status, 200);
+    now.fetch_add(30_000, Ordering::SeqCst);
+    assert_eq!(post(addr, &[sid(&used)], LIST).await.status, 200);
+    assert_eq!(post(addr, &[sid(&next)], LIST).await.status, 200);
+}
+
 #[tokio::test]
 async fn idle_ttl_and_the_cap_with_an_injected_clock() {
     let (now, clock) = manual_clock();

@@ -275,6 +275,62 @@ async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
     assert_eq!(b.count().await, Ok(2));
 }
 
+/// A session minted on one instance carries the handshake TTL in Redis until a request names it
+/// (on any instance), which sets the idle TTL; one never named leaves the cap when it expires.
+#[tokio::test]
+async fn a_session_never_named_after_initialize_expires_after_the_handshake_ttl() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        sessions: SessionOptions {
+            max_sessions: 2,
+            handshake_ttl_ms: Some(1_000),
+            ..SessionOptions::default()
+        },
+        ..RedisOptions::new(redis.url())
+    };
+    let one = McpServer::new(ServerOptions::new("one", "1"));
+    let two = McpServer::new(ServerOptions::new("two", "1"));
+    let a = RedisSessions::connect(options.clone(), &one, system_clock())
+        .await
+        .unwrap();
+    let b = RedisSessions::connect(options, &two, system_clock())
+        .await
+        .unwrap();
+    let used = a.mint("2025-11-25").await.unwrap();
+    let bare = a.mint("2025-11-25").await.unwrap();
+    let r = redis.connection().await;
+    let pttl = |id: String| {
+        let key = a.record_key(&id);
+        let mut r = r.clone();
+        async move {
+            let ttl: i64 = ::redis::cmd("PTTL")
+                .arg(&key)
+                .query_async(&mut r)
+                .await
+                .unwrap();
+            ttl
+        }
+    };
+    let minted = pttl(bare.id().to_owned()).await;
+    assert!(minted > 0 && minted <= 1_000, "minted: {minted}");
+    assert!(b.touch(used.id()).await.unwrap().is_some(), "named on B");
+    let named = pttl(used.id().to_owned()).await;
+    assert!(named > 1_000 && named <= 30 * 60 * 1000, "named: {named}");
+    assert!(matches!(
+        b.mint("2025-11-25").await,
+        Err(MintError::AtCapacity)
+    ));
+    eventually_async(DEADLINE, "the bare session leaves the cap", || async {
+        b.count().await == Ok(1)
+    })
+    .await;
+    assert!(b.mint("2025-11-25").await.is_ok());
+    assert!(a.touch(bare.id()).await.unwrap().is_none());
+    assert!(a.touch(used.id()).await.unwrap().is_some());
+}
+
 #[tokio::test]
 async fn serve_max_sessions_caps_the_sessions_of_every_instance() {
     let Some(redis) = Redis::start(None).await else {

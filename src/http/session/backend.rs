@@ -48,7 +48,9 @@ pub struct Unavailable(pub String);
 ///   ([`Session::close`]) and the id answers `404` from then on;
 /// - **idle expiry**: a session with no live connection that saw no request for
 ///   [`SessionOptions::idle_ttl_ms`] is gone (lazily, on the next access, or by the store's own
-///   key expiry); an expired id answers like an unknown one.
+///   key expiry); an expired id answers like an unknown one. A session no request named since
+///   its `initialize` expires after [`SessionOptions::handshake_ttl_ms`] instead, when that is
+///   shorter (a client that initialized and went away holds a place under the cap that long).
 ///
 /// Methods that a shared store answers over the network return futures; the local ones
 /// ([`SessionBackend::disconnect_idle`], [`SessionBackend::disconnect_all`]) act on this

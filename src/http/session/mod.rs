@@ -55,6 +55,9 @@ pub const DEFAULT_LOG_CAPACITY: usize = 1024;
 pub const DEFAULT_EVENT_TTL_MS: u64 = 300_000;
 /// The default idle lifetime of a session, in ms: 30 minutes.
 pub const DEFAULT_SESSION_IDLE_TTL_MS: u64 = 30 * 60 * 1000;
+/// The default idle lifetime of a session no request has used since its `initialize`, in ms:
+/// 1 minute ([`SessionOptions::handshake_ttl_ms`]).
+pub const DEFAULT_HANDSHAKE_TTL_MS: u64 = 60 * 1000;
 /// The default cap on live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 4096;
 /// The default SSE `retry` the server advertises, in ms.
@@ -78,6 +81,13 @@ pub struct SessionOptions {
     /// A session with no live stream that saw no request for this long (ms) is evicted on the
     /// next access (default 30 min); `None` keeps sessions until `DELETE`.
     pub idle_ttl_ms: Option<u64>,
+    /// The idle lifetime (ms) of a session that no request has named since the `initialize`
+    /// that minted it (a client's `notifications/initialized` is its first use): such a session
+    /// is evicted after this long, or after `idle_ttl_ms` when that is shorter (default 1 min;
+    /// `None`: only `idle_ttl_ms`). A client that initializes and goes away, or a flood of bare
+    /// `initialize` requests, holds a place under `max_sessions` this long, not the full idle
+    /// TTL.
+    pub handshake_ttl_ms: Option<u64>,
     /// The cap on live sessions (default 4096); an `initialize` beyond it is refused.
     pub max_sessions: usize,
     /// The SSE `retry` advertised in priming events and before a server-side close, in ms
@@ -95,6 +105,7 @@ impl Default for SessionOptions {
             log_capacity: DEFAULT_LOG_CAPACITY,
             event_ttl_ms: DEFAULT_EVENT_TTL_MS,
             idle_ttl_ms: Some(DEFAULT_SESSION_IDLE_TTL_MS),
+            handshake_ttl_ms: Some(DEFAULT_HANDSHAKE_TTL_MS),
             max_sessions: DEFAULT_MAX_SESSIONS,
             retry_ms: DEFAULT_RETRY_MS,
             log_budget: LogBudget::default(),
@@ -133,6 +144,9 @@ struct State {
     next_stream: u64,
     next_token: u64,
     touched: u64,
+    /// Whether a request named the session since the `initialize` that minted it
+    /// ([`Session::touch`], [`Session::touch_if_live`]).
+    used: bool,
     closed: bool,
 }
 
@@ -214,6 +228,7 @@ impl Session {
                 next_stream: 1,
                 next_token: 0,
                 touched: now,
+                used: false,
                 closed: false,
             }),
             sink: None,
@@ -593,23 +608,47 @@ impl Session {
         self.lock().sinks.contains_key(stream)
     }
 
-    /// Record activity now.
+    /// Record activity now: a request named the session.
     pub fn touch(&self) {
         let now = (self.clock)();
-        self.lock().touched = now;
+        let mut state = self.lock();
+        state.touched = now;
+        state.used = true;
     }
 
     /// Record activity now when the session is live: not ended and, with an idle TTL, not idle
     /// past it ([`Session::is_idle`]); whether it was. One look at the session's state, where
     /// [`Session::is_closed`], [`Session::is_idle`] and [`Session::touch`] take three.
     pub fn touch_if_live(&self, idle_ttl_ms: Option<u64>) -> bool {
+        self.touch_if_unexpired(idle_ttl_ms, None)
+    }
+
+    /// [`Session::touch_if_live`] with the TTL of a session no request has used yet
+    /// ([`SessionOptions::handshake_ttl_ms`]) beside the idle TTL ([`Session::is_expired`]).
+    pub(crate) fn touch_if_unexpired(
+        &self,
+        idle_ttl_ms: Option<u64>,
+        handshake_ttl_ms: Option<u64>,
+    ) -> bool {
         let now = (self.clock)();
         let mut state = self.lock();
-        if state.closed || idle_ttl_ms.is_some_and(|ttl| state.idle(now, ttl)) {
+        if state.closed || state.expired(now, idle_ttl_ms, handshake_ttl_ms) {
             return false;
         }
         state.touched = now;
+        state.used = true;
         true
+    }
+
+    /// Whether the session is idle past its TTL: `handshake_ttl_ms` (when shorter) while no
+    /// request has named it since its `initialize`, else `idle_ttl_ms`; `None` for both: never.
+    pub(crate) fn is_expired(
+        &self,
+        idle_ttl_ms: Option<u64>,
+        handshake_ttl_ms: Option<u64>,
+    ) -> bool {
+        let now = (self.clock)();
+        self.lock().expired(now, idle_ttl_ms, handshake_ttl_ms)
     }
 
     /// Whether the maps keyed by stream or token (live connections, unanswered request
@@ -642,6 +681,16 @@ impl State {
     /// No live connection and no activity for `ttl_ms` up to `now` (ms).
     fn idle(&self, now: u64, ttl_ms: u64) -> bool {
         self.sinks.is_empty() && now.saturating_sub(self.touched) >= ttl_ms
+    }
+
+    /// Idle past the TTL that applies ([`Session::is_expired`]) up to `now` (ms).
+    fn expired(&self, now: u64, idle_ttl_ms: Option<u64>, handshake_ttl_ms: Option<u64>) -> bool {
+        let ttl = match (self.used, idle_ttl_ms, handshake_ttl_ms) {
+            (false, Some(idle), Some(handshake)) => Some(idle.min(handshake)),
+            (false, None, handshake) => handshake,
+            (_, idle, _) => idle,
+        };
+        ttl.is_some_and(|ttl| self.idle(now, ttl))
     }
 }
 

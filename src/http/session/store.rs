@@ -122,7 +122,10 @@ impl SessionStore {
     /// Idle sessions are evicted first. At the cap the store **refuses** (the transport answers
     /// `503`) instead of evicting the least recently used session: with eviction, a flood of
     /// `initialize` requests would push out the sessions of active users; with refusal the flood
-    /// can only delay new sessions until idle ones expire, and it cannot grow memory.
+    /// can only delay new sessions until idle ones expire, and it cannot grow memory. A session
+    /// nothing used after its `initialize` expires after
+    /// [`SessionOptions::handshake_ttl_ms`] (1 min), so such a flood holds the cap that long
+    /// after it stops, not the full idle TTL.
     ///
     /// # Errors
     /// [`MintError::AtCapacity`] at the cap; [`MintError::Random`] when no random id can be made.
@@ -152,8 +155,9 @@ impl SessionStore {
         Ok(session)
     }
 
-    /// End every session idle past the TTL now (what [`SessionStore::mint`] does first); how
-    /// many ended.
+    /// End every session idle past its TTL now — the idle TTL, or
+    /// [`SessionOptions::handshake_ttl_ms`] for one no request used since its `initialize`
+    /// (what [`SessionStore::mint`] does first); how many ended.
     pub fn expire_idle(&self) -> usize {
         let evicted = self.evict_idle(&mut self.lock());
         for id in &evicted {
@@ -164,9 +168,10 @@ impl SessionStore {
 
     fn evict_idle(&self, sessions: &mut Sessions) -> Vec<String> {
         let mut evicted = Vec::new();
-        if let Some(ttl) = self.options.idle_ttl_ms {
+        let (idle, handshake) = (self.options.idle_ttl_ms, self.options.handshake_ttl_ms);
+        if idle.is_some() || handshake.is_some() {
             sessions.retain(|s| {
-                let keep = !s.is_idle(ttl);
+                let keep = !s.is_expired(idle, handshake);
                 if !keep {
                     s.close(None);
                     evicted.push(s.id().to_owned());
@@ -184,7 +189,8 @@ impl SessionStore {
         // is judged under its own.
         let hash = self.hash(id);
         let session = self.lock().find(hash, |s| s.id() == id)?.clone();
-        if session.touch_if_live(self.options.idle_ttl_ms) {
+        let (idle, handshake) = (self.options.idle_ttl_ms, self.options.handshake_ttl_ms);
+        if session.touch_if_unexpired(idle, handshake) {
             return Some(session);
         }
         // Whoever removes it ends it, once (a racing lookup or `DELETE` may have already).
@@ -298,5 +304,48 @@ mod tests {
         assert!(store.get(a.id()).is_none());
         assert!(a.is_closed());
         assert_ne!(a.id(), b.id());
+    }
+
+    #[test]
+    fn a_session_no_request_named_expires_after_the_handshake_ttl() {
+        let (now, clock) = clock();
+        let options = SessionOptions {
+            idle_ttl_ms: Some(10_000),
+            handshake_ttl_ms: Some(100),
+            max_sessions: 2,
+            ..SessionOptions::default()
+        };
+        let store = SessionStore::new(options, clock);
+        let used = store.mint("2025-11-25").unwrap();
+        let bare = store.mint("2025-11-25").unwrap();
+        assert!(store.get(used.id()).is_some(), "the client's first request");
+        assert!(matches!(
+            store.mint("2025-11-25"),
+            Err(MintError::AtCapacity)
+        ));
+        now.fetch_add(99, Ordering::SeqCst);
+        assert_eq!(store.expire_idle(), 0, "not yet");
+        now.fetch_add(1, Ordering::SeqCst);
+        let next = store.mint("2025-11-25").unwrap();
+        assert!(bare.is_closed(), "its place under the cap is taken");
+        assert!(store.get(bare.id()).is_none());
+        now.fetch_add(5_000, Ordering::SeqCst);
+        assert!(store.get(used.id()).is_some(), "used: the idle TTL applies");
+        assert!(store.get(next.id()).is_none(), "never used: 100 ms");
+
+        // Without an idle TTL, only a session nothing used expires.
+        let (now, clock) = self::clock();
+        let options = SessionOptions {
+            idle_ttl_ms: None,
+            handshake_ttl_ms: Some(100),
+            ..SessionOptions::default()
+        };
+        let store = SessionStore::new(options, clock);
+        let (used, bare) = (store.mint("x").unwrap(), store.mint("x").unwrap());
+        assert!(store.get(used.id()).is_some());
+        now.fetch_add(1_000_000, Ordering::SeqCst);
+        assert_eq!(store.expire_idle(), 1);
+        assert!(bare.is_closed() && !used.is_closed());
+        assert!(store.get(used.id()).is_some());
     }
 }

@@ -267,6 +267,17 @@ impl RedisSessions {
         self.options.idle_ttl_ms.unwrap_or(0)
     }
 
+    /// A new session's expiry in ms (0: none): the idle TTL, or the handshake TTL when that is
+    /// shorter or the only one ([`SessionOptions::handshake_ttl_ms`]); the first request that
+    /// names the session sets the idle TTL (the `TOUCH` script).
+    fn first_ttl_arg(&self) -> u64 {
+        let (idle, handshake) = (self.options.idle_ttl_ms, self.options.handshake_ttl_ms);
+        match (idle, handshake) {
+            (Some(idle), Some(handshake)) => idle.min(handshake),
+            (idle, handshake) => idle.or(handshake).unwrap_or(0),
+        }
+    }
+
     /// A fresh local handle for session `id`, with its push channel attached to the server.
     fn local_session(&self, id: &str, version: &str) -> Arc<Session> {
         // Its request streams numbered from a random base, and their events shared.
@@ -507,7 +518,7 @@ impl SessionBackend for RedisSessions {
                     .mint
                     .key(self.record_key(&id))
                     .key(self.live_key())
-                    .arg(self.ttl_arg())
+                    .arg(self.first_ttl_arg())
                     .arg(self.options.max_sessions)
                     .arg(&id)
                     .arg(protocol_version)

@@ -4,8 +4,9 @@
 
 use ::redis::Script;
 
-// KEYS[1] the record, KEYS[2] the live set; ARGV[1] idle TTL ms (0: none), ARGV[2] the cap,
-// ARGV[3] the id, ARGV[4] the version. 1 minted, 0 at the cap, -1 the id is taken.
+// KEYS[1] the record, KEYS[2] the live set; ARGV[1] the new session's TTL ms (the handshake
+// TTL when shorter than the idle TTL; 0: none), ARGV[2] the cap, ARGV[3] the id, ARGV[4] the
+// version. 1 minted, 0 at the cap, -1 the id is taken.
 const MINT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -23,7 +24,8 @@ return 1
 ";
 
 // KEYS[1] the record, KEYS[2] the live set; ARGV[1] idle TTL ms (0: none), ARGV[2] the id.
-// The record's fields and values (its expiry pushed back), or nil when it is gone.
+// The record's fields and values (its expiry set to the idle TTL: pushed back, or, for a session
+// minted with the shorter handshake TTL, lengthened), or nil when it is gone.
 const TOUCH: &str = r"
 local record = redis.call('HGETALL', KEYS[1])
 if #record == 0 then
@@ -36,6 +38,8 @@ if ttl > 0 then
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
+elseif redis.call('PERSIST', KEYS[1]) == 1 then
+  redis.call('ZADD', KEYS[2], '+inf', ARGV[2])
 end
 return record
 ";
