@@ -192,6 +192,7 @@ impl McpClient {
                     expired: VecDeque::new(),
                     initialized: None,
                     lost_session: None,
+                    session: None,
                 }),
                 lifecycle: futures::lock::Mutex::new(()),
                 listeners: RwLock::new(Vec::new()),
@@ -271,6 +272,7 @@ impl McpClient {
             state.started = true;
             state.initialized = None;
             state.lost_session = None;
+            state.session = None;
         }
         let sink = TransportSink::new(ClientSink {
             inner: Arc::downgrade(&self.inner),
@@ -342,6 +344,7 @@ impl McpClient {
                 return Err(ClientError::closed(cause.clone()));
             }
             state.initialized = Some(result);
+            state.session = self.inner.transport.session_id();
             state.phase = Phase::Connected;
         }
         let initialized = JsonRpcNotification::new("notifications/initialized");
@@ -359,6 +362,7 @@ impl McpClient {
             state.started = false;
             state.initialized = None;
             state.lost_session = None;
+            state.session = None;
             std::mem::take(&mut state.pending)
         };
         fail_all(pending, &ClientError::closed(cause));
@@ -378,6 +382,7 @@ impl McpClient {
             let was_open = matches!(state.phase, Phase::Connected | Phase::Connecting);
             let started = std::mem::take(&mut state.started);
             state.lost_session = None;
+            state.session = None;
             if was_open {
                 state.phase = Phase::Closed(cause.clone());
             }
@@ -424,8 +429,7 @@ impl McpClient {
         if method == "initialize" {
             return self.inner.request(method, params, &options).await;
         }
-        let lost = self.inner.lock().lost_session.clone();
-        if let Some(lost) = lost {
+        if let Some(lost) = self.inner.lost_session() {
             self.renew_session(&lost).await?;
         }
         // Kept for one more try only where a session can expire (Streamable HTTP).

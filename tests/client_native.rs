@@ -665,6 +665,63 @@ async fn http_a_failed_session_renewal_is_tried_again_by_the_next_request() {
     assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
 
+/// A `404` to a notification drops the session as well: the next request starts a new session
+/// before it goes out, instead of going out with none (which the server answers `400`).
+#[tokio::test]
+async fn http_a_session_a_notification_found_gone_is_replaced_before_the_next_request() {
+    let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = inits.clone();
+    let (url, seen) = fake_http(move |seen| {
+        match (seen.rpc_method(), seen.header("mcp-session-id")) {
+            (Some("initialize"), _) => {
+                let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                json_reply(
+                    "200 OK",
+                    &format!("mcp-session-id: s-{n}\r\n"),
+                    &init_result(&seen.id()),
+                )
+            }
+            (Some("notifications/roots/list_changed"), Some("s-1")) => {
+                json_reply("404 Not Found", "", "")
+            }
+            (Some("tools/list"), Some("s-2")) => no_tools(seen),
+            (Some("tools/list"), _) => json_reply(
+                "400 Bad Request",
+                "",
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Mcp-Session-Id header is required"}}"#,
+            ),
+            _ => accepted(),
+        }
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client
+            .notify("notifications/roots/list_changed", None)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ClientError::SessionExpired {
+                session: "s-1".into()
+            }
+        );
+        assert!(client.list_tools().await.unwrap().is_empty());
+        assert_eq!(client.session_id().as_deref(), Some("s-2"));
+    })
+    .await
+    .unwrap();
+    assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let seen = seen.lock().unwrap().clone();
+    let lists: Vec<_> = seen
+        .iter()
+        .filter(|s| s.rpc_method() == Some("tools/list"))
+        .map(|s| s.header("mcp-session-id"))
+        .collect();
+    assert_eq!(lists, [Some("s-2")], "sent once, on the new session");
+}
+
 #[tokio::test]
 async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_id() {
     let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -54,6 +54,9 @@ pub(super) struct State {
     pub(super) initialized: Option<InitializeResult>,
     /// The session the server forgot (Streamable HTTP `404`), until a new one replaces it.
     pub(super) lost_session: Option<String>,
+    /// The session the last handshake started (Streamable HTTP `Mcp-Session-Id`), to tell a
+    /// session the transport dropped from none ([`Inner::lost_session`]).
+    pub(super) session: Option<String>,
 }
 
 pub(super) struct Inner {
@@ -111,6 +114,18 @@ impl Drop for PendingGuard<'_> {
 impl Inner {
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session to replace before a request goes out: one a request saw expire, or the one
+    /// the last handshake started when the transport no longer holds it (a `404` to another
+    /// message dropped it: a notification's, or a request's whose error is still on its way).
+    pub(super) fn lost_session(&self) -> Option<String> {
+        let held = self.transport.session_id();
+        let mut state = self.lock();
+        if state.lost_session.is_none() && held.is_none() {
+            state.lost_session = state.session.clone();
+        }
+        state.lost_session.clone()
     }
 
     /// The injected clock's reading (ms), if the client has a clock.
