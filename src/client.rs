@@ -486,6 +486,12 @@ impl McpClient {
     /// [`ClientError::NotConnected`], or the transport's send error.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
         self.inner.check_open()?;
+        // Like a request, it goes out in a session: a lost one is replaced first.
+        if self.inner.era.modern_version().is_none() {
+            if let Some(lost) = self.inner.lost_session() {
+                self.renew_session(&lost).await?;
+            }
+        }
         let mut notification = JsonRpcNotification::new(method);
         if let Some(params) = params {
             notification = notification.with_params(params);

@@ -665,8 +665,9 @@ async fn http_a_failed_session_renewal_is_tried_again_by_the_next_request() {
     assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
 
-/// A `404` to a notification drops the session as well: the next request starts a new session
-/// before it goes out, instead of going out with none (which the server answers `400`).
+/// A `404` to a notification drops the session as well: the next message (a notification or a
+/// request) starts a new session before it goes out, instead of going out with none (which the
+/// server answers `400`).
 #[tokio::test]
 async fn http_a_session_a_notification_found_gone_is_replaced_before_the_next_request() {
     let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -707,13 +708,23 @@ async fn http_a_session_a_notification_found_gone_is_replaced_before_the_next_re
                 session: "s-1".into()
             }
         );
-        assert!(client.list_tools().await.unwrap().is_empty());
+        client
+            .notify("notifications/roots/list_changed", None)
+            .await
+            .unwrap();
         assert_eq!(client.session_id().as_deref(), Some("s-2"));
+        assert!(client.list_tools().await.unwrap().is_empty());
     })
     .await
     .unwrap();
     assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 2);
     let seen = seen.lock().unwrap().clone();
+    let notes: Vec<_> = seen
+        .iter()
+        .filter(|s| s.rpc_method() == Some("notifications/roots/list_changed"))
+        .map(|s| s.header("mcp-session-id"))
+        .collect();
+    assert_eq!(notes, [Some("s-1"), Some("s-2")]);
     let lists: Vec<_> = seen
         .iter()
         .filter(|s| s.rpc_method() == Some("tools/list"))

@@ -120,9 +120,10 @@ impl Inner {
     /// the last handshake started when the transport no longer holds it (a `404` to another
     /// message dropped it: a notification's, or a request's whose error is still on its way).
     pub(super) fn lost_session(&self) -> Option<String> {
-        let held = self.transport.session_id();
         let mut state = self.lock();
-        if state.lost_session.is_none() && held.is_none() {
+        // Read under the state lock (as the handshake records it), so a renewal that ends
+        // meanwhile cannot pair its new session with the transport's empty one.
+        if state.lost_session.is_none() && self.transport.session_id().is_none() {
             state.lost_session = state.session.clone();
         }
         state.lost_session.clone()

@@ -329,6 +329,44 @@ async fn a_session_never_named_after_initialize_expires_after_the_handshake_ttl(
     assert!(b.mint("2025-11-25").await.is_ok());
     assert!(a.touch(bare.id()).await.unwrap().is_none());
     assert!(a.touch(used.id()).await.unwrap().is_some());
+
+    // With no idle TTL, the first request takes the handshake expiry off.
+    let options = RedisOptions {
+        prefix: "orkestrel-mcp-no-idle:".into(),
+        sessions: SessionOptions {
+            idle_ttl_ms: None,
+            handshake_ttl_ms: Some(1_000),
+            ..SessionOptions::default()
+        },
+        ..RedisOptions::new(redis.url())
+    };
+    let three = McpServer::new(ServerOptions::new("three", "1"));
+    let c = RedisSessions::connect(options, &three, system_clock())
+        .await
+        .unwrap();
+    let kept = c.mint("2025-11-25").await.unwrap();
+    let key = c.record_key(kept.id());
+    let mut r = redis.connection().await;
+    let ttl: i64 = ::redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= 1_000, "minted: {ttl}");
+    assert!(c.touch(kept.id()).await.unwrap().is_some());
+    let ttl: i64 = ::redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(ttl, -1, "no expiry once named");
+    let score: String = ::redis::cmd("ZSCORE")
+        .arg(c.live_key())
+        .arg(kept.id())
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(score, "inf");
 }
 
 #[tokio::test]

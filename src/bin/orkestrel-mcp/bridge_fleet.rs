@@ -149,7 +149,9 @@ fn own_path(name: &str) -> String {
 
 /// Stop one member. What it serves leaves at once (its supervisor aborted, its endpoint shut,
 /// its mirrored items out of every endpoint), so `/status` and the lists agree as soon as a
-/// config is applied; the future returned ends its client once the supervisor has stopped.
+/// config is applied; the future returned ends its client once the supervisor has stopped (and
+/// takes out what a supervisor caught running on another thread mirrored before its abort
+/// landed).
 fn retire(member: Member) -> impl std::future::Future<Output = ()> + Send + 'static {
     let Member {
         upstream,

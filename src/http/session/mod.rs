@@ -79,14 +79,14 @@ pub struct SessionOptions {
     /// Lifetime of a logged event, in ms (default 5 min).
     pub event_ttl_ms: u64,
     /// A session with no live stream that saw no request for this long (ms) is evicted on the
-    /// next access (default 30 min); `None` keeps sessions until `DELETE`.
+    /// next access (default 30 min); `None` (or `Some(0)`) keeps sessions until `DELETE`.
     pub idle_ttl_ms: Option<u64>,
     /// The idle lifetime (ms) of a session that no request has named since the `initialize`
     /// that minted it (a client's `notifications/initialized` is its first use): such a session
     /// is evicted after this long, or after `idle_ttl_ms` when that is shorter (default 1 min;
     /// `None`: only `idle_ttl_ms`). A client that initializes and goes away, or a flood of bare
     /// `initialize` requests, holds a place under `max_sessions` this long, not the full idle
-    /// TTL.
+    /// TTL. `Some(0)` is taken as `None` (here and for `idle_ttl_ms`).
     pub handshake_ttl_ms: Option<u64>,
     /// The cap on live sessions (default 4096); an `initialize` beyond it is refused.
     pub max_sessions: usize,
@@ -685,6 +685,11 @@ impl State {
 
     /// Idle past the TTL that applies ([`Session::is_expired`]) up to `now` (ms).
     fn expired(&self, now: u64, idle_ttl_ms: Option<u64>, handshake_ttl_ms: Option<u64>) -> bool {
+        // `Some(0)` is no TTL, as in the Redis store (an expiry of 0 there is none).
+        let (idle_ttl_ms, handshake_ttl_ms) = (
+            idle_ttl_ms.filter(|&ttl| ttl > 0),
+            handshake_ttl_ms.filter(|&ttl| ttl > 0),
+        );
         let ttl = match (self.used, idle_ttl_ms, handshake_ttl_ms) {
             (false, Some(idle), Some(handshake)) => Some(idle.min(handshake)),
             (false, None, handshake) => handshake,

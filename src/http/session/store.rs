@@ -347,5 +347,18 @@ mod tests {
         assert_eq!(store.expire_idle(), 1);
         assert!(bare.is_closed() && !used.is_closed());
         assert!(store.get(used.id()).is_some());
+
+        // `Some(0)` is no TTL (as in the Redis store), not "expire at once".
+        let (now, clock) = self::clock();
+        let options = SessionOptions {
+            idle_ttl_ms: Some(0),
+            handshake_ttl_ms: Some(0),
+            ..SessionOptions::default()
+        };
+        let store = SessionStore::new(options, clock);
+        let bare = store.mint("x").unwrap();
+        now.fetch_add(1_000_000, Ordering::SeqCst);
+        assert_eq!(store.expire_idle(), 0);
+        assert!(store.get(bare.id()).is_some());
     }
 }
