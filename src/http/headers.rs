@@ -25,6 +25,8 @@ pub const WWW_AUTHENTICATE: &str = "www-authenticate";
 pub const AUTHORIZATION: &str = "authorization";
 /// `Content-Type`.
 pub const CONTENT_TYPE: &str = "content-type";
+/// `Content-Encoding`: a request body's content coding (only `identity` is read).
+pub const CONTENT_ENCODING: &str = "content-encoding";
 /// `Content-Length`.
 pub const CONTENT_LENGTH: &str = "content-length";
 /// `Accept`.

@@ -139,9 +139,59 @@ pub fn is_json_media_type(value: &str) -> bool {
     })
 }
 
+/// The `charset` a `Content-Type` value names when it is not UTF-8 (JSON text is UTF-8, RFC
+/// 8259 section 8.1); `None` when it names none, or `utf-8` / `utf8` in any case, quoted or not.
+pub fn foreign_charset(value: &str) -> Option<&str> {
+    let (_, parameters) = value.split_once(';')?;
+    parameters.split(';').find_map(|parameter| {
+        let (name, charset) = parameter.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        let charset = charset.trim().trim_matches('"');
+        let utf8 = charset.eq_ignore_ascii_case("utf-8") || charset.eq_ignore_ascii_case("utf8");
+        (!utf8).then_some(charset)
+    })
+}
+
+/// Whether a `Content-Encoding` value codes nothing (`identity`, or empty): the only body coding
+/// the route reads.
+pub fn is_identity_coding(value: &str) -> bool {
+    value
+        .split(',')
+        .all(|coding| coding.trim().is_empty() || coding.trim().eq_ignore_ascii_case("identity"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn charsets_and_codings() {
+        for utf8 in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "application/json;charset=UTF-8",
+            "application/json; charset=\"utf8\"",
+            "application/json; profile=x",
+        ] {
+            assert_eq!(foreign_charset(utf8), None, "{utf8}");
+        }
+        assert_eq!(
+            foreign_charset("application/json; charset=ISO-8859-1"),
+            Some("ISO-8859-1")
+        );
+        assert_eq!(
+            foreign_charset("application/json; x=1; charset=\"utf-16\""),
+            Some("utf-16")
+        );
+        assert!(
+            is_identity_coding("identity")
+                && is_identity_coding(" Identity ")
+                && is_identity_coding("")
+        );
+        assert!(!is_identity_coding("gzip") && !is_identity_coding("identity, br"));
+    }
 
     fn accept(v: &str) -> (bool, bool) {
         let a = Accept::parse([v]);

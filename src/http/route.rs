@@ -21,6 +21,7 @@
 //! | `POST`, body over the limit (default 4 MiB), declared or read | `413`, `-32600` |
 //! | `POST`, body not sent within the host's read timeout | `408`, `-32600` |
 //! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` (an absent type is refused too: a browser may send a body without one cross-origin and without a CORS preflight, so requiring JSON keeps cross-site requests behind the preflight) |
+//! | `POST`, `Content-Type` naming a `charset` other than UTF-8, or a `Content-Encoding` other than `identity` (e.g. `gzip`) | `415`, `-32600`, the message naming it (the body would be misread as UTF-8 JSON: RFC 8259 section 8.1, RFC 9110 section 8.4) |
 //! | `POST`, `MCP-Protocol-Version` unsupported | `400`, `-32600` |
 //! | any verb, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` or an `Mcp-Param-*` repeated with different values | `400`, `-32600`, id `null`, the message naming the header ([`conflicting_fields`]; identical repeats are one value) |
 //! | an `HTTP/1.1` request without `Host` (when the host tells the version: [`Route::head_of`]) | `400`, `-32600` (RFC 9112 §3.2) |
@@ -67,7 +68,7 @@ use crate::era::{self, Era};
 use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
 use crate::http::identity::Identity;
-use crate::http::media::is_json_media_type;
+use crate::http::media::{self, is_json_media_type};
 use crate::http::negotiate::{
     accept, body_bytes, conflicting_fields, declared_too_large, host_required,
     protocol_version_header, protocol_version_header_str, BadProtocolVersion,
@@ -750,13 +751,31 @@ impl Route {
                 return Err(answer);
             }
         }
-        if !fields
-            .field(headers::CONTENT_TYPE)
-            .is_some_and(is_json_media_type)
-        {
+        let content_type = fields.field(headers::CONTENT_TYPE);
+        if !content_type.is_some_and(is_json_media_type) {
             return Err(Answer::rpc_error(
                 415,
                 ErrorObject::invalid_request("Content-Type must be application/json"),
+            ));
+        }
+        // A body the route would misread: JSON in another charset, or coded (compressed).
+        if let Some(charset) = content_type.and_then(media::foreign_charset) {
+            return Err(Answer::rpc_error(
+                415,
+                ErrorObject::invalid_request(format!(
+                    "Content-Type charset {charset} is not supported: JSON text is UTF-8"
+                )),
+            ));
+        }
+        if let Some(coding) = fields
+            .field(headers::CONTENT_ENCODING)
+            .filter(|coding| !media::is_identity_coding(coding))
+        {
+            return Err(Answer::rpc_error(
+                415,
+                ErrorObject::invalid_request(format!(
+                    "Content-Encoding {coding} is not supported: send the body uncompressed"
+                )),
             ));
         }
         // A version outside the handshake era takes the modern path (2026-07-28 transport), whose

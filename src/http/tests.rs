@@ -166,6 +166,36 @@ fn content_type_must_be_json() {
     assert_eq!(answer(&route(), request).status, 415);
 }
 
+/// A body the route would misread as UTF-8 JSON is refused naming why: another charset, or a
+/// content coding such as `gzip` (RFC 9110 section 8.4); UTF-8 spelled any way and `identity`
+/// pass.
+#[test]
+fn a_charset_other_than_utf8_or_a_coded_body_is_refused_with_415() {
+    let with = |content_type: &str, coding: Option<&str>| {
+        let mut request = HttpRequest::new("POST", DEFAULT_MCP_PATH)
+            .header(CONTENT_TYPE, content_type)
+            .header("Accept", APPLICATION_JSON);
+        if let Some(coding) = coding {
+            request = request.header("Content-Encoding", coding);
+        }
+        answer(&route(), request.body(PING))
+    };
+    let latin1 = with("application/json; charset=ISO-8859-1", None);
+    assert_eq!((latin1.status, code_of(&latin1)), (415, -32600));
+    let message = json_of(&latin1)["error"]["message"].to_string();
+    assert!(message.contains("ISO-8859-1"), "{message}");
+    let gzip = with(APPLICATION_JSON, Some("gzip"));
+    assert_eq!((gzip.status, code_of(&gzip)), (415, -32600));
+    let message = json_of(&gzip)["error"]["message"].to_string();
+    assert!(message.contains("gzip"), "{message}");
+    for (content_type, coding) in [
+        ("application/json; charset=utf-8", None),
+        ("application/json;charset=\"UTF8\"", Some("identity")),
+    ] {
+        assert_eq!(with(content_type, coding).status, 200, "{content_type}");
+    }
+}
+
 #[test]
 fn protocol_version_is_checked() {
     let conflicting = post(PING)
