@@ -89,6 +89,26 @@ async fn a_mistake_in_the_command_line_exits_2_like_clap() {
         "not an origin",
         "Usage: orkestrel-mcp serve",
     );
+    // What this build lacks is named, not taken for an unknown option.
+    #[cfg(not(feature = "redis"))]
+    assert_usage(
+        &run_bin(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--redis",
+            "redis://127.0.0.1:9",
+        ])
+        .await,
+        "--redis needs orkestrel-mcp built with the `redis` feature",
+        "Usage: orkestrel-mcp serve",
+    );
+    #[cfg(not(feature = "tls"))]
+    assert_usage(
+        &run_bin(&["call", "https://127.0.0.1:9/mcp", "echo"]).await,
+        "https:// needs orkestrel-mcp built with the `tls` feature",
+        call,
+    );
     // An HTTP-only option beside `--stdio` is refused, not silently dropped (clap lets an
     // option whose `requires` target conflicts with a given one through).
     for (command, option) in [

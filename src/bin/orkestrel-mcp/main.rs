@@ -116,6 +116,10 @@ struct ServeArgs {
         conflicts_with_all = ["stateless", "stdio"]
     )]
     redis: Option<String>,
+    /// Taken only to say that this build has no Redis support.
+    #[cfg(not(feature = "redis"))]
+    #[arg(long, value_name = "URL", hide = true)]
+    redis: Option<String>,
     /// HTTP: no WebSocket upgrades.
     #[arg(long, requires = "http", conflicts_with = "stdio")]
     no_websocket: bool,
@@ -294,6 +298,12 @@ async fn task_store(
 }
 
 async fn serve(args: ServeArgs) -> Result<(), CliError> {
+    #[cfg(not(feature = "redis"))]
+    if args.redis.is_some() {
+        return Err(CliError::usage(
+            "--redis needs orkestrel-mcp built with the `redis` feature",
+        ));
+    }
     let server = example_server(task_store(&args).await?);
     if let Some(dir) = &args.skills {
         let directory = orkestrel_mcp::native::skills::SkillDirectory::open(dir)
@@ -355,6 +365,7 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
             };
             #[cfg(not(feature = "redis"))]
             let shared: Option<Arc<dyn orkestrel_mcp::http::session::SessionBackend>> = None;
+
             // A bad --allow-origin / --cors origin: the command line's.
             let endpoint = match shared {
                 Some(backend) => Endpoint::with_session_backend(server, options, backend),
