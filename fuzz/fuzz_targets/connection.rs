@@ -97,7 +97,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let websocket = head & 1 == 1;
     let limit = usize::from((head >> 1) & 7) + 1;
-    let mut batches = head & 0x80 != 0;
+    let batches = head & 0x80 != 0;
     let options = if websocket {
         ConnectionOptions::websocket(limit)
     } else {
