@@ -289,6 +289,24 @@ fn guards_and_builders() {
         get(&constants, "JSONRPC_PARSE_ERROR").as_f64(),
         Some(-32700.0)
     );
+    let text = |name: &str| get(&constants, name).as_string();
+    assert_eq!(
+        text("MCP_SESSION_HEADER").as_deref(),
+        Some("mcp-session-id")
+    );
+    assert_eq!(
+        text("MCP_PROTOCOL_VERSION_HEADER").as_deref(),
+        Some("mcp-protocol-version")
+    );
+    assert_eq!(text("MCP_WEBSOCKET_SUBPROTOCOL").as_deref(), Some("mcp"));
+    assert_eq!(
+        text("DEFAULT_MCP_CLIENT_NAME").as_deref(),
+        Some("orkestrel-mcp")
+    );
+    assert_eq!(
+        get(&constants, "DEFAULT_MCP_REQUEST_TIMEOUT").as_f64(),
+        Some(30_000.0)
+    );
     assert!(Object::is_frozen(&constants));
 }
 

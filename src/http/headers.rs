@@ -54,6 +54,9 @@ pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
 pub const ACCEPT_JSON_AND_SSE: &str = "application/json, text/event-stream";
 /// `no-cache`: the `Cache-Control` of an event stream.
 pub const NO_CACHE: &str = "no-cache";
+/// The WebSocket subprotocol (`Sec-WebSocket-Protocol`) MCP over WebSocket negotiates (seed
+/// `MCP_WEBSOCKET_SUBPROTOCOL`): the native server echoes it when offered, the clients require it.
+pub const MCP_WEBSOCKET_SUBPROTOCOL: &str = "mcp";
 
 /// The default path the route is mounted at (seed `DEFAULT_MCP_PATH`).
 pub const DEFAULT_MCP_PATH: &str = "/mcp";

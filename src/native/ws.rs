@@ -59,8 +59,9 @@ use crate::server::connection::ConnectionOptions;
 use crate::server::liveness::{Beat, Liveness, PingBudget};
 use crate::server::McpServer;
 
-/// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`).
-pub const MCP_WEBSOCKET_SUBPROTOCOL: &str = "mcp";
+/// The subprotocol the transports negotiate (seed `MCP_WEBSOCKET_SUBPROTOCOL`; its one home is
+/// [`crate::http::headers`]).
+pub use crate::http::headers::MCP_WEBSOCKET_SUBPROTOCOL;
 /// How long the server waits for the peer's close reply after sending a close: 5 s.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// tungstenite's read buffer per connection: 4 KiB. Its default (128 KiB) is zero-filled on

@@ -209,12 +209,12 @@ pub fn mcp_constants() -> Object {
         "JSONRPC_INTERNAL_ERROR": jsonrpc::JSONRPC_INTERNAL_ERROR,
         "JSONRPC_SERVER_ERROR": jsonrpc::JSONRPC_SERVER_ERROR,
         "DEFAULT_MCP_PATH": crate::http::media::DEFAULT_MCP_PATH,
-        "MCP_SESSION_HEADER": "mcp-session-id",
-        "MCP_PROTOCOL_VERSION_HEADER": "mcp-protocol-version",
-        "MCP_WEBSOCKET_SUBPROTOCOL": "mcp",
-        "DEFAULT_MCP_CLIENT_NAME": "orkestrel-mcp",
-        "DEFAULT_MCP_CLIENT_VERSION": env!("CARGO_PKG_VERSION"),
-        "DEFAULT_MCP_REQUEST_TIMEOUT": 30_000,
+        "MCP_SESSION_HEADER": crate::http::headers::MCP_SESSION_ID,
+        "MCP_PROTOCOL_VERSION_HEADER": crate::http::headers::MCP_PROTOCOL_VERSION,
+        "MCP_WEBSOCKET_SUBPROTOCOL": crate::http::headers::MCP_WEBSOCKET_SUBPROTOCOL,
+        "DEFAULT_MCP_CLIENT_NAME": crate::client::DEFAULT_MCP_CLIENT_NAME,
+        "DEFAULT_MCP_CLIENT_VERSION": crate::client::DEFAULT_MCP_CLIENT_VERSION,
+        "DEFAULT_MCP_REQUEST_TIMEOUT": crate::client::DEFAULT_MCP_REQUEST_TIMEOUT_MS,
         "DEFAULT_MAX_BODY_BYTES": crate::http::media::DEFAULT_MAX_BODY_BYTES,
     });
     Object::freeze(&to_js(&value).unchecked_into())

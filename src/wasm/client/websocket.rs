@@ -25,8 +25,7 @@ use crate::wasm::{error_message, error_to_js};
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
-/// The subprotocol MCP over WebSocket uses.
-pub const SUBPROTOCOL: &str = "mcp";
+use crate::http::headers::MCP_WEBSOCKET_SUBPROTOCOL as SUBPROTOCOL;
 
 type Opened = Rc<RefCell<Option<oneshot::Sender<Result<(), String>>>>>;
 
