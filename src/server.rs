@@ -51,12 +51,7 @@ pub use crate::host::{Clock, ErrorHandler};
 pub use options::{Completer, Completion, RequestListener, ServerOptions};
 pub use push::{Change, ListKind};
 
-/// How many resources one scope (a connection or a session) may be subscribed to at once with
-/// `resources/subscribe`: 1,024. A subscription beyond it is answered `-32000` "too many
-/// resource subscriptions" and nothing is recorded; subscribing again to a URI already
-/// subscribed still succeeds, and `resources/unsubscribe` frees a place. With
-/// [`MAX_SUBSCRIPTION_URI_BYTES`] it bounds what a peer's subscriptions hold (8 MiB a scope).
-pub const MAX_SUBSCRIPTIONS_PER_SCOPE: usize = 1024;
+pub use peers::MAX_SUBSCRIPTIONS_PER_SCOPE;
 
 /// The longest URI `resources/subscribe` takes, in bytes (UTF-8): 8 KiB. A longer one is
 /// answered `-32602` and not recorded.

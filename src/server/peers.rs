@@ -15,6 +15,14 @@ use crate::host::Outbound;
 use crate::protocol::LogLevel;
 use crate::wire::jsonrpc::{ErrorObject, RequestId};
 
+/// How many resources one scope (a connection or a session) may be subscribed to at once with
+/// `resources/subscribe`: 1,024. A subscription beyond it is answered `-32000` "too many
+/// resource subscriptions" and nothing is recorded; subscribing again to a URI already
+/// subscribed still succeeds, and `resources/unsubscribe` frees a place. With
+/// [`MAX_SUBSCRIPTION_URI_BYTES`](super::MAX_SUBSCRIPTION_URI_BYTES) it bounds what a peer's
+/// subscriptions hold (8 MiB a scope).
+pub const MAX_SUBSCRIPTIONS_PER_SCOPE: usize = 1024;
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -135,11 +143,11 @@ impl Subscriptions {
         }
     }
 
-    /// Subscribe to `uri`, at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`](super::MAX_SUBSCRIPTIONS_PER_SCOPE)
+    /// Subscribe to `uri`, at most [`MAX_SUBSCRIPTIONS_PER_SCOPE`]
     /// URIs: one already subscribed takes no further place; past the cap, `-32000` and nothing
     /// is recorded.
     pub fn subscribe(&mut self, uri: String) -> Result<(), ErrorObject> {
-        use super::MAX_SUBSCRIPTIONS_PER_SCOPE as MAX;
+        const MAX: usize = MAX_SUBSCRIPTIONS_PER_SCOPE; // the name the message reads
         if self.contains(&uri) {
             return Ok(());
         }
