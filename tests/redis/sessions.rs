@@ -230,6 +230,20 @@ async fn redis_down_answers_503_with_retry_after_then_service_resumes() {
     assert_eq!(gone.status, 404);
 }
 
+/// Two session stores (two server instances) sharing one Redis with `options`.
+async fn two_instances(options: RedisOptions) -> (Arc<RedisSessions>, Arc<RedisSessions>) {
+    let connect = |name: &str| {
+        let server = McpServer::new(ServerOptions::new(name, "1"));
+        let options = options.clone();
+        async move {
+            RedisSessions::connect(options, &server, system_clock())
+                .await
+                .unwrap()
+        }
+    };
+    (connect("one").await, connect("two").await)
+}
+
 #[tokio::test]
 async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
     let Some(redis) = Redis::start(None).await else {
@@ -242,14 +256,7 @@ async fn the_live_session_cap_counts_every_instance_and_refuses_at_it() {
         },
         ..RedisOptions::new(redis.url())
     };
-    let one = McpServer::new(ServerOptions::new("one", "1"));
-    let two = McpServer::new(ServerOptions::new("two", "1"));
-    let a = RedisSessions::connect(options.clone(), &one, system_clock())
-        .await
-        .unwrap();
-    let b = RedisSessions::connect(options, &two, system_clock())
-        .await
-        .unwrap();
+    let (a, b) = two_instances(options).await;
     let first = a.mint("2025-06-18").await.unwrap();
     let second = b.mint("2025-11-25").await.unwrap();
     assert!(matches!(
@@ -290,14 +297,7 @@ async fn a_session_never_named_after_initialize_expires_after_the_handshake_ttl(
         },
         ..RedisOptions::new(redis.url())
     };
-    let one = McpServer::new(ServerOptions::new("one", "1"));
-    let two = McpServer::new(ServerOptions::new("two", "1"));
-    let a = RedisSessions::connect(options.clone(), &one, system_clock())
-        .await
-        .unwrap();
-    let b = RedisSessions::connect(options, &two, system_clock())
-        .await
-        .unwrap();
+    let (a, b) = two_instances(options).await;
     let used = a.mint("2025-11-25").await.unwrap();
     let bare = a.mint("2025-11-25").await.unwrap();
     let r = redis.connection().await;
