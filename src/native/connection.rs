@@ -251,15 +251,33 @@ impl Driver {
     }
 
     /// The input ended: drain or cancel the calls in flight (as the rules say), then end the
-    /// connection's scope.
-    pub(crate) async fn end(mut self) {
+    /// connection's scope. A drain lasts at most `drain` (`None`: until every call is
+    /// answered); the calls still running then are cancelled.
+    pub(crate) async fn end(mut self, drain: Option<std::time::Duration>) {
         match self.conn.at_end() {
             AtEnd::Drain => {
-                // A batch read before the end still runs: taken once it has places.
-                self.take_parked().await;
-                // A listen stream never ends by itself: end it (answered) so the drain ends.
-                self.conn.end_streams();
-                while self.tasks.join_next().await.is_some() {}
+                let drained = async {
+                    // A batch read before the end still runs: taken once it has places.
+                    self.take_parked().await;
+                    // A listen stream never ends by itself: end it (answered) so the drain ends.
+                    self.conn.end_streams();
+                    while self.tasks.join_next().await.is_some() {}
+                };
+                let finished = match drain {
+                    Some(limit) => tokio::time::timeout(limit, drained).await.is_ok(),
+                    None => {
+                        drained.await;
+                        true
+                    }
+                };
+                if !finished {
+                    tracing::warn!(
+                        calls = self.tasks.len(),
+                        ?drain,
+                        "the input ended; the calls still running after the drain are cancelled"
+                    );
+                    self.tasks.abort_all();
+                }
             }
             AtEnd::Cancel => self.tasks.abort_all(),
         }
@@ -355,7 +373,7 @@ mod tests {
         assert!(rx.recv().await.is_some());
         assert!(settle(&driver, |n| n == 0).await);
         assert!(rx.recv().await.is_some());
-        driver.end().await;
+        driver.end(None).await;
     }
 
     #[tokio::test]
@@ -366,7 +384,7 @@ mod tests {
         assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
         assert_eq!(driver.tasks.len(), 0);
         assert_eq!(driver.conn.in_flight(), 0, "its place is free again");
-        driver.end().await;
+        driver.end(None).await;
     }
 
     #[tokio::test]
@@ -383,7 +401,7 @@ mod tests {
             sent[2].contains("\"id\":7") && sent[2].contains("stepped"),
             "{sent:?}"
         );
-        driver.end().await;
+        driver.end(None).await;
     }
 
     #[tokio::test]
@@ -400,7 +418,7 @@ mod tests {
         assert_eq!(driver.tasks.len(), 0, "each was handled at once");
         assert!(driver.receive(&call_yield(4)).is_none());
         assert_eq!(driver.tasks.len(), 1, "a request that waits runs as a task");
-        driver.end().await;
+        driver.end(None).await;
     }
 
     const INITIALIZE_2025_03_26: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -429,7 +447,7 @@ mod tests {
         assert!(driver.receive(&call_yield(8)).is_none());
         assert!(driver.receive(batch).is_none());
         assert!(driver.parked.is_some());
-        driver.end().await;
+        driver.end(None).await;
         let mut rest = Vec::new();
         while let Some(line) = rx.recv().await {
             rest.push(line);
@@ -452,7 +470,7 @@ mod tests {
         );
         assert_eq!(driver.tasks.len(), 0);
         assert!(rx.recv().await.unwrap().contains("\"id\":1"));
-        driver.end().await;
+        driver.end(None).await;
     }
 
     #[tokio::test]
@@ -463,7 +481,7 @@ mod tests {
         driver.ready().await; // waits for the call to finish
         assert!(driver.conn.accepts_input());
         assert!(driver.receive(&call_yield(6)).is_none());
-        driver.end().await;
+        driver.end(None).await;
         assert!(rx.recv().await.is_some());
         assert!(rx.recv().await.is_some());
         assert!(

@@ -13,6 +13,7 @@
 //! EOF the in-flight requests finish, their replies are flushed, and [`serve`] returns.
 
 use std::io;
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -30,13 +31,23 @@ pub struct StdioOptions {
     pub max_line_bytes: usize,
     /// Requests running at once at most (default 256); reading pauses at the cap.
     pub max_in_flight: usize,
+    /// When stdin ends (the client closed it: the spec's stdio shutdown), how long the calls in
+    /// flight get to finish and be answered before they are cancelled and serving ends
+    /// (default [`DEFAULT_DRAIN`], 10 s; `None`: as long as they take). Without a bound, one
+    /// call that never ends kept a server whose client was gone running.
+    pub drain: Option<Duration>,
 }
+
+/// How long calls in flight get to finish once stdin ends: 10 s (the HTTP and WebSocket
+/// shutdown drain's default).
+pub const DEFAULT_DRAIN: Duration = crate::native::shutdown::DEFAULT_DRAIN;
 
 impl Default for StdioOptions {
     fn default() -> Self {
         StdioOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            drain: Some(DEFAULT_DRAIN),
         }
     }
 }
@@ -159,7 +170,7 @@ where
         };
         on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
     }
-    conn.end().await;
+    conn.end(options.drain).await;
     drop(tx);
     let write_result = writer_task.await.map_err(io::Error::other)?;
     read_result.and(write_result)
@@ -251,6 +262,74 @@ mod tests {
             lines[1],
             serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {}})
         );
+    }
+
+    /// Sets its flag when dropped: the call holding it was cancelled (or ended).
+    struct Dropped(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Empty {}
+
+    /// Once stdin ends, the calls in flight get the drain to finish: a quick one is answered, one
+    /// that never ends is cancelled when the drain is over, and serving ends (a server whose
+    /// client went away does not run on).
+    #[tokio::test]
+    async fn at_the_end_of_stdin_a_call_that_never_ends_is_cancelled_after_the_drain() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let cancelled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = cancelled.clone();
+        server
+            .tools()
+            .add(crate::Tool::new("forever", move |_: Empty| {
+                let guard = Dropped(flag.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<Result<String, String>>().await
+                }
+            }));
+        server
+            .tools()
+            .add(crate::Tool::new("soon", |_: Empty| async {
+                tokio::task::yield_now().await;
+                Ok::<_, String>("done")
+            }));
+        let call = |id: u32, name: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{}}}}}}"#
+            )
+        };
+        let input = format!(
+            "{}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            call(1, "forever"),
+            call(2, "soon"),
+        );
+        let (writer, mut output) = tokio::io::duplex(64 * 1024);
+        let options = StdioOptions {
+            drain: Some(Duration::from_millis(50)),
+            ..StdioOptions::default()
+        };
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            serve_with(server, input.as_bytes(), writer, options),
+        )
+        .await
+        .expect("serving ends once the drain is over")
+        .unwrap();
+        assert!(cancelled.load(std::sync::atomic::Ordering::SeqCst));
+        let mut text = String::new();
+        output.read_to_string(&mut text).await.unwrap();
+        let ids: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].clone())
+            .collect();
+        assert_eq!(ids, [serde_json::json!(0), serde_json::json!(2)], "{text}");
     }
 
     #[tokio::test]

@@ -478,7 +478,7 @@ async fn run_as<S>(
             }
         }
     }
-    conn.end().await;
+    conn.end(None).await;
     tracing::debug!("ws: connection closed");
 }
 
