@@ -114,7 +114,8 @@ const TOOLS_CALL: &[Member] = &[
     META,
     req("name", Ty::Str),
     opt("arguments", Ty::Obj),
-    opt("task", Ty::Obj),
+    // `TaskMetadata`: `ttl` is a number of milliseconds (the server may pick another).
+    opt("task", Ty::Shape(&[opt("ttl", Ty::Num)])),
     INPUT_RESPONSES,
     REQUEST_STATE,
 ];
@@ -485,6 +486,16 @@ mod tests {
                 "tools/call",
                 json!({"name": "t", "requestState": 1}),
                 r#""requestState" must be a string"#,
+            ),
+            (
+                "tools/call",
+                json!({"name": "t", "task": {"ttl": huge}}),
+                r#""task.ttl" must be a number"#,
+            ),
+            (
+                "tools/call",
+                json!({"name": "t", "task": "yes"}),
+                r#""task" must be an object"#,
             ),
             (
                 "resources/read",

@@ -166,9 +166,14 @@ impl RequestContext {
             .is_some_and(|s| s.push(&notification.to_json()).is_some())
     }
 
-    /// `params._meta.progressToken`, when the caller asked for progress.
+    /// `params._meta.progressToken`, when the caller asked for progress (a `null` token asks
+    /// for none: a token is a string or an integer, and a notification may only name one the
+    /// request gave, spec `basic/utilities/progress`).
     pub fn progress_token(&self) -> Option<&Value> {
-        self.meta.as_ref()?.get("progressToken")
+        self.meta
+            .as_ref()?
+            .get("progressToken")
+            .filter(|token| !token.is_null())
     }
 
     /// Send a notification on the request's channel. Returns `false` when there is no channel or
@@ -487,6 +492,8 @@ mod tests {
         let (outbound, seen) = capture();
         let mut ctx = RequestContext::new().with_outbound(outbound);
         assert!(!ctx.progress(1.0, None, None), "no token, no progress");
+        ctx.meta = Some(json!({"progressToken": null}).as_object().unwrap().clone());
+        assert!(!ctx.progress(1.0, None, None), "a null token is none");
         ctx.meta = Some(json!({"progressToken": "t"}).as_object().unwrap().clone());
         assert!(ctx.progress(1.0, Some(2.0), Some("half")));
         ctx.log_level = Some(LogLevel::Warning);
