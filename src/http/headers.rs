@@ -126,6 +126,7 @@ mod tests {
             WWW_AUTHENTICATE,
             AUTHORIZATION,
             CONTENT_TYPE,
+            CONTENT_ENCODING,
             CONTENT_LENGTH,
             ACCEPT,
             ALLOW,

@@ -140,7 +140,8 @@ pub fn is_json_media_type(value: &str) -> bool {
 }
 
 /// The `charset` a `Content-Type` value names when it is not UTF-8 (JSON text is UTF-8, RFC
-/// 8259 section 8.1); `None` when it names none, or `utf-8` / `utf8` in any case, quoted or not.
+/// 8259 section 8.1); `None` when it names none, or `utf-8` / `utf8` / `us-ascii` (a subset of
+/// UTF-8) in any case, quoted or not.
 pub fn foreign_charset(value: &str) -> Option<&str> {
     let (_, parameters) = value.split_once(';')?;
     parameters.split(';').find_map(|parameter| {
@@ -149,7 +150,9 @@ pub fn foreign_charset(value: &str) -> Option<&str> {
             return None;
         }
         let charset = charset.trim().trim_matches('"');
-        let utf8 = charset.eq_ignore_ascii_case("utf-8") || charset.eq_ignore_ascii_case("utf8");
+        let utf8 = ["utf-8", "utf8", "us-ascii"]
+            .iter()
+            .any(|name| charset.eq_ignore_ascii_case(name));
         (!utf8).then_some(charset)
     })
 }
@@ -174,6 +177,7 @@ mod tests {
             "application/json;charset=UTF-8",
             "application/json; charset=\"utf8\"",
             "application/json; profile=x",
+            "application/json; charset=US-ASCII",
         ] {
             assert_eq!(foreign_charset(utf8), None, "{utf8}");
         }

@@ -767,10 +767,20 @@ impl Route {
                 )),
             ));
         }
-        if let Some(coding) = fields
-            .field(headers::CONTENT_ENCODING)
-            .filter(|coding| !media::is_identity_coding(coding))
-        {
+        // Every `Content-Encoding` field (a repeat adds a coding), read only when there is one.
+        let coded = (fields.field_count(headers::CONTENT_ENCODING) > 0)
+            .then(|| {
+                fields
+                    .field_values(headers::CONTENT_ENCODING)
+                    .into_iter()
+                    .find_map(|value| match value {
+                        Some(coding) if media::is_identity_coding(coding) => None,
+                        Some(coding) => Some(coding.to_owned()),
+                        None => Some("(not text)".to_owned()),
+                    })
+            })
+            .flatten();
+        if let Some(coding) = coded {
             return Err(Answer::rpc_error(
                 415,
                 ErrorObject::invalid_request(format!(

@@ -194,6 +194,14 @@ fn a_charset_other_than_utf8_or_a_coded_body_is_refused_with_415() {
     ] {
         assert_eq!(with(content_type, coding).status, 200, "{content_type}");
     }
+    // A repeated field adds its coding.
+    let repeated = HttpRequest::new("POST", DEFAULT_MCP_PATH)
+        .header(CONTENT_TYPE, APPLICATION_JSON)
+        .header("Accept", APPLICATION_JSON)
+        .header("Content-Encoding", "identity")
+        .header("Content-Encoding", "br")
+        .body(PING);
+    assert_eq!(answer(&route(), repeated).status, 415);
 }
 
 #[test]

@@ -256,10 +256,13 @@ impl Driver {
     pub(crate) async fn end(mut self, drain: Option<std::time::Duration>) {
         match self.conn.at_end() {
             AtEnd::Drain => {
+                // A listen stream never ends by itself: end it (answered) so the drain ends,
+                // before the drain's clock runs.
+                self.conn.end_streams();
                 let drained = async {
-                    // A batch read before the end still runs: taken once it has places.
+                    // A batch read before the end still runs: taken once it has places (and a
+                    // listen stream it opens ended as well).
                     self.take_parked().await;
-                    // A listen stream never ends by itself: end it (answered) so the drain ends.
                     self.conn.end_streams();
                     while self.tasks.join_next().await.is_some() {}
                 };

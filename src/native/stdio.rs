@@ -10,7 +10,9 @@
 //! `null`, or the request's when a whole request starts the line), a line over the size limit
 //! `-32600` with id `null`; a response object or a broken notification gets no reply (it is
 //! logged; JSON-RPC forbids answering either); other invalid messages get their JSON-RPC error. At
-//! EOF the in-flight requests finish, their replies are flushed, and [`serve`] returns.
+//! EOF the in-flight requests finish, their replies are flushed, and [`serve`] returns — within
+//! the drain ([`StdioOptions::drain`], 10 s): then the calls still running are cancelled and what
+//! is not written yet is dropped (a client that closed stdin is going away).
 
 use std::io;
 use std::time::Duration;
@@ -32,9 +34,11 @@ pub struct StdioOptions {
     /// Requests running at once at most (default 256); reading pauses at the cap.
     pub max_in_flight: usize,
     /// When stdin ends (the client closed it: the spec's stdio shutdown), how long the calls in
-    /// flight get to finish and be answered before they are cancelled and serving ends
-    /// (default [`DEFAULT_DRAIN`], 10 s; `None`: as long as they take). Without a bound, one
-    /// call that never ends kept a server whose client was gone running.
+    /// flight get to finish and be answered before they are cancelled and serving ends, what
+    /// is still unwritten then dropped (at least 1 s more for the writer; default
+    /// [`DEFAULT_DRAIN`], 10 s; `None`: as long as they take). Without a bound, one call that
+    /// never ends, or a client that stopped reading stdout, kept a server whose client was gone
+    /// running.
     pub drain: Option<Duration>,
 }
 
@@ -170,11 +174,36 @@ where
         };
         on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
     }
+    let ended = tokio::time::Instant::now();
     conn.end(options.drain).await;
     drop(tx);
-    let write_result = writer_task.await.map_err(io::Error::other)?;
+    // The writer ends once every sender is gone and what was queued is written. That is bounded
+    // too: a call run as a task keeps a sender, and a client that stopped reading stdout blocks
+    // the write. It gets the rest of the drain, and at least FLUSH_GRACE.
+    let mut writer_task = writer_task;
+    let joined = match options.drain {
+        None => writer_task.await,
+        Some(drain) => {
+            let limit = drain.saturating_sub(ended.elapsed()).max(FLUSH_GRACE);
+            match tokio::time::timeout(limit, &mut writer_task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    tracing::warn!(
+                        ?limit,
+                        "stdio: the output was not written within the drain (a call still running, or stdout not read); ending"
+                    );
+                    writer_task.abort();
+                    Ok(Ok(()))
+                }
+            }
+        }
+    };
+    let write_result = joined.map_err(io::Error::other)?;
     read_result.and(write_result)
 }
+
+/// How long the writer gets after the drain, at least, to write the last answers: 1 s.
+const FLUSH_GRACE: Duration = Duration::from_secs(1);
 
 async fn on_frame(
     frame: FrameRef<'_>,
@@ -330,6 +359,31 @@ mod tests {
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].clone())
             .collect();
         assert_eq!(ids, [serde_json::json!(0), serde_json::json!(2)], "{text}");
+    }
+
+    /// A client that closed stdin and does not read stdout does not hold the server either:
+    /// the writer is bounded by the drain too.
+    #[tokio::test]
+    async fn at_the_end_of_stdin_a_stdout_nobody_reads_does_not_hold_serving() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let mut input = String::new();
+        for id in 0..100 {
+            input.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"
+            ));
+        }
+        let (writer, _unread_output) = tokio::io::duplex(64);
+        let options = StdioOptions {
+            drain: Some(Duration::from_millis(50)),
+            ..StdioOptions::default()
+        };
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            serve_with(server, input.as_bytes(), writer, options),
+        )
+        .await
+        .expect("serving ends though nobody reads its output")
+        .unwrap();
     }
 
     #[tokio::test]

@@ -62,7 +62,8 @@
 //! waiting for the client.
 //!
 //! Shutdown: at EOF a stdio host ends its listen streams ([`Connection::end_streams`]), drains
-//! ([`AtEnd::Drain`]) and then exits with success; when the server shuts down a WebSocket host
+//! ([`AtEnd::Drain`], for as long as the host allows: the native one 10 s, then it cancels what
+//! still runs) and then exits with success; when the server shuts down a WebSocket host
 //! calls [`Connection::drain`] (new requests refused, answers still taken), sends close `1001`
 //! (going away) once the calls in flight are answered or its bound passed, calls
 //! [`Connection::close`], and at the close cancels what runs ([`AtEnd::Cancel`]).

@@ -25,7 +25,8 @@ use crate::wasm::{error_message, error_to_js};
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
-use crate::http::headers::MCP_WEBSOCKET_SUBPROTOCOL as SUBPROTOCOL;
+/// The subprotocol MCP over WebSocket uses ([`crate::http::headers::MCP_WEBSOCKET_SUBPROTOCOL`]).
+pub use crate::http::headers::MCP_WEBSOCKET_SUBPROTOCOL as SUBPROTOCOL;
 
 type Opened = Rc<RefCell<Option<oneshot::Sender<Result<(), String>>>>>;
 
