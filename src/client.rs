@@ -429,9 +429,7 @@ impl McpClient {
         if method == "initialize" {
             return self.inner.request(method, params, &options).await;
         }
-        if let Some(lost) = self.inner.lost_session() {
-            self.renew_session(&lost).await?;
-        }
+        self.renew_if_lost().await?;
         // Kept for one more try only where a session can expire (Streamable HTTP).
         let again = self.inner.transport.session_id().map(|_| params.clone());
         match (self.inner.request(method, params, &options).await, again) {
@@ -445,6 +443,15 @@ impl McpClient {
                 self.inner.request(method, params, &options).await
             }
             (answer, _) => answer,
+        }
+    }
+
+    /// Before a message goes out: replace the session the server forgot, if it did
+    /// ([`Inner::lost_session`]).
+    async fn renew_if_lost(&self) -> Result<(), ClientError> {
+        match self.inner.lost_session() {
+            Some(lost) => self.renew_session(&lost).await,
+            None => Ok(()),
         }
     }
 
@@ -488,9 +495,7 @@ impl McpClient {
         self.inner.check_open()?;
         // Like a request, it goes out in a session: a lost one is replaced first.
         if self.inner.era.modern_version().is_none() {
-            if let Some(lost) = self.inner.lost_session() {
-                self.renew_session(&lost).await?;
-            }
+            self.renew_if_lost().await?;
         }
         let mut notification = JsonRpcNotification::new(method);
         if let Some(params) = params {

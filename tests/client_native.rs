@@ -572,6 +572,15 @@ async fn http_session_and_version_headers_are_sent_and_a_404_means_session_expir
     }
 }
 
+/// The `initialize` answer to `seen` that starts session `s-{n}`.
+fn session_n(n: usize, seen: &support::client::Seen) -> support::client::Reply {
+    json_reply(
+        "200 OK",
+        &format!("mcp-session-id: s-{n}\r\n"),
+        &init_result(&seen.id()),
+    )
+}
+
 /// A `200` JSON answer of an empty `tools/list` page to `seen`.
 fn no_tools(seen: &support::client::Seen) -> support::client::Reply {
     json_reply(
@@ -591,11 +600,7 @@ async fn http_a_session_the_server_forgot_is_replaced_by_a_new_one_and_the_reque
     let (url, seen) = fake_http(move |seen| match seen.rpc_method() {
         Some("initialize") => {
             let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            json_reply(
-                "200 OK",
-                &format!("mcp-session-id: s-{n}\r\n"),
-                &init_result(&seen.id()),
-            )
+            session_n(n, seen)
         }
         Some("tools/list") if seen.header("mcp-session-id") == Some("s-1") => json_reply(
             "404 Not Found",
@@ -636,11 +641,7 @@ async fn http_a_failed_session_renewal_is_tried_again_by_the_next_request() {
     let (url, _seen) = fake_http(move |seen| match seen.rpc_method() {
         Some("initialize") => match counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 {
             2 => json_reply("500 Internal Server Error", "", r#"{"error":"restarting"}"#),
-            n => json_reply(
-                "200 OK",
-                &format!("mcp-session-id: s-{n}\r\n"),
-                &init_result(&seen.id()),
-            ),
+            n => session_n(n, seen),
         },
         Some("tools/list") if seen.header("mcp-session-id") == Some("s-1") => {
             json_reply("404 Not Found", "", "")
@@ -676,11 +677,7 @@ async fn http_a_session_a_notification_found_gone_is_replaced_before_the_next_re
         match (seen.rpc_method(), seen.header("mcp-session-id")) {
             (Some("initialize"), _) => {
                 let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-                json_reply(
-                    "200 OK",
-                    &format!("mcp-session-id: s-{n}\r\n"),
-                    &init_result(&seen.id()),
-                )
+                session_n(n, seen)
             }
             (Some("notifications/roots/list_changed"), Some("s-1")) => {
                 json_reply("404 Not Found", "", "")

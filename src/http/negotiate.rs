@@ -1,11 +1,12 @@
 //! How the route reads a request's header fields and body, over plain data: the `Accept`
 //! negotiation, the `MCP-Protocol-Version` field (spec `basic/transports`, Protocol Version
 //! Header: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>), the
-//! declared and read body size, and the answers that refuse each.
+//! declared and read body size, the body's media type and coding, and the answers that refuse
+//! each.
 
 use crate::http::answer::Answer;
 use crate::http::headers;
-use crate::http::media::Accept;
+use crate::http::media::{foreign_charset, is_identity_coding, is_json_media_type, Accept};
 use crate::http::request::{Body, Fields, HttpVersion, Occurrence};
 use crate::protocol::is_supported_version;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
@@ -27,6 +28,41 @@ pub fn host_required<H: Fields + ?Sized>(
             ),
         )
     })
+}
+
+/// `415`, `-32600`, for a `POST` body the route cannot read as JSON text: a `Content-Type` that
+/// is absent or not `application/json` (an absent one too: a browser may send a body without it
+/// cross-origin and without a CORS preflight), one naming a `charset` other than UTF-8 (JSON text
+/// is UTF-8, RFC 8259 section 8.1), or a `Content-Encoding` other than `identity` in any of its
+/// fields (RFC 9110 section 8.4); the message names what is refused. `None` when it can.
+pub fn unsupported_media<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
+    let refuse = |message: String| {
+        Some(Answer::rpc_error(
+            415,
+            ErrorObject::invalid_request(message),
+        ))
+    };
+    let content_type = fields.field(headers::CONTENT_TYPE);
+    if !content_type.is_some_and(is_json_media_type) {
+        return refuse("Content-Type must be application/json".into());
+    }
+    if let Some(charset) = content_type.and_then(foreign_charset) {
+        return refuse(format!(
+            "Content-Type charset {charset} is not supported: JSON text is UTF-8"
+        ));
+    }
+    // Read only when present (a repeated field adds a coding).
+    if fields.field_count(headers::CONTENT_ENCODING) > 0 {
+        for value in fields.field_values(headers::CONTENT_ENCODING) {
+            if !value.is_some_and(is_identity_coding) {
+                return refuse(format!(
+                    "Content-Encoding {} is not supported: send the body uncompressed",
+                    value.unwrap_or("(not text)")
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The MCP header fields that carry one value: `Mcp-Session-Id`, `MCP-Protocol-Version`,

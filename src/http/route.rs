@@ -68,10 +68,9 @@ use crate::era::{self, Era};
 use crate::http::answer::{Answer, EventStream};
 use crate::http::headers;
 use crate::http::identity::Identity;
-use crate::http::media::{self, is_json_media_type};
 use crate::http::negotiate::{
     accept, body_bytes, conflicting_fields, declared_too_large, host_required,
-    protocol_version_header, protocol_version_header_str, BadProtocolVersion,
+    protocol_version_header, protocol_version_header_str, unsupported_media, BadProtocolVersion,
 };
 use crate::http::request::{Body, Fields, HttpRequest, HttpVersion};
 use crate::http::session::{Session, SessionBackend, Taken};
@@ -751,42 +750,8 @@ impl Route {
                 return Err(answer);
             }
         }
-        let content_type = fields.field(headers::CONTENT_TYPE);
-        if !content_type.is_some_and(is_json_media_type) {
-            return Err(Answer::rpc_error(
-                415,
-                ErrorObject::invalid_request("Content-Type must be application/json"),
-            ));
-        }
-        // A body the route would misread: JSON in another charset, or coded (compressed).
-        if let Some(charset) = content_type.and_then(media::foreign_charset) {
-            return Err(Answer::rpc_error(
-                415,
-                ErrorObject::invalid_request(format!(
-                    "Content-Type charset {charset} is not supported: JSON text is UTF-8"
-                )),
-            ));
-        }
-        // Every `Content-Encoding` field (a repeat adds a coding), read only when there is one.
-        let coded = (fields.field_count(headers::CONTENT_ENCODING) > 0)
-            .then(|| {
-                fields
-                    .field_values(headers::CONTENT_ENCODING)
-                    .into_iter()
-                    .find_map(|value| match value {
-                        Some(coding) if media::is_identity_coding(coding) => None,
-                        Some(coding) => Some(coding.to_owned()),
-                        None => Some("(not text)".to_owned()),
-                    })
-            })
-            .flatten();
-        if let Some(coding) = coded {
-            return Err(Answer::rpc_error(
-                415,
-                ErrorObject::invalid_request(format!(
-                    "Content-Encoding {coding} is not supported: send the body uncompressed"
-                )),
-            ));
+        if let Some(answer) = unsupported_media(fields) {
+            return Err(answer);
         }
         // A version outside the handshake era takes the modern path (2026-07-28 transport), whose
         // validation answers it; a handshake-era one is checked here (spec basic/transports).

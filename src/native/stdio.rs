@@ -148,7 +148,7 @@ where
     // wait for room in the queue, requests in flight are capped, and reading stops until they
     // drain. A notification that finds the queue full is refused (`notify` returns `false`).
     let (tx, rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
-    let writer_task = tokio::spawn(write_lines(writer, rx));
+    let mut writer_task = tokio::spawn(write_lines(writer, rx));
     let rules = ConnectionOptions::stdio(options.max_in_flight);
     let mut conn = Driver::new(server, "stdio", rules, tx.clone());
     let mut decoder = LineDecoder::new(options.max_line_bytes);
@@ -180,7 +180,6 @@ where
     // The writer ends once every sender is gone and what was queued is written. That is bounded
     // too: a call run as a task keeps a sender, and a client that stopped reading stdout blocks
     // the write. It gets the rest of the drain, and at least FLUSH_GRACE.
-    let mut writer_task = writer_task;
     let joined = match options.drain {
         None => writer_task.await,
         Some(drain) => {
@@ -340,17 +339,7 @@ mod tests {
             call(2, "soon"),
         );
         let (writer, mut output) = tokio::io::duplex(64 * 1024);
-        let options = StdioOptions {
-            drain: Some(Duration::from_millis(50)),
-            ..StdioOptions::default()
-        };
-        tokio::time::timeout(
-            Duration::from_secs(20),
-            serve_with(server, input.as_bytes(), writer, options),
-        )
-        .await
-        .expect("serving ends once the drain is over")
-        .unwrap();
+        serve_with_a_short_drain(server, &input, writer).await;
         assert!(cancelled.load(std::sync::atomic::Ordering::SeqCst));
         let mut text = String::new();
         output.read_to_string(&mut text).await.unwrap();
@@ -373,6 +362,15 @@ mod tests {
             ));
         }
         let (writer, _unread_output) = tokio::io::duplex(64);
+        serve_with_a_short_drain(server, &input, writer).await;
+    }
+
+    /// Serve `input` to its end with a 50 ms drain; fails unless serving ends (well within 20 s).
+    async fn serve_with_a_short_drain(
+        server: McpServer,
+        input: &str,
+        writer: tokio::io::DuplexStream,
+    ) {
         let options = StdioOptions {
             drain: Some(Duration::from_millis(50)),
             ..StdioOptions::default()
@@ -382,7 +380,7 @@ mod tests {
             serve_with(server, input.as_bytes(), writer, options),
         )
         .await
-        .expect("serving ends though nobody reads its output")
+        .expect("serving ends once the drain is over")
         .unwrap();
     }
 

@@ -376,9 +376,8 @@ async fn run_as<S>(
                         break;
                     }
                 }
-                // Bounded, as every close: a peer that reads nothing would hold the drain.
-                let close = ws.send(close_frame(CloseCode::Away, "server shutting down"));
-                if !matches!(tokio::time::timeout(CLOSE_GRACE, close).await, Ok(Ok(()))) {
+                let close = close_frame(CloseCode::Away, "server shutting down");
+                if !send_within(&mut ws, close, CLOSE_GRACE).await {
                     break;
                 }
                 conn.close();
@@ -434,9 +433,7 @@ async fn run_as<S>(
                     if closing.is_some() {
                         break;
                     }
-                    // Bounded: a peer that reads nothing would hold the close in the socket.
-                    let sent = tokio::time::timeout(CLOSE_GRACE, ws.send(frame)).await;
-                    if !matches!(sent, Ok(Ok(()))) {
+                    if !send_within(&mut ws, frame, CLOSE_GRACE).await {
                         break;
                     }
                     conn.close();
@@ -524,22 +521,29 @@ where
     };
     match liveness.beat(now) {
         Beat::Wait(_) => true,
-        // Bounded: a peer that reads nothing would hold the ping in the socket (it is then
-        // taken for gone).
-        Beat::Ping => matches!(
-            tokio::time::timeout(
-                liveness.interval().min(CLOSE_GRACE),
-                ws.send(Message::Ping(Vec::new().into()))
-            )
-            .await,
-            Ok(Ok(()))
-        ),
+        // A peer that cannot take the ping in time is taken for gone.
+        Beat::Ping => {
+            let bound = liveness.interval().min(CLOSE_GRACE);
+            send_within(ws, Message::Ping(Vec::new().into()), bound).await
+        }
         Beat::Dead => {
             tracing::debug!("ws: no answer to a ping; the peer is gone");
             let bound = liveness.interval().min(CLOSE_GRACE);
-            let close = ws.send(close_frame(CloseCode::Away, "ping timeout"));
-            let _ = tokio::time::timeout(bound, close).await;
+            send_within(ws, close_frame(CloseCode::Away, "ping timeout"), bound).await;
             false
         }
     }
+}
+
+/// Send `message` within `limit`: `false` when the send failed, or a peer that reads nothing
+/// held it (in a full socket) past the limit. Every close and keep-alive ping the server sends
+/// goes through here, so no peer can hold a connection's end.
+async fn send_within<S>(ws: &mut WebSocketStream<S>, message: Message, limit: Duration) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    matches!(
+        tokio::time::timeout(limit, ws.send(message)).await,
+        Ok(Ok(()))
+    )
 }

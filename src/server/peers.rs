@@ -147,15 +147,15 @@ impl Subscriptions {
     /// URIs: one already subscribed takes no further place; past the cap, `-32000` and nothing
     /// is recorded.
     pub fn subscribe(&mut self, uri: String) -> Result<(), ErrorObject> {
-        const MAX: usize = MAX_SUBSCRIPTIONS_PER_SCOPE; // the name the message reads
         if self.contains(&uri) {
             return Ok(());
         }
-        if self.len() >= MAX {
+        if self.len() >= MAX_SUBSCRIPTIONS_PER_SCOPE {
             return Err(ErrorObject::new(
                 crate::wire::jsonrpc::ErrorCode::SERVER_ERROR,
                 format!(
-                    "too many resource subscriptions: at most {MAX} per session or connection; \
+                    "too many resource subscriptions: at most {MAX_SUBSCRIPTIONS_PER_SCOPE} per session \
+                     or connection; \
                      unsubscribe from one first"
                 ),
             ));

@@ -365,7 +365,6 @@ async fn serve(args: ServeArgs) -> Result<(), CliError> {
             };
             #[cfg(not(feature = "redis"))]
             let shared: Option<Arc<dyn orkestrel_mcp::http::session::SessionBackend>> = None;
-
             // A bad --allow-origin / --cors origin: the command line's.
             let endpoint = match shared {
                 Some(backend) => Endpoint::with_session_backend(server, options, backend),

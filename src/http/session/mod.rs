@@ -99,6 +99,26 @@ pub struct SessionOptions {
     pub log_budget: LogBudget,
 }
 
+impl SessionOptions {
+    /// The idle TTL in ms that applies: [`SessionOptions::idle_ttl_ms`], `None` for none
+    /// (`Some(0)` is none, as a Redis expiry of 0 is).
+    pub fn idle_ttl(&self) -> Option<u64> {
+        self.idle_ttl_ms.filter(|&ttl| ttl > 0)
+    }
+
+    /// The TTL in ms of a session no request has named since its `initialize`: the shorter of
+    /// [`SessionOptions::handshake_ttl_ms`] and the idle TTL, either alone when the other is none
+    /// (`Some(0)` is none); the first request that names the session moves it to
+    /// [`SessionOptions::idle_ttl`].
+    pub fn first_ttl(&self) -> Option<u64> {
+        let handshake = self.handshake_ttl_ms.filter(|&ttl| ttl > 0);
+        match (self.idle_ttl(), handshake) {
+            (Some(idle), Some(handshake)) => Some(idle.min(handshake)),
+            (idle, handshake) => idle.or(handshake),
+        }
+    }
+}
+
 impl Default for SessionOptions {
     fn default() -> Self {
         SessionOptions {
@@ -620,19 +640,16 @@ impl Session {
     /// past it ([`Session::is_idle`]); whether it was. One look at the session's state, where
     /// [`Session::is_closed`], [`Session::is_idle`] and [`Session::touch`] take three.
     pub fn touch_if_live(&self, idle_ttl_ms: Option<u64>) -> bool {
-        self.touch_if_unexpired(idle_ttl_ms, None)
+        let idle = idle_ttl_ms.filter(|&ttl| ttl > 0);
+        self.touch_if_unexpired(idle, idle)
     }
 
-    /// [`Session::touch_if_live`] with the TTL of a session no request has used yet
-    /// ([`SessionOptions::handshake_ttl_ms`]) beside the idle TTL ([`Session::is_expired`]).
-    pub(crate) fn touch_if_unexpired(
-        &self,
-        idle_ttl_ms: Option<u64>,
-        handshake_ttl_ms: Option<u64>,
-    ) -> bool {
+    /// [`Session::touch_if_live`] with the TTL of a session no request has named yet (`first`,
+    /// [`SessionOptions::first_ttl`]) beside the idle TTL ([`Session::is_expired`]).
+    pub(crate) fn touch_if_unexpired(&self, idle: Option<u64>, first: Option<u64>) -> bool {
         let now = (self.clock)();
         let mut state = self.lock();
-        if state.closed || state.expired(now, idle_ttl_ms, handshake_ttl_ms) {
+        if state.closed || state.expired(now, idle, first) {
             return false;
         }
         state.touched = now;
@@ -640,15 +657,11 @@ impl Session {
         true
     }
 
-    /// Whether the session is idle past its TTL: `handshake_ttl_ms` (when shorter) while no
-    /// request has named it since its `initialize`, else `idle_ttl_ms`; `None` for both: never.
-    pub(crate) fn is_expired(
-        &self,
-        idle_ttl_ms: Option<u64>,
-        handshake_ttl_ms: Option<u64>,
-    ) -> bool {
+    /// Whether the session is idle past its TTL (ms): `first` while no request has named it
+    /// since its `initialize` ([`SessionOptions::first_ttl`]), else `idle`; `None`: never.
+    pub(crate) fn is_expired(&self, idle: Option<u64>, first: Option<u64>) -> bool {
         let now = (self.clock)();
-        self.lock().expired(now, idle_ttl_ms, handshake_ttl_ms)
+        self.lock().expired(now, idle, first)
     }
 
     /// Whether the maps keyed by stream or token (live connections, unanswered request
@@ -684,17 +697,8 @@ impl State {
     }
 
     /// Idle past the TTL that applies ([`Session::is_expired`]) up to `now` (ms).
-    fn expired(&self, now: u64, idle_ttl_ms: Option<u64>, handshake_ttl_ms: Option<u64>) -> bool {
-        // `Some(0)` is no TTL, as in the Redis store (an expiry of 0 there is none).
-        let (idle_ttl_ms, handshake_ttl_ms) = (
-            idle_ttl_ms.filter(|&ttl| ttl > 0),
-            handshake_ttl_ms.filter(|&ttl| ttl > 0),
-        );
-        let ttl = match (self.used, idle_ttl_ms, handshake_ttl_ms) {
-            (false, Some(idle), Some(handshake)) => Some(idle.min(handshake)),
-            (false, None, handshake) => handshake,
-            (_, idle, _) => idle,
-        };
+    fn expired(&self, now: u64, idle: Option<u64>, first: Option<u64>) -> bool {
+        let ttl = if self.used { idle } else { first };
         ttl.is_some_and(|ttl| self.idle(now, ttl))
     }
 }

@@ -168,10 +168,10 @@ impl SessionStore {
 
     fn evict_idle(&self, sessions: &mut Sessions) -> Vec<String> {
         let mut evicted = Vec::new();
-        let (idle, handshake) = (self.options.idle_ttl_ms, self.options.handshake_ttl_ms);
-        if idle.is_some() || handshake.is_some() {
+        let (idle, first) = (self.options.idle_ttl(), self.options.first_ttl());
+        if idle.is_some() || first.is_some() {
             sessions.retain(|s| {
-                let keep = !s.is_expired(idle, handshake);
+                let keep = !s.is_expired(idle, first);
                 if !keep {
                     s.close(None);
                     evicted.push(s.id().to_owned());
@@ -189,8 +189,8 @@ impl SessionStore {
         // is judged under its own.
         let hash = self.hash(id);
         let session = self.lock().find(hash, |s| s.id() == id)?.clone();
-        let (idle, handshake) = (self.options.idle_ttl_ms, self.options.handshake_ttl_ms);
-        if session.touch_if_unexpired(idle, handshake) {
+        let (idle, first) = (self.options.idle_ttl(), self.options.first_ttl());
+        if session.touch_if_unexpired(idle, first) {
             return Some(session);
         }
         // Whoever removes it ends it, once (a racing lookup or `DELETE` may have already).

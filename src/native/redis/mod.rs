@@ -208,7 +208,7 @@ impl RedisSessions {
         server.tag_request_ids(&this.instance);
         server.set_scope_store(Arc::new(WriteThrough(Arc::downgrade(&this))));
         tokio::spawn(listen_for_ends(Arc::downgrade(&this), pubsub));
-        if let Some(ttl) = this.options.idle_ttl_ms.filter(|&ttl| ttl > 0) {
+        if let Some(ttl) = this.options.idle_ttl() {
             tokio::spawn(keep_alive(Arc::downgrade(&this), ttl));
         }
         Ok(this)
@@ -264,22 +264,13 @@ impl RedisSessions {
     }
 
     fn ttl_arg(&self) -> u64 {
-        self.options.idle_ttl_ms.unwrap_or(0)
+        self.options.idle_ttl().unwrap_or(0)
     }
 
-    /// A new session's expiry in ms (0: none): the idle TTL, or the handshake TTL when that is
-    /// shorter or the only one ([`SessionOptions::handshake_ttl_ms`]); the first request that
-    /// names the session sets the idle TTL (the `TOUCH` script).
+    /// A new session's expiry in ms (0: none): [`SessionOptions::first_ttl`]; the first request
+    /// that names the session sets the idle TTL (the `TOUCH` script).
     fn first_ttl_arg(&self) -> u64 {
-        let positive = |ttl: Option<u64>| ttl.filter(|&ttl| ttl > 0);
-        let (idle, handshake) = (
-            positive(self.options.idle_ttl_ms),
-            positive(self.options.handshake_ttl_ms),
-        );
-        match (idle, handshake) {
-            (Some(idle), Some(handshake)) => idle.min(handshake),
-            (idle, handshake) => idle.or(handshake).unwrap_or(0),
-        }
+        self.options.first_ttl().unwrap_or(0)
     }
 
     /// A fresh local handle for session `id`, with its push channel attached to the server.
@@ -396,7 +387,7 @@ impl RedisSessions {
     /// Drop the local handles idle past the TTL (no open stream, no request here for that long):
     /// the session lives on in Redis, and is loaded again by its next request here.
     fn prune_local(&self) -> usize {
-        let Some(ttl) = self.options.idle_ttl_ms.filter(|&ttl| ttl > 0) else {
+        let Some(ttl) = self.options.idle_ttl() else {
             return 0;
         };
         let idle: Vec<String> = (self.lock().iter())
