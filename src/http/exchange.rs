@@ -39,12 +39,12 @@
 //!
 //! SSE resume ([SEP-1699](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)):
 //! a request's stream that ends (or breaks) before its response, after an event id was seen, is
-//! resumed with `GET` + `Last-Event-ID` after the server's `retry` (default
-//! [`DEFAULT_RECONNECT_MS`]), at most [`MAX_RESUMES`] times and [`MAX_RESUME_WAIT_MS`] of waiting.
+//! resumed with `GET` + `Last-Event-ID` after the server's `retry` (at least [`MIN_RECONNECT_MS`],
+//! default [`DEFAULT_RECONNECT_MS`]), at most [`MAX_RESUMES`] times and [`MAX_RESUME_WAIT_MS`] of waiting.
 //!
 //! The server's own stream ([`Listen`]): a `GET` with `Accept: text/event-stream`; `405` means
 //! the server offers none (done quietly); an ended stream is resumed with `Last-Event-ID` after
-//! `retry`; after [`MAX_IDLE_RECONNECTS`] reconnections in a row that bring no event, or any
+//! `retry` (at least [`MIN_RECONNECT_MS`]); after [`MAX_IDLE_RECONNECTS`] reconnections in a row that bring no event, or any
 //! other failure, it stops with a problem.
 //!
 //! The authorization seam: [`Authorizer`] is what a transport consults on [`Step::Authorize`]
@@ -74,6 +74,18 @@ pub use status::{answers, error_summary, speaks_of_a_session, status_text};
 
 /// How long to wait before resuming an SSE stream whose server sent no `retry`: 1 000 ms.
 pub const DEFAULT_RECONNECT_MS: u64 = 1_000;
+
+/// The shortest wait before resuming an SSE stream: 100 ms, whatever smaller `retry` the
+/// server sent (a `retry: 0` stream that ends at once would otherwise be reopened in a hot loop).
+pub const MIN_RECONNECT_MS: u64 = 100;
+
+/// The wait before resuming a stream whose decoder saw `retry` (or none): the server's value, at
+/// least [`MIN_RECONNECT_MS`], else [`DEFAULT_RECONNECT_MS`].
+fn reconnect_ms(decoder: &crate::wire::sse::Decoder) -> u64 {
+    decoder
+        .retry()
+        .map_or(DEFAULT_RECONNECT_MS, |ms| ms.max(MIN_RECONNECT_MS))
+}
 
 /// How many times in a row the server's `GET` stream is resumed without receiving any event
 /// before it is given up.

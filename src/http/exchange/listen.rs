@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{
-    status::status_text, Endpoint, Event, Input, Step, DEFAULT_RECONNECT_MS, MAX_IDLE_RECONNECTS,
-};
+use super::{status::status_text, Endpoint, Event, Input, Step, MAX_IDLE_RECONNECTS};
+#[cfg(doc)]
+use super::{DEFAULT_RECONNECT_MS, MIN_RECONNECT_MS};
 use crate::wire::sse;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +24,8 @@ enum Phase {
 /// The machine of the server's `GET` stream, built by [`Endpoint::listen`]: [`Listen::start`]
 /// sends the `GET`; a `405` ends it quietly (the server offers no stream); a `2xx` body's events
 /// become [`Event::Message`]s; when the body ends (or breaks) the stream is resumed with
-/// `Last-Event-ID` after the server's `retry` (default [`DEFAULT_RECONNECT_MS`]); after
+/// `Last-Event-ID` after the server's `retry` (at least [`MIN_RECONNECT_MS`], default
+/// [`DEFAULT_RECONNECT_MS`]); after
 /// [`MAX_IDLE_RECONNECTS`] resumptions in a row that bring no event, any other status or a
 /// failed send, it ends with an [`Event::Problem`]. It never times out: the host stops it
 /// (drops it) on close.
@@ -137,7 +138,7 @@ impl Listen {
                     ));
                 }
                 self.phase = Phase::Waiting;
-                let wait = self.decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
+                let wait = super::reconnect_ms(&self.decoder);
                 Step::Wait(Duration::from_millis(wait))
             }
             (Phase::Waiting, Input::Waited) => self.send(),

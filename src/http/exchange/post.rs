@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{
     header, is_event_stream, status::answers, status::error_summary, status::speaks_of_a_session,
-    status::status_text, Challenge, Endpoint, Event, Input, Outgoing, Step, DEFAULT_RECONNECT_MS,
-    MAX_REPLY_BYTES, MAX_RESUMES, MAX_RESUME_WAIT_MS,
+    status::status_text, Challenge, Endpoint, Event, Input, Outgoing, Step, MAX_REPLY_BYTES,
+    MAX_RESUMES, MAX_RESUME_WAIT_MS,
 };
 use crate::client::{unreadable, ClientError, Unreadable};
 use crate::http::headers::{
@@ -492,7 +492,7 @@ impl Exchange {
     /// The request's stream ended or broke before its response: wait the server's `retry` and
     /// resume with `Last-Event-ID`, within the bounds; else fail with the last error.
     fn resume(&mut self) -> Step {
-        let wait = self.decoder.retry().unwrap_or(DEFAULT_RECONNECT_MS);
+        let wait = super::reconnect_ms(&self.decoder);
         let resumable = self.decoder.last_event_id().is_some()
             && self.resumes < MAX_RESUMES
             && self.waited_ms.saturating_add(wait) <= MAX_RESUME_WAIT_MS;

@@ -20,11 +20,12 @@ fn the_get_stream_delivers_resumes_and_stops() {
         }),
         Step::Read
     );
-    let note = b"id: 7\nretry: 5\ndata: \n\nevent: ping\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+    let note = b"id: 7\nretry: 0\ndata: \n\nevent: ping\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
     assert_eq!(listen.handle(Input::Chunk(note)), Step::Read);
     assert_eq!(
         listen.handle(Input::End),
-        Step::Wait(Duration::from_millis(5))
+        Step::Wait(Duration::from_millis(MIN_RECONNECT_MS)),
+        "`retry: 0` waits the floor, not a hot loop"
     );
     // The `ping`-typed event carried nothing: the first message is the `message` one.
     assert!(

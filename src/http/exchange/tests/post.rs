@@ -535,7 +535,7 @@ fn interrupted(ep: &mut Endpoint, id: i64) -> Exchange {
         headers: &headers,
     });
     assert_eq!(
-        ex.handle(Input::Chunk(b"id: ev-1\nretry: 10\ndata: \n\n")),
+        ex.handle(Input::Chunk(b"id: ev-1\nretry: 150\ndata: \n\n")),
         Step::Read
     );
     ex
@@ -545,7 +545,10 @@ fn interrupted(ep: &mut Endpoint, id: i64) -> Exchange {
 fn an_interrupted_stream_is_resumed_with_last_event_id_after_retry() {
     let mut ep = in_session();
     let mut ex = interrupted(&mut ep, 5);
-    assert_eq!(ex.handle(Input::End), Step::Wait(Duration::from_millis(10)));
+    assert_eq!(
+        ex.handle(Input::End),
+        Step::Wait(Duration::from_millis(150))
+    );
     let get = sent(ex.handle(Input::Waited));
     assert_eq!(get.method, Method::Get);
     assert_eq!(get.header("accept"), Some("text/event-stream"));
@@ -572,12 +575,12 @@ fn a_broken_stream_and_a_failed_resume_are_retried() {
     let mut ex = interrupted(&mut ep, 5);
     assert_eq!(
         ex.handle(Input::Failed("reset")),
-        Step::Wait(Duration::from_millis(10))
+        Step::Wait(Duration::from_millis(150))
     );
     sent(ex.handle(Input::Waited));
     assert_eq!(
         ex.handle(Input::Refused("127.0.0.1:9")),
-        Step::Wait(Duration::from_millis(10))
+        Step::Wait(Duration::from_millis(150))
     );
     sent(ex.handle(Input::Waited));
     assert_eq!(
@@ -585,7 +588,7 @@ fn a_broken_stream_and_a_failed_resume_are_retried() {
             status: 503,
             headers: &[]
         }),
-        Step::Wait(Duration::from_millis(10))
+        Step::Wait(Duration::from_millis(150))
     );
     // Give up at the bound with the last error.
     let mut step = Step::Read;
@@ -671,6 +674,18 @@ fn the_resume_wait_is_bounded_and_a_stream_without_an_id_is_not_resumed() {
     assert_eq!(
         ex.handle(Input::End),
         Step::Wait(Duration::from_millis(DEFAULT_RECONNECT_MS))
+    );
+    // `retry: 0` (or any shorter one) waits the floor, not a hot loop.
+    let mut ex = ep.exchange(&request(4, "tools/call"), None);
+    ex.start();
+    ex.handle(Input::Response {
+        status: 200,
+        headers: &headers,
+    });
+    ex.handle(Input::Chunk(b"id: z\nretry: 0\ndata: \n\n"));
+    assert_eq!(
+        ex.handle(Input::End),
+        Step::Wait(Duration::from_millis(MIN_RECONNECT_MS))
     );
 }
 
