@@ -1,7 +1,8 @@
 //! The client's handshake-era features end to end: server requests answered through a
 //! `ClientHandler` over Streamable HTTP, progress callbacks, resources / prompts / completion /
 //! logging calls against our own server, cancellation of an in-flight call, and the resumption
-//! of an interrupted request stream with `Last-Event-ID` (scripted peer). Servers listen on
+//! of an interrupted request stream with `Last-Event-ID` and the auto-mode fallback on a 422
+//! (scripted peers). Servers listen on
 //! 127.0.0.1; `HANG_GUARD` only bounds a hang; no assertion depends on timing.
 
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
@@ -392,5 +393,52 @@ async fn a_stream_that_never_answers_is_resumed_a_bounded_number_of_times() {
     assert_eq!(
         resumes,
         orkestrel_mcp::native::client::http::MAX_RESUMES as usize
+    );
+}
+
+/// A handshake-era server that refuses any request without a session the way rmcp before
+/// 2026-07-28 did (`422 Unexpected message, expect initialize request`): auto mode takes that
+/// for a legacy server and connects with `initialize`
+/// ([versioning](https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning):
+/// fall back on any error that does not mark a modern server).
+#[tokio::test]
+async fn auto_falls_back_to_initialize_on_a_422_to_the_probe() {
+    let (url, seen) = fake_http(move |seen| match (seen.method.as_str(), seen.rpc_method()) {
+        ("POST", Some("initialize")) => {
+            json_reply("200 OK", "mcp-session-id: s-1\r\n", &init_result(&seen.id()))
+        }
+        ("POST", Some("tools/list")) if seen.header("mcp-session-id") == Some("s-1") => json_reply(
+            "200 OK",
+            "",
+            &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#, seen.id()),
+        ),
+        ("POST", Some(_)) if seen.header("mcp-session-id").is_none() => Reply::Raw(
+            "HTTP/1.1 422 Unprocessable Entity\r\ncontent-length: 45\r\nconnection: close\r\n\r\nUnexpected message, expect initialize request".into(),
+        ),
+        ("GET", _) => Reply::Raw(
+            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+        ),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client_to(&url, era_options(orkestrel_mcp::client::ClientEra::Auto));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(client.era(), Some(orkestrel_mcp::era::Era::Legacy));
+        assert!(client.list_tools().await.unwrap().is_empty());
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let methods: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.rpc_method().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        methods[..2],
+        ["server/discover", "initialize"],
+        "{methods:?}"
     );
 }

@@ -13,7 +13,7 @@
 //!  connect ─► Legacy: initialize handshake
 //!          ─► Modern: server/discover (retry once on -32022) ─► version from supportedVersions
 //!          ─► Auto:   server/discover ─► result / modern error ─► Modern
-//!                                    └─► HTTP 400/404/405 without a modern error,
+//!                                    └─► HTTP 4xx (not 401/403/407/408/429) without a modern error,
 //!                                        stdio/WS: another error or a timeout ─► initialize
 //! ```
 mod envelope;
@@ -215,6 +215,20 @@ mod tests {
         assert_eq!(classify_probe(&http(400, None), true), ProbeVerdict::Legacy);
         assert_eq!(classify_probe(&http(404, None), true), ProbeVerdict::Legacy);
         assert_eq!(classify_probe(&http(405, None), true), ProbeVerdict::Legacy);
+        // Any other 4xx without a modern error: rmcp before 2026-07-28 answers 422.
+        assert_eq!(classify_probe(&http(422, None), true), ProbeVerdict::Legacy);
+        assert_eq!(classify_probe(&http(406, None), true), ProbeVerdict::Legacy);
+        assert_eq!(
+            classify_probe(&http(422, Some(rpc(-32600))), true),
+            ProbeVerdict::Legacy
+        );
+        for status in [401, 403, 407, 408, 429, 500, 502, 503] {
+            assert_eq!(
+                classify_probe(&http(status, None), true),
+                ProbeVerdict::Fail,
+                "{status}"
+            );
+        }
         assert_eq!(classify_probe(&http(401, None), true), ProbeVerdict::Fail);
         assert_eq!(classify_probe(&http(500, None), true), ProbeVerdict::Fail);
         let timeout = ClientError::Timeout {

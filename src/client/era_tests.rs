@@ -147,9 +147,12 @@ fn unsupported_version_is_retried_once_with_a_supported_one() {
 }
 
 #[test]
-fn auto_over_http_falls_back_only_on_non_modern_4xx() {
+fn auto_over_http_falls_back_on_non_modern_4xx() {
     for (reply, legacy) in [
         (Reply::Status(400, Value::Null), true),
+        // rmcp before 2026-07-28 refuses a request without a session this way.
+        (Reply::Status(422, Value::Null), true),
+        (Reply::Status(415, Value::Null), true),
         (Reply::Status(404, Value::Null), true),
         (Reply::Status(405, Value::Null), true),
         (
@@ -187,13 +190,15 @@ fn auto_over_http_falls_back_only_on_non_modern_4xx() {
         assert_eq!(c.era(), Some(want), "{:?}", methods(&log));
         assert_eq!(methods(&log).contains(&"initialize".to_owned()), legacy);
     }
-    // 401 is not an era signal.
-    let (t, _) = Scripted::new(true, |_, _, _| Reply::Status(401, Value::Null));
-    let c = client(t, ClientEra::Auto);
-    assert!(matches!(
-        block_on(c.connect()),
-        Err(ClientError::HttpStatus { status: 401, .. })
-    ));
+    // 401 is not an era signal, nor is a server error or "too many requests".
+    for status in [401, 429, 503] {
+        let (t, _) = Scripted::new(true, move |_, _, _| Reply::Status(status, Value::Null));
+        let c = client(t, ClientEra::Auto);
+        assert!(
+            matches!(block_on(c.connect()), Err(ClientError::HttpStatus { status: s, .. }) if s == status),
+            "{status}"
+        );
+    }
 }
 
 #[test]

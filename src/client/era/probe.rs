@@ -50,9 +50,12 @@ pub enum ProbeVerdict {
 /// Classify a failed probe (`server/discover`, the modern first request).
 ///
 /// - HTTP (`http` true): a status 400 with `-32020`/`-32021`/`-32022`, or 404 with `-32601`, is
-///   modern; any other 400, 404 or 405 is legacy; a JSON-RPC error in a 2xx reply is modern for
-///   the three modern codes, legacy otherwise; everything else (401, 403, 5xx, a connection
-///   failure, a timeout) fails.
+///   modern; any other 4xx is legacy (the spec falls back on any error that does not mark a
+///   modern server: handshake-era servers refuse a request without a session with 400, 404, 405
+///   or, as rmcp before 2026-07-28 did, `422 Unexpected message, expect initialize request`),
+///   except 401 / 403 (authorization), 407, 408 and 429 (try again), which fail; a JSON-RPC error
+///   in a 2xx reply is modern for the three modern codes, legacy otherwise; everything else (5xx,
+///   a connection failure, a timeout) fails.
 /// - stdio / WebSocket: a modern error code is modern; any other JSON-RPC error, or a timeout,
 ///   is legacy; a closed transport fails.
 pub fn classify_probe(error: &ClientError, http: bool) -> ProbeVerdict {
@@ -71,7 +74,8 @@ pub fn classify_probe(error: &ClientError, http: bool) -> ProbeVerdict {
         ClientError::HttpStatus { status, error, .. } => match (status, error) {
             (400, Some(e)) if is_modern_error(e.code) => modern(e),
             (404, Some(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => ProbeVerdict::Modern(None),
-            (400 | 404 | 405, _) => ProbeVerdict::Legacy,
+            (401 | 403 | 407 | 408 | 429, _) => ProbeVerdict::Fail,
+            (400..=499, _) => ProbeVerdict::Legacy,
             _ => ProbeVerdict::Fail,
         },
         ClientError::Rpc(e) if is_modern_error(e.code) => modern(e),
