@@ -339,6 +339,46 @@ async fn junk_lines_before_valid_ones_are_skipped_and_reported() {
     assert_eq!(skipped, 2, "{log:?}");
 }
 
+/// A response over the 64 MiB line limit is discarded unread, but the skim of its bytes finds
+/// its top-level `id` (here at the end, as the TS SDK writes it): the call fails at once with
+/// `-32700` naming the limit instead of waiting for its deadline, and the connection goes on.
+#[tokio::test]
+async fn a_response_over_the_line_limit_fails_its_call_at_once() {
+    let script = format!(
+        r#"read init
+printf '{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-06-18","capabilities":{{}},"serverInfo":{{"name":"huge","version":"1"}}}}}}\n'
+read initialized
+read call
+id=$(printf '%s' "$call" | sed 's/.*"id":\([0-9]*\).*/\1/')
+printf '{{"jsonrpc":"2.0","result":{{"content":[{{"type":"text","text":"'
+head -c {} /dev/zero | tr '\000' x
+printf '"}}]}},"id":%s}}\n' "$id"
+read ping
+id=$(printf '%s' "$ping" | sed 's/.*"id":\([0-9]*\).*/\1/')
+printf '{{"jsonrpc":"2.0","id":%s,"result":{{}}}}\n' "$id"
+exec sleep 60"#,
+        orkestrel_mcp::wire::framing::DEFAULT_MAX_LINE_BYTES
+    );
+    let (client, _t) = sh_client(&script, HANG_GUARD);
+    let log = record(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("big", json!({})).await.unwrap_err();
+        assert_eq!(err.code().map(|c| c.0), Some(-32700), "{err}");
+        assert!(err.to_string().contains("-byte limit"), "{err}");
+        client.ping().await.unwrap();
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let log = log.lock().unwrap();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("over the 67108864-byte limit")),
+        "{log:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_child_that_dies_mid_call_fails_every_pending_request_at_once() {
     let script = r#"read init

@@ -42,6 +42,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::client::error::ClientError;
+use crate::wire::framing::{Overlong, OverlongVerdict};
 use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
@@ -220,6 +221,28 @@ impl TransportSink {
                     None
                 }
             },
+        }
+    }
+
+    /// A line of the server's over the transport's `limit` was discarded unread; `line` is what
+    /// the decoder's skim of it learned ([`Overlong::verdict`]). It is reported as an error
+    /// event, and: a response with a readable id fails the request it answers at once (its
+    /// `-32700` stands in for it); a request from the server with a readable id gets its
+    /// `-32600` answer (returned here, to write back); anything else is only reported.
+    pub fn too_long(&self, line: &Overlong, limit: usize) -> Option<SinkReply> {
+        let id = line.id.as_deref().unwrap_or("unreadable");
+        self.error(format!(
+            "skipped a {}-byte message over the {limit}-byte limit (id {id})",
+            line.bytes
+        ));
+        match line.verdict(limit) {
+            OverlongVerdict::StandIn(error) => {
+                self.receive(serde_json::from_str(&error.to_json()).unwrap_or(Value::Null))
+            }
+            OverlongVerdict::Answer(error) if line.has_method && error.id.is_some() => {
+                Some(SinkReply::Message(JsonRpcMessage::Response(error)))
+            }
+            OverlongVerdict::Answer(_) | OverlongVerdict::Skip => None,
         }
     }
 

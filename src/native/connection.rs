@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 use crate::server::connection::{AtEnd, Connection, ConnectionOptions, Parked, Received};
 use crate::server::context::Outbound;
 use crate::server::McpServer;
+use crate::wire::framing::Overlong;
 use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcResponse};
 
 /// Messages waiting for the writer at most: answers then wait for room, a pushed message
@@ -142,8 +143,8 @@ impl Driver {
 
     /// A message over the host's `limit` in bytes was discarded unread: its answer, as JSON
     /// text, for the caller to write ([`Connection::too_long`]).
-    pub(crate) fn too_long(&mut self, limit: usize) -> Option<String> {
-        let received = self.conn.too_long(limit);
+    pub(crate) fn too_long(&mut self, limit: usize, line: &Overlong) -> Option<String> {
+        let received = self.conn.too_long(limit, line);
         self.take(received)
     }
 

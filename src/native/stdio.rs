@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use crate::native::connection::{Driver, OUTPUT_QUEUE};
 use crate::server::connection::{ConnectionOptions, DEFAULT_MAX_IN_FLIGHT};
 use crate::server::McpServer;
-use crate::wire::framing::{Frame, FrameRef, LineDecoder, DEFAULT_MAX_LINE_BYTES};
+use crate::wire::framing::{FrameRef, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 
 /// Options for [`serve_with`].
 #[derive(Clone, Debug)]
@@ -168,11 +168,7 @@ where
     };
     if let Some(frame) = decoder.finish() {
         conn.ready().await;
-        let frame = match &frame {
-            Frame::Line(line) => FrameRef::Line(line),
-            Frame::TooLong(n) => FrameRef::TooLong(*n),
-        };
-        on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
+        on_frame(frame.as_ref(), &mut conn, &tx, options.max_line_bytes).await;
     }
     let ended = tokio::time::Instant::now();
     conn.end(options.drain).await;
@@ -212,10 +208,7 @@ async fn on_frame(
 ) {
     let answer = match frame {
         FrameRef::Line(line) => conn.receive(line),
-        FrameRef::TooLong(n) => {
-            tracing::debug!(bytes = n, "stdio: a line over the size limit");
-            conn.too_long(max_line_bytes)
-        }
+        FrameRef::TooLong(line) => conn.too_long(max_line_bytes, line),
     };
     if let Some(answer) = answer {
         let _ = tx.send(answer).await;
@@ -264,7 +257,12 @@ mod tests {
             "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"p\":\"{}\"}}}}\n",
             "x".repeat(200)
         );
-        let input = format!("{long}{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
+        // A notification over the limit is not answered (JSON-RPC never answers one).
+        let note = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"params\":{{\"p\":\"{}\"}}}}\n",
+            "x".repeat(200)
+        );
+        let input = format!("{long}{note}{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
         let (writer, mut reader) = tokio::io::duplex(64 * 1024);
         let options = StdioOptions {
             max_line_bytes: 100,
@@ -280,8 +278,8 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         assert_eq!(lines.len(), 2, "{output}");
-        // Nothing of it was read, its id included: `-32600`, id `null`, naming the limit.
-        assert_eq!(lines[0]["id"], serde_json::Value::Null);
+        // Not read, only skimmed for its id: `-32600` answering it, naming the limit.
+        assert_eq!(lines[0]["id"], 1);
         assert_eq!(lines[0]["error"]["code"], -32600);
         assert!(lines[0]["error"]["message"]
             .as_str()

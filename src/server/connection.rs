@@ -27,7 +27,7 @@
 //! | a request reusing the id of a request in flight | `-32600` with its id (the spec forbids reusing an id; a cancellation or an answer could not tell the two apart) |
 //! | a notification (`notifications/cancelled` cancels the named request in flight) or a response to a server→client request | a [`Call`] that yields no answer and does not count against the limit |
 //! | text that is not JSON (not UTF-8, outside the grammar, a second value after the first) | [`NotJson::Answer`] (stdio and WebSocket): `-32700` with id `null`, or with the request's id when the text starts with a whole request followed by more ([JSON-RPC 2.0 §5.1](https://www.jsonrpc.org/specification#error_object)); [`NotJson::Skip`]: logged, no answer. (A WebSocket text frame that is not UTF-8 never gets here: the host fails the connection, close `1007`, as [RFC 6455 §8.1](https://www.rfc-editor.org/rfc/rfc6455#section-8.1) requires.) |
-//! | a line over the host's size limit (stdio; WebSocket closes with `1009`) | [`Connection::too_long`]: `-32600` with id `null`, or nothing under [`NotJson::Skip`] |
+//! | a line over the host's size limit (stdio; WebSocket closes with `1009`) | [`Connection::too_long`]: a request `-32600` with its id (`null` when unreadable), a response fails the request it answers, a notification nothing; under [`NotJson::Skip`] no answer |
 //! | another invalid message | its JSON-RPC error, or nothing for a broken notification (JSON-RPC forbids answering one) |
 //! | a JSON-RPC batch (an array) | see the batch table below |
 //! | anything once [`Connection::close`] was called | nothing |
@@ -85,6 +85,7 @@ use futures::{FutureExt, StreamExt};
 use crate::server::batch::{self, Element, Run, Screened};
 use crate::server::context::{Outbound, RequestContext};
 use crate::server::McpServer;
+use crate::wire::framing::{Overlong, OverlongVerdict};
 use crate::wire::jsonrpc::{
     ErrorCode, ErrorObject, InvalidMessage, JsonRpcBatch, JsonRpcBatchResponse, JsonRpcMessage,
     JsonRpcResponse, RequestId,
@@ -484,20 +485,27 @@ impl Connection {
     }
 
     /// The host discarded a message longer than its `limit` in bytes (a stdio line past
-    /// `max_line_bytes`): nothing of it was read, so its id is unknown. Under
-    /// [`NotJson::Answer`] it is `-32600` with id `null` (as HTTP answers a body over its limit);
-    /// under [`NotJson::Skip`], and once closing, nothing.
-    pub fn too_long(&mut self, limit: usize) -> Received {
-        tracing::warn!(scope = %self.scope, limit, "discarded a message over the size limit");
-        if self.closing || self.options.not_json == NotJson::Skip {
+    /// `max_line_bytes`) unread; `line` is what the decoder's skim of it learned
+    /// ([`Overlong::verdict`]). A request is answered `-32600` with its id (`null` when the skim
+    /// could not read one; as HTTP answers a body over its limit); a response with a readable id
+    /// fails the server→client request it answers at once (a `-32700` error stands in for it); a
+    /// notification is only logged. Under [`NotJson::Skip`] nothing is answered; once closing,
+    /// nothing at all.
+    pub fn too_long(&mut self, limit: usize, line: &Overlong) -> Received {
+        tracing::warn!(scope = %self.scope, limit, bytes = line.bytes, id = ?line.id, "discarded a message over the size limit");
+        if self.closing {
             return Received::Nothing;
         }
-        Received::Answer(JsonRpcResponse::error(
-            None,
-            ErrorObject::invalid_request(format!(
-                "the message is over the {limit}-byte limit; it was discarded unread"
-            )),
-        ))
+        match line.verdict(limit) {
+            OverlongVerdict::StandIn(error) => self.receive(error.to_json().as_bytes()),
+            OverlongVerdict::Answer(_) | OverlongVerdict::Skip
+                if self.options.not_json == NotJson::Skip =>
+            {
+                Received::Nothing
+            }
+            OverlongVerdict::Answer(error) => Received::Answer(error),
+            OverlongVerdict::Skip => Received::Nothing,
+        }
     }
 
     /// Take one message (the bytes of one line or one text frame) and say what to do with it

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::wire::framing::{Frame, FrameRef, LineDecoder};
+use crate::wire::framing::{FrameRef, LineDecoder, DEFAULT_MAX_LINE_BYTES};
 use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcMessage};
 use crate::BoxFuture;
 
@@ -468,11 +468,7 @@ async fn read_stdout(
             }
         }
         if let Some(frame) = decoder.finish() {
-            let frame = match &frame {
-                Frame::Line(line) => FrameRef::Line(line),
-                Frame::TooLong(n) => FrameRef::TooLong(*n),
-            };
-            on_frame(frame, &sink, &stdin).await;
+            on_frame(frame.as_ref(), &sink, &stdin).await;
         }
     }
     // Let stderr drain so the cause carries the child's last words, then read the exit status.
@@ -494,7 +490,13 @@ async fn on_frame(frame: FrameRef<'_>, sink: &TransportSink, stdin: &Stdin) {
                 }
             }
         }
-        FrameRef::TooLong(n) => sink.error(format!("skipped a {n}-byte line over the size limit")),
+        FrameRef::TooLong(line) => {
+            if let Some(reply) = sink.too_long(line, DEFAULT_MAX_LINE_BYTES) {
+                if let Err(e) = write_line(stdin, reply.to_json()).await {
+                    sink.error(format!("could not answer the server: {e}"));
+                }
+            }
+        }
     }
 }
 

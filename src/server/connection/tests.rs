@@ -395,23 +395,50 @@ fn invalid_input_follows_the_not_json_rule() {
     for (text, _) in &not_json {
         assert!(matches!(skipping.receive(text), Received::Nothing));
     }
-    // A line the host discarded for its length: `-32600`, id `null`; skipped under `Skip`.
-    let Received::Answer(too_long) = stdio.too_long(64) else {
-        panic!("a line over the limit is answered");
+    // A line the host discarded for its length: `-32600` with the id its skim read (`null` when
+    // none); a notification is not answered; skipped under `Skip`.
+    let skimmed = |line: &str| {
+        let mut decoder = crate::wire::framing::LineDecoder::new(16);
+        match decoder.push(format!("{line}\n").as_bytes()).pop() {
+            Some(crate::wire::framing::Frame::TooLong(line)) => line,
+            other => panic!("{other:?}"),
+        }
+    };
+    let padding = "x".repeat(80);
+    let request = skimmed(&format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"id":1,"a":"{padding}"}},"id":"r-9"}}"#
+    ));
+    let Received::Answer(too_long) = stdio.too_long(64, &request) else {
+        panic!("a request over the limit is answered");
     };
     assert_eq!(json_of(&too_long)["error"]["code"], -32600);
-    assert_eq!(json_of(&too_long)["id"], Value::Null);
+    assert_eq!(json_of(&too_long)["id"], "r-9");
     assert!(json_of(&too_long)["error"]["message"]
         .as_str()
         .is_some_and(|m| m.contains("64-byte limit")));
-    assert!(matches!(skipping.too_long(64), Received::Nothing));
+    let unreadable = skimmed(&format!("[{{\"id\":1,\"a\":\"{padding}\"}}]"));
+    let Received::Answer(too_long) = stdio.too_long(64, &unreadable) else {
+        panic!("a line over the limit is answered");
+    };
+    assert_eq!(json_of(&too_long)["id"], Value::Null);
+    let notification = skimmed(&format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"a":"{padding}"}}}}"#
+    ));
+    assert!(matches!(
+        stdio.too_long(64, &notification),
+        Received::Nothing
+    ));
+    assert!(matches!(skipping.too_long(64, &request), Received::Nothing));
     ws.close();
     assert!(ws.is_closing() && !ws.accepts_input());
     assert!(matches!(
         ws.receive(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
         Received::Nothing
     ));
-    assert!(matches!(ws.too_long(64), Received::Nothing));
+    assert!(matches!(
+        ws.too_long(64, &crate::wire::framing::Overlong::default()),
+        Received::Nothing
+    ));
 }
 
 /// A server whose `ask` tool asks its client for input (a handshake-era server→client

@@ -50,6 +50,18 @@ impl RequestId {
         }
     }
 
+    /// An id from the raw JSON text of an `id` member: a string literal (escapes read) or an
+    /// integer of any length ([`RequestId::from_integer_text`]); `None` for any other text.
+    pub fn from_json_text(raw: &str) -> Option<RequestId> {
+        if raw.starts_with('"') {
+            serde_json::from_str::<String>(raw)
+                .ok()
+                .map(RequestId::String)
+        } else {
+            RequestId::from_integer_text(raw)
+        }
+    }
+
     /// An integer id from its JSON text (`-?(0|[1-9][0-9]*)`, any length): a
     /// [`RequestId::Number`] when it is an `i64`, else a [`RequestId::Integer`] with the text as
     /// sent; `None` for any other text.

@@ -434,17 +434,6 @@ fn exact_id(raw: &Value, text: Option<&[u8]>) -> Option<RequestId> {
     RequestId::from_integer_text(scan::outline(text)?.id?)
 }
 
-/// The id in the raw text of an `id` member, when it is a valid id.
-fn read_id(raw: &str) -> Option<RequestId> {
-    if raw.starts_with('"') {
-        serde_json::from_str::<String>(raw)
-            .ok()
-            .map(RequestId::String)
-    } else {
-        RequestId::from_integer_text(raw)
-    }
-}
-
 /// The answer to text `serde_json` refused: `-32700` when it is not JSON, else (valid JSON beyond
 /// a parser limit) the error the module docs give, naming the limit.
 fn beyond_limits(
@@ -491,7 +480,7 @@ fn beyond_limits(
             ..InvalidMessage::new(None, ErrorObject::invalid_request(detail))
         });
     }
-    let invalid = match outline.id.and_then(read_id) {
+    let invalid = match outline.id.and_then(RequestId::from_json_text) {
         Some(id) => InvalidMessage::new(Some(id), ErrorObject::invalid_request(detail)),
         None => InvalidMessage::new(None, ErrorObject::parse_error(detail)),
     };
@@ -517,7 +506,7 @@ fn leading_request_id(bytes: &[u8]) -> Option<RequestId> {
     if !(outline.object && outline.has_method) {
         return None;
     }
-    outline.id.and_then(read_id)
+    outline.id.and_then(RequestId::from_json_text)
 }
 
 impl<'de> Deserialize<'de> for JsonRpcMessage {
