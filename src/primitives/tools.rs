@@ -148,9 +148,63 @@ fn wrap<R: IntoToolResult, E: fmt::Display + 'static>(result: Result<R, E>) -> O
     }
 }
 
+/// Decode a tool's arguments; on failure an `isError` result a model can act on
+/// ([SEP-1303](https://modelcontextprotocol.io/specification/2025-11-25/server/tools#error-handling):
+/// input errors are tool execution errors): where in the arguments it failed and what was
+/// wanted there in JSON's terms — `invalid arguments for tool add: at a: expected a number, got
+/// string "x"` — never a Rust type name. The path is read by a second pass, only after a failure.
 fn decode<A: DeserializeOwned>(name: &str, args: Value) -> Result<A, ToolResult> {
-    serde_json::from_value(args)
-        .map_err(|e| ToolResult::error(format!("invalid arguments for tool {name}: {e}")))
+    A::deserialize(&args).map_err(|first| {
+        let (path, message) = match serde_path_to_error::deserialize::<_, A>(&args) {
+            Err(e) => (e.path().to_string(), e.into_inner().to_string()),
+            Ok(_) => (".".to_owned(), first.to_string()),
+        };
+        let message = plain_decode_error(&message);
+        ToolResult::error(if path == "." {
+            format!("invalid arguments for tool {name}: {message}")
+        } else {
+            format!("invalid arguments for tool {name}: at {path}: {message}")
+        })
+    })
+}
+
+/// A serde decode error in JSON's terms: `invalid type: string "x", expected f64` reads
+/// `expected a number, got string "x"`; other messages (`missing field `b``) are kept.
+fn plain_decode_error(message: &str) -> String {
+    let Some((got, wanted)) = ["invalid type: ", "invalid value: "]
+        .iter()
+        .find_map(|prefix| message.strip_prefix(prefix))
+        .and_then(|rest| rest.rsplit_once(", expected "))
+    else {
+        return message.to_owned();
+    };
+    let wanted = match wanted {
+        "u8" => "an integer from 0 to 255",
+        "u16" => "an integer from 0 to 65535",
+        "u32" => "an integer from 0 to 4294967295",
+        "u64" | "u128" | "usize" => "a non-negative integer",
+        "i8" => "an integer from -128 to 127",
+        "i16" => "an integer from -32768 to 32767",
+        "i32" => "an integer from -2147483648 to 2147483647",
+        "i64" | "i128" | "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        "char" => "a string of one character",
+        "a sequence" => "an array",
+        "a map" => "an object",
+        "unit" => "null",
+        w if w.starts_with("struct ") => "an object",
+        w if w.starts_with("tuple") => "an array",
+        w => w,
+    };
+    let got = match got {
+        "map" => "an object".to_owned(),
+        "sequence" => "an array".to_owned(),
+        "unit value" => "null".to_owned(),
+        g if g.starts_with("string ") => g.to_owned(),
+        // `integer `5``, `floating point `1.5``, `boolean `true``.
+        g => g.replacen("floating point", "number", 1).replace('`', ""),
+    };
+    format!("expected {wanted}, got {got}")
 }
 
 impl Tool {
@@ -508,6 +562,69 @@ mod tests {
 
     fn run<T>(f: impl Future<Output = T>) -> T {
         futures::executor::block_on(f)
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Order {
+        items: Vec<Item>,
+        count: u8,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Item {
+        name: String,
+        price: f64,
+    }
+
+    /// The text of the `isError` result a typed decode of `args` into `A` fails with.
+    fn decode_error<A: DeserializeOwned + fmt::Debug>(args: Value) -> String {
+        let result = decode::<A>("t", args).unwrap_err();
+        assert!(result.is_error());
+        result.content[0].as_text().unwrap().to_owned()
+    }
+
+    #[test]
+    fn argument_errors_say_where_and_what_in_json_terms() {
+        let cases = [
+            (
+                json!({"items": [{"name": "a", "price": 1}, {"name": 7, "price": 2}], "count": 2}),
+                "invalid arguments for tool t: at items[1].name: expected a string, got integer 7",
+            ),
+            (
+                json!({"items": [], "count": 300}),
+                "invalid arguments for tool t: at count: expected an integer from 0 to 255, got integer 300",
+            ),
+            (
+                json!({"items": [{"name": "a", "price": "1.5"}], "count": 1}),
+                r#"invalid arguments for tool t: at items[0].price: expected a number, got string "1.5""#,
+            ),
+            (
+                json!({"items": {}, "count": 1.5}),
+                "invalid arguments for tool t: at items: expected an array, got an object",
+            ),
+            (
+                json!({"items": [{"name": "a"}], "count": 1}),
+                "invalid arguments for tool t: at items[0]: missing field `price`",
+            ),
+            (
+                json!(null),
+                "invalid arguments for tool t: expected an object, got null",
+            ),
+            (
+                json!({"items": [], "count": -1}),
+                "invalid arguments for tool t: at count: expected an integer from 0 to 255, got integer -1",
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(decode_error::<Order>(args), want);
+        }
+        // A string value is shown as sent, backticks and all.
+        assert_eq!(
+            decode_error::<Item>(json!({"name": "n", "price": "`1`"})),
+            r#"invalid arguments for tool t: at price: expected a number, got string "`1`""#
+        );
     }
 
     #[test]
