@@ -596,20 +596,43 @@ async fn tools_send_progress_and_logs_on_the_post_stream() {
     }
 }
 
+/// No sessions: no `Mcp-Session-Id`, `GET` answers 405 — so nothing could carry a list change
+/// or a resource update, and `initialize` declares neither (`listChanged`, `subscribe`), and
+/// `resources/subscribe` is not served; a server with sessions declares both.
 #[tokio::test]
 async fn the_stateless_mode_has_no_sessions() {
     let options = EndpointOptions {
         sessions: None,
         ..EndpointOptions::default()
     };
-    let srv = start(server(), options).await;
+    let lists = || {
+        let mut o = ServerOptions::new("test", "0.0.0");
+        o.declare_lists = true;
+        McpServer::new(o)
+    };
+    let srv = start(lists(), options).await;
     let reply = post(srv.addr, &[], &initialize(1, "2025-06-18")).await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("mcp-session-id"), None);
+    assert_eq!(
+        reply.messages()[0]["result"]["capabilities"],
+        json!({"tools": {}, "resources": {}, "prompts": {}}),
+        "{reply:?}"
+    );
     assert_eq!(post(srv.addr, &[], LIST).await.status, 200);
+    let subscribe =
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://a"}}"#;
+    let reply = post(srv.addr, &[], subscribe).await;
+    assert_eq!(reply.messages()[0]["error"]["code"], -32601, "{reply:?}");
     let reply = send(srv.addr, "GET", &[("accept", "text/event-stream")], "").await;
     assert_eq!(reply.status, 405);
     assert_eq!(reply.header("allow"), Some("POST"));
+    // With sessions, both are declared.
+    let srv = start(lists(), EndpointOptions::default()).await;
+    let reply = post(srv.addr, &[], &initialize(1, "2025-06-18")).await;
+    let caps = &reply.messages()[0]["result"]["capabilities"];
+    assert_eq!(caps["resources"], json!({"subscribe": true, "listChanged": true}));
+    assert_eq!(caps["tools"], json!({"listChanged": true}));
 }
 
 #[tokio::test]

@@ -656,6 +656,7 @@ impl Route {
             ctx.transport_version = version;
         } else {
             ctx.protocol_version = Some(negotiated.protocol_version);
+            ctx.stateless = self.sessions.is_none();
             if let Some(session) = live::<S>(&session) {
                 if initialize && session.initialized() {
                     // A repeat handshake would answer a version the session does not speak:
@@ -1033,6 +1034,7 @@ impl Route {
         }
         let mut ctx = RequestContext::new().with_identity(identity);
         ctx.protocol_version = Some(negotiated.protocol_version);
+        ctx.stateless = self.sessions.is_none();
         if let Some(session) = live::<S>(&session) {
             ctx = ctx
                 .with_session(session.clone())

@@ -51,6 +51,11 @@ pub struct RequestContext {
     /// [`RequestContext::log`] sends nothing (spec `server/utilities/logging`: servers that emit
     /// log messages declare it).
     pub(crate) logging_undeclared: bool,
+    /// The request came over a transport that keeps no channel for messages not tied to a
+    /// request (a stateless Streamable HTTP endpoint: no session, `GET` answers `405`): a
+    /// handshake-era `initialize` declares no `listChanged` or `resources.subscribe`, and
+    /// `resources/subscribe` is not served, since nothing could deliver them.
+    pub(crate) stateless: bool,
     /// `notifications/initialized` had arrived on the request's scope when it was dispatched:
     /// until then the server sends that scope no request but `ping` (spec `basic/lifecycle`).
     pub(crate) client_initialized: bool,

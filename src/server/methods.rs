@@ -29,7 +29,10 @@ impl McpServer {
             "initialize" => {
                 checked()?;
                 let version = negotiate_initialize(params.as_ref())?;
-                let declared = self.capabilities();
+                let mut declared = self.capabilities();
+                if ctx.stateless {
+                    without_pushes(&mut declared);
+                }
                 if let Some(scope) = &ctx.scope {
                     // Shared with the other scopes that recorded equal ones: no copy per scope.
                     let peers = &self.inner.peers;
@@ -62,6 +65,11 @@ impl McpServer {
                 self.task_method(&request.method, params, &ctx).await
             }
             // The methods beyond tools (`extras.rs`), each served on its own condition.
+            // A stateless endpoint could never deliver a resource update: not served there
+            // (its `initialize` declared no `subscribe`).
+            "resources/subscribe" | "resources/unsubscribe" if ctx.stateless => {
+                Err(ErrorObject::method_not_found(&request.method))
+            }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe"
                 if self.serves_resources() =>
             {
@@ -227,6 +235,19 @@ pub(super) fn listed<T: Serialize>(key: &str, items: Vec<T>, next: Option<String
         out.insert("nextCursor".to_owned(), Value::String(next));
     }
     Value::Object(out)
+}
+
+/// Take out of `caps` what needs a channel for messages not tied to a request (`listChanged`,
+/// `resources.subscribe`): a stateless endpoint has none (spec 2025-11-25
+/// [server/tools](https://modelcontextprotocol.io/specification/2025-11-25/server/tools#capabilities):
+/// `listChanged` says whether the server *will emit* the notification).
+fn without_pushes(caps: &mut Value) {
+    for kind in ["tools", "resources", "prompts"] {
+        if let Some(cap) = caps.get_mut(kind).and_then(Value::as_object_mut) {
+            cap.remove("listChanged");
+            cap.remove("subscribe");
+        }
+    }
 }
 
 #[cfg(test)]
