@@ -674,6 +674,39 @@ async fn http_a_session_the_server_forgot_is_replaced_by_a_new_one_and_the_reque
     assert_eq!(renewed, 2, "each request sent once more on the new session");
 }
 
+/// rmcp before 2026-02 answered a session it no longer held `401 Unauthorized: Session not
+/// found`, with no `WWW-Authenticate` challenge: the client takes it as the 404 the spec names,
+/// starts a new session and sends the request again.
+#[tokio::test]
+async fn http_a_bare_401_naming_the_session_renews_it_like_a_404() {
+    let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = inits.clone();
+    let (url, _seen) = fake_http(move |seen| match seen.rpc_method() {
+        Some("initialize") => {
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            session_n(n, seen)
+        }
+        Some("tools/list") if seen.header("mcp-session-id") == Some("s-1") => {
+            support::client::Reply::Raw(
+                "HTTP/1.1 401 Unauthorized\r\ncontent-length: 31\r\nconnection: close\r\n\r\nUnauthorized: Session not found"
+                    .into(),
+            )
+        }
+        Some("tools/list") => no_tools(seen),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client(&url);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert!(client.list_tools().await.unwrap().is_empty());
+        assert_eq!(client.session_id().as_deref(), Some("s-2"));
+    })
+    .await
+    .unwrap();
+    assert_eq!(inits.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
 #[tokio::test]
 async fn http_a_failed_session_renewal_is_tried_again_by_the_next_request() {
     let inits = Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -631,7 +631,10 @@ async fn the_stateless_mode_has_no_sessions() {
     let srv = start(lists(), EndpointOptions::default()).await;
     let reply = post(srv.addr, &[], &initialize(1, "2025-06-18")).await;
     let caps = &reply.messages()[0]["result"]["capabilities"];
-    assert_eq!(caps["resources"], json!({"subscribe": true, "listChanged": true}));
+    assert_eq!(
+        caps["resources"],
+        json!({"subscribe": true, "listChanged": true})
+    );
     assert_eq!(caps["tools"], json!({"listChanged": true}));
 }
 

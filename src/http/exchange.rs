@@ -32,6 +32,7 @@
 //! | `200`, `text/event-stream` | chunks go through the [`sse::Decoder`](crate::wire::sse::Decoder); each event's data is delivered; done at the response to the request; a stream that ends first is resumed (below) |
 //! | `404` to a request that carried `Mcp-Session-Id` | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) |
 //! | `400` to a request that carried `Mcp-Session-Id`, body not answering the request and speaking of the session (its error message, else its text, says "session") | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (servers that answer an unknown session with `400`); any other `400` is that error |
+//! | `401` / `403` without `WWW-Authenticate` to a request that carried `Mcp-Session-Id`, once no token was given, body speaking of the session | [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired) (rmcp before 2026-02 answered an unknown session `401 Unauthorized: Session not found`; a bare 401 asks for no credentials, RFC 9110 §15.5.2) |
 //! | non-2xx to a 2026-07-28 request | [`ClientError::HttpStatus`](crate::client::ClientError::HttpStatus) with the body's JSON-RPC error |
 //! | other status | a JSON-RPC response in the body answering the request is delivered; else [`ClientError::Transport`](crate::client::ClientError::Transport) with the status and the body's message |
 //! | the connection refused | [`ClientError::ConnectionRefused`](crate::client::ClientError::ConnectionRefused) for that request only |

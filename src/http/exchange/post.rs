@@ -420,7 +420,19 @@ impl Exchange {
             (Some(v), Some(id)) => answers(v, id),
             _ => false,
         };
-        if status == 400 && !answered && speaks_of_a_session(value.as_ref(), &body) {
+        // A session the server lost, said other than by 404: a 400 that names the session, or a
+        // 401 / 403 that carries no `WWW-Authenticate` challenge (so it asks for no credentials,
+        // RFC 9110 §15.5.2) and names it — rmcp before 2026-02 answered an unknown session
+        // `401 Unauthorized: Session not found`. Either way a new session is the way on.
+        let bare_refusal = matches!(status, 401 | 403)
+            && self
+                .challenge
+                .as_ref()
+                .is_some_and(|c| c.www_authenticate.is_none());
+        if (status == 400 || bare_refusal)
+            && !answered
+            && speaks_of_a_session(value.as_ref(), &body)
+        {
             if let Some(session) = self.session.clone() {
                 return self.expire(session);
             }

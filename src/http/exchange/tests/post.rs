@@ -295,6 +295,54 @@ fn not_found_with_a_session_expires_it_and_without_one_is_a_status_error() {
     );
 }
 
+/// A 401 / 403 without a `WWW-Authenticate` challenge that names the session (rmcp before
+/// 2026-02 answered an unknown session `401 Unauthorized: Session not found`) expires the
+/// session once no token was given; with a challenge, or naming something else, it stays the
+/// status error it was.
+#[test]
+fn a_bare_401_or_403_that_names_the_session_expires_it() {
+    let mut ep = in_session();
+    for status in [401, 403] {
+        let mut ex = ep.exchange(&request(2, "tools/list"), None);
+        ex.start();
+        assert!(matches!(
+            ex.handle(Input::Response {
+                status,
+                headers: &[]
+            }),
+            Step::Authorize(_)
+        ));
+        assert_eq!(ex.handle(Input::Token(None)), Step::Read);
+        ex.handle(Input::Chunk(b"Unauthorized: Session not found"));
+        assert_eq!(
+            done(ex.handle(Input::End)),
+            Err(ClientError::SessionExpired {
+                session: "s-1".into()
+            }),
+            "{status}"
+        );
+    }
+    let challenge = pairs(&[("www-authenticate", r#"Bearer error="invalid_token""#)]);
+    for (headers, body) in [
+        (&challenge[..], &b"Unauthorized: session token expired"[..]),
+        (&[][..], &b"Unauthorized: bad token"[..]),
+    ] {
+        let mut ex = ep.exchange(&request(3, "tools/list"), None);
+        ex.start();
+        ex.handle(Input::Response {
+            status: 401,
+            headers,
+        });
+        ex.handle(Input::Token(None));
+        ex.handle(Input::Chunk(body));
+        let err = done(ex.handle(Input::End)).unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Transport(m) if m.starts_with("HTTP 401 Unauthorized")),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn bad_request_with_a_session_expires_it_only_when_it_says_so() {
     let mut ep = in_session();
