@@ -379,6 +379,36 @@ exec sleep 60"#,
     );
 }
 
+/// A server that floods requests and never reads its stdin again: our answers to it are queued
+/// without waiting (then dropped and reported), so reading its stdout goes on, a request still
+/// fails at its deadline, and `disconnect` closes stdin and ends the child even while a write
+/// waits on the full pipe (it used to wait on that write forever).
+#[tokio::test]
+async fn a_child_that_stops_reading_its_stdin_never_hangs_the_client() {
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"deaf","version":"1"}}}\n'
+read initialized
+i=0
+while [ $i -lt 4000 ]; do printf '{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' $i; i=$((i+1)); done
+printf '{"jsonrpc":"2.0","id":"big","method":"%s"}\n' "$(head -c 300000 /dev/zero | tr '\000' m)"
+exec sleep 60"#;
+    let (client, _t) = sh_client(script, Duration::from_millis(500));
+    let log = record(&client);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.list_tools().await.unwrap_err();
+        assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
+        client.disconnect().await;
+    })
+    .await
+    .expect("the client hung on a child that does not read its stdin");
+    let log = log.lock().unwrap();
+    assert!(
+        log.iter().any(|l| l.contains("not reading its stdin")),
+        "{log:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_child_that_dies_mid_call_fails_every_pending_request_at_once() {
     let script = r#"read init

@@ -32,6 +32,7 @@ pub use batch::{Incoming, JsonRpcBatch, JsonRpcBatchResponse, MAX_BATCH_LEN};
 pub use error::{
     ErrorCode, ErrorObject, JSONRPC_INTERNAL_ERROR, JSONRPC_INVALID_PARAMS,
     JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_PARSE_ERROR, JSONRPC_SERVER_ERROR,
+    MAX_ERROR_MESSAGE_BYTES,
 };
 pub use guards::{
     is_initialize_request, is_jsonrpc_message, is_jsonrpc_request, is_jsonrpc_response,

@@ -12,6 +12,10 @@
 //!   lines skipped, and a line that is not JSON is reported as a client `error` event and skipped.
 //! - The child's exit (stdout EOF) closes the transport: every pending request fails at once
 //!   with the exit status and the stderr tail.
+//! - stdin is written by a task of its own from a bounded queue: a child that stops reading
+//!   holds up only the senders waiting for room (each within its request's deadline), never
+//!   the stdout reader (its own answers to the server are queued without waiting, at most
+//!   [`MAX_QUEUED_ANSWER_BYTES`], else dropped and reported) and never `close`.
 //! - The child runs in a process group of its own (Unix), so whatever it starts (a shell's
 //!   children, a wrapper's server) is ended with it and no grandchild is orphaned.
 //! - `close`: close stdin, wait up to [`StdioClientOptions::grace`], then SIGTERM the child's
@@ -23,12 +27,13 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
@@ -115,13 +120,111 @@ impl StdioClientOptions {
     }
 }
 
-type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+/// The most lines queued for the child's stdin (a sender waits for room beyond it).
+const STDIN_QUEUE: usize = 64;
+
+/// The most bytes of the reader's own answers (to server requests it cannot serve) queued for
+/// a child that does not read its stdin: 8 MiB. Beyond it an answer is dropped and reported, so
+/// a server that floods requests and never reads cannot grow our memory or stop our reading.
+pub const MAX_QUEUED_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
+/// One line for the writer task, and where to say how its write went (`None`: an answer of the
+/// reader's, which waits for nobody and counts against [`MAX_QUEUED_ANSWER_BYTES`]).
+type Line = (String, Option<oneshot::Sender<std::io::Result<()>>>);
+
+/// The way to the child's stdin: a queue the writer task drains. Nothing holds a lock while a
+/// write waits on a full pipe, so a child that stops reading never blocks our stdout reader,
+/// a request's deadline, or `close`.
+#[derive(Clone)]
+struct Stdin {
+    lines: mpsc::Sender<Line>,
+    /// Bytes of the reader's answers queued and not yet written.
+    answers: Arc<AtomicUsize>,
+}
+
+impl Stdin {
+    /// Queue `line` and wait until it is written (or the write failed, or stdin closed).
+    async fn write(&self, line: String) -> std::io::Result<()> {
+        let closed = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed");
+        let (done, written) = oneshot::channel();
+        self.lines
+            .send((line, Some(done)))
+            .await
+            .map_err(|_| closed())?;
+        written.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    /// Queue the reader's answer to the server without waiting; `false` when it was dropped
+    /// (the queue is full: the child does not read its stdin).
+    fn answer(&self, line: String) -> bool {
+        let bytes = line.len();
+        if self.answers.load(Ordering::Relaxed) + bytes > MAX_QUEUED_ANSWER_BYTES {
+            return false;
+        }
+        self.answers.fetch_add(bytes, Ordering::Relaxed);
+        if self.lines.try_send((line, None)).is_err() {
+            self.answers.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+/// The writer task: write each queued line and flush; a failed write fails that line's waiter
+/// and every later one (the pipe is broken). It ends, dropping the pipe (the child's EOF), when
+/// `close` fires — even in the middle of a write to a child that stopped reading — or when
+/// every sender is gone.
+async fn write_stdin(
+    mut pipe: ChildStdin,
+    mut lines: mpsc::Receiver<Line>,
+    answers: Arc<AtomicUsize>,
+    mut close: oneshot::Receiver<()>,
+) {
+    let mut broken = false;
+    loop {
+        let (mut line, done) = tokio::select! {
+            biased;
+            _ = &mut close => break,
+            next = lines.recv() => match next {
+                Some(next) => next,
+                None => break,
+            },
+        };
+        if done.is_none() {
+            answers.fetch_sub(line.len(), Ordering::Relaxed);
+        }
+        let result = if broken {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin is closed",
+            ))
+        } else {
+            line.push('\n');
+            let write = async {
+                pipe.write_all(line.as_bytes()).await?;
+                pipe.flush().await
+            };
+            tokio::select! {
+                biased;
+                _ = &mut close => break,
+                result = write => result,
+            }
+        };
+        broken |= result.is_err();
+        if let Some(done) = done {
+            let _ = done.send(result);
+        }
+    }
+}
 
 struct Running {
     pid: Option<u32>,
     stdin: Stdin,
+    /// Fired by `close`: the writer task drops the pipe at once.
+    close_stdin: oneshot::Sender<()>,
     exit: watch::Receiver<Option<ExitStatus>>,
     reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
 }
 
 /// A child-process [`ClientTransport`] (seed `StdioClientTransport`).
@@ -177,7 +280,16 @@ impl StdioTransport {
             .spawn()
             .map_err(|e| ClientError::closed(format!("cannot start {:?}: {e}", o.command)))?;
         let pid = child.id();
-        let stdin: Stdin = Arc::new(tokio::sync::Mutex::new(child.stdin.take()));
+        let (lines, queued) = mpsc::channel(STDIN_QUEUE);
+        let stdin = Stdin {
+            lines,
+            answers: Arc::new(AtomicUsize::new(0)),
+        };
+        let (close_stdin, close) = oneshot::channel();
+        let writer = match child.stdin.take() {
+            Some(pipe) => tokio::spawn(write_stdin(pipe, queued, stdin.answers.clone(), close)),
+            None => tokio::spawn(async {}),
+        };
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         lock(&self.tail).clear();
@@ -208,14 +320,17 @@ impl StdioTransport {
         Ok(Running {
             pid,
             stdin,
+            close_stdin,
             exit,
             reader,
+            writer,
         })
     }
 
     async fn shutdown(&self, running: Running) {
         let grace = self.options.grace;
-        running.stdin.lock().await.take();
+        // Close stdin now, even while a write waits on a child that stopped reading.
+        let _ = running.close_stdin.send(());
         let mut exit = running.exit.clone();
         if !wait_exit(&mut exit, grace).await {
             signal(running.pid, &exit, Signal::Term);
@@ -228,6 +343,7 @@ impl StdioTransport {
         }
         end_group(running.pid, grace).await;
         running.reader.abort();
+        running.writer.abort();
     }
 }
 
@@ -430,17 +546,6 @@ fn emit(
     }
 }
 
-/// Write one line of JSON (a message, or a batch's array) to the child's stdin.
-async fn write_line(stdin: &Stdin, mut line: String) -> std::io::Result<()> {
-    let mut guard = stdin.lock().await;
-    let pipe = guard
-        .as_mut()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-    line.push('\n');
-    pipe.write_all(line.as_bytes()).await?;
-    pipe.flush().await
-}
-
 async fn read_stdout(
     stdout: Option<tokio::process::ChildStdout>,
     sink: TransportSink,
@@ -464,11 +569,11 @@ async fn read_stdout(
             };
             let mut chunk = &buf[..n];
             while let Some(frame) = decoder.frames(&mut chunk) {
-                on_frame(frame, &sink, &stdin).await;
+                on_frame(frame, &sink, &stdin);
             }
         }
         if let Some(frame) = decoder.finish() {
-            on_frame(frame.as_ref(), &sink, &stdin).await;
+            on_frame(frame.as_ref(), &sink, &stdin);
         }
     }
     // Let stderr drain so the cause carries the child's last words, then read the exit status.
@@ -481,21 +586,18 @@ async fn read_stdout(
     sink.closed(describe_exit(status, &tail));
 }
 
-async fn on_frame(frame: FrameRef<'_>, sink: &TransportSink, stdin: &Stdin) {
-    match frame {
-        FrameRef::Line(line) => {
-            if let Some(reply) = sink.receive_text(line) {
-                if let Err(e) = write_line(stdin, reply.to_json()).await {
-                    sink.error(format!("could not answer the server: {e}"));
-                }
-            }
-        }
-        FrameRef::TooLong(line) => {
-            if let Some(reply) = sink.too_long(line, DEFAULT_MAX_LINE_BYTES) {
-                if let Err(e) = write_line(stdin, reply.to_json()).await {
-                    sink.error(format!("could not answer the server: {e}"));
-                }
-            }
+/// Act on one frame of the child's stdout; an answer the reader owes the server is queued
+/// without waiting (our reading never waits on the child's reading).
+fn on_frame(frame: FrameRef<'_>, sink: &TransportSink, stdin: &Stdin) {
+    let reply = match frame {
+        FrameRef::Line(line) => sink.receive_text(line),
+        FrameRef::TooLong(line) => sink.too_long(line, DEFAULT_MAX_LINE_BYTES),
+    };
+    if let Some(reply) = reply {
+        if !stdin.answer(reply.to_json()) {
+            sink.error(format!(
+                "dropped an answer to the server: it is not reading its stdin ({MAX_QUEUED_ANSWER_BYTES} bytes of answers or {STDIN_QUEUE} lines wait)"
+            ));
         }
     }
 }
@@ -528,7 +630,7 @@ impl StdioTransport {
                 .ok_or_else(|| ClientError::closed("the server process is not running"))?;
             (running.stdin.clone(), running.exit.clone())
         };
-        if let Err(e) = write_line(&stdin, line).await {
+        if let Err(e) = stdin.write(line).await {
             // The child is probably gone: give it a moment so the cause has its status.
             let status = if wait_exit(&mut exit, Duration::from_millis(500)).await {
                 *exit.borrow()

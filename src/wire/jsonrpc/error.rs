@@ -91,12 +91,29 @@ pub struct ErrorObject {
     pub data: Option<Value>,
 }
 
+/// The longest error message [`ErrorObject::new`] keeps whole: 4 KiB.
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 4 * 1024;
+
 impl ErrorObject {
-    /// An error with a code and a message and no `data`.
+    /// An error with a code and a message and no `data`. A message over
+    /// [`MAX_ERROR_MESSAGE_BYTES`] is cut there (at a character boundary) and says so: messages
+    /// often name what the peer sent (a method, a tool, a URI), and an answer never grows with
+    /// it ([JSON-RPC 2.0 §5.1](https://www.jsonrpc.org/specification#error_object): the message
+    /// SHOULD be a concise single sentence; details go in `data`).
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if message.len() > MAX_ERROR_MESSAGE_BYTES {
+            let total = message.len();
+            let mut end = MAX_ERROR_MESSAGE_BYTES;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push_str(&format!("… (cut; {total} bytes)"));
+        }
         ErrorObject {
             code,
-            message: message.into(),
+            message,
             data: None,
         }
     }
@@ -170,3 +187,26 @@ impl fmt::Display for ErrorObject {
 }
 
 impl std::error::Error for ErrorObject {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_naming_a_huge_peer_string_is_cut() {
+        let method = "é".repeat(100_000);
+        let error = ErrorObject::method_not_found(&method);
+        assert!(error.message.starts_with("Method not found: éé"));
+        assert!(
+            error.message.ends_with(&format!("… (cut; {} bytes)", 18 + method.len())),
+            "{}",
+            &error.message[error.message.len() - 40..]
+        );
+        assert!(error.message.len() <= MAX_ERROR_MESSAGE_BYTES + 40);
+        // A short one is kept whole.
+        assert_eq!(
+            ErrorObject::method_not_found("nope").message,
+            "Method not found: nope"
+        );
+    }
+}
