@@ -377,6 +377,33 @@ async fn help_shows_every_default() {
     assert!(help("call").await.contains("[default: {}]"));
 }
 
+/// The server's progress text reaches the terminal with its control characters escaped: an ANSI
+/// escape or an OSC title sequence in it cannot drive the terminal (as every other text of a
+/// server's the CLI shows).
+#[tokio::test]
+async fn call_escapes_control_characters_in_the_servers_progress_text() {
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"loud","version":"1"}}}\n'
+read initialized
+read call
+id=$(printf '%s' "$call" | sed 's/.*"id":\([0-9]*\).*/\1/')
+tok=$(printf '%s' "$call" | sed 's/.*"progressToken":\([^,}]*\).*/\1/')
+printf '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":1,"message":"\\u001b[31mred\\u001b]0;PWNED\\u0007"}}\n' "$tok"
+printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}\n' "$id"
+exec sleep 30"#;
+    let ran = run_bin(&["call", "x", "--era", "legacy", "--", "sh", "-c", script]).await;
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert!(
+        !ran.stderr.contains('\u{1b}') && !ran.stderr.contains('\u{7}'),
+        "{ran:?}"
+    );
+    assert!(
+        ran.stderr
+            .contains(r"progress 1: \u{1b}[31mred\u{1b}]0;PWNED\u{7}"),
+        "{ran:?}"
+    );
+}
+
 #[tokio::test]
 async fn call_shows_the_tools_progress_on_stderr_and_its_value_on_stdout() {
     let ran = run_bin(&[

@@ -10,7 +10,7 @@ use orkestrel_mcp::native::client::http::{HttpClientOptions, HttpTransport};
 use orkestrel_mcp::native::client::stdio::{StdioClientOptions, StdioTransport};
 use orkestrel_mcp::native::client::ws::{WsClientOptions, WsTransport};
 use orkestrel_mcp::native::client::Target;
-use orkestrel_mcp::native::terminal::escape_controls_json;
+use orkestrel_mcp::native::terminal::{escape_controls, escape_controls_json};
 use orkestrel_mcp::ClientTransport;
 use serde_json::Value;
 
@@ -230,11 +230,16 @@ pub async fn call(args: CallArgs) -> Result<(), CliError> {
 }
 
 /// A progress notification of the call, on stderr: `progress 2/5: step 2 of 5` (the total and
-/// the message when the server sends them).
+/// the message when the server sends them; the server's text with its control characters
+/// escaped, so it cannot drive the terminal).
 fn show_progress(p: &orkestrel_mcp::client::Progress) {
     let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
     match &p.message {
-        Some(message) => eprintln!("progress {}{total}: {message}", p.progress),
+        Some(message) => eprintln!(
+            "progress {}{total}: {}",
+            p.progress,
+            escape_controls(message)
+        ),
         None => eprintln!("progress {}{total}", p.progress),
     }
 }
@@ -265,9 +270,17 @@ async fn call_as_task(
         }
         ToolCall::Task(task) => task,
     };
-    let show = |t: &TaskInfo| match &t.status_message {
-        Some(message) => eprintln!("task {}: {} ({message})", t.task_id, t.status.as_str()),
-        None => eprintln!("task {}: {}", t.task_id, t.status.as_str()),
+    // The server's task id and message with their control characters escaped.
+    let show = |t: &TaskInfo| {
+        let id = escape_controls(&t.task_id);
+        match &t.status_message {
+            Some(message) => eprintln!(
+                "task {id}: {} ({})",
+                t.status.as_str(),
+                escape_controls(message)
+            ),
+            None => eprintln!("task {id}: {}", t.status.as_str()),
+        }
     };
     show(&task);
     let last = std::sync::Mutex::new(task.status);

@@ -124,9 +124,15 @@ impl OAuthArgs {
         let agent: Arc<dyn UserAgent> = if interactive {
             let shown = url.to_owned();
             let browser = LoopbackBrowser::bind(0, !self.no_browser, move |auth_url| {
-                eprintln!("orkestrel-mcp: {shown} asks for a sign-in; open this URL to sign in:\n  {auth_url}");
+                // The URL is built from the authorization server's metadata: escaped.
+                eprintln!(
+                    "orkestrel-mcp: {shown} asks for a sign-in; open this URL to sign in:\n  {}",
+                    orkestrel_mcp::native::terminal::escape_controls(&auth_url.to_string())
+                );
             })
-            .map_err(|e| CliError::Runtime(format!("cannot listen for the sign-in redirect: {e}")))?;
+            .map_err(|e| {
+                CliError::Runtime(format!("cannot listen for the sign-in redirect: {e}"))
+            })?;
             Arc::new(browser)
         } else if kept.is_some() || self.client_id.is_some() {
             Arc::new(NoSignIn {
@@ -194,8 +200,9 @@ pub(crate) async fn login(args: LoginArgs) -> Result<(), CliError> {
     outcome?;
     match authorizer.tokens() {
         Some((issuer, _)) => eprintln!(
-            "orkestrel-mcp: signed in to {} (authorization server {issuer})",
-            args.url
+            "orkestrel-mcp: signed in to {} (authorization server {})",
+            args.url,
+            orkestrel_mcp::native::terminal::escape_controls(&issuer)
         ),
         None => eprintln!("orkestrel-mcp: {} did not ask for a sign-in", args.url),
     }

@@ -198,7 +198,9 @@ mod tests {
         let error = ErrorObject::method_not_found(&method);
         assert!(error.message.starts_with("Method not found: éé"));
         assert!(
-            error.message.ends_with(&format!("… (cut; {} bytes)", 18 + method.len())),
+            error
+                .message
+                .ends_with(&format!("… (cut; {} bytes)", 18 + method.len())),
             "{}",
             &error.message[error.message.len() - 40..]
         );
