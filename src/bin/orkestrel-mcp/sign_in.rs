@@ -127,7 +127,7 @@ impl OAuthArgs {
                 // The URL is built from the authorization server's metadata: escaped.
                 eprintln!(
                     "orkestrel-mcp: {shown} asks for a sign-in; open this URL to sign in:\n  {}",
-                    orkestrel_mcp::native::terminal::escape_controls(&auth_url.to_string())
+                    orkestrel_mcp::native::terminal::escape_controls(auth_url)
                 );
             })
             .map_err(|e| {
