@@ -409,6 +409,30 @@ exec sleep 60"#;
     );
 }
 
+/// A response with more text after it on its line (`{…}{…}`) is not JSON as a whole, but its id
+/// is readable: the call fails at once with `-32700`, as the server answers such a request,
+/// instead of at its deadline.
+#[tokio::test]
+async fn a_response_with_more_text_on_its_line_fails_its_call_at_once() {
+    let script = r#"read init
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"twice","version":"1"}}}\n'
+read initialized
+read call
+id=$(printf '%s' "$call" | sed 's/.*"id":\([0-9]*\).*/\1/')
+printf '{"jsonrpc":"2.0","id":%s,"result":{}}{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" "$id"
+exec sleep 30"#;
+    let (client, _t) = sh_client(script, HANG_GUARD);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let err = client.call("x", json!({})).await.unwrap_err();
+        assert_eq!(err.code().map(|c| c.0), Some(-32700), "{err}");
+        assert!(err.to_string().contains("more text follows"), "{err}");
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn a_child_that_dies_mid_call_fails_every_pending_request_at_once() {
     let script = r#"read init

@@ -298,7 +298,35 @@ pub(crate) fn unreadable(text: &[u8]) -> Unreadable {
                 invalid.error.message
             ),
         ),
-        _ if invalid.is_not_json() => Unreadable::Skip(String::new()),
+        _ if invalid.is_not_json() => match leading_response_id(text) {
+            // A whole response and more on the same line or frame (`{…}{…}`, `{…} x`): its
+            // request fails at once, as the server answers such a request, not at its deadline.
+            Some(id) => {
+                let error = ErrorObject::parse_error(format!(
+                    "the server's response could not be read: more text follows it ({})",
+                    invalid.error.message
+                ));
+                let stand_in = JsonRpcResponse::error(Some(id), error);
+                Unreadable::Response(
+                    serde_json::from_str(&stand_in.to_json()).unwrap_or(Value::Null),
+                )
+            }
+            None => Unreadable::Skip(String::new()),
+        },
         _ => Unreadable::Skip(invalid.error.message.clone()),
     }
+}
+
+/// The id of the response that `text` starts with, whole, when more text follows it: a
+/// top-level object with no `method` and a readable `id`.
+fn leading_response_id(text: &[u8]) -> Option<crate::wire::jsonrpc::RequestId> {
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+    let mut values = serde_json::Deserializer::from_slice(text).into_iter::<Value>();
+    let Value::Object(first) = values.next()?.ok()? else {
+        return None;
+    };
+    if first.contains_key("method") {
+        return None;
+    }
+    crate::wire::jsonrpc::RequestId::from_value(first.get("id")?)
 }
