@@ -330,7 +330,7 @@ impl McpServer {
                         .and_then(|p| p.get("requestId"))
                         .and_then(RequestId::from_value);
                     if let Some(id) = id {
-                        let cancelled = self.inner.peers.cancel(&ctx.scope, &id);
+                        let cancelled = self.inner.peers.cancel(&ctx.in_flight_scope(), &id);
                         tracing::debug!(%id, cancelled, "notifications/cancelled");
                     }
                 }

@@ -686,6 +686,31 @@ async fn a_stateless_batch_without_a_version_header_or_at_2025_03_26_is_answered
     assert_eq!((r.status, r.body.as_str()), (202, ""));
 }
 
+/// A `notifications/cancelled` in a stateless batch cancels the request it names, as in a
+/// session or on stdio: the request gets no entry, the rest are answered (all cancelled: 202).
+#[tokio::test]
+async fn a_cancellation_in_a_stateless_batch_cancels_its_request() {
+    let addr = start(HttpOptions::default()).await;
+    let slow = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}"#;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    let batch = format!(r#"[{slow},{{"jsonrpc":"2.0","id":2,"method":"ping"}},{cancel}]"#);
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        post_version(addr, &batch, JSON, None),
+    )
+    .await
+    .expect("the cancelled call still ran");
+    assert_eq!(r.json(), json!([{"jsonrpc":"2.0","id":2,"result":{}}]));
+    let alone = format!("[{slow},{cancel}]");
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        post_version(addr, &alone, JSON, None),
+    )
+    .await
+    .expect("the cancelled call still ran");
+    assert_eq!((r.status, r.body.as_str()), (202, ""));
+}
+
 #[tokio::test]
 async fn a_stateless_batch_at_another_revision_is_refused_with_400_as_before() {
     let addr = start(HttpOptions::default()).await;

@@ -1035,10 +1035,15 @@ impl Route {
         let mut ctx = RequestContext::new().with_identity(identity);
         ctx.protocol_version = Some(negotiated.protocol_version);
         ctx.stateless = self.sessions.is_none();
-        if let Some(session) = live::<S>(&session) {
-            ctx = ctx
-                .with_session(session.clone())
-                .with_scope(session.scope());
+        match live::<S>(&session) {
+            Some(session) => {
+                ctx = ctx
+                    .with_session(session.clone())
+                    .with_scope(session.scope());
+            }
+            // A name of the batch's own, so a `notifications/cancelled` in it finds the
+            // request it names (no other batch or session can name the same).
+            None => ctx.batch = Some(stateless_batch_name()),
         }
         if requests == 0 && answered.is_empty() {
             // Only notifications and responses: run, in order; `202`, no body.
@@ -1296,4 +1301,11 @@ pub fn status_of(modern: bool, response: &JsonRpcResponse) -> u16 {
         (Err(e), true) if e.code == ErrorCode::METHOD_NOT_FOUND => 404,
         _ => 200,
     }
+}
+
+/// A name no other stateless batch or session has (`batch-N`; session ids are hex).
+fn stateless_batch_name() -> Arc<str> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Arc::from(format!("batch-{n}"))
 }

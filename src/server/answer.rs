@@ -126,7 +126,7 @@ impl McpServer {
             observed.protocol_version(self.served_version(&ctx).as_deref());
         }
         let id = request.id.clone();
-        let scope = ctx.scope.clone();
+        let scope = ctx.in_flight_scope();
         let registration = match &scope {
             None => None,
             Some(_) => {

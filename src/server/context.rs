@@ -56,6 +56,10 @@ pub struct RequestContext {
     /// handshake-era `initialize` declares no `listChanged` or `resources.subscribe`, and
     /// `resources/subscribe` is not served, since nothing could deliver them.
     pub(crate) stateless: bool,
+    /// The stateless batch the request came in (a name of its own): with no scope, its
+    /// requests are recorded in flight under it, so a `notifications/cancelled` later in the
+    /// same batch cancels one (as in a session or on stdio).
+    pub(crate) batch: Option<Arc<str>>,
     /// `notifications/initialized` had arrived on the request's scope when it was dispatched:
     /// until then the server sends that scope no request but `ping` (spec `basic/lifecycle`).
     pub(crate) client_initialized: bool,
@@ -94,6 +98,12 @@ impl RequestContext {
     /// A context with no channel back (in-process dispatch, tests).
     pub fn new() -> Self {
         RequestContext::default()
+    }
+
+    /// Where the request is recorded in flight for `notifications/cancelled`: its scope, else
+    /// its stateless batch.
+    pub(crate) fn in_flight_scope(&self) -> Option<Arc<str>> {
+        self.scope.clone().or_else(|| self.batch.clone())
     }
 
     /// Give the context a channel for notifications about this request.
