@@ -442,3 +442,78 @@ async fn auto_falls_back_to_initialize_on_a_422_to_the_probe() {
         "{methods:?}"
     );
 }
+
+/// A server mounted at `/mcp/` (Starlette's `Mount`) answers `/mcp` with `307` to `/mcp/`: the
+/// client follows it on the same origin, method and body unchanged, as a browser's `fetch` does;
+/// another origin is not followed (the caller's headers stay with the URL given), and a loop ends
+/// after `MAX_REDIRECTS`.
+#[tokio::test]
+async fn a_redirect_on_the_same_origin_is_followed_and_another_origin_is_not() {
+    use orkestrel_mcp::client::ClientEra;
+    let redirect = |to: &str| {
+        Reply::Raw(format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        ))
+    };
+    let (url, seen) =
+        fake_http(move |seen| {
+            match (seen.target.as_str(), seen.method.as_str(), seen.rpc_method()) {
+            ("/mcp", _, _) => redirect("/mcp/"),
+            ("/mcp/", "POST", Some("initialize")) => {
+                json_reply("200 OK", "mcp-session-id: s-1\r\n", &init_result(&seen.id()))
+            }
+            ("/mcp/", "POST", Some("tools/list")) => json_reply(
+                "200 OK",
+                "",
+                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#, seen.id()),
+            ),
+            ("/mcp/", "GET", _) => Reply::Raw(
+                "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    .into(),
+            ),
+            ("/elsewhere", _, _) => redirect("http://127.0.0.2:9/mcp"),
+            ("/loop", _, _) => redirect("/loop"),
+            _ => accepted(),
+        }
+        })
+        .await;
+    let client = http_client_to(&url, era_options(ClientEra::Legacy));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert!(client.list_tools().await.unwrap().is_empty());
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let posts: Vec<(String, Option<String>)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == "POST" && s.rpc_method() == Some("tools/list"))
+        .map(|s| {
+            (
+                s.target.clone(),
+                s.header("mcp-session-id").map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(
+        posts,
+        [
+            ("/mcp".to_owned(), Some("s-1".to_owned())),
+            ("/mcp/".to_owned(), Some("s-1".to_owned()))
+        ]
+    );
+    for (path, says) in [
+        ("elsewhere", "another origin"),
+        ("loop", "more than 5 redirects"),
+    ] {
+        let other = url.replace("/mcp", &format!("/{path}"));
+        let client = http_client_to(&other, era_options(ClientEra::Legacy));
+        let err = timeout(HANG_GUARD, client.connect())
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains(says), "{path}: {err}");
+    }
+}

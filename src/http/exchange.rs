@@ -26,6 +26,7 @@
 //!
 //! | answer | outcome |
 //! |---|---|
+//! | `301` / `302` / `307` / `308` with a `Location` on the endpoint's origin | the same request sent there (method, headers, body unchanged; a resumed stream's `GET` too), at most [`MAX_REDIRECTS`] times; another origin, a `303`, no `Location`: [`ClientError::Transport`](crate::client::ClientError::Transport) naming where it led (a browser's `fetch` follows redirects itself, so the wasm host never sees one) |
 //! | `202` | `Ok` (a notification or response was accepted); to a request, [`ClientError::Transport`](crate::client::ClientError::Transport) at once (no response will come) |
 //! | `401` / `403` | [`Step::Authorize`] with the [`Challenge`] (`WWW-Authenticate` kept); a token retries once with `Authorization: Bearer`, none reads on as below |
 //! | `200`, `application/json` | the body's message(s) are delivered; a request needs its response among them |
@@ -57,6 +58,7 @@
 mod endpoint;
 mod listen;
 mod post;
+mod redirect;
 mod status;
 #[cfg(test)]
 mod tests;
@@ -71,6 +73,7 @@ use crate::{BoxFuture, MaybeSend, MaybeSync};
 pub use endpoint::Endpoint;
 pub use listen::Listen;
 pub use post::Exchange;
+pub use redirect::MAX_REDIRECTS;
 pub use status::{answers, error_summary, speaks_of_a_session, status_text};
 
 /// How long to wait before resuming an SSE stream whose server sent no `retry`: 1 000 ms.

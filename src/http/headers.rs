@@ -19,6 +19,8 @@ pub const MCP_NAME: &str = "mcp-name";
 pub const MCP_PARAM_PREFIX: &str = "mcp-param-";
 /// `Last-Event-ID`: the last SSE event a client saw, to resume a stream after it.
 pub const LAST_EVENT_ID: &str = "last-event-id";
+/// `Location`: where a redirect leads (followed by the client on the endpoint's origin).
+pub const LOCATION: &str = "location";
 /// `WWW-Authenticate` (RFC 6750): the challenge of a `401` / `403`.
 pub const WWW_AUTHENTICATE: &str = "www-authenticate";
 /// `Authorization`: the bearer token of a request.

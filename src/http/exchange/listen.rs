@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{status::status_text, Endpoint, Event, Input, Step, MAX_IDLE_RECONNECTS};
+use super::redirect::{self, MAX_REDIRECTS};
+use super::{header, status::status_text, Endpoint, Event, Input, Step, MAX_IDLE_RECONNECTS};
 #[cfg(doc)]
 use super::{DEFAULT_RECONNECT_MS, MIN_RECONNECT_MS};
+use crate::http::headers::LOCATION;
 use crate::wire::sse;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +39,9 @@ pub struct Listen {
     idle: u32,
     got: bool,
     events: VecDeque<Event>,
+    /// Where a redirect sent the stream (the endpoint's URL until one does).
+    url: Option<String>,
+    redirects: u8,
 }
 
 impl Listen {
@@ -48,6 +53,8 @@ impl Listen {
             idle: 0,
             got: false,
             events: VecDeque::new(),
+            url: None,
+            redirects: 0,
         }
     }
 
@@ -72,11 +79,15 @@ impl Listen {
     fn send(&mut self) -> Step {
         self.phase = Phase::Requesting;
         let endpoint = &self.endpoint;
-        Step::Send(endpoint.stream_request(
+        let mut get = endpoint.stream_request(
             endpoint.session_id(),
             endpoint.protocol_version(),
             self.decoder.last_event_id(),
-        ))
+        );
+        if let Some(url) = &self.url {
+            get.url.clone_from(url);
+        }
+        Step::Send(get)
     }
 
     fn stop(&mut self, problem: Option<String>) -> Step {
@@ -92,6 +103,22 @@ impl Listen {
         match (self.phase, input) {
             (Phase::Done, _) | (_, Input::TimedOut) => self.stop(None),
             (Phase::Requesting, Input::Response { status: 405, .. }) => self.stop(None),
+            (Phase::Requesting, Input::Response { status, headers })
+                if redirect::is_followed(status) =>
+            {
+                let from = self.url.as_deref().unwrap_or(&self.endpoint.url);
+                match redirect::target(from, status, header(headers, LOCATION)) {
+                    Ok(url) if self.redirects < MAX_REDIRECTS => {
+                        self.redirects += 1;
+                        self.url = Some(url);
+                        self.send()
+                    }
+                    Ok(url) => self.stop(Some(format!(
+                        "the server's GET stream: more than {MAX_REDIRECTS} redirects (the last to {url})"
+                    ))),
+                    Err(text) => self.stop(Some(format!("the server's GET stream: {text}"))),
+                }
+            }
             (Phase::Requesting, Input::Response { status, .. }) if (200..300).contains(&status) => {
                 self.got = false;
                 self.phase = Phase::Reading;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::redirect::{self, MAX_REDIRECTS};
 use super::{
     header, is_event_stream, status::answers, status::error_summary, status::speaks_of_a_session,
     status::status_text, Challenge, Endpoint, Event, Input, Outgoing, Step, MAX_REPLY_BYTES,
@@ -13,7 +14,7 @@ use super::{
 };
 use crate::client::{unreadable, ClientError, Unreadable};
 use crate::http::headers::{
-    AUTHORIZATION, CONTENT_TYPE, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, WWW_AUTHENTICATE,
+    AUTHORIZATION, CONTENT_TYPE, LOCATION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, WWW_AUTHENTICATE,
 };
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, RequestId};
 use crate::wire::sse;
@@ -88,6 +89,8 @@ pub struct Exchange {
     body: Vec<u8>,
     decoder: sse::Decoder,
     resumes: u32,
+    /// Redirects followed so far ([`MAX_REDIRECTS`] at most).
+    redirects: u8,
     waited_ms: u64,
     last_error: Option<ClientError>,
     events: VecDeque<Event>,
@@ -137,6 +140,7 @@ impl Exchange {
             body: Vec::new(),
             decoder: sse::Decoder::new(),
             resumes: 0,
+            redirects: 0,
             waited_ms: 0,
             last_error: None,
             events: VecDeque::new(),
@@ -199,6 +203,17 @@ impl Exchange {
             return self.finish(Err(ClientError::Transport(text)));
         }
         match (std::mem::replace(&mut self.phase, Phase::Idle), input) {
+            (Phase::Posting, Input::Response { status, headers })
+                if redirect::is_followed(status) =>
+            {
+                match self.redirected(status, headers) {
+                    Ok(()) => {
+                        self.phase = Phase::Posting;
+                        Step::Send(self.post.clone())
+                    }
+                    Err(error) => self.finish(Err(error)),
+                }
+            }
             (Phase::Posting, Input::Response { status, headers }) => {
                 // A first 401 / 403 asks for authorization; so does, once more, a DPoP nonce
                 // challenge to the authorized retry (RFC 9449 §9: the server wants a proof
@@ -298,20 +313,22 @@ impl Exchange {
                 self.resume()
             }
             (Phase::Waiting, Input::Waited) => {
-                let last = self.decoder.last_event_id();
-                let mut get = self.endpoint.stream_request(
-                    self.session.as_deref(),
-                    self.version.as_deref(),
-                    last,
-                );
-                if let Some(token) = &self.token {
-                    get.headers
-                        .retain(|(n, _)| !n.eq_ignore_ascii_case(AUTHORIZATION));
-                    get.headers
-                        .push((AUTHORIZATION.to_owned(), format!("Bearer {token}")));
-                }
                 self.phase = Phase::Resuming;
-                Step::Send(get)
+                Step::Send(self.resume_request())
+            }
+            (Phase::Resuming, Input::Response { status, headers })
+                if redirect::is_followed(status) =>
+            {
+                match self.redirected(status, headers) {
+                    Ok(()) => {
+                        self.phase = Phase::Resuming;
+                        Step::Send(self.resume_request())
+                    }
+                    Err(error) => {
+                        self.last_error = Some(error);
+                        self.resume()
+                    }
+                }
             }
             (Phase::Resuming, Input::Response { status, .. }) => {
                 if (200..300).contains(&status) {
@@ -354,6 +371,39 @@ impl Exchange {
     fn finish(&mut self, result: Result<(), ClientError>) -> Step {
         self.phase = Phase::Done(result.clone());
         Step::Done(result)
+    }
+
+    /// The `GET` that resumes the request's stream after the last event id seen, to where the
+    /// `POST` went (after any redirect).
+    fn resume_request(&self) -> Outgoing {
+        let last = self.decoder.last_event_id();
+        let mut get =
+            self.endpoint
+                .stream_request(self.session.as_deref(), self.version.as_deref(), last);
+        get.url.clone_from(&self.post.url);
+        if let Some(token) = &self.token {
+            get.headers
+                .retain(|(n, _)| !n.eq_ignore_ascii_case(AUTHORIZATION));
+            get.headers
+                .push((AUTHORIZATION.to_owned(), format!("Bearer {token}")));
+        }
+        get
+    }
+
+    /// A redirect to follow ([`redirect`]): the exchange's requests go to its target from now
+    /// on; an error when it is not followed, or after [`MAX_REDIRECTS`].
+    fn redirected(&mut self, status: u16, headers: &[(String, String)]) -> Result<(), ClientError> {
+        let url = redirect::target(&self.post.url, status, header(headers, LOCATION))
+            .map_err(ClientError::Transport)?;
+        if self.redirects >= MAX_REDIRECTS {
+            return Err(ClientError::Transport(format!(
+                "HTTP {}: more than {MAX_REDIRECTS} redirects (the last to {url})",
+                status_text(status)
+            )));
+        }
+        self.redirects += 1;
+        self.post.url = url;
+        Ok(())
     }
 
     /// Read the answer to the `POST` (after any authorization step).

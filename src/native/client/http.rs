@@ -78,7 +78,9 @@ type Connector = hyper_util::client::legacy::connect::HttpConnector;
 type HttpClient = Client<Connector, Full<Bytes>>;
 
 struct Shared {
+    /// The endpoint's URL, parsed; `url` as the caller gave it.
     uri: Uri,
+    url: String,
     client: HttpClient,
     endpoint: Mutex<Endpoint>,
     authorizer: Mutex<Option<Arc<dyn Authorizer>>>,
@@ -223,10 +225,12 @@ impl HttpTransport {
             .headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
+        let url = options.url.clone();
         let endpoint = Endpoint::new(options.url, options.headers, options.timeout);
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 uri,
+                url,
                 client,
                 endpoint: Mutex::new(endpoint),
                 authorizer: Mutex::new(None),
@@ -320,6 +324,14 @@ impl Shared {
             step = match step {
                 Step::Send(mut out) => {
                     body = None;
+                    // The endpoint's URL, or where the machine followed a redirect to.
+                    let uri = if out.url == self.url {
+                        self.uri.clone()
+                    } else {
+                        out.url.parse::<Uri>().map_err(|e| {
+                            ClientError::Transport(format!("bad redirect URL {:?}: {e}", out.url))
+                        })?
+                    };
                     // A token obtained earlier goes with every request (a refused or expired
                     // one comes back as a 401, and the authorizer is asked again), with a
                     // fresh DPoP proof where the token is bound; the caller's own
@@ -328,14 +340,12 @@ impl Shared {
                     if let (Some(authorizer), false) = (authorizer, self.caller_authorization) {
                         authorizer.prepare().await;
                         let method = out.method.as_str();
-                        for (name, value) in
-                            authorizer.request_headers(method, &self.uri.to_string())
-                        {
+                        for (name, value) in authorizer.request_headers(method, &uri.to_string()) {
                             out.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
                             out.headers.push((name, value));
                         }
                     }
-                    let request = to_hyper(&self.uri, out)?;
+                    let request = to_hyper(&uri, out)?;
                     let response = self.client.request(request).await;
                     if let Some(armed) = armed.take() {
                         let _ = armed.send(());
@@ -356,7 +366,7 @@ impl Shared {
                                 headers: &headers,
                             })
                         }
-                        Err(e) => match super::refused_addr(&self.uri.to_string(), &e) {
+                        Err(e) => match super::refused_addr(&uri.to_string(), &e) {
                             Some(addr) => machine.handle(Input::Refused(&addr)),
                             None => machine.handle(Input::Failed(&super::error_chain(&e))),
                         },

@@ -772,3 +772,41 @@ fn inputs_out_of_order_fail_the_exchange_without_a_panic() {
     ex.start();
     assert!(done(ex.start()).is_err());
 }
+
+#[test]
+fn a_redirect_on_the_origin_resends_the_post_there_and_resumes_there() {
+    let mut ep = in_session();
+    let mut ex = ep.exchange(&request(7, "tools/call"), None);
+    let first = sent(ex.start());
+    let moved = pairs(&[("location", "/v2/mcp")]);
+    let again = sent(ex.handle(Input::Response {
+        status: 308,
+        headers: &moved,
+    }));
+    assert_eq!(again.url, "http://127.0.0.1:9/v2/mcp");
+    assert_eq!((again.method, &again.body), (Method::Post, &first.body));
+    assert_eq!(again.headers, first.headers);
+    // The stream breaks: the resuming GET goes where the POST went.
+    let headers = pairs(&[("content-type", "text/event-stream")]);
+    ex.handle(Input::Response {
+        status: 200,
+        headers: &headers,
+    });
+    ex.handle(Input::Chunk(b"id: e1\nretry: 150\ndata: \n\n"));
+    assert!(matches!(ex.handle(Input::End), Step::Wait(_)));
+    let get = sent(ex.handle(Input::Waited));
+    assert_eq!(
+        (get.method, get.url.as_str()),
+        (Method::Get, "http://127.0.0.1:9/v2/mcp")
+    );
+    // A 303 (another resource to GET) is not followed.
+    let mut ex = ep.exchange(&request(8, "tools/call"), None);
+    ex.start();
+    let see_other = pairs(&[("location", "/elsewhere")]);
+    ex.handle(Input::Response {
+        status: 303,
+        headers: &see_other,
+    });
+    let err = done(ex.handle(Input::End)).unwrap_err();
+    assert!(err.to_string().contains("303"), "{err}");
+}
