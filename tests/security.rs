@@ -196,6 +196,14 @@ async fn accept_content_type_and_size() {
         }
     }
 
+    // Without a session yet (an initialize's POST), a refused media type is answered at the
+    // head: the body it announces is never waited for.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: text/plain\r\nAccept: application/json\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n",
+        srv.addr
+    );
+    assert_eq!(support::http::raw(srv.addr, head.as_bytes()).await.0, 415);
+
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
         "x".repeat(2000)
