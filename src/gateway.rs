@@ -39,6 +39,7 @@ mod mirror;
 pub mod relay;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures::channel::mpsc;
@@ -114,7 +115,9 @@ struct Inner {
     relay: Relay,
     filter: NameFilter,
     targets: Mutex<Vec<Target>>,
-    changes: Mutex<Option<mpsc::Receiver<ListKind>>>,
+    changes: Mutex<Option<mpsc::Receiver<()>>>,
+    /// The kinds whose upstream list changed since they were last listed ([`due_index`]).
+    due: Arc<[AtomicBool; 3]>,
     /// The last listing of each kind (tools, prompts, resources), as JSON text: a sync that
     /// finds the same announces nothing.
     listed: Mutex<[Option<String>; 3]>,
@@ -147,14 +150,17 @@ impl Gateway {
 
     /// [`Gateway::new`] re-serving only what `filter` admits.
     pub fn with_filter(client: McpClient, relay: Relay, filter: NameFilter) -> Self {
-        // List changes coalesce: one pending per kind is enough to list again.
-        let (tx, rx) = mpsc::channel(4);
+        // List changes coalesce per kind: a flag each (set by the notification, taken by the
+        // sync), and one doorbell. A storm of one kind never crowds out another.
+        let (tx, rx) = mpsc::channel(1);
+        let due: Arc<[AtomicBool; 3]> = Arc::default();
         let inner = Arc::new(Inner {
             client: client.clone(),
             relay,
             filter,
             targets: Mutex::new(Vec::new()),
             changes: Mutex::new(Some(rx)),
+            due: due.clone(),
             listed: Mutex::new([None, None, None]),
             call_log: Mutex::new(None),
         });
@@ -162,7 +168,7 @@ impl Gateway {
         let tx = Mutex::new(tx);
         client.on(move |event| {
             if let ClientEvent::Notification(n) = event {
-                on_upstream_notification(&weak, &tx, n);
+                on_upstream_notification(&weak, &due, &tx, n);
             }
         });
         Gateway { inner }
@@ -307,9 +313,15 @@ impl Gateway {
             return;
         };
         let resync = async {
-            while let Some(kind) = changes.next().await {
-                if let Err(e) = self.sync_kind(kind).await {
-                    tracing::warn!(error = %e, ?kind, "gateway: could not list the upstream again");
+            while changes.next().await.is_some() {
+                for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
+                    // Taken before the listing: a change during it rings again.
+                    if !self.inner.due[due_index(kind)].swap(false, Ordering::AcqRel) {
+                        continue;
+                    }
+                    if let Err(e) = self.sync_kind(kind).await {
+                        tracing::warn!(error = %e, ?kind, "gateway: could not list the upstream again");
+                    }
                 }
             }
         };
@@ -398,12 +410,14 @@ impl Gateway {
 /// What an upstream notification means downstream.
 fn on_upstream_notification(
     inner: &Weak<Inner>,
-    changes: &Mutex<mpsc::Sender<ListKind>>,
+    due: &[AtomicBool; 3],
+    changes: &Mutex<mpsc::Sender<()>>,
     n: &JsonRpcNotification,
 ) {
     if let Some(kind) = list_kind(&n.method) {
-        // Full: a sync of this kind is already due.
-        let _ = lock(changes).try_send(kind);
+        due[due_index(kind)].store(true, Ordering::Release);
+        // Full: the doorbell already rang, and the flag is read after it is answered.
+        let _ = lock(changes).try_send(());
         return;
     }
     if let Some(inner) = inner.upgrade() {
@@ -427,6 +441,15 @@ fn pass_on(inner: &Inner, n: &JsonRpcNotification) {
             tracing::info!(target: "upstream", level = %params["level"], data = %params["data"], "upstream log");
         }
         _ => {}
+    }
+}
+
+/// The place of `kind` in [`Inner::due`].
+fn due_index(kind: ListKind) -> usize {
+    match kind {
+        ListKind::Tools => 0,
+        ListKind::Prompts => 1,
+        ListKind::Resources => 2,
     }
 }
 

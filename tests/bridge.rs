@@ -256,6 +256,81 @@ async fn an_upstream_list_change_is_mirrored_and_announced() {
     .unwrap();
 }
 
+/// A storm of one kind of list change never crowds out another: an upstream answers a call with
+/// 50 tool changes and one prompt change in one SSE chunk, and the bridge lists its prompts
+/// again (changes coalesce per kind; a bounded queue of kinds dropped the prompt change for good).
+#[tokio::test]
+async fn a_storm_of_tool_changes_does_not_lose_a_prompt_change() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use support::client::{accepted, fake_http, json_reply, Reply};
+    let mutated = Arc::new(AtomicBool::new(false));
+    let m = mutated.clone();
+    let (url, _seen) = fake_http(move |seen| {
+        let id = seen.id();
+        let result = |r: Value| json_reply("200 OK", "", &json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string());
+        match (seen.method.as_str(), seen.rpc_method()) {
+            ("POST", Some("initialize")) => json_reply(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                &json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": true}},
+                    "serverInfo": {"name": "stormy", "version": "1"}}}).to_string(),
+            ),
+            ("POST", Some("tools/list")) => result(json!({"tools": [{"name": "mutate", "inputSchema": {"type": "object"}}]})),
+            ("POST", Some("prompts/list")) => {
+                let mut prompts = vec![json!({"name": "p1"})];
+                if m.load(Ordering::SeqCst) {
+                    prompts.push(json!({"name": "p2"}));
+                }
+                result(json!({"prompts": prompts}))
+            }
+            ("POST", Some("tools/call")) => {
+                m.store(true, Ordering::SeqCst);
+                let mut events = String::new();
+                for _ in 0..50 {
+                    events.push_str("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n");
+                }
+                events.push_str("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\n\n");
+                events.push_str(&format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "done"}]}})
+                ));
+                Reply::Raw(format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{events}"
+                ))
+            }
+            ("GET", _) => Reply::Raw(
+                "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+            ),
+            _ => accepted(),
+        }
+    })
+    .await;
+    let client = through_stdio_bridge(&["--era", "legacy", &url], ClientEra::Legacy);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert_eq!(client.list_prompts().await.unwrap().len(), 1);
+        assert_eq!(
+            client.call("mutate", json!({})).await.unwrap(),
+            Some(json!("done"))
+        );
+        support::eventually_async(HANG_GUARD, "the bridge lists the new prompt", || {
+            let client = client.clone();
+            async move {
+                client
+                    .list_prompts()
+                    .await
+                    .is_ok_and(|p| p.iter().any(|p| p["name"] == "p2"))
+            }
+        })
+        .await;
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
 /// `GET path` on the bridge at `url`'s address: the status and the body as JSON (or text).
 async fn get(url: &str, path: &str) -> (u16, Value) {
     let addr: std::net::SocketAddr = url
