@@ -517,3 +517,76 @@ async fn a_redirect_on_the_same_origin_is_followed_and_another_origin_is_not() {
         assert!(err.to_string().contains(says), "{path}: {err}");
     }
 }
+
+/// A 2025-11-25 task that needs input (the TS and Python SDK servers' way): the server hands its
+/// request to the client only on the `tasks/result` stream, so on `input_required` the client
+/// calls `tasks/result` at once (spec: the requestor SHOULD) — polling `tasks/get` alone waited
+/// forever.
+#[tokio::test]
+async fn a_task_that_needs_input_is_read_with_tasks_result_at_once() {
+    use orkestrel_mcp::client::{ClientEra, ToolCall};
+    let task = |status: &str| json!({"taskId": "T1", "status": status, "createdAt": "2026-12-05T00:00:00Z", "ttl": 60000, "pollInterval": 20});
+    let (url, seen) = fake_http(move |seen| {
+        let id = seen.id();
+        let answer = |result: Value| {
+            json_reply(
+                "200 OK",
+                "",
+                &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+            )
+        };
+        match seen.rpc_method() {
+            Some("initialize") => json_reply(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                &json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}, "list": {}, "cancel": {}}},
+                    "serverInfo": {"name": "asking", "version": "1"}}})
+                .to_string(),
+            ),
+            Some("tools/call") => answer(json!({"task": task("working")})),
+            Some("tasks/get") => answer(task("input_required")),
+            Some("tasks/result") => {
+                answer(json!({"content": [{"type": "text", "text": "answered"}]}))
+            }
+            _ => accepted(),
+        }
+    })
+    .await;
+    let client = http_client_to(&url, era_options(ClientEra::Legacy));
+    let statuses = Arc::new(Mutex::new(Vec::new()));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let ToolCall::Task(running) = client
+            .call_tool_as_task("ask", json!({}), None)
+            .await
+            .unwrap()
+        else {
+            panic!("a task");
+        };
+        let seen_statuses = statuses.clone();
+        let result = client
+            .wait_task(&running, &move |t| {
+                seen_statuses
+                    .lock()
+                    .unwrap()
+                    .push(t.status.as_str().to_owned())
+            })
+            .await
+            .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("answered"));
+        client.disconnect().await;
+    })
+    .await
+    .expect("the client polled a task that needs input forever");
+    assert_eq!(*statuses.lock().unwrap(), ["input_required"]);
+    let methods: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.rpc_method().map(str::to_owned))
+        .filter(|m| m.starts_with("tasks/"))
+        .collect();
+    assert_eq!(methods, ["tasks/get", "tasks/result"]);
+}

@@ -179,7 +179,9 @@ impl McpClient {
     /// Poll a task until it ends, every `pollInterval` the server suggests (else
     /// [`DEFAULT_TASK_POLL_MS`]), on the client's timer ([`ClientOptions::sleep`](crate::ClientOptions::sleep)),
     /// calling `on_status` with each state seen; answer 2026-07-28 input requests through the
-    /// client's handler with `tasks/update`. The tool's result (2025-11-25: from `tasks/result`).
+    /// client's handler with `tasks/update`; on 2025-11-25 `input_required` call `tasks/result`
+    /// at once, whose stream carries the server's requests (answered by the handler) and then
+    /// the result. The tool's result (2025-11-25: from `tasks/result`).
     ///
     /// # Errors
     /// [`ClientError::Rpc`] with the task's JSON-RPC error when it failed, or a `-32000` error
@@ -246,7 +248,25 @@ impl McpClient {
                         continue;
                     }
                 }
-                TaskStatus::Working | TaskStatus::InputRequired => {}
+                TaskStatus::InputRequired => {
+                    // 2025-11-25: the server delivers the input it needs on the `tasks/result`
+                    // stream, which the requestor SHOULD call on seeing `input_required`
+                    // (spec tasks, Input Required Status); polling alone waited forever. It
+                    // blocks until the task ends; cut by the request deadline, polling goes on.
+                    match self
+                        .request(
+                            "tasks/result",
+                            Some(json!({ "taskId": info.task_id })),
+                            task_options(),
+                        )
+                        .await
+                    {
+                        Ok(value) => return tool_result(value),
+                        Err(e) if e.is_timeout() => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                TaskStatus::Working => {}
             }
             let wait = info
                 .poll_interval_ms
