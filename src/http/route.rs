@@ -483,7 +483,11 @@ impl Route {
             _ => return Sessions::method_not_allowed(),
         }
         if !checked.common {
-            if let Some(answer) = self.declared_too_large(head.fields) {
+            // The head's order ([`Route::head_checked`]): a refused media type, then the
+            // declared length, before the body and the session.
+            if let Some(answer) =
+                unsupported_media(head.fields).or_else(|| self.declared_too_large(head.fields))
+            {
                 return answer;
             }
         }
