@@ -467,11 +467,10 @@ fn parse<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorObject>
         .map_err(|e| ErrorObject::internal(format!("upstream: a malformed result: {e}")))
 }
 
+/// The upstream's entries of one kind that parse; one that does not is left out with a
+/// warning (one broken entry does not take the upstream's others down).
 fn parse_all<T: serde::de::DeserializeOwned>(values: Vec<Value>) -> Result<Vec<T>, ClientError> {
-    values
-        .into_iter()
-        .map(|v| serde_json::from_value(v).map_err(|e| ClientError::InvalidResponse(e.to_string())))
-        .collect()
+    Ok(crate::client::parse_listed("upstream list", values))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -590,3 +590,41 @@ async fn a_task_that_needs_input_is_read_with_tasks_result_at_once() {
         .collect();
     assert_eq!(methods, ["tasks/get", "tasks/result"]);
 }
+
+/// One tool a server lists that does not parse (a `taskSupport` no revision defines, a title
+/// that is not a string) is left out with a warning; the server's other tools are still listed
+/// (it used to fail the whole listing, and the bridge took the upstream down with it).
+#[tokio::test]
+async fn a_tool_that_does_not_parse_is_left_out_of_the_listing() {
+    use orkestrel_mcp::client::ClientEra;
+    let (url, _seen) = fake_http(move |seen| match seen.rpc_method() {
+        Some("initialize") => json_reply("200 OK", "", &init_result(&seen.id())),
+        Some("tools/list") => json_reply(
+            "200 OK",
+            "",
+            &json!({"jsonrpc": "2.0", "id": seen.id(), "result": {"tools": [
+                {"name": "odd", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "sometimes"}},
+                {"name": "good", "inputSchema": {"type": "object"}},
+                {"name": "titled", "title": 5, "inputSchema": {"type": "object"}},
+            ]}})
+            .to_string(),
+        ),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client_to(&url, era_options(ClientEra::Legacy));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let names: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["good"]);
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}

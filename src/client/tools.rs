@@ -12,19 +12,16 @@ impl McpClient {
     ///
     /// # Errors
     /// As [`McpClient::request`]; [`ClientError::InvalidResponse`] when the result has no
-    /// `tools` array, a descriptor does not parse, or pages do not end within
+    /// `tools` array, or pages do not end within
     /// [`MAX_TOOL_PAGES`](super::MAX_TOOL_PAGES) or [`MAX_LIST_BYTES`](super::MAX_LIST_BYTES) (a `nextCursor` naming a
-    /// page already read ends the list there, with a warning).
+    /// page already read ends the list there, with a warning). A descriptor that does not
+    /// parse is left out with a warning naming it: one broken tool of a server does not hide
+    /// the others.
     pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
-        self.list_all("tools/list", "tools")
-            .await?
-            .into_iter()
-            .map(|descriptor| {
-                serde_json::from_value(descriptor).map_err(|e| {
-                    ClientError::InvalidResponse(format!("tools/list descriptor: {e}"))
-                })
-            })
-            .collect()
+        Ok(parse_listed(
+            "tools/list",
+            self.list_all("tools/list", "tools").await?,
+        ))
     }
 
     /// Run `tools/list` and wrap each descriptor as a local [`Tool`] (seed `tools`): the
@@ -148,4 +145,32 @@ pub fn result_value(result: ToolResult) -> Result<Option<Value>, ClientError> {
     Ok(Some(
         serde_json::from_str(&text).unwrap_or(Value::String(text)),
     ))
+}
+
+/// The entries of a listing that parse as `T`; each that does not is left out, with a warning
+/// naming it (its `name` or `uri`) and why.
+pub(crate) fn parse_listed<T: serde::de::DeserializeOwned>(
+    method: &str,
+    entries: Vec<Value>,
+) -> Vec<T> {
+    entries
+        .into_iter()
+        .filter_map(|entry| {
+            let named = entry
+                .get("name")
+                .or_else(|| entry.get("uri"))
+                .or_else(|| entry.get("uriTemplate"))
+                .map(|n| crate::wire::json_text::JsonText(n).to_string());
+            serde_json::from_value(entry)
+                .map_err(|e| {
+                    tracing::warn!(
+                        method,
+                        entry = named.as_deref().unwrap_or("(unnamed)"),
+                        error = %e,
+                        "mcp client: left out an entry of the server's list that does not parse"
+                    );
+                })
+                .ok()
+        })
+        .collect()
 }
