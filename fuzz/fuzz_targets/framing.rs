@@ -1,20 +1,56 @@
-//! Line framing (`orkestrel_mcp::framing`): the same lines come out of `LineDecoder` whatever
-//! the points the input is split at, and they are the lines of the input (terminator, a final
-//! `\r` and a leading BOM removed, blank lines skipped, over-long lines reported with their
-//! length); `extract_lines` agrees on text.
+//! Line framing (`orkestrel_mcp::framing`): the same frames come out of `LineDecoder` whatever
+//! the points the input is split at (an over-long line's skim included), and they are the lines
+//! of the input (terminator, a final `\r` and a leading BOM removed, blank lines skipped,
+//! over-long lines reported with their length, and the skim's `id` and `method` those of the
+//! line when it is a JSON object); `extract_lines` agrees on text.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use orkestrel_mcp::wire::framing::{extract_lines, Frame, LineDecoder};
+use orkestrel_mcp::wire::framing::{extract_lines, Frame, LineDecoder, Overlong};
+use orkestrel_mcp::wire::jsonrpc::RequestId;
+use serde_json::Value;
+
+/// A frame as the reference knows it: a line, or an over-long line's length.
+#[derive(Debug, PartialEq)]
+enum Shape {
+    Line(Vec<u8>),
+    TooLong(usize),
+}
+
+fn shapes(frames: &[Frame]) -> Vec<Shape> {
+    frames
+        .iter()
+        .map(|f| match f {
+            Frame::Line(l) => Shape::Line(l.clone()),
+            Frame::TooLong(o) => Shape::TooLong(o.bytes),
+        })
+        .collect()
+}
+
+/// What the skim of `line` found agrees with the line read whole, when it is a JSON object.
+fn check_skim(line: &[u8], skim: &Overlong) {
+    let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(line) else {
+        return;
+    };
+    assert_eq!(skim.has_method, map.contains_key("method"), "method of {line:?}");
+    assert_eq!(skim.has_id, map.contains_key("id"), "id of {line:?}");
+    if skim.id.is_some() {
+        assert_eq!(
+            skim.request_id(),
+            map.get("id").and_then(RequestId::from_value),
+            "the id of {line:?}"
+        );
+    }
+}
 
 /// The frames of `input` by the definition, for lines of at most `max` bytes.
-fn reference(input: &[u8], max: usize) -> Vec<Frame> {
+fn reference(input: &[u8], max: usize) -> Vec<Shape> {
     let mut frames = Vec::new();
     let mut parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
     let last = parts.pop().unwrap_or_default();
     let mut take = |line: &[u8]| {
         if line.len() > max {
-            frames.push(Frame::TooLong(line.len()));
+            frames.push(Shape::TooLong(line.len()));
             return;
         }
         let mut line = line.to_vec();
@@ -29,7 +65,7 @@ fn reference(input: &[u8], max: usize) -> Vec<Frame> {
             .iter()
             .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
         {
-            frames.push(Frame::Line(line));
+            frames.push(Shape::Line(line));
         }
     };
     for part in parts {
@@ -55,9 +91,21 @@ fuzz_target!(|data: &[u8]| {
     let mut frames = whole.push(input);
     frames.extend(whole.finish());
     assert_eq!(
-        frames, expected,
+        shapes(&frames),
+        expected,
         "the decoder's lines differ from the input's"
     );
+    // Each over-long line's skim agrees with the line, where the line is a JSON object.
+    let mut long = frames.iter().filter_map(|f| match f {
+        Frame::TooLong(o) => Some(o),
+        Frame::Line(_) => None,
+    });
+    for line in input.split(|&b| b == b'\n').filter(|l| l.len() > max) {
+        if let Some(skim) = long.next() {
+            check_skim(line, skim);
+        }
+    }
+    let whole_frames = frames;
 
     let mut split = LineDecoder::new(max);
     let mut frames = Vec::new();
@@ -71,7 +119,7 @@ fuzz_target!(|data: &[u8]| {
         rest = tail;
     }
     frames.extend(split.finish());
-    assert_eq!(frames, expected, "a split changed the lines");
+    assert_eq!(frames, whole_frames, "a split changed the frames (or a skim)");
 
     if let Ok(text) = std::str::from_utf8(input) {
         let cut = (seed % (text.len() + 1)..=text.len())
@@ -83,8 +131,8 @@ fuzz_target!(|data: &[u8]| {
         let expected: Vec<String> = reference(&input[..complete], usize::MAX)
             .into_iter()
             .map(|f| match f {
-                Frame::Line(l) => String::from_utf8(l).expect("cut at a newline"),
-                Frame::TooLong(_) => unreachable!(),
+                Shape::Line(l) => String::from_utf8(l).expect("cut at a newline"),
+                Shape::TooLong(_) => unreachable!(),
             })
             .collect();
         assert_eq!(lines, expected);

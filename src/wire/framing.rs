@@ -112,6 +112,36 @@ impl Overlong {
     }
 }
 
+/// The longest member name the skim reads (with its closing quote): `id` or `method` written
+/// with every character escaped (`\u0069\u0064`) fits.
+const MAX_NAME: usize = 48;
+
+/// The members the skim looks for.
+enum Member {
+    Id,
+    Method,
+}
+
+/// Which member `raw` (a name's bytes as written, with its closing quote) names, read as JSON
+/// reads it (escapes decoded: `"\u0069d"` is `id`).
+fn member_name(raw: &[u8]) -> Option<Member> {
+    let raw = raw.strip_suffix(b"\"")?;
+    let name = if raw.contains(&b'\\') {
+        let mut quoted = Vec::with_capacity(raw.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(raw);
+        quoted.push(b'"');
+        std::borrow::Cow::Owned(serde_json::from_slice::<String>(&quoted).ok()?.into_bytes())
+    } else {
+        std::borrow::Cow::Borrowed(raw)
+    };
+    match &name[..] {
+        b"id" => Some(Member::Id),
+        b"method" => Some(Member::Method),
+        _ => None,
+    }
+}
+
 /// Where the skim is inside the top-level object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Slot {
@@ -139,7 +169,7 @@ struct Skim {
     depth: usize,
     in_string: bool,
     escaped: bool,
-    /// The current member's name, while it is short enough to be `id` or `method`.
+    /// The current member's name as written, while it is short enough to be `id` or `method`.
     name: Vec<u8>,
     /// The current member is `id`.
     at_id: bool,
@@ -160,7 +190,7 @@ impl Skim {
 
     fn byte(&mut self, b: u8) {
         if self.in_string {
-            if self.depth == 1 && self.slot == Slot::Name && self.name.len() <= 8 {
+            if self.depth == 1 && self.slot == Slot::Name && self.name.len() <= MAX_NAME {
                 self.name.push(b);
             }
             self.keep(b);
@@ -171,15 +201,14 @@ impl Skim {
             } else if b == b'"' {
                 self.in_string = false;
                 if self.depth == 1 && self.slot == Slot::Name {
-                    self.name.pop();
                     self.slot = Slot::Colon;
-                    match &self.name[..] {
-                        b"id" => {
+                    match member_name(&self.name) {
+                        Some(Member::Id) => {
                             self.at_id = true;
                             self.found.has_id = true;
                         }
-                        b"method" => self.found.has_method = true,
-                        _ => {}
+                        Some(Member::Method) => self.found.has_method = true,
+                        None => {}
                     }
                 } else if self.depth == 1 {
                     self.end_value();
@@ -532,6 +561,9 @@ mod tests {
             (r#"[{"id":1,"method":"m"}]"#, None, false, false),
             (r#"{"id":null,"method":"m"}"#, Some("null"), true, true),
             (r#"{"methodx":1,"idx":2}"#, None, false, false),
+            // Names are read as JSON reads them: escapes decoded.
+            (r#"{"\u0069d":5,"\u006dethod":"m"}"#, Some("5"), true, true),
+            (r#"{"i\"d":5}"#, None, false, false),
         ];
         for &(line, id, has_id, has_method) in cases {
             for step in [1, 3, line.len() + 1] {
