@@ -88,6 +88,7 @@ pub use options::{ClientOptions, RequestOptions};
 pub use primitives::{MAX_LIST_BYTES, MAX_LIST_PAGES};
 pub use skills::{LoadedSkill, SkillVerificationError};
 pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS};
+#[cfg(not(target_family = "wasm"))]
 pub(crate) use tools::parse_listed;
 pub use tools::result_value;
 pub(crate) use transport::{unreadable, Unreadable};

@@ -76,6 +76,20 @@ pub struct Implementation {
     /// Optional display title (2025-06-18 and later).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What it is (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its website (2025-11-25 `websiteUrl`).
+    #[serde(
+        default,
+        rename = "websiteUrl",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub website_url: Option<String>,
+    /// Icons to show for it (spec 2025-11-25 `Icon[]`: `src`, `mimeType`, `sizes`, `theme`),
+    /// passed through as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
 }
 
 impl Implementation {
@@ -85,6 +99,9 @@ impl Implementation {
             name: name.into(),
             version: version.into(),
             title: None,
+            description: None,
+            website_url: None,
+            icons: None,
         }
     }
 }
@@ -165,6 +182,10 @@ pub struct ToolDescriptor {
     /// Behaviour hints (`readOnlyHint`, `destructiveHint`, …), passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Icons to show for it (spec 2025-11-25 `Icon[]`: `src`, `mimeType`, `sizes`, `theme`),
+    /// passed through as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
     /// `_meta`, passed through.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -216,6 +237,7 @@ impl ToolDescriptor {
             input_schema: default_input_schema(),
             output_schema: None,
             annotations: None,
+            icons: None,
             meta: None,
             execution: None,
         }
@@ -442,6 +464,35 @@ mod tests {
             serde_json::to_value(ToolDescriptor::new("x")).unwrap(),
             json!({"name":"x","inputSchema":{"type":"object"}})
         );
+    }
+
+    /// The 2025-11-25 `icons` (and `_meta`, `websiteUrl`, `description`) of every listed kind
+    /// and of an implementation come through a read and a write unchanged: a client or a bridge
+    /// never loses them.
+    #[test]
+    fn icons_and_meta_pass_through_every_descriptor() {
+        use crate::primitives::prompts::PromptDescriptor;
+        use crate::primitives::resources::{ResourceDescriptor, TemplateDescriptor};
+        fn round<T: serde::de::DeserializeOwned + Serialize>(value: Value) {
+            let read: T = serde_json::from_value(value.clone()).unwrap();
+            assert_eq!(serde_json::to_value(read).unwrap(), value);
+        }
+        let icons = json!([{"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"], "theme": "dark"}]);
+        let meta = json!({"x": 1});
+        round::<ToolDescriptor>(
+            json!({"name": "t", "inputSchema": {"type": "object"}, "icons": icons, "_meta": meta}),
+        );
+        round::<PromptDescriptor>(json!({"name": "p", "icons": icons, "_meta": meta}));
+        round::<ResourceDescriptor>(
+            json!({"uri": "a://b", "name": "r", "icons": icons, "_meta": meta}),
+        );
+        round::<TemplateDescriptor>(
+            json!({"uriTemplate": "a://{x}", "name": "t", "icons": icons, "_meta": meta}),
+        );
+        round::<Implementation>(json!({
+            "name": "s", "version": "1", "description": "d",
+            "websiteUrl": "https://example.com", "icons": icons
+        }));
     }
 
     #[test]

@@ -41,6 +41,13 @@ pub struct PromptDescriptor {
     /// The arguments it takes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<PromptArgument>,
+    /// Icons to show for it (spec 2025-11-25 `Icon[]`: `src`, `mimeType`, `sizes`, `theme`),
+    /// passed through as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
+    /// `_meta`, passed through.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// `user` or `assistant`.
@@ -110,6 +117,8 @@ impl Prompt {
                 title: None,
                 description: None,
                 arguments: Vec::new(),
+                icons: None,
+                meta: None,
             },
             get: Arc::new(move |args, ctx| Box::pin(get(args, ctx))),
         }

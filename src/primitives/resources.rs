@@ -42,6 +42,10 @@ pub struct ResourceDescriptor {
     /// Annotations, passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Icons to show for it (spec 2025-11-25 `Icon[]`: `src`, `mimeType`, `sizes`, `theme`),
+    /// passed through as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
     /// `_meta`, passed through.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -67,6 +71,13 @@ pub struct TemplateDescriptor {
     /// Annotations, passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Icons to show for it (spec 2025-11-25 `Icon[]`: `src`, `mimeType`, `sizes`, `theme`),
+    /// passed through as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
+    /// `_meta`, passed through.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// One item of a `resources/read` result: text or base64 `blob` (spec `ResourceContents`).
@@ -166,6 +177,7 @@ impl Resource {
                 mime_type: None,
                 size: None,
                 annotations: None,
+                icons: None,
                 meta: None,
             },
             read: reader(move |uri, _vars, ctx| read(uri, ctx)),
@@ -240,6 +252,8 @@ impl ResourceTemplate {
                 description: None,
                 mime_type: None,
                 annotations: None,
+                icons: None,
+                meta: None,
             },
             read: reader(read),
         }

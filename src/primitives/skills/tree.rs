@@ -113,6 +113,7 @@ impl SkillTree {
                     mime_type: Some(DIRECTORY_MIME_TYPE.to_owned()),
                     size: None,
                     annotations: None,
+                    icons: None,
                     meta: None,
                 },
             })
@@ -141,6 +142,7 @@ fn descriptor(tree: &SkillTree, file: &SkillFile) -> ResourceDescriptor {
         mime_type: Some(file.mime_type().to_owned()),
         size: Some(file.bytes().len() as u64),
         annotations: None,
+        icons: None,
         meta: None,
     }
 }
