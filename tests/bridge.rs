@@ -331,6 +331,87 @@ async fn a_storm_of_tool_changes_does_not_lose_a_prompt_change() {
     .unwrap();
 }
 
+/// An upstream tool that runs only as a task (`taskSupport: "required"`) is served plain by
+/// the bridge (it declares no tasks downstream): a plain call runs it upstream as a task, polled
+/// to its result. A tool the upstream lists twice is served once (the first), not reported as a
+/// collision.
+#[tokio::test]
+async fn a_tool_the_upstream_runs_only_as_a_task_is_served_plain() {
+    use support::client::{accepted, fake_http, json_reply, Reply};
+    let task = |status: &str| json!({"taskId": "T1", "status": status, "createdAt": "2026-12-05T00:00:00Z", "ttl": 60000, "pollInterval": 20});
+    let (url, seen) = fake_http(move |seen| {
+        let id = seen.id();
+        let body = seen.body.clone().unwrap_or(Value::Null);
+        let answer = |result: Value| {
+            json_reply("200 OK", "", &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string())
+        };
+        match (seen.method.as_str(), seen.rpc_method()) {
+            ("POST", Some("initialize")) => json_reply(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                &json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}, "cancel": {}}},
+                    "serverInfo": {"name": "tasky", "version": "1"}}})
+                .to_string(),
+            ),
+            ("POST", Some("tools/list")) => answer(json!({"tools": [
+                {"name": "job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}},
+                {"name": "echo", "inputSchema": {"type": "object"}},
+                {"name": "echo", "description": "second echo", "inputSchema": {"type": "object"}},
+            ]})),
+            ("POST", Some("tools/call")) if body["params"].get("task").is_some() => {
+                answer(json!({"task": task("working")}))
+            }
+            ("POST", Some("tools/call")) => json_reply(
+                "200 OK",
+                "",
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "job requires task augmentation"}}).to_string(),
+            ),
+            ("POST", Some("tasks/get")) => answer(task("completed")),
+            ("POST", Some("tasks/result")) => {
+                answer(json!({"content": [{"type": "text", "text": "job done"}]}))
+            }
+            ("GET", _) => Reply::Raw(
+                "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+            ),
+            _ => accepted(),
+        }
+    })
+    .await;
+    let client = through_stdio_bridge(&["--era", "legacy", &url], ClientEra::Legacy);
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        let tools = client.list_tools().await.unwrap();
+        let shown: Vec<(String, Option<String>, bool)> = tools
+            .iter()
+            .map(|t| (t.name.clone(), t.description.clone(), t.execution.is_some()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("job".to_owned(), None, false),
+                ("echo".to_owned(), None, false)
+            ]
+        );
+        assert_eq!(
+            client.call("job", json!({})).await.unwrap(),
+            Some(json!("job done"))
+        );
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let tasks: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.rpc_method().map(str::to_owned))
+        .filter(|m| m.starts_with("tasks/"))
+        .collect();
+    assert_eq!(tasks, ["tasks/get", "tasks/result"]);
+}
+
 /// `GET path` on the bridge at `url`'s address: the status and the body as JSON (or text).
 async fn get(url: &str, path: &str) -> (u16, Value) {
     let addr: std::net::SocketAddr = url

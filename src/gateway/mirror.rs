@@ -5,14 +5,16 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
+use super::relay::upstream_error;
 use super::relay::Start;
 use super::{lock, parse, parse_all, pass_on, Gateway, Synced};
 use crate::client::ClientError;
+use crate::client::ToolCall;
 use crate::primitives::prompts::{GetPromptResult, Prompt, PromptDescriptor};
 use crate::primitives::resources::{
     Resource, ResourceContents, ResourceDescriptor, ResourceTemplate, TemplateDescriptor,
 };
-use crate::protocol::{ToolDescriptor, ToolResult};
+use crate::protocol::{TaskSupport, ToolDescriptor, ToolResult};
 use crate::server::context::RequestContext;
 use crate::server::ListKind;
 use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcNotification};
@@ -32,6 +34,7 @@ impl Gateway {
                     Vec::new()
                 };
                 tools.retain(|t| admits(&t.name));
+                let tools = first_of_each(tools, "tool", |t| &t.name);
                 let changed = self.changed(0, serde_json::to_string(&tools).unwrap_or_default());
                 let mut targets = lock(&self.inner.targets);
                 for target in targets.iter_mut() {
@@ -64,6 +67,7 @@ impl Gateway {
                     Vec::new()
                 };
                 let prompts: Vec<_> = prompts.into_iter().filter(|p| admits(&p.name)).collect();
+                let prompts = first_of_each(prompts, "prompt", |p| &p.name);
                 let changed = self.changed(1, serde_json::to_string(&prompts).unwrap_or_default());
                 let mut targets = lock(&self.inner.targets);
                 for target in targets.iter_mut() {
@@ -104,6 +108,8 @@ impl Gateway {
                     } else {
                         (Vec::new(), Vec::new())
                     };
+                let resources = first_of_each(resources, "resource", |r| &r.uri);
+                let templates = first_of_each(templates, "resource template", |t| &t.uri_template);
                 let listing = serde_json::to_string(&(&resources, &templates)).unwrap_or_default();
                 let changed = self.changed(2, listing);
                 let mut targets = lock(&self.inner.targets);
@@ -169,12 +175,58 @@ impl Gateway {
     fn tool(&self, descriptor: &ToolDescriptor, name: &str) -> Tool {
         let mut mirrored = descriptor.clone();
         mirrored.name = name.to_owned();
+        // Served plain downstream (the targets declare no tasks): a tool the upstream runs only
+        // as a task is called as one there, and its result answers the plain call.
+        let as_task = descriptor.task_support() == TaskSupport::Required;
+        mirrored.execution = None;
         let (gateway, upstream) = (self.clone(), descriptor.name.clone());
         Tool::from_json(name, descriptor.input_schema.clone(), move |args, ctx| {
             let (gateway, upstream) = (gateway.clone(), upstream.clone());
-            async move { gateway.call_tool(upstream, args, ctx).await }
+            async move {
+                if as_task {
+                    gateway.call_tool_as_task(upstream, args).await
+                } else {
+                    gateway.call_tool(upstream, args, ctx).await
+                }
+            }
         })
         .with_descriptor(mirrored)
+    }
+
+    /// A tool the upstream runs only as a task (`taskSupport: "required"`): run as one, polled
+    /// to its end (the upstream's input requests answered through the relay), its result the
+    /// call's. A call ended early cancels the upstream task.
+    async fn call_tool_as_task(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+    ) -> Result<ToolResult, ErrorObject> {
+        let client = &self.inner.client;
+        let task = match client
+            .call_tool_as_task(&name, Value::Object(arguments), None)
+            .await
+            .map_err(upstream_error)?
+        {
+            ToolCall::Result(result) => return Ok(result),
+            ToolCall::Task(task) => task,
+        };
+        // Dropped before its end (the downstream call cancelled): cancel the upstream task.
+        struct CancelOnDrop(Option<(crate::client::McpClient, String)>);
+        impl Drop for CancelOnDrop {
+            fn drop(&mut self) {
+                if let (Some((client, id)), Some(spawn)) =
+                    (self.0.take(), crate::host::defaults::spawner())
+                {
+                    spawn(Box::pin(async move {
+                        let _ = client.cancel_task(&id).await;
+                    }));
+                }
+            }
+        }
+        let mut guard = CancelOnDrop(Some((client.clone(), task.task_id.clone())));
+        let result = client.wait_task(&task, &|_| {}).await;
+        guard.0 = None;
+        result.map_err(upstream_error)
     }
 
     async fn call_tool(
@@ -327,4 +379,20 @@ impl Drop for Cancelled<'_> {
             tracing::info!(%server, method, name, ms, "call: cancelled");
         }
     }
+}
+
+/// The first entry of each key (a name, a URI) in an upstream's list; a repeat is left out with
+/// a warning, so every endpoint serves the same one and no repeat reads as a collision.
+fn first_of_each<T>(items: Vec<T>, what: &str, key: impl Fn(&T) -> &String) -> Vec<T> {
+    let mut seen = HashSet::new();
+    items
+        .into_iter()
+        .filter(|item| {
+            let fresh = seen.insert(key(item).clone());
+            if !fresh {
+                tracing::warn!(what, key = %key(item), "gateway: the upstream lists it twice; the first is served");
+            }
+            fresh
+        })
+        .collect()
 }
