@@ -8,9 +8,10 @@
 //! writes the queue (and its close frames) to the socket.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use futures::FutureExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::server::connection::{AtEnd, Connection, ConnectionOptions, Parked, Received};
@@ -23,11 +24,153 @@ use crate::wire::jsonrpc::{JsonRpcBatchResponse, JsonRpcResponse};
 /// (notification, server→client request) is refused (`Outbound` returns `false`).
 pub(crate) const OUTPUT_QUEUE: usize = 1024;
 
+/// Bytes of messages waiting for the writer at most, per connection: 64 MiB (a larger message
+/// takes the whole budget). Counted as well as [`OUTPUT_QUEUE`]: a peer that stops reading
+/// and sends small requests with large answers (`tools/list`, a resource) cannot make the
+/// queue hold a thousand of them.
+pub(crate) const OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+
+/// One queued message: its text, and the share of its connection's output budget it holds
+/// until the writer drops it.
+pub(crate) struct Queued {
+    pub(crate) text: String,
+    _bytes: OwnedSemaphorePermit,
+}
+
+impl std::fmt::Debug for Queued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.text.fmt(f)
+    }
+}
+
+impl std::fmt::Display for Queued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl PartialEq<&str> for Queued {
+    fn eq(&self, other: &&str) -> bool {
+        self.text == *other
+    }
+}
+
+impl std::ops::Deref for Queued {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+/// A connection's output queue: at most [`OUTPUT_QUEUE`] messages and [`OUTPUT_BYTES`] bytes.
+#[derive(Clone)]
+pub(crate) struct Output {
+    tx: mpsc::Sender<Queued>,
+    bytes: Arc<Semaphore>,
+    budget: usize,
+}
+
+/// Room for one message in an [`Output`]: a place and its bytes.
+pub(crate) struct Room<'a> {
+    slot: mpsc::Permit<'a, Queued>,
+    bytes: OwnedSemaphorePermit,
+}
+
+impl Room<'_> {
+    /// Queue `text` in the room taken for it.
+    pub(crate) fn send(self, text: String) {
+        self.slot.send(Queued {
+            text,
+            _bytes: self.bytes,
+        });
+    }
+}
+
+/// Why there is no room now.
+#[derive(Debug)]
+pub(crate) enum NoRoom {
+    /// Full (places or bytes): wait, or refuse.
+    Full,
+    /// The writer is gone.
+    Closed,
+}
+
+impl Output {
+    /// A queue of [`OUTPUT_QUEUE`] messages and [`OUTPUT_BYTES`] bytes, and its receiving end.
+    pub(crate) fn new() -> (Output, mpsc::Receiver<Queued>) {
+        Output::with_limits(OUTPUT_QUEUE, OUTPUT_BYTES)
+    }
+
+    /// A queue of `places` messages and `budget` bytes.
+    pub(crate) fn with_limits(places: usize, budget: usize) -> (Output, mpsc::Receiver<Queued>) {
+        let (tx, rx) = mpsc::channel(places);
+        let output = Output {
+            tx,
+            bytes: Arc::new(Semaphore::new(budget)),
+            budget,
+        };
+        (output, rx)
+    }
+
+    /// The permits a message of `len` bytes takes: its length, at most the whole budget.
+    fn cost(&self, len: usize) -> u32 {
+        u32::try_from(len.min(self.budget)).unwrap_or(u32::MAX)
+    }
+
+    /// Room for a message of `len` bytes now.
+    pub(crate) fn try_room(&self, len: usize) -> Result<Room<'_>, NoRoom> {
+        let bytes = self
+            .bytes
+            .clone()
+            .try_acquire_many_owned(self.cost(len))
+            .map_err(|_| NoRoom::Full)?;
+        let slot = self.tx.try_reserve().map_err(|e| match e {
+            mpsc::error::TrySendError::Full(()) => NoRoom::Full,
+            mpsc::error::TrySendError::Closed(()) => NoRoom::Closed,
+        })?;
+        Ok(Room { slot, bytes })
+    }
+
+    /// Room for a message of `len` bytes, once there is; `None` when the writer is gone.
+    pub(crate) async fn room(&self, len: usize) -> Option<Room<'_>> {
+        let bytes = self
+            .bytes
+            .clone()
+            .acquire_many_owned(self.cost(len))
+            .await
+            .ok()?;
+        let slot = self.tx.reserve().await.ok()?;
+        Some(Room { slot, bytes })
+    }
+
+    /// Queue `text` now; `false` when there is no room (or no writer).
+    pub(crate) fn try_send(&self, text: String) -> bool {
+        match self.try_room(text.len()) {
+            Ok(room) => {
+                room.send(text);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Queue `text` once there is room; `false` when the writer is gone.
+    pub(crate) async fn send(&self, text: String) -> bool {
+        match self.room(text.len()).await {
+            Some(room) => {
+                room.send(text);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// One connection being served: the core's rules, the calls in flight, the output queue.
 pub(crate) struct Driver {
     conn: Connection,
     tasks: JoinSet<()>,
-    out: mpsc::Sender<String>,
+    out: Output,
     /// A batch waiting for places ([`Received::Wait`]): nothing more is read until it is taken.
     parked: Option<Parked>,
 }
@@ -56,16 +199,16 @@ impl Driver {
         server: McpServer,
         label: &'static str,
         options: ConnectionOptions,
-        out: mpsc::Sender<String>,
+        out: Output,
     ) -> Self {
         let outbound: Outbound = {
             let tx = out.clone();
-            std::sync::Arc::new(move |m| match tx.try_send(m.to_json()) {
-                Ok(()) => true,
-                Err(e) => {
-                    tracing::debug!(error = %e, "{label}: output queue full or closed; message refused");
-                    false
+            std::sync::Arc::new(move |m| {
+                let sent = tx.try_send(m.to_json());
+                if !sent {
+                    tracing::debug!("{label}: output queue full or closed; message refused");
                 }
+                sent
             })
         };
         Driver {
@@ -119,7 +262,7 @@ impl Driver {
                 received => {
                     if let Some(answer) = self.take(received) {
                         // Written with backpressure, as the caller of `receive` writes.
-                        let _ = self.out.send(answer).await;
+                        self.out.send(answer).await;
                     }
                 }
             }
@@ -192,25 +335,24 @@ impl Driver {
                 // Through the queue the call's own messages (progress, logs) went to,
                 // so its answer never overtakes them (spec: notifications about a
                 // request come before its response).
-                match self.out.try_reserve() {
-                    Ok(permit) => {
+                let text = answer.into_json();
+                match self.out.try_room(text.len()) {
+                    Ok(room) => {
                         drop(call);
-                        permit.send(answer.into_json());
+                        room.send(text);
                     }
-                    Err(mpsc::error::TrySendError::Full(())) if !holds_place => {
-                        return Some(answer.into_json());
-                    }
-                    Err(mpsc::error::TrySendError::Full(())) => {
+                    Err(NoRoom::Full) if !holds_place => return Some(text),
+                    Err(NoRoom::Full) => {
                         // It waits for room in a task, still in flight until then.
                         let out = self.out.clone();
                         self.tasks.spawn(async move {
-                            if let Ok(permit) = out.reserve().await {
+                            if let Some(room) = out.room(text.len()).await {
                                 drop(call);
-                                permit.send(answer.into_json());
+                                room.send(text);
                             }
                         });
                     }
-                    Err(mpsc::error::TrySendError::Closed(())) => {}
+                    Err(NoRoom::Closed) => {}
                 }
                 return None;
             }
@@ -226,9 +368,10 @@ impl Driver {
                 // The request leaves the in-flight set once its answer has room in the
                 // queue, and before the writer can see it (so a peer that has read the
                 // answer finds the place free).
-                if let Ok(permit) = out.reserve().await {
+                let text = answer.into_json();
+                if let Some(room) = out.room(text.len()).await {
                     drop(call);
-                    permit.send(answer.into_json());
+                    room.send(text);
                 }
             }
         });
@@ -292,6 +435,34 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The output queue holds at most its byte budget as well as its count: a message beyond
+    /// it waits (or is refused, for a push); one larger than the whole budget takes all of it;
+    /// a message's share is freed when the writer drops it.
+    #[tokio::test]
+    async fn the_output_queue_counts_bytes_as_well_as_messages() {
+        let (out, mut rx) = Output::with_limits(16, 1000);
+        let text = "x".repeat(600);
+        assert!(out.try_send(text.clone()));
+        assert!(!out.try_send(text.clone()), "over the byte budget");
+        let first = rx.recv().await.unwrap();
+        assert!(!out.try_send("y".repeat(5000)), "still held until written");
+        drop(first);
+        assert!(
+            out.try_send("y".repeat(5000)),
+            "larger than the budget: all of it"
+        );
+        assert!(!out.try_send("z".into()));
+        let waiting = tokio::spawn({
+            let out = out.clone();
+            async move { out.send("w".repeat(10)).await }
+        });
+        drop(rx.recv().await.unwrap());
+        assert!(waiting.await.unwrap());
+        assert_eq!(rx.recv().await.unwrap(), "wwwwwwwwww");
+        drop(rx);
+        assert!(!out.send("gone".into()).await, "no writer");
+    }
     use crate::primitives::tools::Tool;
     use crate::ServerOptions;
 
@@ -331,7 +502,7 @@ mod tests {
     fn initialized(
         options: ConnectionOptions,
         capacity: usize,
-    ) -> (Driver, mpsc::Receiver<String>) {
+    ) -> (Driver, mpsc::Receiver<Queued>) {
         initialized_with(options, capacity, INITIALIZE)
     }
 
@@ -339,8 +510,8 @@ mod tests {
         options: ConnectionOptions,
         capacity: usize,
         initialize: &[u8],
-    ) -> (Driver, mpsc::Receiver<String>) {
-        let (tx, mut rx) = mpsc::channel(capacity);
+    ) -> (Driver, mpsc::Receiver<Queued>) {
+        let (tx, mut rx) = Output::with_limits(capacity, OUTPUT_BYTES);
         let mut driver = Driver::new(server(), "test", options, tx);
         assert!(
             driver.receive(initialize).is_none(),
@@ -397,7 +568,7 @@ mod tests {
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"progressToken":"p"}}}"#;
         assert!(driver.receive(call).is_none());
         assert_eq!(driver.tasks.len(), 0);
-        let sent: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        let sent: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok().map(|q| q.text)).collect();
         assert_eq!(sent.len(), 3, "{sent:?}");
         assert!(sent[0].contains("notifications/progress"), "{sent:?}");
         assert!(sent[1].contains("notifications/progress"), "{sent:?}");

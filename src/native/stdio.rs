@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-use crate::native::connection::{Driver, OUTPUT_QUEUE};
+use crate::native::connection::{Driver, Output, Queued};
 use crate::server::connection::{ConnectionOptions, DEFAULT_MAX_IN_FLIGHT};
 use crate::server::McpServer;
 use crate::wire::framing::{FrameRef, LineDecoder, DEFAULT_MAX_LINE_BYTES};
@@ -147,7 +147,7 @@ where
     // Bounded both ways, so a client that stops reading stdout cannot grow our memory: replies
     // wait for room in the queue, requests in flight are capped, and reading stops until they
     // drain. A notification that finds the queue full is refused (`notify` returns `false`).
-    let (tx, rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
+    let (tx, rx) = Output::new();
     let mut writer_task = tokio::spawn(write_lines(writer, rx));
     let rules = ConnectionOptions::stdio(options.max_in_flight);
     let mut conn = Driver::new(server, "stdio", rules, tx.clone());
@@ -200,18 +200,13 @@ where
 /// How long the writer gets after the drain, at least, to write the last answers: 1 s.
 const FLUSH_GRACE: Duration = Duration::from_secs(1);
 
-async fn on_frame(
-    frame: FrameRef<'_>,
-    conn: &mut Driver,
-    tx: &mpsc::Sender<String>,
-    max_line_bytes: usize,
-) {
+async fn on_frame(frame: FrameRef<'_>, conn: &mut Driver, tx: &Output, max_line_bytes: usize) {
     let answer = match frame {
         FrameRef::Line(line) => conn.receive(line),
         FrameRef::TooLong(line) => conn.too_long(max_line_bytes, line),
     };
     if let Some(answer) = answer {
-        let _ = tx.send(answer).await;
+        tx.send(answer).await;
     }
 }
 
@@ -222,7 +217,7 @@ const WRITE_BATCH_BYTES: usize = 64 * 1024;
 /// goes out in one write (at most [`WRITE_BATCH_BYTES`] gathered), then a flush.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::Receiver<String>,
+    mut rx: mpsc::Receiver<Queued>,
 ) -> io::Result<()> {
     let mut batch = Vec::new();
     while let Some(line) = rx.recv().await {

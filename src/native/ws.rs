@@ -45,7 +45,7 @@ use futures::{SinkExt, StreamExt};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -53,7 +53,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::native::connection::{Driver, OUTPUT_QUEUE};
+use crate::native::connection::{Driver, Output};
 use crate::native::http::{empty, plain, ResponseBody, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_PATH};
 use crate::server::connection::ConnectionOptions;
 use crate::server::liveness::{Beat, Liveness, PingBudget};
@@ -354,7 +354,7 @@ async fn run_as<S>(
     let opened = tokio::time::Instant::now();
     let mut liveness = ping_interval.map(|interval| Liveness::new(interval, Duration::ZERO));
     let mut pings = PingBudget::new(Duration::ZERO);
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(OUTPUT_QUEUE);
+    let (out_tx, mut out_rx) = Output::new();
     let rules = ConnectionOptions::websocket(max_in_flight);
     let mut conn = Driver::new(server, "ws", rules, out_tx);
     conn.set_identity(identity);
@@ -371,8 +371,8 @@ async fn run_as<S>(
     loop {
         if let Some(until) = draining.filter(|_| closing.is_none()) {
             if conn.in_flight() == 0 || tokio::time::Instant::now() >= until {
-                while let Ok(text) = out_rx.try_recv() {
-                    if ws.send(Message::text(text)).await.is_err() {
+                while let Ok(queued) = out_rx.try_recv() {
+                    if ws.send(Message::text(queued.text)).await.is_err() {
                         break;
                     }
                 }
@@ -440,14 +440,15 @@ async fn run_as<S>(
                     closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
                 }
             }
-            Some(text) = out_rx.recv(), if closing.is_none() => {
-                // With whatever else is queued already: one flush for all of them.
-                if ws.feed(Message::text(text)).await.is_err() {
+            Some(queued) = out_rx.recv(), if closing.is_none() => {
+                // With whatever else is queued already: one flush for all of them. A message's
+                // share of the output budget is freed once it is in the socket's own buffer.
+                if ws.feed(Message::text(queued.text)).await.is_err() {
                     break;
                 }
                 let mut fed = true;
-                while let Ok(text) = out_rx.try_recv() {
-                    if ws.feed(Message::text(text)).await.is_err() {
+                while let Ok(queued) = out_rx.try_recv() {
+                    if ws.feed(Message::text(queued.text)).await.is_err() {
                         fed = false;
                         break;
                     }
