@@ -262,12 +262,12 @@ async fn an_upstream_list_change_is_mirrored_and_announced() {
 #[tokio::test]
 async fn a_storm_of_tool_changes_does_not_lose_a_prompt_change() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    use support::client::{accepted, fake_http, json_reply, Reply};
+    use support::client::{accepted, fake_http, json_reply, no_get_stream, result_reply, Reply};
     let mutated = Arc::new(AtomicBool::new(false));
     let m = mutated.clone();
     let (url, _seen) = fake_http(move |seen| {
         let id = seen.id();
-        let result = |r: Value| json_reply("200 OK", "", &json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string());
+        let result = |r: Value| result_reply(&id, r);
         match (seen.method.as_str(), seen.rpc_method()) {
             ("POST", Some("initialize")) => json_reply(
                 "200 OK",
@@ -300,9 +300,7 @@ async fn a_storm_of_tool_changes_does_not_lose_a_prompt_change() {
                     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{events}"
                 ))
             }
-            ("GET", _) => Reply::Raw(
-                "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
-            ),
+            ("GET", _) => no_get_stream(),
             _ => accepted(),
         }
     })
@@ -337,14 +335,12 @@ async fn a_storm_of_tool_changes_does_not_lose_a_prompt_change() {
 /// collision.
 #[tokio::test]
 async fn a_tool_the_upstream_runs_only_as_a_task_is_served_plain() {
-    use support::client::{accepted, fake_http, json_reply, Reply};
+    use support::client::{accepted, fake_http, json_reply, no_get_stream, result_reply};
     let task = |status: &str| json!({"taskId": "T1", "status": status, "createdAt": "2026-12-05T00:00:00Z", "ttl": 60000, "pollInterval": 20});
     let (url, seen) = fake_http(move |seen| {
         let id = seen.id();
         let body = seen.body.clone().unwrap_or(Value::Null);
-        let answer = |result: Value| {
-            json_reply("200 OK", "", &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string())
-        };
+        let answer = |result: Value| result_reply(&id, result);
         match (seen.method.as_str(), seen.rpc_method()) {
             ("POST", Some("initialize")) => json_reply(
                 "200 OK",
@@ -372,9 +368,7 @@ async fn a_tool_the_upstream_runs_only_as_a_task_is_served_plain() {
             ("POST", Some("tasks/result")) => {
                 answer(json!({"content": [{"type": "text", "text": "job done"}]}))
             }
-            ("GET", _) => Reply::Raw(
-                "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
-            ),
+            ("GET", _) => no_get_stream(),
             _ => accepted(),
         }
     })

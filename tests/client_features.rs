@@ -333,9 +333,7 @@ async fn an_interrupted_request_stream_is_resumed_with_last_event_id_after_retry
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nid: ev-2\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"resumed\"}}]}}}}\n\n"
             ))
         }
-        ("GET", _) => Reply::Raw(
-            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
-        ),
+        ("GET", _) => no_get_stream(),
         _ => accepted(),
     })
     .await;
@@ -367,9 +365,7 @@ async fn a_stream_that_never_answers_is_resumed_a_bounded_number_of_times() {
         ("POST", Some("tools/call")) | ("GET", _) if seen.method == "POST" || seen.header("last-event-id").is_some() => {
             Reply::Raw("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nid: again\nretry: 1\ndata: \n\n".into())
         }
-        ("GET", _) => Reply::Raw(
-            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
-        ),
+        ("GET", _) => no_get_stream(),
         _ => accepted(),
     })
     .await;
@@ -415,9 +411,7 @@ async fn auto_falls_back_to_initialize_on_a_422_to_the_probe() {
         ("POST", Some(_)) if seen.header("mcp-session-id").is_none() => Reply::Raw(
             "HTTP/1.1 422 Unprocessable Entity\r\ncontent-length: 45\r\nconnection: close\r\n\r\nUnexpected message, expect initialize request".into(),
         ),
-        ("GET", _) => Reply::Raw(
-            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
-        ),
+        ("GET", _) => no_get_stream(),
         _ => accepted(),
     })
     .await;
@@ -455,28 +449,33 @@ async fn a_redirect_on_the_same_origin_is_followed_and_another_origin_is_not() {
             "HTTP/1.1 307 Temporary Redirect\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
         ))
     };
-    let (url, seen) =
-        fake_http(move |seen| {
-            match (seen.target.as_str(), seen.method.as_str(), seen.rpc_method()) {
+    let (url, seen) = fake_http(move |seen| {
+        match (
+            seen.target.as_str(),
+            seen.method.as_str(),
+            seen.rpc_method(),
+        ) {
             ("/mcp", _, _) => redirect("/mcp/"),
-            ("/mcp/", "POST", Some("initialize")) => {
-                json_reply("200 OK", "mcp-session-id: s-1\r\n", &init_result(&seen.id()))
-            }
+            ("/mcp/", "POST", Some("initialize")) => json_reply(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                &init_result(&seen.id()),
+            ),
             ("/mcp/", "POST", Some("tools/list")) => json_reply(
                 "200 OK",
                 "",
-                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#, seen.id()),
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[]}}}}"#,
+                    seen.id()
+                ),
             ),
-            ("/mcp/", "GET", _) => Reply::Raw(
-                "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                    .into(),
-            ),
+            ("/mcp/", "GET", _) => no_get_stream(),
             ("/elsewhere", _, _) => redirect("http://127.0.0.2:9/mcp"),
             ("/loop", _, _) => redirect("/loop"),
             _ => accepted(),
         }
-        })
-        .await;
+    })
+    .await;
     let client = http_client_to(&url, era_options(ClientEra::Legacy));
     timeout(HANG_GUARD, async {
         client.connect().await.unwrap();
@@ -528,13 +527,7 @@ async fn a_task_that_needs_input_is_read_with_tasks_result_at_once() {
     let task = |status: &str| json!({"taskId": "T1", "status": status, "createdAt": "2026-12-05T00:00:00Z", "ttl": 60000, "pollInterval": 20});
     let (url, seen) = fake_http(move |seen| {
         let id = seen.id();
-        let answer = |result: Value| {
-            json_reply(
-                "200 OK",
-                "",
-                &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
-            )
-        };
+        let answer = |result: Value| result_reply(&id, result);
         match seen.rpc_method() {
             Some("initialize") => json_reply(
                 "200 OK",

@@ -49,10 +49,7 @@ fn guarded(seen: &Seen) -> Reply {
             "",
             &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, seen.id()),
         ),
-        None if seen.method == "GET" => Reply::Raw(
-            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                .into(),
-        ),
+        None if seen.method == "GET" => no_get_stream(),
         _ => accepted(),
     }
 }
@@ -129,10 +126,7 @@ async fn a_400_to_a_request_in_a_session_means_the_session_expired() {
             "HTTP/1.1 400 Bad Request\r\ncontent-length: 41\r\nconnection: close\r\n\r\nBad Request: No valid session ID provided"
                 .into(),
         ),
-        None if seen.method == "GET" => Reply::Raw(
-            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                .into(),
-        ),
+        None if seen.method == "GET" => no_get_stream(),
         _ => accepted(),
     })
     .await;

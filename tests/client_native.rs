@@ -866,7 +866,7 @@ async fn http_server_stream_delivers_notifications_and_resumes_with_last_event_i
         ("GET", _) if g.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Reply::Raw(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nid: 7\nretry: 5\ndata: \n\nid: 8\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n".into(),
         ),
-        ("GET", _) => Reply::Raw("HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into()),
+        ("GET", _) => no_get_stream(),
         _ => accepted(),
     })
     .await;
@@ -1401,10 +1401,7 @@ async fn a_batch_on_the_http_get_stream_is_answered_by_one_post_of_an_array() {
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {PINGS}\n\ndata: {MIXED}\n\n"
             ))
         }
-        _ => Reply::Raw(
-            "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                .into(),
-        ),
+        _ => no_get_stream(),
     })
     .await;
     let client = http_client_to(&url, options().with_handler(OneRoot));

@@ -135,6 +135,22 @@ pub fn json_reply(status: &str, extra_headers: &str, body: &str) -> Reply {
 }
 
 /// `202 Accepted` with no body.
+/// `405 Method Not Allowed`: a server with no `GET` stream.
+pub fn no_get_stream() -> Reply {
+    Reply::Raw(
+        "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+    )
+}
+
+/// A `200` JSON reply carrying `result` for the request `id`.
+pub fn result_reply(id: &Value, result: Value) -> Reply {
+    json_reply(
+        "200 OK",
+        "",
+        &serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+    )
+}
+
 pub fn accepted() -> Reply {
     Reply::Raw("HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into())
 }
