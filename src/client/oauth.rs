@@ -146,6 +146,10 @@ pub fn canonical_resource(server_url: &str) -> String {
 /// Whether the metadata's `resource` names the server at `server_url` (RFC 9728 §3.3: it
 /// must be the resource the client asked about; a trailing slash aside).
 pub fn resource_matches(metadata_resource: &str, server_url: &str) -> bool {
+    // An absolute http(s) URL with a host: `http:` alone is a prefix of every server's URL.
+    if !has_http_origin(metadata_resource) {
+        return false;
+    }
     let a = canonical_resource(metadata_resource);
     let b = canonical_resource(server_url);
     a.trim_end_matches('/') == b.trim_end_matches('/')
@@ -316,6 +320,45 @@ pub fn form_encode(text: &str) -> String {
 }
 
 /// `scheme://authority` and the path of a URL.
+/// Whether `url` is an absolute `http(s)` URL with a host.
+fn has_http_origin(url: &str) -> bool {
+    endpoint_host(url).is_some()
+}
+
+/// The scheme (lowercase) and host (lowercase, without userinfo or port) of an absolute
+/// `http(s)` URL; `None` for another scheme or no host.
+fn endpoint_host(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    (!host.is_empty()).then(|| (scheme, host.to_ascii_lowercase()))
+}
+
+/// Whether an authorization server endpoint (from its metadata) may be used: `https`, or `http`
+/// on a loopback host (MCP authorization: every authorization server endpoint is served over
+/// HTTPS; loopback for development). Anything else — `javascript:`, `data:`, `file:`, plain
+/// `http` elsewhere — is refused before a browser or a request ever sees it.
+pub fn endpoint_allowed(url: &str) -> bool {
+    match endpoint_host(url) {
+        Some((scheme, _)) if scheme == "https" => true,
+        Some((_, host)) => {
+            host == "localhost"
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        None => false,
+    }
+}
+
 fn split(url: &str) -> (&str, &str) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     match url[after_scheme..].find('/') {
@@ -382,6 +425,32 @@ mod tests {
     }
 
     #[test]
+    fn only_https_or_loopback_http_endpoints_are_used() {
+        for ok in [
+            "https://as.example/authorize",
+            "HTTPS://AS.example:8443/t",
+            "http://127.0.0.1:9000/token",
+            "http://localhost/authorize",
+            "http://[::1]:80/r",
+        ] {
+            assert!(endpoint_allowed(ok), "{ok}");
+        }
+        for refused in [
+            "javascript:alert(document.domain)//?x",
+            "data:text/html,hi",
+            "file:///etc/passwd",
+            "http://as.example/authorize",
+            "http://localhost.evil.example/x",
+            "http://127.evil.example/x",
+            "https://",
+            "//as.example/authorize",
+            "",
+        ] {
+            assert!(!endpoint_allowed(refused), "{refused}");
+        }
+    }
+
+    #[test]
     fn resources_scopes_and_token_answers() {
         assert_eq!(
             canonical_resource("HTTPS://H.example/mcp?x#y"),
@@ -391,6 +460,10 @@ mod tests {
         assert!(resource_matches("https://h", "https://h/mcp"));
         assert!(!resource_matches("https://evil/mcp", "https://h/mcp"));
         assert!(!resource_matches("https://h/mc", "https://h/mcp"));
+        // A bare scheme, or no host, names no resource (it prefixed every server's URL).
+        for bare in ["http:", "https:", "http://", "https:///mcp", "h/mcp", ""] {
+            assert!(!resource_matches(bare, "http://h/mcp"), "{bare:?}");
+        }
         assert_eq!(
             select_scope(Some("a"), Some("b"), &json!(["c"])).as_deref(),
             Some("a")

@@ -11,7 +11,7 @@ use super::super::{
 use super::AuthFlow;
 
 const MCP: &str = "http://rs.test/mcp";
-const AS: &str = "http://as.test";
+const AS: &str = "https://as.test";
 const PRM: &str = "http://rs.test/.well-known/oauth-protected-resource/mcp";
 const CHALLENGE: &str =
     r#"Bearer resource_metadata="http://rs.test/.well-known/oauth-protected-resource/mcp""#;
@@ -69,12 +69,12 @@ fn to_authorize(flow: &mut AuthFlow, metadata: Value) -> String {
     let request = fetch(answer(flow, 200, &prm()));
     assert_eq!(
         request.url,
-        "http://as.test/.well-known/oauth-authorization-server"
+        "https://as.test/.well-known/oauth-authorization-server"
     );
     let register = fetch(answer(flow, 200, &metadata));
     assert_eq!(
         (register.method, register.url.as_str()),
-        ("POST", "http://as.test/register")
+        ("POST", "https://as.test/register")
     );
     let body: Value = serde_json::from_slice(&register.body).unwrap();
     assert_eq!(body["application_type"], "native");
@@ -93,7 +93,7 @@ fn to_authorize(flow: &mut AuthFlow, metadata: Value) -> String {
 fn the_authorization_code_flow_with_pkce_and_the_resource() {
     let mut flow = flow();
     let url = to_authorize(&mut flow, as_metadata());
-    assert!(url.starts_with("http://as.test/authorize?response_type=code&"));
+    assert!(url.starts_with("https://as.test/authorize?response_type=code&"));
     assert_eq!(param(&url, "client_id").as_deref(), Some("c1"));
     assert_eq!(param(&url, "resource").as_deref(), Some(MCP));
     assert_eq!(param(&url, "scope").as_deref(), Some("mcp:read"));
@@ -103,7 +103,7 @@ fn the_authorization_code_flow_with_pkce_and_the_resource() {
     );
     let state = param(&url, "state").unwrap();
     let callback =
-        format!("http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test");
+        format!("http://127.0.0.1:9/callback?code=k&state={state}&iss=https%3A%2F%2Fas.test");
     let token = fetch(flow.redirected(&callback));
     let body = String::from_utf8(token.body.clone()).unwrap();
     assert_eq!(
@@ -147,11 +147,11 @@ fn the_authorization_code_flow_with_pkce_and_the_resource() {
 #[test]
 fn authorization_responses_are_checked() {
     let cases = [
-        ("code=k&state=WRONG&iss=http%3A%2F%2Fas.test", "state"),
+        ("code=k&state=WRONG&iss=https%3A%2F%2Fas.test", "state"),
         ("code=k&state={s}", "iss"),
-        ("code=k&state={s}&iss=http%3A%2F%2Fas.test%2F", "iss"),
+        ("code=k&state={s}&iss=https%3A%2F%2Fas.test%2F", "iss"),
         (
-            "error=access_denied&state={s}&iss=http%3A%2F%2Fas.test",
+            "error=access_denied&state={s}&iss=https%3A%2F%2Fas.test",
             "access_denied",
         ),
     ];
@@ -178,7 +178,7 @@ fn authorization_responses_are_checked() {
     let state = param(&url, "state").unwrap();
     let token =
         fetch(flow.redirected(&format!("http://127.0.0.1:9/callback?code=k&state={state}")));
-    assert_eq!(token.url, "http://as.test/token");
+    assert_eq!(token.url, "https://as.test/token");
 }
 
 #[test]
@@ -244,7 +244,7 @@ fn step_up_asks_for_the_union_and_a_refused_grant_is_not_retried() {
     let url = to_authorize(&mut f, as_metadata());
     let state = param(&url, "state").unwrap();
     fetch(f.redirected(&format!(
-        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=https%3A%2F%2Fas.test"
     )));
     answer(
         &mut f,
@@ -261,7 +261,7 @@ fn step_up_asks_for_the_union_and_a_refused_grant_is_not_retried() {
     assert_eq!(param(&url, "scope").as_deref(), Some("mcp:read mcp:write"));
     let state = param(&url, "state").unwrap();
     fetch(f.redirected(&format!(
-        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=https%3A%2F%2Fas.test"
     )));
     answer(
         &mut f,
@@ -306,7 +306,7 @@ fn a_new_issuer_drops_the_client_and_tokens() {
     assert_eq!(param(&url, "client_id").as_deref(), Some("pre"));
     let state = param(&url, "state").unwrap();
     let token = fetch(f.redirected(&format!(
-        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=https%3A%2F%2Fas.test"
     )));
     let body = String::from_utf8(token.body).unwrap();
     assert_eq!(
@@ -337,7 +337,7 @@ fn errors_never_show_secrets() {
     let url = to_authorize(&mut f, as_metadata());
     let state = param(&url, "state").unwrap();
     fetch(f.redirected(&format!(
-        "http://127.0.0.1:9/callback?code=SECRETCODE&state={state}&iss=http%3A%2F%2Fas.test"
+        "http://127.0.0.1:9/callback?code=SECRETCODE&state={state}&iss=https%3A%2F%2Fas.test"
     )));
     let failed = answer(
         &mut f,
@@ -483,7 +483,7 @@ fn machine_grants_private_key_jwt_jwt_bearer_and_enterprise_managed() {
         200,
         &json!({ "access_token": "JAG", "token_type": "N_A" }),
     ));
-    assert_eq!(token.url, "http://as.test/token");
+    assert_eq!(token.url, "https://as.test/token");
     let body = String::from_utf8(token.body).unwrap();
     assert_eq!(param(&body, "assertion").as_deref(), Some("JAG"));
     assert!(token
@@ -558,7 +558,7 @@ fn dpop_proofs_at_the_token_endpoint_and_on_each_request_with_nonces() {
     let url = to_authorize(&mut f, metadata);
     let state = param(&url, "state").unwrap();
     let token = fetch(f.redirected(&format!(
-        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=https%3A%2F%2Fas.test"
     )));
     let proof = &token.headers.iter().find(|(k, _)| *k == "dpop").unwrap().1;
     let (header, claims) = claims_of(proof);
@@ -569,7 +569,7 @@ fn dpop_proofs_at_the_token_endpoint_and_on_each_request_with_nonces() {
     assert_eq!(header["jwk"]["x"], "X");
     assert_eq!(
         (claims["htm"].as_str(), claims["htu"].as_str()),
-        (Some("POST"), Some("http://as.test/token"))
+        (Some("POST"), Some("https://as.test/token"))
     );
     assert!(claims.get("nonce").is_none() && claims.get("ath").is_none());
     // The authorization server wants a nonce: the same request again, once, with it.
@@ -602,7 +602,7 @@ fn dpop_proofs_at_the_token_endpoint_and_on_each_request_with_nonces() {
     let url = to_authorize(&mut f, metadata);
     let state = param(&url, "state").unwrap();
     fetch(f.redirected(&format!(
-        "http://127.0.0.1:9/callback?code=k&state={state}&iss=http%3A%2F%2Fas.test"
+        "http://127.0.0.1:9/callback?code=k&state={state}&iss=https%3A%2F%2Fas.test"
     )));
     answer(
         &mut f,
@@ -677,4 +677,40 @@ fn a_refresh_is_due_shortly_before_expiry_with_a_refresh_token_only() {
     assert!(!f.refresh_due(5_000), "nothing to refresh with");
     f.set_tokens(AS, tokens(Some("R"), None));
     assert!(!f.refresh_due(5_000), "no expiry said");
+}
+
+/// An authorization server whose metadata names an endpoint that is not https (nor loopback
+/// http, nor on the MCP server's origin) — `javascript:`, `data:`, plain http elsewhere — is
+/// refused before anything is opened or sent there; a `resource` that is a bare scheme names
+/// no server.
+#[test]
+fn endpoints_a_browser_or_a_request_would_reach_must_be_https() {
+    for (member, url) in [
+        (
+            "authorization_endpoint",
+            "javascript:alert(document.domain)//",
+        ),
+        ("authorization_endpoint", "data:text/html,x"),
+        ("token_endpoint", "http://as.example/token"),
+        ("registration_endpoint", "file:///tmp/r"),
+    ] {
+        let mut flow = flow();
+        fetch(flow.challenge(401, Some(CHALLENGE), 1_000));
+        fetch(answer(&mut flow, 200, &prm()));
+        let mut metadata = as_metadata();
+        metadata[member] = json!(url);
+        match answer(&mut flow, 200, &metadata) {
+            Action::Failed(OAuthError::Unsupported { reason, .. }) => {
+                assert!(
+                    reason.contains(member) && reason.contains("https"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{member} {url}: {other:?}"),
+        }
+    }
+    let mut flow = flow();
+    fetch(flow.challenge(401, Some(CHALLENGE), 1_000));
+    let bare = json!({ "resource": "http:", "authorization_servers": [AS] });
+    assert!(matches!(answer(&mut flow, 200, &bare), Action::Failed(_)));
 }

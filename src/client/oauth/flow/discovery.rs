@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::super::{
-    authorization_server_metadata_urls, resource_matches, split, Action, OAuthError,
+    authorization_server_metadata_urls, endpoint_allowed, resource_matches, split, Action,
+    OAuthError,
 };
 use super::{get, AuthFlow, Phase, Server};
 
@@ -129,6 +130,31 @@ impl AuthFlow {
             }
             if doc["authorization_endpoint"].as_str().is_none() {
                 return self.fail(unsupported("its metadata has no authorization_endpoint"));
+            }
+        }
+        // Every endpoint the flow will open or send to is https (or loopback http, or on the
+        // MCP server's own origin, which the caller chose): a `javascript:` authorization
+        // endpoint would otherwise reach the browser.
+        let server_origin = split(&self.config.server_url).0.to_ascii_lowercase();
+        let allowed = |url: &str| {
+            endpoint_allowed(url)
+                || (url.contains("://") && split(url).0.to_ascii_lowercase() == server_origin)
+        };
+        for (name, url) in [
+            ("token_endpoint", Some(token_endpoint.as_str())),
+            (
+                "authorization_endpoint",
+                doc["authorization_endpoint"].as_str(),
+            ),
+            (
+                "registration_endpoint",
+                doc["registration_endpoint"].as_str(),
+            ),
+        ] {
+            if let Some(url) = url.filter(|u| !allowed(u)) {
+                return self.fail(unsupported(&format!(
+                    "its {name} {url:?} is not an https URL (nor http on a loopback host or the MCP server's origin)"
+                )));
             }
         }
         self.server = Some(Server {
