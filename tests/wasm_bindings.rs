@@ -107,6 +107,57 @@ async fn throws_and_rejections_are_tool_errors() {
     assert_eq!(unknown["error"]["code"], -32602);
 }
 
+/// A tool result that cannot be read (a `Proxy` whose `ownKeys` throws, a getter that throws, a
+/// sparse array of 2^28 holes) is an `isError` result naming why, and the request is answered:
+/// nothing escapes through the wasm frames as an uncaught exception or a trap. `fetch` of
+/// anything but a `Request` rejects with a `TypeError`.
+#[wasm_bindgen_test]
+async fn a_result_that_cannot_be_read_is_a_tool_error_and_fetch_wants_a_request() {
+    let s = create_mcp_server(js(r#"{
+        name: 'poison', version: '1',
+        tools: [
+          { name: 'proxy', execute: () => new Proxy({}, { ownKeys() { throw new Error('ownKeys trap') } }) },
+          { name: 'getter', execute: () => ({ get bad() { throw new Error('getter threw') } }) },
+          { name: 'index', execute: () => { const a = [1]; Object.defineProperty(a, 0, { get() { throw new Error('index threw') } }); return a } },
+          { name: 'sparse', execute: () => new Array(2 ** 28) },
+        ] }"#))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    for (name, says) in [
+        ("proxy", "ownKeys trap"),
+        ("getter", "getter threw"),
+        ("index", "index threw"),
+        ("sparse", "over the limit"),
+    ] {
+        let r = call(
+            &s,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}"}}}}"#
+            ),
+        )
+        .await;
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        let answered = r["result"]["isError"] == true || r["error"].is_object();
+        assert!(
+            answered
+                && (text.contains(says)
+                    || r["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(says))),
+            "{name}: {r}"
+        );
+    }
+    for bad in [JsValue::from_str("http://x/mcp"), JsValue::UNDEFINED] {
+        let rejected = JsFuture::from(s.fetch(bad)).await.unwrap_err();
+        assert!(
+            rejected.is_instance_of::<js_sys::TypeError>(),
+            "{rejected:?}"
+        );
+    }
+}
+
 #[wasm_bindgen_test]
 async fn handle_keeps_large_ids_exact() {
     let s = server();
@@ -325,7 +376,7 @@ fn request(method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str
 }
 
 async fn fetch(s: &Server, req: Request) -> (u16, String, web_sys::Headers) {
-    let response: Response = wait(s.fetch(req)).await.unchecked_into();
+    let response: Response = wait(s.fetch(req.into())).await.unchecked_into();
     let text = wait(response.text().unwrap()).await.as_string().unwrap();
     (response.status(), text, response.headers())
 }
@@ -592,7 +643,7 @@ async fn a_cancelled_sse_reply_aborts_the_tools_signal_and_a_settled_call_never_
     let body =
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
     let response: Response =
-        wait(s.fetch(request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(body))))
+        wait(s.fetch(request("POST", "/mcp", &[JSON, ACCEPT_BOTH], Some(body)).into()))
             .await
             .unchecked_into();
     assert_eq!(response.status(), 200);
@@ -648,7 +699,7 @@ async fn a_request_whose_signal_aborts_before_its_json_answer_cancels_the_tool()
         Request::new_with_request_and_init(&req, &init).unwrap()
     };
     let controller = web_sys::AbortController::new().unwrap();
-    let answered = s.fetch(with_signal(&controller.signal()));
+    let answered = s.fetch(with_signal(&controller.signal()).into());
     within(js("globalThis.__goneStarted"), 5000)
         .await
         .expect("the tool runs");

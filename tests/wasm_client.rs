@@ -294,13 +294,36 @@ async fn a_request_past_its_deadline_rejects_with_a_timeout() {
     ok(c.disconnect()).await;
 }
 
+/// A wait of 2^31 ms or more (a JS `timeout` of `Number.MAX_SAFE_INTEGER`: "no deadline")
+/// waits: the timer under it (`setTimeout`) takes at most 2^31 − 1 ms and fired at once beyond.
+#[wasm_bindgen_test]
+async fn a_wait_of_2_31_ms_or_more_does_not_end_at_once() {
+    use std::time::Duration;
+    let sleep = orkestrel_mcp::host::defaults::sleep().unwrap();
+    for long in [1u64 << 31, 9_007_199_254_740_991] {
+        let (long, short) = (
+            sleep(Duration::from_millis(long)),
+            sleep(Duration::from_millis(100)),
+        );
+        assert!(
+            matches!(
+                futures::future::select(long, short).await,
+                futures::future::Either::Right(_)
+            ),
+            "the long wait ended first"
+        );
+    }
+}
+
 #[wasm_bindgen_test]
 async fn the_fetch_transport_talks_to_the_wasm_worker_handler_over_sse() {
     let s = server();
     let handler = {
         let s = Server::from_core(s.core().clone());
-        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
-            .into_js_value()
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| {
+            s.fetch(r.into())
+        })
+        .into_js_value()
     };
     let seen = Array::new();
     let trace = {
@@ -458,8 +481,10 @@ async fn the_fetch_transport_listens_on_the_servers_get_stream_and_resumes_it() 
     let s = server();
     let handler = {
         let s = Server::from_core(s.core().clone());
-        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
-            .into_js_value()
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| {
+            s.fetch(r.into())
+        })
+        .into_js_value()
     };
     // POSTs go to the wasm handler; the first GET streams one notification (event id 7,
     // retry 0) and ends; the next GET (which must carry Last-Event-ID: 7) is answered 405.
@@ -521,8 +546,10 @@ fn wrapped_fetch_client(state: &JsValue, wrap: &str, extra: &str) -> Client {
     let s = server();
     let handler = {
         let s = Server::from_core(s.core().clone());
-        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| s.fetch(r))
-            .into_js_value()
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| {
+            s.fetch(r.into())
+        })
+        .into_js_value()
     };
     let fetch = js_with(handler, state, wrap);
     let transport = create_fetch_transport(js_with(

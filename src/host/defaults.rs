@@ -40,9 +40,24 @@ pub fn system_clock() -> Clock {
 /// `setTimeout` on wasm).
 pub fn sleep() -> Option<Sleep> {
     Some(Arc::new(|d: Duration| -> BoxFuture<'static, ()> {
-        Box::pin(futures_timer::Delay::new(d))
+        Box::pin(delay(d))
     }))
 }
+
+/// Wait `d` on the target's timer, however long: `setTimeout` (under the wasm timer) takes at
+/// most 2^31 − 1 ms and fires at once beyond, so a longer wait is a chain of such (a `timeout`
+/// of `Number.MAX_SAFE_INTEGER` means "no timeout", not "now").
+pub async fn delay(d: Duration) {
+    let mut left = d;
+    while left > LONGEST_TIMER {
+        futures_timer::Delay::new(LONGEST_TIMER).await;
+        left -= LONGEST_TIMER;
+    }
+    futures_timer::Delay::new(left).await;
+}
+
+/// The longest one timer of [`delay`] waits: 2^31 − 1 ms (what `setTimeout` takes).
+const LONGEST_TIMER: Duration = Duration::from_millis(i32::MAX as u64);
 
 /// The spawner: on native targets the tokio runtime current at each spawn (feature `native`),
 /// else a thread of its own; `spawn_local` on `wasm32-unknown-unknown`; none on other wasm

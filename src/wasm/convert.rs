@@ -29,6 +29,16 @@ use wasm_bindgen::{JsCast, JsValue};
 const MAX_SAFE: i64 = (1 << 53) - 1;
 /// How deep a JS value may nest before it is taken for a cycle.
 const MAX_DEPTH: usize = 256;
+/// The most elements an array read from JS may have: 1,048,576 (`new Array(2 ** 28)` is not
+/// walked hole by hole into gigabytes).
+const MAX_ARRAY_LEN: u32 = 1 << 20;
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `Object.keys`, whose throw (a `Proxy`'s `ownKeys` trap) comes back as an `Err`.
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
+    fn object_keys(object: &JsValue) -> Result<Array, JsValue>;
+}
 
 /// Convert a JSON value to a JS value (see the module table).
 pub fn to_js(value: &Value) -> JsValue {
@@ -86,8 +96,9 @@ pub(crate) fn set_own(object: &Object, key: &str, value: &JsValue) {
 /// Convert a JS value to JSON (see the module table).
 ///
 /// # Errors
-/// A message when a `bigint` is outside the 64-bit range, a `toJSON()` throws, or the value nests
-/// deeper than 256 levels (a cycle).
+/// A message when a `bigint` is outside the 64-bit range, a `toJSON()`, a getter or a `Proxy`
+/// trap throws, an array has more than 1,048,576 elements, or the value nests deeper than 256
+/// levels (a cycle).
 pub fn from_js(value: &JsValue) -> Result<Value, String> {
     walk(value, 0).map(|v| v.unwrap_or(Value::Null))
 }
@@ -115,10 +126,24 @@ fn walk(value: &JsValue, depth: usize) -> Result<Option<Value>, String> {
     if value.is_bigint() {
         return bigint_to_number(value).map(|n| Some(Value::Number(n)));
     }
+    // Every read goes through `Reflect` (or a `catch` import): a getter or a `Proxy` trap that
+    // throws is an `Err` here, never an exception through the wasm frames.
+    let threw = |what: &str, e: JsValue| format!("{what} threw: {}", super::error_message(&e));
     if Array::is_array(value) {
-        let array: &Array = value.unchecked_ref();
-        let mut items = Vec::with_capacity(array.length() as usize);
-        for item in array.iter() {
+        let length = Reflect::get(value, &"length".into())
+            .map_err(|e| threw("reading the array's length", e))?
+            .as_f64()
+            .unwrap_or(0.0);
+        if length > f64::from(MAX_ARRAY_LEN) {
+            return Err(format!(
+                "an array of {length} elements is over the limit of {MAX_ARRAY_LEN}"
+            ));
+        }
+        let length = length as u32;
+        let mut items = Vec::with_capacity(length.min(1024) as usize);
+        for i in 0..length {
+            let item =
+                Reflect::get_u32(value, i).map_err(|e| threw("reading an array element", e))?;
             items.push(walk(&item, depth + 1)?.unwrap_or(Value::Null));
         }
         return Ok(Some(Value::Array(items)));
@@ -131,11 +156,14 @@ fn walk(value: &JsValue, depth: usize) -> Result<Option<Value>, String> {
             return walk(&replaced, depth + 1);
         }
     }
-    let object: &Object = value.unchecked_ref();
+    let keys = object_keys(value).map_err(|e| threw("listing the object's keys", e))?;
     let mut map = Map::new();
-    for key in Object::keys(object).iter() {
-        let Some(key) = key.as_string() else { continue };
-        let item = Reflect::get(object, &JsValue::from_str(&key)).unwrap_or(JsValue::UNDEFINED);
+    for i in 0..keys.length() {
+        let Some(key) = keys.get(i).as_string() else {
+            continue;
+        };
+        let item = Reflect::get(value, &JsValue::from_str(&key))
+            .map_err(|e| threw(&format!("reading {key:?}"), e))?;
         if let Some(item) = walk(&item, depth + 1)? {
             map.insert(key, item);
         }

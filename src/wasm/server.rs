@@ -117,8 +117,16 @@ impl Server {
     /// with the `auth` option, 401 / 403 / 503 and the protected resource metadata. When the
     /// request's `signal` aborts before it is answered (the client went away), the work is
     /// dropped (a running tool's `context.signal` aborts) and the answer is an empty `499`.
+    /// Anything but a `Request` rejects with a `TypeError`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
-    pub fn fetch(&self, request: web_sys::Request) -> Promise {
+    pub fn fetch(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Request")] request: JsValue,
+    ) -> Promise {
+        let Ok(request) = request.dyn_into::<web_sys::Request>() else {
+            let error = js_sys::TypeError::new("fetch(request): expected a Request");
+            return Promise::reject(&error);
+        };
         let server = self.server.clone();
         let path = self.path.clone();
         let auth = self.auth.clone();

@@ -337,7 +337,7 @@ impl Shared {
                     }
                 }
                 Step::Wait(delay) => {
-                    futures_timer::Delay::new(delay).await;
+                    crate::host::defaults::delay(delay).await;
                     if !live() {
                         break Ok(());
                     }
@@ -391,7 +391,7 @@ impl Shared {
         let result = match machine.deadline() {
             Some(limit) => {
                 let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
-                match select(run, futures_timer::Delay::new(limit)).await {
+                match select(run, Box::pin(crate::host::defaults::delay(limit))).await {
                     Either::Left((result, _)) => Some(result),
                     Either::Right(_) => None,
                 }

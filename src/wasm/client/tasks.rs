@@ -205,8 +205,11 @@ impl Client {
                 let Some(limit) = deadline else {
                     return wait.await;
                 };
-                match futures::future::select(Box::pin(wait), futures_timer::Delay::new(limit))
-                    .await
+                match futures::future::select(
+                    Box::pin(wait),
+                    Box::pin(crate::host::defaults::delay(limit)),
+                )
+                .await
                 {
                     Either::Left((result, _)) => result,
                     Either::Right(_) => Err(ClientError::Timeout {
