@@ -103,9 +103,9 @@ let url;
 await check('oidc-provider and a protected orkestrel-mcp serve start on 127.0.0.1', async () => {
   assert.ok(fs.existsSync(path.join(authDir, 'node_modules', 'oidc-provider')),
     'oidc-provider is not installed: run `npm ci` in tests/auth (tests/run.sh and tests/wasm/run.sh do)');
-  issuer = await start('node', [path.join(authDir, 'provider.mjs')], /issuer (http:\/\/\S+)/);
+  issuer = await start('node', [path.join(authDir, 'provider.mjs')], /issuer (http:\/\/\S+)\s/);
   url = await start(bin, ['serve', '--http', '127.0.0.1:0', '--auth-issuer', issuer, '--auth-scope', 'mcp:tools'],
-    /serving MCP at (http:\/\/\S+)/);
+    /serving MCP at (http:\/\/\S+)\s/);
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
 });
 

@@ -40,7 +40,7 @@ function startFixture() {
     const timer = setTimeout(() => reject(new Error(`the fixture did not start: ${log}`)), 20000);
     const read = (chunk) => {
       log += chunk;
-      const m = /conformance server at (http:\/\/\S+)/.exec(log);
+      const m = /conformance server at (http:\/\/\S+)\s/.exec(log);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);

@@ -92,9 +92,9 @@ let mcpUrl;
 await check('oidc-provider and a protected orkestrel-mcp serve (CORS for the page) start', async () => {
   assert.ok(fs.existsSync(path.join(authDir, 'node_modules', 'oidc-provider')),
     'oidc-provider is not installed: run `npm ci` in tests/auth');
-  issuer = await start('node', [path.join(authDir, 'provider.mjs')], /issuer (http:\/\/\S+)/, { CORS_ORIGIN: origin });
+  issuer = await start('node', [path.join(authDir, 'provider.mjs')], /issuer (http:\/\/\S+)\s/, { CORS_ORIGIN: origin });
   mcpUrl = await start(bin, ['serve', '--http', '127.0.0.1:0', '--auth-issuer', issuer, '--auth-scope', 'mcp:tools',
-    '--cors', origin], /serving MCP at (http:\/\/\S+)/);
+    '--cors', origin], /serving MCP at (http:\/\/\S+)\s/);
 });
 
 /** In the sign-in popup: the provider's login form (any user: alice) unless its session cookie

@@ -128,7 +128,7 @@ function startNative(origin) {
     const timer = setTimeout(() => reject(new Error(`the native server did not start: ${log}`)), 20000);
     const read = (chunk) => {
       log += chunk;
-      const m = /serving MCP at (http:\/\/\S+)/.exec(log);
+      const m = /serving MCP at (http:\/\/\S+)\s/.exec(log);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);
