@@ -648,6 +648,41 @@ async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
     ok(c.disconnect()).await;
 }
 
+/// The transport's `headers` take what `fetch` takes: a plain object, a `Headers` (whose pairs
+/// are not own keys: they were dropped), `[name, value]` pairs; a malformed pair is refused.
+#[wasm_bindgen_test]
+async fn the_fetch_transport_takes_headers_as_fetch_does() {
+    for given in [
+        "{ 'x-a': 'one' }",
+        "new Headers({ 'x-a': 'one' })",
+        "[['x-a', 'one']]",
+    ] {
+        let seen = Array::new();
+        let transport = create_fetch_transport(js_with(
+            seen.clone().into(),
+            &JsValue::NULL,
+            &format!(
+                r#"return {{ url: 'http://x/mcp', headers: {given}, fetch: async (r) => {{
+                  server.push(r.headers.get('x-a'));
+                  const m = await r.json();
+                  if (m.method !== 'initialize') return new Response(null, {{ status: 202 }});
+                  return Response.json({{ jsonrpc: '2.0', id: m.id, result: {{ protocolVersion: '2025-06-18', capabilities: {{}}, serverInfo: {{ name: 's', version: '1' }} }} }});
+                }} }};"#
+            ),
+        ))
+        .map_err(|e| format!("{e:?}"))
+        .unwrap();
+        let c = client(&JsValue::from(transport), "");
+        ok(c.connect()).await;
+        ok(c.disconnect()).await;
+        assert_eq!(seen.get(0).as_string().as_deref(), Some("one"), "{given}");
+    }
+    let e = create_fetch_transport(js("{ url: 'http://x/mcp', headers: [['x-a']] }"))
+        .err()
+        .unwrap();
+    assert_eq!(json(&get(&e, "data"))["path"], "options.headers.0");
+}
+
 #[wasm_bindgen_test]
 fn the_fetch_transport_timeout_option_is_checked() {
     let code = |e: JsValue| get(&e, "code").as_f64();

@@ -70,7 +70,8 @@ fn bad(path: &str, what: &str) -> JsValue {
 
 /// Create a Streamable HTTP transport over `fetch` for `createMCPClient`.
 ///
-/// Options: `url`, `headers` (sent with every request), `fetch` (default `globalThis.fetch`),
+/// Options: `url`, `headers` (sent with every request: a plain object, a `Headers`, or
+/// `[name, value]` pairs, as `fetch` takes them), `fetch` (default `globalThis.fetch`),
 /// `timeout` (ms ≥ 0: the deadline of each HTTP exchange, send to end of answer, resumes
 /// included; default none — the client's own request deadline still applies), `auth` (OAuth:
 /// on a `401` / `403` the transport signs in through `auth.signIn` and retries; see
@@ -94,7 +95,26 @@ pub fn create_fetch_transport(
     }
     let mut headers = Vec::new();
     let given = Reflect::get(&options, &"headers".into()).unwrap_or(JsValue::UNDEFINED);
-    if given.is_object() {
+    if let Some(given) = given.dyn_ref::<Headers>() {
+        // A `Headers` object has no own keys: its pairs are what it iterates.
+        headers = header_pairs(given);
+    } else if js_sys::Array::is_array(&given) {
+        // `[name, value]` pairs, as `fetch` takes them.
+        let pairs: &js_sys::Array = given.unchecked_ref();
+        for (i, pair) in pairs.iter().enumerate() {
+            let pair = pair
+                .dyn_into::<js_sys::Array>()
+                .ok()
+                .filter(|p| p.length() == 2);
+            let strings = pair.and_then(|p| Some((p.get(0).as_string()?, p.get(1).as_string()?)));
+            headers.push(strings.ok_or_else(|| {
+                bad(
+                    &format!("options.headers.{i}"),
+                    "must be a [name, value] pair of strings",
+                )
+            })?);
+        }
+    } else if given.is_object() {
         let object: &js_sys::Object = given.unchecked_ref();
         for key in js_sys::Object::keys(object).iter() {
             let name = key.as_string().unwrap_or_default();

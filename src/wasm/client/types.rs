@@ -120,8 +120,8 @@ export interface MCPDiscoverResult {
 export interface MCPFetchTransportOptions {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
   url: string;
-  /** Extra headers sent with every request (e.g. `Authorization`). */
-  headers?: Record<string, string>;
+  /** Extra headers sent with every request (e.g. `Authorization`): an object, a `Headers`, or `[name, value]` pairs. */
+  headers?: Record<string, string> | Headers | [string, string][];
   /** The `fetch` to use (default `globalThis.fetch`), e.g. `(r) => server.fetch(r)`. */
   fetch?: (request: Request) => Promise<Response>;
   /** The deadline of each HTTP exchange in ms, resumes included (default: none). */
