@@ -135,6 +135,11 @@ pub fn authorization_server_metadata_urls(issuer: &str) -> Vec<String> {
     urls
 }
 
+/// How long a sign-in (the user at the authorization URL, until the redirect comes back) gets
+/// before its round fails: 300 s. Bounded in every host, so a sign-in nobody finishes never
+/// holds the transport's authorization (a later challenge starts a new round).
+pub const SIGN_IN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The canonical resource URI of the MCP server at `server_url` (RFC 8707, MCP "Canonical
 /// Server URI"): scheme and host in lowercase, no fragment and no query; the path kept.
 pub fn canonical_resource(server_url: &str) -> String {

@@ -92,8 +92,7 @@ impl crate::client::oauth::ClientAssertionSigner for PrivateKeyJwt {
 const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// An authorization server's answer is read up to this many bytes.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
-/// A sign-in gets this long before the round fails.
-pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+pub use crate::client::oauth::SIGN_IN_TIMEOUT;
 
 /// The sign-in: sends the user to an authorization URL and returns where the authorization
 /// server sent them back (the redirect URI with its `code`, `state` and `iss`).

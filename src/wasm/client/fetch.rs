@@ -163,13 +163,13 @@ pub fn create_fetch_transport(
 }
 
 /// A response body's reader (`body.getReader()`) and its `read`.
-struct Reader {
+pub(super) struct Reader {
     reader: JsValue,
     read: Function,
 }
 
 impl Reader {
-    fn of(response: &Response) -> Result<Option<Reader>, JsValue> {
+    pub(super) fn of(response: &Response) -> Result<Option<Reader>, JsValue> {
         let Some(body) = response.body() else {
             return Ok(None);
         };
@@ -179,7 +179,7 @@ impl Reader {
     }
 
     /// The next chunk; `None` at the end.
-    async fn next(&self) -> Result<Option<Vec<u8>>, JsValue> {
+    pub(super) async fn next(&self) -> Result<Option<Vec<u8>>, JsValue> {
         let chunk = JsFuture::from(Promise::resolve(&self.read.call0(&self.reader)?)).await?;
         if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
             return Ok(None);
@@ -194,7 +194,7 @@ impl Reader {
     }
 
     /// Done with this stream: release it (the server may keep it open).
-    fn cancel(self) {
+    pub(super) fn cancel(self) {
         if let Ok(cancel) = method(&self.reader, "cancel") {
             if let Ok(p) = cancel.call0(&self.reader) {
                 if let Ok(p) = p.dyn_into::<Promise>() {

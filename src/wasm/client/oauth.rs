@@ -18,8 +18,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::client::oauth::SIGN_IN_TIMEOUT;
+
 use futures::future::{select, Either, FutureExt, LocalBoxFuture, Shared};
-use js_sys::{Function, Promise, Reflect, Uint8Array};
+use js_sys::{Function, Promise, Reflect};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -223,7 +225,18 @@ async fn obtain(inner: &Inner, challenge: &Challenge) -> Result<String, String> 
                 Err(e) => inner.flow.borrow_mut().fetch_failed(&e),
             },
             Action::Authorize(url) => {
-                let redirect = sign_in(&inner.sign_in, &url).await?;
+                // Bounded: a `signIn` that never settles (a popup the user ignored) fails this
+                // round, and a later challenge starts a new one.
+                let signed_in = Box::pin(sign_in(&inner.sign_in, &url));
+                let bound = Box::pin(crate::host::defaults::delay(SIGN_IN_TIMEOUT));
+                let redirect = match select(signed_in, bound).await {
+                    Either::Left((redirect, _)) => redirect?,
+                    Either::Right(_) => {
+                        return Err(format!(
+                            "auth.signIn did not settle within {SIGN_IN_TIMEOUT:?}"
+                        ))
+                    }
+                };
                 inner.flow.borrow_mut().redirected(&redirect)
             }
             Action::Ready(token) => {
@@ -283,8 +296,19 @@ async fn perform(
         if response.type_() == web_sys::ResponseType::Opaqueredirect {
             return Ok(None);
         }
-        let buffer = JsFuture::from(response.array_buffer()?).await?;
-        Ok::<_, JsValue>(Some((response.status(), Uint8Array::new(&buffer).to_vec())))
+        // Read as it streams, and stopped past the bound: a server that sends forever never
+        // fills the page's memory.
+        let mut body = Vec::new();
+        if let Some(reader) = super::fetch::Reader::of(&response)? {
+            while let Some(chunk) = reader.next().await? {
+                body.extend_from_slice(&chunk);
+                if body.len() > MAX_ANSWER_BYTES {
+                    reader.cancel();
+                    break;
+                }
+            }
+        }
+        Ok::<_, JsValue>(Some((response.status(), body)))
     };
     let fetched = Box::pin(fetched);
     match select(fetched, futures_timer::Delay::new(FETCH_TIMEOUT)).await {
