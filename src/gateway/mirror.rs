@@ -194,8 +194,9 @@ impl Gateway {
     }
 
     /// A tool the upstream runs only as a task (`taskSupport: "required"`): run as one, polled
-    /// to its end (the upstream's input requests answered through the relay), its result the
-    /// call's. A call ended early cancels the upstream task.
+    /// to its end with [`McpClient::wait_task`](crate::client::McpClient::wait_task) (input the
+    /// upstream asks for goes to the gateway client's handler, as for any upstream request), its
+    /// result the call's. A call ended early cancels the upstream task.
     async fn call_tool_as_task(
         &self,
         name: String,
