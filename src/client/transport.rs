@@ -298,7 +298,9 @@ pub(crate) fn unreadable(text: &[u8]) -> Unreadable {
                 invalid.error.message
             ),
         ),
-        _ if invalid.is_not_json() => match leading_response_id(text) {
+        _ if invalid.is_not_json() => match crate::wire::jsonrpc::leading_message_id(text)
+            .and_then(|(id, request)| (!request).then_some(id))
+        {
             // A whole response and more on the same line or frame (`{…}{…}`, `{…} x`): its
             // request fails at once, as the server answers such a request, not at its deadline.
             Some(id) => {
@@ -315,18 +317,4 @@ pub(crate) fn unreadable(text: &[u8]) -> Unreadable {
         },
         _ => Unreadable::Skip(invalid.error.message.clone()),
     }
-}
-
-/// The id of the response that `text` starts with, whole, when more text follows it: a
-/// top-level object with no `method` and a readable `id`.
-fn leading_response_id(text: &[u8]) -> Option<crate::wire::jsonrpc::RequestId> {
-    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-    let mut values = serde_json::Deserializer::from_slice(text).into_iter::<Value>();
-    let Value::Object(first) = values.next()?.ok()? else {
-        return None;
-    };
-    if first.contains_key("method") {
-        return None;
-    }
-    crate::wire::jsonrpc::RequestId::from_value(first.get("id")?)
 }

@@ -40,6 +40,7 @@ pub use guards::{
 };
 pub use id::{IntegerText, RequestId};
 pub use message::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
+pub(crate) use parse::leading_message_id;
 pub use parse::InvalidMessage;
 pub use result::ResultValue;
 pub use scan::MAX_DEPTH;

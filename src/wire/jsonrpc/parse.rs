@@ -444,7 +444,10 @@ fn beyond_limits(
     let Some(outline) = outline else {
         return Err(InvalidMessage {
             not_json: true,
-            ..InvalidMessage::new(leading_request_id(bytes), ErrorObject::parse_error(error))
+            ..InvalidMessage::new(
+                leading_message_id(bytes).and_then(|(id, request)| request.then_some(id)),
+                ErrorObject::parse_error(error),
+            )
         });
     };
     if let Some(raw) = outline.id.filter(|raw| {
@@ -496,17 +499,21 @@ pub(super) fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
-/// The id of the request that `bytes` start with, whole, when more text follows it (text that
-/// is not JSON as a whole): a readable id of a top-level object with a `method`.
-fn leading_request_id(bytes: &[u8]) -> Option<RequestId> {
+/// The first whole value of `bytes` when more text follows it (text that is not JSON as a
+/// whole, such as `{…}{…}` on one line), if it is a top-level object with a readable `id`: that
+/// id, and whether the object has a `method` (`true`: a request, `false`: a response). A server
+/// answers such a request with its id; a client fails the call such a response answers.
+pub(crate) fn leading_message_id(bytes: &[u8]) -> Option<(RequestId, bool)> {
+    let bytes = without_bom(bytes);
     let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
     values.next()?.ok()?;
     let first = std::str::from_utf8(bytes.get(..values.byte_offset())?).ok()?;
     let outline = scan::outline(first)?;
-    if !(outline.object && outline.has_method) {
+    if !outline.object {
         return None;
     }
-    outline.id.and_then(RequestId::from_json_text)
+    let id = outline.id.and_then(RequestId::from_json_text)?;
+    Some((id, outline.has_method))
 }
 
 impl<'de> Deserialize<'de> for JsonRpcMessage {
