@@ -12,3 +12,4 @@ pub(crate) mod json_text;
 pub mod jsonrpc;
 pub(crate) mod percent;
 pub mod sse;
+pub(crate) mod url;

@@ -503,6 +503,15 @@ async fn a_redirect_on_the_same_origin_is_followed_and_another_origin_is_not() {
             ("/mcp/".to_owned(), Some("s-1".to_owned()))
         ]
     );
+    // The session's DELETE follows the redirect too (it was left at `/mcp`'s 307 and the
+    // session to expire).
+    assert_eq!(
+        requests_of(&seen, "DELETE"),
+        [
+            ("/mcp".to_owned(), Some("s-1".to_owned())),
+            ("/mcp/".to_owned(), Some("s-1".to_owned()))
+        ]
+    );
     for (path, says) in [
         ("elsewhere", "another origin"),
         ("loop", "more than 5 redirects"),
@@ -515,6 +524,76 @@ async fn a_redirect_on_the_same_origin_is_followed_and_another_origin_is_not() {
             .unwrap_err();
         assert!(err.to_string().contains(says), "{path}: {err}");
     }
+}
+
+/// Each request of `method` the fake server saw: its path and session id, in order.
+fn requests_of(seen: &Arc<Mutex<Vec<Seen>>>, method: &str) -> Vec<(String, Option<String>)> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == method)
+        .map(|s| {
+            (
+                s.target.clone(),
+                s.header("mcp-session-id").map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+/// A permanent redirect (`308`, RFC 9110 §15.4.9) moves the endpoint: after the `initialize`
+/// that met it, every request, the GET stream and the session's DELETE go to the new URL at
+/// once (each took two round trips, and the DELETE was left at the old one).
+#[tokio::test]
+async fn a_permanent_redirect_moves_the_endpoint_for_every_later_request() {
+    use orkestrel_mcp::client::ClientEra;
+    let (url, seen) = fake_http(move |seen| {
+        match (
+            seen.target.as_str(),
+            seen.method.as_str(),
+            seen.rpc_method(),
+        ) {
+            ("/mcp", _, _) => Reply::Raw(
+                "HTTP/1.1 308 Permanent Redirect\r\nlocation: /v2/mcp\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+            ),
+            ("/v2/mcp", "POST", Some("initialize")) => json_reply(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                &init_result(&seen.id()),
+            ),
+            ("/v2/mcp", "POST", Some("tools/list")) => {
+                result_reply(&seen.id(), json!({"tools": []}))
+            }
+            ("/v2/mcp", "GET", _) => no_get_stream(),
+            _ => accepted(),
+        }
+    })
+    .await;
+    let client = http_client_to(&url, era_options(ClientEra::Legacy));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        assert!(client.list_tools().await.unwrap().is_empty());
+        assert!(client.list_tools().await.unwrap().is_empty());
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let at_old: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.target == "/mcp")
+        .map(|s| format!("{} {}", s.method, s.rpc_method().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        at_old,
+        ["POST initialize"],
+        "only the first request met the 308"
+    );
+    assert_eq!(
+        requests_of(&seen, "DELETE"),
+        [("/v2/mcp".to_owned(), Some("s-1".to_owned()))]
+    );
 }
 
 /// A 2025-11-25 task that needs input (the TS and Python SDK servers' way): the server hands its

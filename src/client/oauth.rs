@@ -7,6 +7,8 @@
 use base64::Engine;
 use serde_json::Value;
 
+use crate::wire::url::HttpUrl;
+
 mod config;
 pub mod dpop;
 mod flow;
@@ -152,7 +154,7 @@ pub fn canonical_resource(server_url: &str) -> String {
 /// must be the resource the client asked about; a trailing slash aside).
 pub fn resource_matches(metadata_resource: &str, server_url: &str) -> bool {
     // An absolute http(s) URL with a host: `http:` alone is a prefix of every server's URL.
-    if !has_http_origin(metadata_resource) {
+    if HttpUrl::parse(metadata_resource).is_none() {
         return false;
     }
     let a = canonical_resource(metadata_resource);
@@ -324,46 +326,15 @@ pub fn form_encode(text: &str) -> String {
         .collect()
 }
 
-/// `scheme://authority` and the path of a URL.
-/// Whether `url` is an absolute `http(s)` URL with a host.
-fn has_http_origin(url: &str) -> bool {
-    endpoint_host(url).is_some()
-}
-
-/// The scheme (lowercase) and host (lowercase, without userinfo or port) of an absolute
-/// `http(s)` URL; `None` for another scheme or no host.
-fn endpoint_host(url: &str) -> Option<(String, String)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
-        return None;
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match host_port.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => host_port.split(':').next().unwrap_or_default(),
-    };
-    (!host.is_empty()).then(|| (scheme, host.to_ascii_lowercase()))
-}
-
 /// Whether an authorization server endpoint (from its metadata) may be used: `https`, or `http`
 /// on a loopback host (MCP authorization: every authorization server endpoint is served over
 /// HTTPS; loopback for development). Anything else — `javascript:`, `data:`, `file:`, plain
 /// `http` elsewhere — is refused before a browser or a request ever sees it.
 pub fn endpoint_allowed(url: &str) -> bool {
-    match endpoint_host(url) {
-        Some((scheme, _)) if scheme == "https" => true,
-        Some((_, host)) => {
-            host == "localhost"
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }
-        None => false,
-    }
+    HttpUrl::parse(url).is_some_and(|url| url.scheme == "https" || url.is_loopback())
 }
 
+/// `scheme://authority` and the path of a URL (leniently: no scheme, or another, is kept as is).
 fn split(url: &str) -> (&str, &str) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     match url[after_scheme..].find('/') {

@@ -15,7 +15,7 @@
 //!     Wait(duration)    sleep            Waited
 //!     Authorize(..)     get a token      Token(Some | None)
 //!     Done(result)      —                (TimedOut when the host's deadline timer fires)
-//!  events(): Message(json) to deliver, Problem(text) to report, Session* to apply to the Endpoint
+//!  events(): Message(json) to deliver, Problem(text) to report, Session* / Moved to apply to the Endpoint
 //! ```
 //!
 //! Nothing here reads a clock, spawns or touches a socket: a retry delay is a [`Step::Wait`] the
@@ -26,7 +26,7 @@
 //!
 //! | answer | outcome |
 //! |---|---|
-//! | `301` / `302` / `307` / `308` with a `Location` on the endpoint's origin | the same request sent there (method, headers, body unchanged; a resumed stream's `GET` too), at most [`MAX_REDIRECTS`] times; another origin, a `303`, no `Location`: [`ClientError::Transport`](crate::client::ClientError::Transport) naming where it led (a browser's `fetch` follows redirects itself, so the wasm host never sees one) |
+//! | `301` / `302` / `307` / `308` with a `Location` on the endpoint's origin | the same request sent there (method, headers, body unchanged; a resumed stream's `GET` too), at most [`MAX_REDIRECTS`] times; a `301` / `308` moves the endpoint ([`Event::Moved`]: later requests and the session's `DELETE` go there, which [`Outgoing::redirected`] follows too); another origin, a `303`, no `Location`: [`ClientError::Transport`](crate::client::ClientError::Transport) naming where it led (a browser's `fetch` follows redirects itself, so the wasm host never sees one) |
 //! | `202` | `Ok` (a notification or response was accepted); to a request, [`ClientError::Transport`](crate::client::ClientError::Transport) at once (no response will come) |
 //! | `401` / `403` | [`Step::Authorize`] with the [`Challenge`] (`WWW-Authenticate` kept); a token retries once with `Authorization: Bearer`, none reads on as below |
 //! | `200`, `application/json` | the body's message(s) are delivered; a request needs its response among them |
@@ -67,7 +67,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::http::headers::TEXT_EVENT_STREAM;
+use crate::http::headers::{LOCATION, TEXT_EVENT_STREAM};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 pub use endpoint::Endpoint;
@@ -150,6 +150,21 @@ pub struct Outgoing {
 }
 
 impl Outgoing {
+    /// This request sent again where a redirect answering it leads, when the
+    /// redirect rule (the module's table) follows it (`301` / `302` / `307` / `308`
+    /// to the same origin): for a request no machine drives, the session's `DELETE`. A host
+    /// follows at most [`MAX_REDIRECTS`] in a row.
+    pub fn redirected(&self, status: u16, headers: &[(String, String)]) -> Option<Outgoing> {
+        if !redirect::is_followed(status) {
+            return None;
+        }
+        let url = redirect::target(&self.url, status, header(headers, LOCATION)).ok()?;
+        Some(Outgoing {
+            url,
+            ..self.clone()
+        })
+    }
+
     /// The first value of header `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
         header(&self.headers, name)
@@ -240,6 +255,11 @@ pub enum Event {
     SessionStarted(String),
     /// The server no longer knows this session: apply it ([`Endpoint::apply`]).
     SessionExpired(String),
+    /// The endpoint answered a permanent redirect (`301` / `308`, RFC 9110 §15.4) that was
+    /// followed to this URL on its own origin: later requests, the `GET` stream and the session's
+    /// `DELETE` go there ([`Endpoint::apply`]). A temporary one (`302` / `307`) is followed for
+    /// its request only.
+    Moved(String),
 }
 
 /// What a host loop needs of a machine ([`Exchange`], [`Listen`]): one driver serves both.

@@ -59,7 +59,8 @@ impl Endpoint {
         self.protocol_version = Some(version.to_owned());
     }
 
-    /// Apply an [`Event::SessionStarted`] / [`Event::SessionExpired`]; `false` for other events.
+    /// Apply an [`Event::SessionStarted`] / [`Event::SessionExpired`] / [`Event::Moved`]; `false`
+    /// for other events.
     pub fn apply(&mut self, event: &Event) -> bool {
         match event {
             Event::SessionStarted(id) => self.session = Some(id.clone()),
@@ -68,6 +69,7 @@ impl Endpoint {
                     self.session = None;
                 }
             }
+            Event::Moved(url) => self.url.clone_from(url),
             _ => return false,
         }
         true

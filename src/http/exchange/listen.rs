@@ -110,6 +110,9 @@ impl Listen {
                 match redirect::target(from, status, header(headers, LOCATION)) {
                     Ok(url) if self.redirects < MAX_REDIRECTS => {
                         self.redirects += 1;
+                        if redirect::is_permanent(status) {
+                            self.events.push_back(Event::Moved(url.clone()));
+                        }
                         self.url = Some(url);
                         self.send()
                     }

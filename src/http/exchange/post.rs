@@ -402,6 +402,9 @@ impl Exchange {
             )));
         }
         self.redirects += 1;
+        if redirect::is_permanent(status) {
+            self.events.push_back(Event::Moved(url.clone()));
+        }
         self.post.url = url;
         Ok(())
     }

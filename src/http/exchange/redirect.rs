@@ -9,6 +9,7 @@
 //! nor a `Location` that is not an `http(s)` URL: each fails the exchange naming where it led.
 
 use super::status::status_text;
+use crate::wire::url::HttpUrl;
 
 /// The most redirects one exchange follows.
 pub const MAX_REDIRECTS: u8 = 5;
@@ -16,6 +17,11 @@ pub const MAX_REDIRECTS: u8 = 5;
 /// Whether `status` is a redirect this rule may follow.
 pub(super) fn is_followed(status: u16) -> bool {
     matches!(status, 301 | 302 | 307 | 308)
+}
+
+/// Whether `status` moves the endpoint for good (`301`, `308`): later requests go to the target.
+pub(super) fn is_permanent(status: u16) -> bool {
+    matches!(status, 301 | 308)
 }
 
 /// Where a redirect from `base` to `location` leads, when the rule follows it; else why not.
@@ -29,14 +35,14 @@ pub(super) fn target(base: &str, status: u16, location: Option<&str>) -> Result<
     let Some(location) = location.map(str::trim).filter(|l| !l.is_empty()) else {
         return Err(refused("no Location", ""));
     };
-    let Some((origin, tail)) = split_origin(base) else {
+    let Some(base) = HttpUrl::parse(base) else {
         return Err(refused("the endpoint URL is not http(s)", location));
     };
+    let (origin, tail) = (base.origin(), base.tail);
     // The fragment is not sent.
     let reference = location.split('#').next().unwrap_or_default();
     let resolved = if let Some(rest) = reference.strip_prefix("//") {
-        let scheme = &origin[..origin.find(':').unwrap_or(0)];
-        format!("{scheme}://{rest}")
+        format!("{}://{rest}", base.scheme)
     } else if reference.starts_with('/') {
         format!("{origin}{reference}")
     } else if reference.starts_with('?') {
@@ -50,9 +56,9 @@ pub(super) fn target(base: &str, status: u16, location: Option<&str>) -> Result<
         let directory = path.rfind('/').map_or("/", |i| &path[..=i]);
         format!("{origin}{directory}{reference}")
     };
-    match split_origin(&resolved) {
+    match HttpUrl::parse(&resolved) {
         None => Err(refused("not an http(s) URL", location)),
-        Some((other, _)) if other != origin => Err(refused(
+        Some(other) if other.origin() != origin => Err(refused(
             "another origin: the request's headers and credentials stay with the URL given",
             location,
         )),
@@ -69,30 +75,6 @@ fn has_scheme(reference: &str) -> bool {
     let mut chars = scheme.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
-/// An `http(s)` URL's origin (`scheme://host[:port]`, lowercased, without userinfo or the
-/// scheme's default port) and the rest (path and query).
-fn split_origin(url: &str) -> Option<(String, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "http" => ":80",
-        "https" => ":443",
-        _ => return None,
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host)
-        .to_ascii_lowercase();
-    if host.is_empty() {
-        return None;
-    }
-    let host = host.strip_suffix(default_port).unwrap_or(&host);
-    let tail = tail.split('#').next().unwrap_or_default();
-    Some((format!("{scheme}://{host}"), tail))
 }
 
 #[cfg(test)]

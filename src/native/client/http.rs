@@ -252,6 +252,14 @@ impl HttpTransport {
     }
 }
 
+/// An answer's headers as the core reads them (a value that is not visible ASCII left out).
+fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
 /// The hyper request of an [`Outgoing`] (headers appended in order).
 fn to_hyper(uri: &Uri, out: Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
     let mut builder = Request::builder()
@@ -354,13 +362,7 @@ impl Shared {
                         Ok(response) => {
                             let (parts, incoming) = response.into_parts();
                             body = Some(incoming);
-                            let headers: Vec<(String, String)> = parts
-                                .headers
-                                .iter()
-                                .filter_map(|(n, v)| {
-                                    Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))
-                                })
-                                .collect();
+                            let headers = header_pairs(&parts.headers);
                             machine.handle(Input::Response {
                                 status: parts.status.as_u16(),
                                 headers: &headers,
@@ -513,15 +515,41 @@ impl ClientTransport for HttpTransport {
             let Some(delete) = lock(&self.shared.endpoint).close() else {
                 return;
             };
-            if let Ok(request) = to_hyper(&self.shared.uri, delete) {
-                let delete = self.shared.client.request(request);
-                match tokio::time::timeout(exchange::CLOSE_TIMEOUT, delete).await {
-                    Ok(Ok(r)) => {
-                        tracing::debug!(status = %r.status(), "http client: session ended")
+            // One bound for the DELETE and the redirects it follows (`Outgoing::redirected`).
+            let ended = async {
+                let mut delete = delete;
+                for _ in 0..=exchange::MAX_REDIRECTS {
+                    let Ok(uri) = delete.url.parse::<Uri>() else {
+                        return;
+                    };
+                    let Ok(request) = to_hyper(&uri, delete.clone()) else {
+                        return;
+                    };
+                    match self.shared.client.request(request).await {
+                        Ok(answer) => {
+                            let status = answer.status().as_u16();
+                            let headers = header_pairs(answer.headers());
+                            match delete.redirected(status, &headers) {
+                                Some(next) => delete = next,
+                                None => {
+                                    tracing::debug!(status, "http client: session ended");
+                                    return;
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %e, "http client: DELETE failed");
+                            return;
+                        }
                     }
-                    Ok(Err(e)) => tracing::debug!(error = %e, "http client: DELETE failed"),
-                    Err(_) => tracing::debug!("http client: DELETE timed out"),
                 }
+                tracing::debug!("http client: DELETE redirected too many times");
+            };
+            if tokio::time::timeout(exchange::CLOSE_TIMEOUT, ended)
+                .await
+                .is_err()
+            {
+                tracing::debug!("http client: DELETE timed out");
             }
         })
     }

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::wire::url::HttpUrl;
+
 use super::super::{
     authorization_server_metadata_urls, endpoint_allowed, resource_matches, split, Action,
     OAuthError,
@@ -135,10 +137,10 @@ impl AuthFlow {
         // Every endpoint the flow will open or send to is https (or loopback http, or on the
         // MCP server's own origin, which the caller chose): a `javascript:` authorization
         // endpoint would otherwise reach the browser.
-        let server_origin = split(&self.config.server_url).0.to_ascii_lowercase();
+        let server_origin = HttpUrl::parse(&self.config.server_url).map(|u| u.origin());
         let allowed = |url: &str| {
             endpoint_allowed(url)
-                || (url.contains("://") && split(url).0.to_ascii_lowercase() == server_origin)
+                || HttpUrl::parse(url).is_some_and(|u| Some(u.origin()) == server_origin)
         };
         for (name, url) in [
             ("token_endpoint", Some(token_endpoint.as_str())),

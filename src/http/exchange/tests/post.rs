@@ -786,6 +786,28 @@ fn a_redirect_on_the_origin_resends_the_post_there_and_resumes_there() {
     assert_eq!(again.url, "http://127.0.0.1:9/v2/mcp");
     assert_eq!((again.method, &again.body), (Method::Post, &first.body));
     assert_eq!(again.headers, first.headers);
+    // A 308 moves the endpoint: later requests and the DELETE go there at once.
+    let moved_to = std::iter::from_fn(|| ex.poll_event()).find_map(|e| match e {
+        Event::Moved(url) => Some(url),
+        _ => None,
+    });
+    assert_eq!(moved_to.as_deref(), Some("http://127.0.0.1:9/v2/mcp"));
+    let mut later = ep.clone();
+    assert!(later.apply(&Event::Moved(moved_to.unwrap())));
+    let delete = later.close().unwrap();
+    assert_eq!(delete.url, "http://127.0.0.1:9/v2/mcp");
+    // The DELETE follows a redirect of its own (same origin only).
+    let there = delete
+        .redirected(307, &pairs(&[("location", "/v3/mcp")]))
+        .unwrap();
+    assert_eq!(
+        (there.url.as_str(), &there.headers),
+        ("http://127.0.0.1:9/v3/mcp", &delete.headers)
+    );
+    assert!(delete
+        .redirected(307, &pairs(&[("location", "http://other/mcp")]))
+        .is_none());
+    assert!(delete.redirected(200, &[]).is_none());
     // The stream breaks: the resuming GET goes where the POST went.
     let headers = pairs(&[("content-type", "text/event-stream")]);
     ex.handle(Input::Response {
@@ -802,6 +824,15 @@ fn a_redirect_on_the_origin_resends_the_post_there_and_resumes_there() {
     // A 303 (another resource to GET) is not followed.
     let mut ex = ep.exchange(&request(8, "tools/call"), None);
     ex.start();
+    // A temporary redirect is followed for its request only.
+    let mut once = ep.exchange(&request(9, "tools/call"), None);
+    once.start();
+    let temporary = pairs(&[("location", "/tmp/mcp")]);
+    once.handle(Input::Response {
+        status: 307,
+        headers: &temporary,
+    });
+    assert!(!std::iter::from_fn(|| once.poll_event()).any(|e| matches!(e, Event::Moved(_))));
     let see_other = pairs(&[("location", "/elsewhere")]);
     ex.handle(Input::Response {
         status: 303,
