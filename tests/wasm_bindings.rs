@@ -243,6 +243,19 @@ fn bad_options_throw_mcp_errors() {
         // A path without its `/` would answer 404 to every request.
         ("{ name: 'n', version: '1', path: 'mcp' }", "options.path"),
         ("{ name: 'n', version: '1', path: '' }", "options.path"),
+        // A getter that throws is an error naming the member, not a server with no tools.
+        (
+            "{ name: 'n', version: '1', get tools() { throw new Error('no') } }",
+            "options.tools",
+        ),
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't', get execute() { throw 1 } }] }",
+            "options.tools[0].execute",
+        ),
+        (
+            "{ name: 'n', version: '1', get auth() { throw new Error('no') } }",
+            "options.auth",
+        ),
     ] {
         let error = create_mcp_server(js(options)).err().expect("throws");
         assert!(error.is_instance_of::<js_sys::Error>());

@@ -212,6 +212,15 @@ async fn events_fire_and_throwing_listeners_are_isolated() {
     )
     .unwrap();
     assert!(c.on("other", Function::new_no_args("")).is_err());
+    // A listener that is not a function is refused when added, not left to fail each event.
+    let refused = c.on("notification", js("5").unchecked_into()).unwrap_err();
+    assert!(
+        get(&refused, "message")
+            .as_string()
+            .unwrap()
+            .contains("listener must be a function"),
+        "{refused:?}"
+    );
     ok(c.connect()).await;
     // A server notification pushed by the transport reaches `notification`.
     let sink = get(&transport, "sink");
@@ -694,6 +703,18 @@ fn the_fetch_transport_timeout_option_is_checked() {
         assert_eq!(json(&get(&e, "data"))["path"], "options.timeout", "{bad}");
     }
     assert!(create_fetch_transport(js("{ url: 'http://x/mcp', timeout: 0 }")).is_ok());
+    // A getter that throws is an error naming the member (it was taken for "no timeout").
+    let e = create_fetch_transport(js(
+        "{ url: 'http://x/mcp', get timeout() { throw new Error('no') } }",
+    ))
+    .err()
+    .unwrap();
+    assert_eq!(json(&get(&e, "data"))["path"], "options.timeout");
+    let transport = create_fetch_transport(js("{ url: 'http://x/mcp' }")).unwrap();
+    let options = js("{ get timeout() { throw new Error('no') } }");
+    Reflect::set(&options, &"transport".into(), &transport.into()).unwrap();
+    let e = create_mcp_client(options).err().unwrap();
+    assert_eq!(json(&get(&e, "data"))["path"], "options.timeout");
 }
 
 #[wasm_bindgen_test]

@@ -94,14 +94,13 @@ fn bad(path: &str, what: &str) -> ErrorObject {
 
 fn strings(object: &JsValue, key: &str, required: bool) -> Result<Vec<String>, ErrorObject> {
     let at = format!("options.auth.{key}");
-    let value = Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
-    if value.is_undefined() || value.is_null() {
+    let Some(value) = super::convert::member(object, key, &at)? else {
         return if required {
             Err(bad(&at, "is required"))
         } else {
             Ok(Vec::new())
         };
-    }
+    };
     let Some(array) = value.dyn_ref::<Array>() else {
         return Err(bad(&at, "must be an array of strings"));
     };
@@ -119,10 +118,9 @@ fn strings(object: &JsValue, key: &str, required: bool) -> Result<Vec<String>, E
 /// # Errors
 /// `-32602` naming the member for a malformed option.
 pub(crate) fn authorizer_from_js(options: &JsValue) -> Result<Option<Authorizer>, ErrorObject> {
-    let auth = Reflect::get(options, &JsValue::from_str("auth")).unwrap_or(JsValue::UNDEFINED);
-    if auth.is_undefined() || auth.is_null() {
+    let Some(auth) = super::convert::member(options, "auth", "options.auth")? else {
         return Ok(None);
-    }
+    };
     if !auth.is_object() {
         return Err(bad("options.auth", "must be an object"));
     }

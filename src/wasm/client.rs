@@ -188,14 +188,13 @@ fn bad(path: &str, what: &str) -> ErrorObject {
         .with_data(serde_json::json!({ "path": path }))
 }
 
-fn member(object: &JsValue, key: &str) -> Option<JsValue> {
-    Reflect::get(object, &JsValue::from_str(key))
-        .ok()
-        .filter(|v| !v.is_undefined() && !v.is_null())
+/// `object[key]` (`at.key` in errors): see [`super::convert::member`].
+fn member(object: &JsValue, key: &str, at: &str) -> Result<Option<JsValue>, ErrorObject> {
+    super::convert::member(object, key, &format!("{at}.{key}"))
 }
 
 fn string_member(object: &JsValue, key: &str) -> Result<Option<String>, ErrorObject> {
-    member(object, key)
+    member(object, key, "options")?
         .map(|v| {
             v.as_string()
                 .ok_or_else(|| bad(&format!("options.{key}"), "must be a string"))
@@ -205,7 +204,7 @@ fn string_member(object: &JsValue, key: &str) -> Result<Option<String>, ErrorObj
 
 /// A timeout in ms from a JS value: a finite number ≥ 0.
 fn timeout_member(object: &JsValue, key: &str, at: &str) -> Result<Option<Duration>, ErrorObject> {
-    member(object, key)
+    member(object, key, at)?
         .map(|v| match v.as_f64() {
             Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Duration::from_micros((ms * 1e3) as u64)),
             _ => Err(bad(&format!("{at}.{key}"), "must be a number of ms ≥ 0")),
@@ -218,16 +217,13 @@ impl Client {
         if !options.is_object() {
             return Err(bad("options", "must be an object"));
         }
-        let transport =
-            member(options, "transport").ok_or_else(|| bad("options.transport", "is required"))?;
+        let transport = member(options, "transport", "options")?
+            .ok_or_else(|| bad("options.transport", "is required"))?;
         let inner: Box<dyn ClientTransport> =
             if let Some(t) = Transport::try_from_js_value_ref(&transport) {
                 t.inner
-            } else if transport
-                .is_object()
-                .then(|| member(&transport, "send"))
-                .flatten()
-                .is_some_and(|s| s.is_function())
+            } else if transport.is_object()
+                && member(&transport, "send", "options.transport")?.is_some_and(|s| s.is_function())
             {
                 Box::new(custom::JsTransport::new(transport))
             } else {
@@ -236,7 +232,7 @@ impl Client {
                     "must be an MCPTransport or an object with a send function",
                 ));
             };
-        let trace = member(options, "trace")
+        let trace = member(options, "trace", "options")?
             .map(|f| {
                 f.dyn_into::<Function>()
                     .map_err(|_| bad("options.trace", "must be a function"))
@@ -264,7 +260,7 @@ impl Client {
             Some(_) => return Err(bad("options.era", "must be 'auto', 'legacy' or 'modern'")),
         };
         client_options = client_options.with_era(era);
-        if let Some(handlers) = member(options, "handlers") {
+        if let Some(handlers) = member(options, "handlers", "options")? {
             client_options = client_options.with_handler(handlers::JsHandler::from_js(&handlers)?);
         }
         Ok(Client {
@@ -476,7 +472,8 @@ impl Client {
     /// listener's throw is logged with `console.error`, never breaking the client.
     ///
     /// # Errors
-    /// Throws an `MCPError` (`-32602`) for any other event name.
+    /// Throws an `MCPError` (`-32602`) for any other event name, or a listener that is not a
+    /// function.
     #[wasm_bindgen(skip_typescript)]
     pub fn on(&self, event: &str, listener: Function) -> Result<(), JsValue> {
         let wanted = match event {
@@ -491,6 +488,9 @@ impl Client {
                 )))
             }
         };
+        if !listener.is_function() {
+            return Err(error_to_js(&bad("listener", "must be a function")));
+        }
         self.client.on(move |event: &ClientEvent| {
             if event.name() != wanted {
                 return;

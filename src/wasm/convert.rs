@@ -78,6 +78,25 @@ fn number_to_js(n: &Number) -> JsValue {
     }
 }
 
+/// `object[key]`, read through `Reflect`: `Ok(None)` when it is `undefined` or `null`. A getter
+/// or `Proxy` trap that throws is an error (`-32602`, `data.path` = `at`, the member's path as
+/// the caller names it, e.g. `options.tools`), not taken for a missing member.
+pub(crate) fn member(
+    object: &JsValue,
+    key: &str,
+    at: &str,
+) -> Result<Option<JsValue>, crate::wire::jsonrpc::ErrorObject> {
+    match Reflect::get(object, &JsValue::from_str(key)) {
+        Ok(value) if value.is_undefined() || value.is_null() => Ok(None),
+        Ok(value) => Ok(Some(value)),
+        Err(thrown) => Err(crate::wire::jsonrpc::ErrorObject::invalid_params(format!(
+            "{at} could not be read: {}",
+            super::error_message(&thrown)
+        ))
+        .with_data(serde_json::json!({ "path": at }))),
+    }
+}
+
 /// Set an own, enumerable, writable data property (a plain `obj[key] = v` would run the
 /// `__proto__` setter instead of creating the member).
 pub(crate) fn set_own(object: &Object, key: &str, value: &JsValue) {

@@ -211,8 +211,7 @@ impl Server {
         if let Some(instructions) = string_member(options, "instructions", "options")? {
             server_options = server_options.with_instructions(instructions);
         }
-        let tools = member(options, "tools");
-        if !tools.is_undefined() && !tools.is_null() {
+        if let Some(tools) = member(options, "tools", "options")? {
             let Some(tools) = tools.dyn_ref::<Array>() else {
                 return Err(bad("options.tools", "must be an array"));
             };
@@ -222,16 +221,12 @@ impl Server {
                     .add(tool_from_js(&tool, &format!("options.tools[{i}]"))?);
             }
         }
-        let on_error = member(options, "error");
-        let on_error = if on_error.is_undefined() || on_error.is_null() {
-            None
-        } else {
-            Some(
-                on_error
-                    .dyn_into::<Function>()
-                    .map_err(|_| bad("options.error", "must be a function"))?,
-            )
-        };
+        let on_error = member(options, "error", "options")?
+            .map(|f| {
+                f.dyn_into::<Function>()
+                    .map_err(|_| bad("options.error", "must be a function"))
+            })
+            .transpose()?;
         let auth = super::auth::authorizer_from_js(options)?;
         Ok(Server {
             // Tools only: neither the task engine nor the methods beyond tools are linked.
@@ -279,15 +274,15 @@ fn bad(path: &str, what: &str) -> ErrorObject {
         .with_data(serde_json::json!({ "path": path }))
 }
 
-fn member(object: &JsValue, key: &str) -> JsValue {
-    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+/// `object[key]` (`at.key` in errors): see [`super::convert::member`].
+fn member(object: &JsValue, key: &str, at: &str) -> Result<Option<JsValue>, ErrorObject> {
+    super::convert::member(object, key, &format!("{at}.{key}"))
 }
 
 fn string_member(object: &JsValue, key: &str, at: &str) -> Result<Option<String>, ErrorObject> {
-    let value = member(object, key);
-    if value.is_undefined() || value.is_null() {
+    let Some(value) = member(object, key, at)? else {
         return Ok(None);
-    }
+    };
     value
         .as_string()
         .map(Some)
@@ -295,10 +290,9 @@ fn string_member(object: &JsValue, key: &str, at: &str) -> Result<Option<String>
 }
 
 fn object_member(object: &JsValue, key: &str, at: &str) -> Result<Option<Value>, ErrorObject> {
-    let value = member(object, key);
-    if value.is_undefined() || value.is_null() {
+    let Some(value) = member(object, key, at)? else {
         return Ok(None);
-    }
+    };
     match from_js(&value) {
         Ok(v @ Value::Object(_)) => Ok(Some(v)),
         _ => Err(bad(&format!("{at}.{key}"), "must be an object")),
@@ -314,7 +308,8 @@ pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject
     let name = string_member(tool, "name", at)?
         .filter(|name| !name.is_empty())
         .ok_or_else(|| bad(&format!("{at}.name"), "is required (a non-empty string)"))?;
-    let execute = member(tool, "execute")
+    let execute = member(tool, "execute", at)?
+        .unwrap_or(JsValue::UNDEFINED)
         .dyn_into::<Function>()
         .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
     let input_schema = object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);

@@ -94,7 +94,12 @@ pub fn create_fetch_transport(
         return Err(bad("options.url", "must be an http:// or https:// URL"));
     }
     let mut headers = Vec::new();
-    let given = Reflect::get(&options, &"headers".into()).unwrap_or(JsValue::UNDEFINED);
+    let member = |key: &str| -> Result<JsValue, JsValue> {
+        crate::wasm::convert::member(&options, key, &format!("options.{key}"))
+            .map(|v| v.unwrap_or(JsValue::UNDEFINED))
+            .map_err(|e| error_to_js(&e))
+    };
+    let given = member("headers")?;
     if let Some(given) = given.dyn_ref::<Headers>() {
         // A `Headers` object has no own keys: its pairs are what it iterates.
         headers = header_pairs(given);
@@ -125,7 +130,7 @@ pub fn create_fetch_transport(
             headers.push((name, value));
         }
     }
-    let fetch = Reflect::get(&options, &"fetch".into()).unwrap_or(JsValue::UNDEFINED);
+    let fetch = member("fetch")?;
     let fetch = if fetch.is_undefined() || fetch.is_null() {
         None
     } else {
@@ -135,7 +140,7 @@ pub fn create_fetch_transport(
                 .map_err(|_| bad("options.fetch", "must be a function"))?,
         )
     };
-    let timeout = Reflect::get(&options, &"timeout".into()).unwrap_or(JsValue::UNDEFINED);
+    let timeout = member("timeout")?;
     let timeout = if timeout.is_undefined() || timeout.is_null() {
         None
     } else {

@@ -35,7 +35,7 @@ impl JsHandler {
             return Err(bad("options.handlers", "must be an object"));
         }
         let function = |key: &str| {
-            member(handlers, key)
+            member(handlers, key, "options.handlers")?
                 .map(|f| {
                     f.dyn_into::<Function>()
                         .map_err(|_| bad(&format!("options.handlers.{key}"), "must be a function"))

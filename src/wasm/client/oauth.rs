@@ -21,7 +21,7 @@ use std::time::Duration;
 use crate::client::oauth::SIGN_IN_TIMEOUT;
 
 use futures::future::{select, Either, FutureExt, LocalBoxFuture, Shared};
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Function, Promise};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -79,14 +79,19 @@ fn bad(path: &str, what: &str) -> JsValue {
     )
 }
 
-fn member(object: &JsValue, key: &str) -> Option<JsValue> {
-    Reflect::get(object, &JsValue::from_str(key))
-        .ok()
-        .filter(|v| !v.is_undefined() && !v.is_null())
+/// `object[key]` of `options.auth` (or `options.auth` itself): see
+/// [`crate::wasm::convert::member`].
+fn member(object: &JsValue, key: &str) -> Result<Option<JsValue>, JsValue> {
+    let at = if key == "auth" {
+        "options.auth".to_owned()
+    } else {
+        format!("options.auth.{key}")
+    };
+    crate::wasm::convert::member(object, key, &at).map_err(|e| error_to_js(&e))
 }
 
 fn text(object: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
-    match member(object, key) {
+    match member(object, key)? {
         None => Ok(None),
         Some(v) => v
             .as_string()
@@ -96,7 +101,7 @@ fn text(object: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
 }
 
 fn function(object: &JsValue, key: &str) -> Result<Option<Function>, JsValue> {
-    match member(object, key) {
+    match member(object, key)? {
         None => Ok(None),
         Some(v) => v
             .dyn_into::<Function>()
@@ -115,7 +120,7 @@ impl BrowserAuth {
         options: &JsValue,
         server_url: &str,
     ) -> Result<Option<BrowserAuth>, JsValue> {
-        let Some(auth) = member(options, "auth") else {
+        let Some(auth) = member(options, "auth")? else {
             return Ok(None);
         };
         if !auth.is_object() {

@@ -27,7 +27,7 @@ fn progress_to_js(progress: &Progress) -> JsValue {
 
 fn parse(options: &JsValue) -> Result<RequestOptions, ErrorObject> {
     let timeout = timeout_member(options, "timeout", "options")?;
-    let on_progress = member(options, "onProgress")
+    let on_progress = member(options, "onProgress", "options")?
         .map(|f| {
             f.dyn_into::<Function>()
                 .map_err(|_| bad("options.onProgress", "must be a function"))
@@ -44,7 +44,7 @@ fn parse(options: &JsValue) -> Result<RequestOptions, ErrorObject> {
                 }
             })
         });
-    let log_level = member(options, "logLevel")
+    let log_level = member(options, "logLevel", "options")?
         .map(|v| {
             v.as_string()
                 .as_deref()

@@ -64,7 +64,7 @@ fn ttl_option(options: Option<JsValue>) -> Result<Option<u64>, ErrorObject> {
     let Some(options) = options.filter(JsValue::is_object) else {
         return Ok(None);
     };
-    member(&options, "ttl")
+    member(&options, "ttl", "options")?
         .map(|v| match v.as_f64() {
             Some(ms) if ms.is_finite() && ms >= 0.0 && ms.fract() == 0.0 => Ok(ms as u64),
             _ => Err(bad("options.ttl", "must be a whole number of ms ≥ 0")),
@@ -79,7 +79,7 @@ fn wait_options(
     let Some(options) = options.filter(JsValue::is_object) else {
         return Ok((None, None));
     };
-    let on_status = member(&options, "onStatus")
+    let on_status = member(&options, "onStatus", "options")?
         .map(|f| {
             f.dyn_into::<Function>()
                 .map_err(|_| bad("options.onStatus", "must be a function"))
