@@ -661,6 +661,51 @@ async fn handshake_era_tasks_follow_the_tools_declaration() {
     assert_eq!(update["error"]["code"], -32601, "{update}");
 }
 
+/// A tool whose result is an error (`isError: true`) ends its task `failed` on 2025-11-25
+/// (Task Status: "for tool calls … the tool call result has `isError` set to true"), with the
+/// error's text as `statusMessage`, while `tasks/result` still returns that result; the tasks
+/// extension (SEP-2663) keeps it `completed` with the result inlined.
+#[tokio::test]
+async fn a_tool_error_result_fails_a_handshake_era_task_and_completes_an_extension_one() {
+    let (server, _gates, _events) = fixture(TaskOptions::new(), None);
+    server.tools().add(
+        Tool::from_json("oops", json!({"type":"object"}), |_: Args, _| async {
+            Err::<String, _>("the disk is full".to_owned())
+        })
+        .with_task_support(TaskSupport::Optional),
+    );
+    let s = support::start(server, EndpointOptions::default()).await;
+    let init = post(s.addr, &[], &support::initialize(1, "2025-11-25")).await;
+    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let ask = |method: &str, params: Value| {
+        let (sid, body) = (sid.clone(), rpc(json!(7), method, params));
+        async move {
+            post(s.addr, &[("mcp-session-id", &sid)], &body)
+                .await
+                .messages()[0]
+                .clone()
+        }
+    };
+    let task = ask("tools/call", json!({ "name": "oops", "task": {} })).await;
+    let id = task["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let result = ask("tasks/result", json!({ "taskId": id })).await;
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "the disk is full");
+    let got = ask("tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(got["result"]["status"], "failed", "{got}");
+    assert_eq!(got["result"]["statusMessage"], "the disk is full", "{got}");
+    let listed = ask("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"][0]["status"], "failed", "{listed}");
+
+    let id = start_task(&s, "oops", json!({})).await;
+    let done = until_terminal(&s, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+}
+
 #[tokio::test]
 async fn a_handshake_era_task_asks_the_client_over_its_connection() {
     let (server, _gates, _events) = fixture(TaskOptions::new(), None);

@@ -23,7 +23,8 @@ pub enum TaskStatus {
     Working,
     /// The tool waits for the client's answer to an input request.
     InputRequired,
-    /// The tool returned a result (also a result with `isError: true`).
+    /// The tool returned a result. One with `isError: true` is kept so too (the tasks extension's
+    /// `completed`) and shown as `failed` to a 2025-11-25 client, as that revision says.
     Completed,
     /// The tool ended in a JSON-RPC (protocol) error.
     Failed,

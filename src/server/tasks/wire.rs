@@ -18,8 +18,24 @@ pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
 pub(super) fn task_fields(task: &Task, era: Era) -> Map<String, Value> {
     let mut out = Map::new();
     out.insert("taskId".into(), json!(task.task_id));
-    out.insert("status".into(), json!(task.status.as_str()));
-    if let Some(message) = &task.status_message {
+    // 2025-11-25 (`basic/utilities/tasks`, Task Status): a tool call whose result has
+    // `isError: true` is `failed`, with a `statusMessage` saying why (Task Execution Errors);
+    // `tasks/result` still returns that result. The tasks extension (SEP-2663) keeps it
+    // `completed` with the result inlined, `failed` being for JSON-RPC errors only.
+    let error_result = (era == Era::Legacy && task.status == TaskStatus::Completed)
+        .then_some(task.result.as_ref())
+        .flatten()
+        .filter(|r| r.get("isError") == Some(&Value::Bool(true)));
+    let status = match error_result {
+        Some(_) => TaskStatus::Failed.as_str(),
+        None => task.status.as_str(),
+    };
+    out.insert("status".into(), json!(status));
+    let message = task
+        .status_message
+        .clone()
+        .or_else(|| error_result.map(error_result_message));
+    if let Some(message) = message {
         out.insert("statusMessage".into(), json!(message));
     }
     out.insert("createdAt".into(), json!(iso8601(task.created_at)));
@@ -33,6 +49,28 @@ pub(super) fn task_fields(task: &Task, era: Era) -> Map<String, Value> {
         out.insert(poll.into(), json!(interval));
     }
     out
+}
+
+/// The `statusMessage` of a task whose tool result is an error: its first text, cut at 256
+/// characters, or a note that the tool returned an error.
+fn error_result_message(result: &Value) -> String {
+    const MAX_CHARS: usize = 256;
+    let text = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|block| {
+            (block["type"] == "text")
+                .then(|| block["text"].as_str())
+                .flatten()
+        });
+    match text {
+        Some(text) if text.chars().count() > MAX_CHARS => {
+            format!("{}…", text.chars().take(MAX_CHARS).collect::<String>())
+        }
+        Some(text) if !text.is_empty() => text.to_owned(),
+        _ => "the tool returned an error result (isError: true)".to_owned(),
+    }
 }
 
 /// The `CreateTaskResult` of `era`: flat with `resultType: "task"` (2026-07-28), or `{ task }`.
