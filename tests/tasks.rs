@@ -661,6 +661,165 @@ async fn handshake_era_tasks_follow_the_tools_declaration() {
     assert_eq!(update["error"]["code"], -32601, "{update}");
 }
 
+/// Tokens `alice` and `bob` (two subjects of one issuer) and `robot` (a client acting for
+/// itself, no subject).
+struct People;
+
+impl orkestrel_mcp::http::auth::TokenVerifier for People {
+    fn verify(
+        &self,
+        token: &str,
+    ) -> orkestrel_mcp::BoxFuture<
+        '_,
+        Result<orkestrel_mcp::http::identity::Identity, orkestrel_mcp::http::auth::TokenError>,
+    > {
+        use orkestrel_mcp::http::identity::Identity;
+        let claims = json!({ "iss": "https://as.example" });
+        let outcome = match token {
+            "alice" | "bob" => Ok(Identity {
+                subject: Some(token.to_owned()),
+                claims,
+                ..Identity::default()
+            }),
+            "robot" => Ok(Identity {
+                client_id: Some("robot".to_owned()),
+                claims,
+                ..Identity::default()
+            }),
+            _ => Err(orkestrel_mcp::http::auth::TokenError::Invalid(
+                "unknown".into(),
+            )),
+        };
+        Box::pin(async move { outcome })
+    }
+}
+
+fn gated_by_people(stateless: bool) -> EndpointOptions {
+    let mut options = EndpointOptions {
+        auth: Some(orkestrel_mcp::http::auth::Authorizer::new(
+            orkestrel_mcp::http::auth::ResourceMetadata {
+                resource: "http://127.0.0.1/mcp".into(),
+                authorization_servers: vec!["https://as.example".into()],
+                ..Default::default()
+            },
+            People,
+        )),
+        ..EndpointOptions::default()
+    };
+    if stateless {
+        options.sessions = None;
+    }
+    options
+}
+
+/// With a token, a task is bound to its authorization context (2025-11-25 tasks, "Task
+/// Isolation and Access Control": receivers MUST bind tasks to said context and reject
+/// `tasks/get`, `tasks/result` and `tasks/cancel` of other contexts; `tasks/list` shows only the
+/// requestor's): another subject's request finds no such task, with or without sessions.
+/// Without a token or a session, `tasks/list` is not declared and is `-32601` (it listed every
+/// stateless client's tasks, handing out the ids that are their only protection).
+#[tokio::test]
+async fn a_task_is_bound_to_its_authorization_context() {
+    for stateless in [false, true] {
+        let (server, gates, _events) = fixture(TaskOptions::new(), None);
+        let s = support::start(server, gated_by_people(stateless)).await;
+        let session_of = |token: &'static str| async move {
+            let bearer = format!("Bearer {token}");
+            let init = post(
+                s.addr,
+                &[("authorization", &bearer)],
+                &support::initialize(1, "2025-11-25"),
+            )
+            .await;
+            let caps = init.messages()[0]["result"]["capabilities"]["tasks"].clone();
+            assert_eq!(
+                caps["list"],
+                json!({}),
+                "{token}: a context to list by: {caps}"
+            );
+            (bearer, init.header("mcp-session-id").map(str::to_owned))
+        };
+        let ask = |who: &(String, Option<String>), method: &str, params: Value| {
+            let mut headers = vec![("authorization".to_owned(), who.0.clone())];
+            if let Some(sid) = &who.1 {
+                headers.push(("mcp-session-id".to_owned(), sid.clone()));
+            }
+            let body = rpc(json!(7), method, params);
+            async move {
+                let headers: Vec<(&str, &str)> = headers
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_str()))
+                    .collect();
+                post(s.addr, &headers, &body).await.messages()[0].clone()
+            }
+        };
+        let alice = session_of("alice").await;
+        let bob = session_of("bob").await;
+        let robot = session_of("robot").await;
+        let task = ask(
+            &alice,
+            "tools/call",
+            json!({ "name": "gated", "arguments": { "label": "a" }, "task": {} }),
+        )
+        .await;
+        let id = task["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        for other in [&bob, &robot] {
+            for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+                let refused = ask(other, method, json!({ "taskId": id })).await;
+                assert_eq!(
+                    refused["error"]["code"], -32602,
+                    "{stateless} {method}: {refused}"
+                );
+                assert!(
+                    refused["error"]["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("unknown taskId"),
+                    "{refused}"
+                );
+            }
+            let listed = ask(other, "tasks/list", json!({})).await;
+            assert_eq!(
+                listed["result"]["tasks"],
+                json!([]),
+                "{stateless}: {listed}"
+            );
+        }
+        // Alice's own requests see it; nothing the others sent touched it.
+        let got = ask(&alice, "tasks/get", json!({ "taskId": id })).await;
+        assert_eq!(got["result"]["status"], "working", "{stateless}: {got}");
+        let listed = ask(&alice, "tasks/list", json!({})).await;
+        assert_eq!(
+            listed["result"]["tasks"][0]["taskId"],
+            json!(id),
+            "{listed}"
+        );
+        gates.open("a");
+        let result = ask(&alice, "tasks/result", json!({ "taskId": id })).await;
+        assert_eq!(result["result"]["content"][0]["text"], "done a", "{result}");
+    }
+    // No token and no session: nothing to bind to, so no tasks/list.
+    let (server, _gates, _events) = fixture(TaskOptions::new(), None);
+    let options = EndpointOptions {
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    let s = support::start(server, options).await;
+    let init = post(s.addr, &[], &support::initialize(1, "2025-11-25")).await;
+    let caps = &init.messages()[0]["result"]["capabilities"]["tasks"];
+    assert!(
+        caps.get("list").is_none() && caps.get("cancel").is_some(),
+        "{caps}"
+    );
+    let body = rpc(json!(2), "tasks/list", json!({}));
+    let headers = [("mcp-protocol-version", "2025-11-25")];
+    let listed = post(s.addr, &headers, &body).await.messages()[0].clone();
+    assert_eq!(listed["error"]["code"], -32601, "{listed}");
+}
+
 /// A tool whose result is an error (`isError: true`) ends its task `failed` on 2025-11-25
 /// (Task Status: "for tool calls … the tool call result has `isError` set to true"), with the
 /// error's text as `statusMessage`, while `tasks/result` still returns that result; the tasks

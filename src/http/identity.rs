@@ -32,4 +32,18 @@ impl Identity {
             .collect();
         (!missing.is_empty()).then(|| missing.join(" "))
     }
+
+    /// The authorization context this token speaks in, as a stable key: its issuer (`iss`) and
+    /// subject (`sub`), else its issuer and client (`client_id` / `azp`, a client acting for
+    /// itself); `None` when the token names neither. Requests whose tokens share a key share
+    /// the tasks bound to it (2025-11-25 tasks, "Task Isolation and Access Control").
+    pub fn context(&self) -> Option<String> {
+        let issuer = self.claims.get("iss").and_then(Value::as_str).unwrap_or("");
+        // JSON text: no issuer, subject or client id can forge another's key.
+        match (&self.subject, &self.client_id) {
+            (Some(subject), _) => Some(serde_json::json!([issuer, "sub", subject]).to_string()),
+            (None, Some(client)) => Some(serde_json::json!([issuer, "client", client]).to_string()),
+            (None, None) => None,
+        }
+    }
 }

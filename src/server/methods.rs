@@ -33,6 +33,14 @@ impl McpServer {
                 if ctx.stateless {
                     without_pushes(&mut declared);
                 }
+                let context = ctx.identity.as_ref().and_then(|i| i.context());
+                if ctx.scope.is_none() && context.is_none() {
+                    // No session, connection or token to bind tasks to: `tasks/list` would
+                    // list everyone's (2025-11-25 tasks, Task Isolation: SHOULD NOT declare it).
+                    if let Some(tasks) = declared.get_mut("tasks").and_then(Value::as_object_mut) {
+                        tasks.remove("list");
+                    }
+                }
                 if let Some(scope) = &ctx.scope {
                     // Shared with the other scopes that recorded equal ones: no copy per scope.
                     let peers = &self.inner.peers;

@@ -163,6 +163,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The authorization context of `ctx`'s request ([`Identity::context`](crate::http::identity::Identity::context)
+/// of its verified token), which a task it creates is bound to.
+fn authorization_of(ctx: &RequestContext) -> Option<String> {
+    ctx.identity
+        .as_ref()
+        .and_then(|identity| identity.context())
+}
+
+/// Whether a request of the authorization context `authorization` may see `task`: a task bound
+/// to a context only by that context; one made without a token by anyone holding its id.
+fn visible(task: &Task, authorization: Option<&str>) -> bool {
+    task.authorization
+        .as_deref()
+        .is_none_or(|bound| Some(bound) == authorization)
+}
+
 fn store_error(e: TaskStoreError) -> ErrorObject {
     match e {
         TaskStoreError::NotFound => ErrorObject::invalid_params("unknown taskId"),
@@ -247,6 +263,7 @@ impl Tasks {
         &self,
         ttl_ms: Option<u64>,
         scope: Option<&str>,
+        authorization: Option<String>,
     ) -> Result<(Task, Arc<Running>), ErrorObject> {
         if self.options.spawner.is_none() {
             return Err(ErrorObject::internal(
@@ -270,6 +287,7 @@ impl Tasks {
             error: None,
             input_requests: Map::new(),
             owner: self.owner_of(scope),
+            authorization,
         };
         self.store()
             .create(task.clone(), now)
@@ -370,9 +388,12 @@ impl Tasks {
         self.wake(&running.task_id);
     }
 
-    async fn get(&self, task_id: &str) -> Result<Task, ErrorObject> {
+    /// The task `task_id` as a request of the authorization context `authorization` may see it:
+    /// a task bound to another context is an unknown one (its existence is not told).
+    async fn get(&self, task_id: &str, authorization: Option<&str>) -> Result<Task, ErrorObject> {
         let now = self.now();
-        match self.store().get(task_id, now).await.map_err(store_error)? {
+        let found = self.store().get(task_id, now).await.map_err(store_error)?;
+        match found.filter(|task| visible(task, authorization)) {
             Some(task) => Ok(task),
             None => {
                 self.drop_expired(now);
@@ -414,6 +435,7 @@ impl Tasks {
         &self,
         task_id: &str,
         responses: &Map<String, Value>,
+        authorization: Option<&str>,
     ) -> Result<(), ErrorObject> {
         let running = lock(&self.running).get(task_id).cloned();
         match running {
@@ -422,7 +444,7 @@ impl Tasks {
                 self.record_answered(task_id, &delivered).await;
             }
             None if self.shared => {
-                let task = self.get(task_id).await?;
+                let task = self.get(task_id, authorization).await?;
                 if !task.status.is_terminal() {
                     let signal = TaskSignal::Answers(responses.clone());
                     self.store().signal(task_id, &signal).await;
@@ -691,7 +713,9 @@ impl Tasks {
         match mode {
             Mode::Plain => tool.call(arguments, ctx).await.map(plain),
             Mode::Task(ttl) => {
-                let (task, running) = self.create(ttl, ctx.scope.as_deref()).await?;
+                let (task, running) = self
+                    .create(ttl, ctx.scope.as_deref(), authorization_of(&ctx))
+                    .await?;
                 ctx.task = Some(TaskSlot::bound(running.clone()));
                 // The task outlives this request, whose own stream (a POST's SSE) ends with the
                 // handle: its server→client requests go on the scope's push channel (the
@@ -714,6 +738,7 @@ impl Tasks {
             }
             Mode::OnDemand => {
                 let owner = ctx.scope.clone();
+                let authorization = authorization_of(&ctx);
                 let (slot, detach) = TaskSlot::deferred();
                 ctx.task = Some(slot.clone());
                 let mut future: BoxFuture<'static, _> =
@@ -723,7 +748,7 @@ impl Tasks {
                     Either::Right((Ok(ready), _)) => ready,
                     Either::Right((Err(_), _)) => return future.await.map(plain),
                 };
-                match self.create(None, owner.as_deref()).await {
+                match self.create(None, owner.as_deref(), authorization).await {
                     Ok((task, running)) => {
                         slot.bind(running.clone());
                         self.spawn(running, future);
@@ -758,8 +783,13 @@ impl Tasks {
             (Era::Modern, _) if !declares_extension(ctx) => return Err(missing_extension(method)),
             _ => {}
         }
+        let authorization = authorization_of(ctx);
+        let auth = authorization.as_deref();
         match method {
-            "tasks/get" => Ok(detailed(&self.get(&task_id_param(params)?).await?, era)),
+            "tasks/get" => Ok(detailed(
+                &self.get(&task_id_param(params)?, auth).await?,
+                era,
+            )),
             "tasks/update" => {
                 let id = task_id_param(params)?;
                 let responses = match params.and_then(|p| p.get("inputResponses")) {
@@ -771,30 +801,41 @@ impl Tasks {
                     }
                     None => return Err(ErrorObject::invalid_params(r#"missing "inputResponses""#)),
                 };
-                self.update(&id, responses).await?;
+                // Another context's task is an unknown one.
+                self.get(&id, auth).await?;
+                self.update(&id, responses, auth).await?;
                 Ok(json!({}))
             }
             "tasks/cancel" => {
                 let id = task_id_param(params)?;
+                self.get(&id, auth).await?;
                 let cancelled = self.cancel(&id).await?;
                 match era {
                     // An ack, also for a task already terminal (idempotent).
                     Era::Modern => Ok(json!({})),
-                    Era::Legacy if cancelled => Ok(detailed(&self.get(&id).await?, era)),
+                    Era::Legacy if cancelled => Ok(detailed(&self.get(&id, auth).await?, era)),
                     Era::Legacy => Err(ErrorObject::invalid_params(format!(
                         "task {id} is already terminal"
                     ))),
                 }
             }
-            "tasks/result" => self.task_result(&task_id_param(params)?).await,
+            "tasks/result" => self.task_result(&task_id_param(params)?, auth).await,
             "tasks/list" => {
-                // Only the caller's own tasks (its connection or session).
+                // Only the caller's own tasks: its connection's or session's, and its
+                // authorization context's. A request with neither (stateless, no token) has
+                // no tasks of its own to list — listing every such task would hand out the ids
+                // that are their only protection (Task Isolation: "SHOULD NOT declare
+                // tasks.list" without context-binding).
+                if ctx.scope.is_none() && auth.is_none() {
+                    return Err(ErrorObject::method_not_found(method));
+                }
                 let owner = self.owner_of(ctx.scope.as_deref());
                 let listed: Vec<Value> = (self.store())
                     .list(owner.as_deref(), self.now())
                     .await
                     .map_err(store_error)?
                     .iter()
+                    .filter(|t| t.authorization.as_deref() == auth)
                     .map(|t| Value::Object(task_fields(t, era)))
                     .collect();
                 let (items, next) = page(listed, params, server.inner.options.page_size)?;
@@ -813,11 +854,15 @@ impl Tasks {
     /// may run on another instance sharing the store: a change signal (or, should one be lost,
     /// the [`TaskOptions::sleep`] timer) has it read again. The wait is bounded by the task's
     /// TTL: an expired task is an unknown one.
-    async fn task_result(&self, id: &str) -> Result<Value, ErrorObject> {
+    async fn task_result(
+        &self,
+        id: &str,
+        authorization: Option<&str>,
+    ) -> Result<Value, ErrorObject> {
         loop {
             // Watched before the read: a change between the two wakes it.
             let changed = self.watch(id);
-            let task = self.get(id).await?;
+            let task = self.get(id, authorization).await?;
             match task.status {
                 TaskStatus::Completed => {
                     let mut result = task.result.unwrap_or(json!({}));

@@ -220,6 +220,7 @@ fn a_task(id: &str, at: u64, owner: Option<&str>) -> orkestrel_mcp::server::task
         error: None,
         input_requests: Default::default(),
         owner: owner.map(str::to_owned),
+        authorization: None,
     }
 }
 

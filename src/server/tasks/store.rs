@@ -82,6 +82,12 @@ pub struct Task {
     /// 2025-11-25 `tasks/list` shows a caller only its own tasks; the other methods go by the
     /// unguessable id.
     pub owner: Option<String>,
+    /// The authorization context the task is bound to (2025-11-25 tasks, "Task Isolation and
+    /// Access Control": [`Identity::context`](crate::http::identity::Identity::context) of the
+    /// creating request's token; `None` without one): a request of another context finds no
+    /// such task, and `tasks/list` shows a context only its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization: Option<String>,
 }
 
 impl Task {
@@ -99,6 +105,7 @@ impl Task {
         }
         128 + self.task_id.len()
             + self.owner.as_ref().map_or(0, String::len)
+            + self.authorization.as_ref().map_or(0, String::len)
             + self.status_message.as_ref().map_or(0, String::len)
             + self.result.as_ref().map_or(0, json)
             + self.error.as_ref().map_or(0, json)
@@ -491,6 +498,7 @@ mod tests {
             error: None,
             input_requests: Map::new(),
             owner: None,
+            authorization: None,
         }
     }
 
