@@ -96,8 +96,9 @@ struct Inner {
     audience: Option<String>,
     jwks_uri: String,
     keys: Mutex<Keys>,
-    /// When an unknown key last made the set be fetched again, successfully (`None`: never).
-    refetched: Mutex<Option<Instant>>,
+    /// The last time an unknown key made the set be fetched again (`None`: never), and why it
+    /// failed if it did. An async lock: concurrent unknown keys share one fetch.
+    refetched: tokio::sync::Mutex<Option<Refetch>>,
 }
 
 /// Verifies JWT access tokens against an issuer's published keys (cheap to clone).
@@ -143,7 +144,7 @@ impl JwtVerifier {
                 audience,
                 jwks_uri,
                 keys: Mutex::new(keys),
-                refetched: Mutex::new(None),
+                refetched: tokio::sync::Mutex::new(None),
             }),
         })
     }
@@ -177,13 +178,21 @@ impl JwtVerifier {
         }
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.inner.issuer]);
-        match &self.inner.audience {
-            Some(audience) => validation.set_audience(&[audience]),
-            None => validation.validate_aud = false,
-        }
         validation.leeway = LEEWAY_SECS;
         validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "iss"]);
+        // `jsonwebtoken` checks `aud` only when the token has one: with an audience configured
+        // it is a required claim too (RFC 9068 §4: a token whose `aud` does not name this
+        // resource MUST be rejected; one without `aud` names nothing).
+        match &self.inner.audience {
+            Some(audience) => {
+                validation.set_audience(&[audience]);
+                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+            }
+            None => {
+                validation.validate_aud = false;
+                validation.set_required_spec_claims(&["exp", "iss"]);
+            }
+        }
         let data = jsonwebtoken::decode::<Value>(token, &key.key, &validation).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             TokenError::Invalid(
@@ -217,24 +226,36 @@ impl JwtVerifier {
         }
     }
 
-    /// Fetch the key set again, unless an unknown key made it do so within [`REFETCH_EVERY`].
+    /// Fetch the key set again, unless an unknown key made it try within [`REFETCH_EVERY`]
+    /// (then that try's outcome stands: a failed one is `Unavailable` again without a fetch).
+    /// Concurrent callers wait for the one fetch in flight: tokens with unknown keys — anyone
+    /// can send them — make at most one request to the issuer per interval, also while it is
+    /// slow or down.
     async fn refetch(&self) -> Result<(), TokenError> {
-        let refetched = || {
-            self.inner
-                .refetched
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-        };
-        if refetched().is_some_and(|at| at.elapsed() < REFETCH_EVERY) {
-            return Ok(());
+        let mut last = self.inner.refetched.lock().await;
+        if let Some(last) = last.as_ref().filter(|l| l.at.elapsed() < REFETCH_EVERY) {
+            return match &last.failed {
+                Some(reason) => Err(TokenError::Unavailable(reason.clone())),
+                None => Ok(()),
+            };
         }
-        let fresh = fetch_keys(&self.inner.jwks_uri)
-            .await
-            .map_err(TokenError::Unavailable)?;
+        let fetched = fetch_keys(&self.inner.jwks_uri).await;
+        let failed = fetched.as_ref().err().cloned();
+        *last = Some(Refetch {
+            at: Instant::now(),
+            failed,
+        });
+        let fresh = fetched.map_err(TokenError::Unavailable)?;
         *self.inner.keys.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
-        *refetched() = Some(Instant::now());
         Ok(())
     }
+}
+
+/// One try at fetching the key set again.
+struct Refetch {
+    at: Instant,
+    /// Why it failed (`None`: it succeeded).
+    failed: Option<String>,
 }
 
 impl TokenVerifier for JwtVerifier {
@@ -567,6 +588,132 @@ mod tests {
                 "https://auth.example.com/tenant1/.well-known/openid-configuration",
             ]
         );
+    }
+
+    /// A P-256 key made for this test only (`openssl ecparam -name prime256v1 -genkey`).
+    const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgZpyI1ffdvBRmBrtD
+D0rhJ59L0GDWYMjHeWWp8AhDloahRANCAARC4pamZcRW4FKydcyPLhA7y1AXIGqy
+59dHwhwpjcwBPSk+lxSmM7tBtfKoJTNUuhMNjgXe8uttHe+h6QfuwWX2
+-----END PRIVATE KEY-----";
+    const TEST_PUBLIC_KEY: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEQuKWpmXEVuBSsnXMjy4QO8tQFyBq
+sufXR8IcKY3MAT0pPpcUpjO7QbXyqCUzVLoTDY4F3vLrbR3voekH7sFl9g==
+-----END PUBLIC KEY-----";
+
+    fn verifier(audience: Option<&str>) -> JwtVerifier {
+        let key = Key {
+            key: DecodingKey::from_ec_pem(TEST_PUBLIC_KEY.as_bytes()).unwrap(),
+            algorithm: Some(Algorithm::ES256),
+            family: Family::Ec,
+        };
+        JwtVerifier {
+            inner: Arc::new(Inner {
+                issuer: "https://as.example".into(),
+                audience: audience.map(str::to_owned),
+                jwks_uri: "http://127.0.0.1:9/jwks".into(),
+                keys: Mutex::new(Keys {
+                    by_id: HashMap::new(),
+                    unnamed: vec![Arc::new(key)],
+                }),
+                refetched: tokio::sync::Mutex::new(Some(Refetch {
+                    at: Instant::now(),
+                    failed: None,
+                })),
+            }),
+        }
+    }
+
+    fn signed(claims: &Value) -> String {
+        let key = jsonwebtoken::EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
+        let header = jsonwebtoken::Header::new(Algorithm::ES256);
+        jsonwebtoken::encode(&header, claims, &key).unwrap()
+    }
+
+    /// With an audience configured, a token without `aud` is refused (`jsonwebtoken` checks
+    /// `aud` only when present: such a token passed); one naming the audience is accepted.
+    #[test]
+    fn a_token_without_an_audience_is_refused_when_one_is_required() {
+        use futures::executor::block_on;
+        let exp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 300;
+        let base = serde_json::json!({"iss": "https://as.example", "sub": "u", "exp": exp});
+        let mut named = base.clone();
+        named["aud"] = "https://mcp.example/mcp".into();
+        let strict = verifier(Some("https://mcp.example/mcp"));
+        assert_eq!(
+            block_on(strict.check(&signed(&named)))
+                .unwrap()
+                .subject
+                .as_deref(),
+            Some("u")
+        );
+        let refused = block_on(strict.check(&signed(&base))).unwrap_err();
+        assert_eq!(
+            refused,
+            TokenError::Invalid("a required claim is missing".into())
+        );
+        // Without a configured audience (not advisable) any token of the issuer passes.
+        assert!(block_on(verifier(None).check(&signed(&base))).is_ok());
+    }
+
+    /// Tokens naming a key the set lacks — anyone can send them — fetch the set at most once
+    /// per interval: concurrent ones share one fetch, and a failed fetch is not retried until
+    /// the interval passes (each such token made the server fetch the set, also while the
+    /// issuer was down).
+    #[tokio::test]
+    async fn unknown_keys_make_one_fetch_of_the_key_set_per_interval() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let counted = fetches.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut head = [0u8; 1024];
+                    let _ = socket.read(&mut head).await;
+                    // Slow and failing: every caller arrives while the fetch is in flight.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let _ = socket
+                        .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                        .await;
+                });
+            }
+        });
+        let mut verifier = verifier(Some("https://mcp.example/mcp"));
+        let inner = Arc::get_mut(&mut verifier.inner).unwrap();
+        inner.jwks_uri = format!("http://{addr}/jwks");
+        inner.refetched = tokio::sync::Mutex::new(None);
+        let mut header = jsonwebtoken::Header::new(Algorithm::ES256);
+        header.kid = Some("rotated".into());
+        let key = jsonwebtoken::EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
+        let token = jsonwebtoken::encode(
+            &header,
+            &serde_json::json!({"iss": "https://as.example"}),
+            &key,
+        )
+        .unwrap();
+        let tries = (0..20).map(|_| verifier.check(&token));
+        for outcome in futures::future::join_all(tries).await {
+            assert!(
+                matches!(outcome, Err(TokenError::Unavailable(_))),
+                "{outcome:?}"
+            );
+        }
+        for _ in 0..5 {
+            let outcome = verifier.check(&token).await;
+            assert!(
+                matches!(outcome, Err(TokenError::Unavailable(_))),
+                "{outcome:?}"
+            );
+        }
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
     }
 
     #[test]
