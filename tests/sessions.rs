@@ -85,6 +85,57 @@ async fn the_full_session_sequence() {
     assert_eq!(reply.header("allow"), Some("GET, POST, DELETE"));
 }
 
+/// A session opened with a bearer token is bound to the token's user (spec, Security Best
+/// Practices, Session Hijacking: bind session ids to user-specific information): another user's
+/// valid token with its id gets `404` on `POST`, `GET` (no replay of the owner's stream) and
+/// `DELETE` (the session goes on); the owner, also with a fresh token of the same subject, is
+/// served.
+#[tokio::test]
+async fn a_session_is_bound_to_the_user_who_opened_it() {
+    let srv = start(server(), support::server::gated_by_people(false)).await;
+    let addr = srv.addr;
+    let alice = "Bearer alice";
+    let init = post(
+        addr,
+        &[("authorization", alice)],
+        &initialize(1, "2025-11-25"),
+    )
+    .await;
+    assert_eq!(init.status, 200);
+    let id = init.header("mcp-session-id").unwrap().to_owned();
+    let version = ("mcp-protocol-version", "2025-11-25");
+    let served = post(addr, &[("authorization", alice), sid(&id), version], LIST).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    for other in ["Bearer bob", "Bearer robot"] {
+        let as_other = [("authorization", other), sid(&id), version];
+        let refused = post(addr, &as_other, LIST).await;
+        assert_eq!(refused.status, 404, "{other} POST: {}", refused.body);
+        let get = [
+            ("authorization", other),
+            sid(&id),
+            version,
+            ("accept", "text/event-stream"),
+            ("last-event-id", "0"),
+        ];
+        assert_eq!(send(addr, "GET", &get, "").await.status, 404, "{other} GET");
+        assert_eq!(
+            send(addr, "DELETE", &as_other, "").await.status,
+            404,
+            "{other} DELETE"
+        );
+    }
+    let still = post(addr, &[("authorization", alice), sid(&id), version], LIST).await;
+    assert_eq!(still.status, 200, "the session goes on: {}", still.body);
+    let ended = send(
+        addr,
+        "DELETE",
+        &[("authorization", alice), sid(&id), version],
+        "",
+    )
+    .await;
+    assert_eq!(ended.status, 204);
+}
+
 #[tokio::test]
 async fn a_failed_initialize_mints_nothing() {
     let srv = start(server(), EndpointOptions::default()).await;

@@ -661,57 +661,6 @@ async fn handshake_era_tasks_follow_the_tools_declaration() {
     assert_eq!(update["error"]["code"], -32601, "{update}");
 }
 
-/// Tokens `alice` and `bob` (two subjects of one issuer) and `robot` (a client acting for
-/// itself, no subject).
-struct People;
-
-impl orkestrel_mcp::http::auth::TokenVerifier for People {
-    fn verify(
-        &self,
-        token: &str,
-    ) -> orkestrel_mcp::BoxFuture<
-        '_,
-        Result<orkestrel_mcp::http::identity::Identity, orkestrel_mcp::http::auth::TokenError>,
-    > {
-        use orkestrel_mcp::http::identity::Identity;
-        let claims = json!({ "iss": "https://as.example" });
-        let outcome = match token {
-            "alice" | "bob" => Ok(Identity {
-                subject: Some(token.to_owned()),
-                claims,
-                ..Identity::default()
-            }),
-            "robot" => Ok(Identity {
-                client_id: Some("robot".to_owned()),
-                claims,
-                ..Identity::default()
-            }),
-            _ => Err(orkestrel_mcp::http::auth::TokenError::Invalid(
-                "unknown".into(),
-            )),
-        };
-        Box::pin(async move { outcome })
-    }
-}
-
-fn gated_by_people(stateless: bool) -> EndpointOptions {
-    let mut options = EndpointOptions {
-        auth: Some(orkestrel_mcp::http::auth::Authorizer::new(
-            orkestrel_mcp::http::auth::ResourceMetadata {
-                resource: "http://127.0.0.1/mcp".into(),
-                authorization_servers: vec!["https://as.example".into()],
-                ..Default::default()
-            },
-            People,
-        )),
-        ..EndpointOptions::default()
-    };
-    if stateless {
-        options.sessions = None;
-    }
-    options
-}
-
 /// With a token, a task is bound to its authorization context (2025-11-25 tasks, "Task
 /// Isolation and Access Control": receivers MUST bind tasks to said context and reject
 /// `tasks/get`, `tasks/result` and `tasks/cancel` of other contexts; `tasks/list` shows only the
@@ -722,7 +671,7 @@ fn gated_by_people(stateless: bool) -> EndpointOptions {
 async fn a_task_is_bound_to_its_authorization_context() {
     for stateless in [false, true] {
         let (server, gates, _events) = fixture(TaskOptions::new(), None);
-        let s = support::start(server, gated_by_people(stateless)).await;
+        let s = support::start(server, support::server::gated_by_people(stateless)).await;
         let session_of = |token: &'static str| async move {
             let bearer = format!("Bearer {token}");
             let init = post(

@@ -320,6 +320,17 @@ impl Route {
         }
     }
 
+    /// Whether a request of `identity` may use `session`: one bound to an authorization context
+    /// (its `initialize` carried a token) only by that context; another user's request answers
+    /// as for an unknown session (spec, Security Best Practices, Session Hijacking: bind session
+    /// ids to user-specific information, so a leaked id alone does not hand over the session).
+    fn admits(&self, session: &Session, identity: Option<&Identity>) -> bool {
+        match self.server.scope_authorization(&session.scope()) {
+            None => true,
+            Some(bound) => identity.and_then(Identity::context).as_ref() == Some(&*bound),
+        }
+    }
+
     /// The options.
     pub fn options(&self) -> &RouteOptions {
         &self.options
@@ -476,10 +487,11 @@ impl Route {
                 return answer;
             }
         }
+        let allowed = |session: &Session| self.admits(session, identity.as_deref());
         match head.method {
             "POST" => {}
-            "GET" => return sessions.get(head.fields).await,
-            "DELETE" => return sessions.delete(head.fields).await,
+            "GET" => return sessions.get_if(head.fields, allowed).await,
+            "DELETE" => return sessions.delete_if(head.fields, allowed).await,
             _ => return Sessions::method_not_allowed(),
         }
         if !checked.common {
@@ -500,6 +512,11 @@ impl Route {
             Admit::Answer(answer) => return answer,
             Admit::Route(admitted) => admitted,
         };
+        if let Some(session) = admitted.session.as_deref() {
+            if !admitted.minted && !allowed(session) {
+                return Answer::session_not_found();
+            }
+        }
         // The path, `Host`, single-value fields and declared length passed; the negotiation
         // waits for the session (its protocol version is the default one).
         let checked = Checked {

@@ -13,6 +13,7 @@
 //! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`; so is a JSON-RPC batch, which the route refuses: `400`, "mcp-session-id header is required", or why it is refused whole — an `initialize` in it) |
 //! | `POST` 2026-07-28 traffic (no header, or an id naming no live session) | the route answers, statelessly (that wire has no sessions) |
 //! | any verb with an unknown, ended or expired id | `404`, `-32600` "Session not found" |
+//! | any verb with the id of a session whose `initialize` carried a bearer token, by a token of another user ([`Identity::context`](crate::http::identity::Identity::context)) | `404`, as an unknown id; the session goes on (spec, Security Best Practices, Session Hijacking) |
 //! | any verb whose session the store cannot look up or mint ([`Unavailable`], a shared store unreachable) | `503` with `Retry-After`, `-32000` |
 //! | `POST` with a live id | the route answers with the session attached |
 //! | `GET`, `Accept` admits `text/event-stream`, live id | `200 text/event-stream`: the replay after `Last-Event-ID`, then live events; see [`Session::resume`] |
@@ -181,6 +182,16 @@ impl Sessions {
     /// Answer a `GET`: the session's stream, resumed after `Last-Event-ID` (spec, Resumability
     /// and Redelivery).
     pub async fn get<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+        self.get_if(fields, |_: &Session| true).await
+    }
+
+    /// [`Sessions::get`] of a session `allowed` admits (any other answers as an unknown one:
+    /// the route's check that the request comes from the session's user).
+    pub(crate) async fn get_if<H: Fields + ?Sized>(
+        &self,
+        fields: &H,
+        allowed: impl Fn(&Session) -> bool,
+    ) -> Answer {
         if let Some(answer) = conflicting_fields(fields) {
             return answer;
         }
@@ -193,7 +204,7 @@ impl Sessions {
                 ),
             );
         }
-        let session = match self.require(fields).await {
+        let session = match self.require(fields, &allowed).await {
             Ok(session) => session,
             Err(answer) => return answer,
         };
@@ -219,10 +230,19 @@ impl Sessions {
 
     /// Answer a `DELETE`: `204`, the session ends.
     pub async fn delete<H: Fields + ?Sized>(&self, fields: &H) -> Answer {
+        self.delete_if(fields, |_: &Session| true).await
+    }
+
+    /// [`Sessions::delete`] of a session `allowed` admits (as [`Sessions::get_if`]).
+    pub(crate) async fn delete_if<H: Fields + ?Sized>(
+        &self,
+        fields: &H,
+        allowed: impl Fn(&Session) -> bool,
+    ) -> Answer {
         if let Some(answer) = conflicting_fields(fields) {
             return answer;
         }
-        let session = match self.require(fields).await {
+        let session = match self.require(fields, &allowed).await {
             Ok(session) => session,
             Err(answer) => return answer,
         };
@@ -233,8 +253,13 @@ impl Sessions {
     }
 
     /// The live session a `GET` / `DELETE` names, or the answer: `400` without the header or
-    /// with a bad version header, `404` for an unknown id, `503` when the store is unavailable.
-    async fn require<H: Fields + ?Sized>(&self, fields: &H) -> Result<Arc<Session>, Answer> {
+    /// with a bad version header, `404` for an unknown id (or one `allowed` does not admit),
+    /// `503` when the store is unavailable.
+    async fn require<H: Fields + ?Sized>(
+        &self,
+        fields: &H,
+        allowed: impl Fn(&Session) -> bool,
+    ) -> Result<Arc<Session>, Answer> {
         if let Err(e) = read_protocol_version(fields) {
             return Err(e.answer());
         }
@@ -242,8 +267,8 @@ impl Sessions {
             return Err(Answer::session_required());
         }
         match self.lookup(fields).await {
-            Ok(Some(session)) => Ok(session),
-            Ok(None) => Err(Answer::session_not_found()),
+            Ok(Some(session)) if allowed(&session) => Ok(session),
+            Ok(_) => Err(Answer::session_not_found()),
             Err(e) => Err(unavailable(&e)),
         }
     }

@@ -51,6 +51,9 @@ impl McpServer {
                         peer.client_capabilities = caps;
                         peer.server_capabilities = Some(declared);
                         peer.protocol_version = Some(version.into());
+                        // Spec, Security Best Practices, Session Hijacking: bind the session
+                        // to the user (checked by the HTTP route on each later request).
+                        peer.authorization = context.map(std::sync::Arc::new);
                     });
                     self.save_scope(scope).await;
                 }

@@ -120,6 +120,11 @@ pub(crate) struct Peer {
     pub protocol_version: Option<Cow<'static, str>>,
     pub subscriptions: Subscriptions,
     pub outbound: Option<Outbound>,
+    /// The authorization context of the token its `initialize` carried
+    /// ([`Identity::context`](crate::http::identity::Identity::context)): the scope's requests
+    /// must come from it (`None`: made without a token, any request may use it).
+    /// (A thin pointer: the slot stays small for the many scopes without one.)
+    pub authorization: Option<Arc<String>>,
 }
 
 /// A scope's resource subscriptions: no heap while there are none. Boxed, so a scope with none
@@ -327,7 +332,7 @@ mod tests {
     #[test]
     fn a_scope_is_a_small_slot_and_a_compact_box() {
         assert!(size_of::<(Arc<str>, Box<Peer>)>() <= 24);
-        assert!(size_of::<Peer>() <= 72, "{}", size_of::<Peer>());
+        assert!(size_of::<Peer>() <= 80, "{}", size_of::<Peer>());
     }
 
     #[test]

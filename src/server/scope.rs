@@ -37,6 +37,8 @@ pub struct ScopeState {
     /// The resource URIs of `resources/subscribe`, sorted (at most
     /// [`MAX_SUBSCRIPTIONS_PER_SCOPE`](crate::server::MAX_SUBSCRIPTIONS_PER_SCOPE) a scope).
     pub subscriptions: Vec<String>,
+    /// The authorization context the scope is bound to (see [`McpServer::scope_authorization`]).
+    pub authorization: Option<String>,
 }
 
 /// The record's field names, as a store keeps them (a Redis hash: one field each).
@@ -53,6 +55,8 @@ pub mod fields {
     pub const LOG_LEVEL: &str = "level";
     /// The subscribed resource URIs, a JSON array.
     pub const SUBSCRIPTIONS: &str = "subs";
+    /// The authorization context the session is bound to.
+    pub const AUTHORIZATION: &str = "auth";
 }
 
 impl ScopeState {
@@ -86,6 +90,9 @@ impl ScopeState {
                 crate::wire::json_text::to_text(&Value::from(self.subscriptions.clone())),
             ));
         }
+        if let Some(authorization) = &self.authorization {
+            out.push((fields::AUTHORIZATION, authorization.clone()));
+        }
         out
     }
 
@@ -107,6 +114,7 @@ impl ScopeState {
                 fields::SUBSCRIPTIONS => {
                     state.subscriptions = serde_json::from_str(value).unwrap_or_default();
                 }
+                fields::AUTHORIZATION => state.authorization = Some(value.to_owned()),
                 _ => {}
             }
         }
@@ -122,6 +130,7 @@ impl ScopeState {
             fields::INITIALIZED,
             fields::LOG_LEVEL,
             fields::SUBSCRIPTIONS,
+            fields::AUTHORIZATION,
         ]
         .into_iter()
         .filter(|f| !present.contains(f))
@@ -196,8 +205,21 @@ impl McpServer {
                 initialized: p.initialized,
                 log_level: p.log_level,
                 subscriptions,
+                authorization: p.authorization.as_deref().cloned(),
             }
         })
+    }
+
+    /// The authorization context `scope` is bound to: that of the bearer token its `initialize`
+    /// carried ([`Identity::context`](crate::http::identity::Identity::context)); `None` when it
+    /// had none, or the scope is unknown. The HTTP route answers a session's request of another
+    /// context as for an unknown session (spec, Security Best Practices, Session Hijacking:
+    /// bind session ids to user-specific information).
+    pub fn scope_authorization(&self, scope: &str) -> Option<Arc<String>> {
+        self.inner
+            .peers
+            .read(scope, |p| p.authorization.clone())
+            .flatten()
     }
 
     /// Take `state` as `scope`'s state (loaded from a shared store), keeping the scope's push
@@ -215,6 +237,7 @@ impl McpServer {
             p.initialized = state.initialized;
             p.log_level = state.log_level;
             p.subscriptions = state.subscriptions.into_iter().collect();
+            p.authorization = state.authorization.map(Arc::new);
         });
     }
 
@@ -331,6 +354,7 @@ mod tests {
             initialized: true,
             log_level: Some(LogLevel::Error),
             subscriptions: vec!["a://1".into(), "b://2".into()],
+            authorization: Some("ada".into()),
         };
         let scope: Arc<str> = Arc::from("d");
         server.restore_scope(&scope, restored.clone());
@@ -440,6 +464,7 @@ mod tests {
             initialized: true,
             log_level: Some(LogLevel::Error),
             subscriptions: vec!["a://1".into(), "b://2".into()],
+            authorization: Some(r#"["https://as","sub","ada"]"#.into()),
         };
         let fields = state.to_fields();
         let back = ScopeState::from_fields(fields.iter().map(|(f, v)| (*f, v.as_str())));
@@ -448,6 +473,6 @@ mod tests {
         let bare = ScopeState::from_fields([("v", "2025-11-25"), ("future", "x"), ("level", "?")]);
         assert_eq!(bare.protocol_version.as_deref(), Some("2025-11-25"));
         assert_eq!(bare.log_level, None);
-        assert_eq!(bare.absent_fields().len(), 5);
+        assert_eq!(bare.absent_fields().len(), 6);
     }
 }

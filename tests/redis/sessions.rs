@@ -425,3 +425,61 @@ async fn an_instance_keeps_a_bounded_number_of_unused_local_sessions() {
         assert_eq!(session.protocol_version(), "2025-11-25");
     }
 }
+
+/// Two in-process instances sharing `redis`, each behind the [`support::server::People`] gate.
+async fn two_gated_instances(redis: &Redis) -> [SocketAddr; 2] {
+    let mut addrs = Vec::new();
+    for _ in 0..2 {
+        let server = support::server();
+        let backend =
+            RedisSessions::connect(RedisOptions::new(redis.url()), &server, system_clock())
+                .await
+                .unwrap();
+        let endpoint = orkestrel_mcp::native::endpoint::Endpoint::with_session_backend(
+            server,
+            support::server::gated_by_people(false),
+            backend,
+        )
+        .unwrap();
+        let (addr, _task) = start_service(endpoint).await;
+        addrs.push(addr);
+    }
+    [addrs[0], addrs[1]]
+}
+
+/// What one instance learnt of a session holds on the others: a repeat `initialize` on an
+/// instance that did not see the first is refused (`400`, as on the one that did — it was
+/// accepted and renegotiated the shared record's version), and a session opened with a token
+/// is bound to its user there too (another user's token with its id gets `404`).
+#[tokio::test]
+async fn the_handshake_and_the_user_of_a_session_hold_on_every_instance() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let [a, b] = two_gated_instances(&redis).await;
+    let alice = ("authorization", "Bearer alice");
+    let init = post(a, &[alice], &initialize(1, "2025-11-25")).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let id = init.header("mcp-session-id").unwrap().to_owned();
+    let headers = |who: (&'static str, &'static str)| {
+        [
+            who,
+            ("mcp-session-id", id.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ]
+    };
+    let again = post(b, &headers(alice), &initialize(2, "2025-03-26")).await;
+    assert_eq!(again.status, 400, "{}", again.body);
+    assert!(again.body.contains("already initialized"), "{}", again.body);
+    let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    let bob = ("authorization", "Bearer bob");
+    assert_eq!(post(b, &headers(bob), list).await.status, 404);
+    assert_eq!(send(b, "DELETE", &headers(bob), "").await.status, 404);
+    let served = post(b, &headers(alice), list).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert!(
+        response(&served)["result"]["tools"].is_array(),
+        "{}",
+        served.body
+    );
+}

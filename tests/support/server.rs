@@ -320,3 +320,55 @@ pub async fn run_bin(args: &[&str]) -> Ran {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// Tokens `alice` and `bob` (two subjects of one issuer) and `robot` (a client acting for
+/// itself, no subject).
+pub struct People;
+
+impl orkestrel_mcp::http::auth::TokenVerifier for People {
+    fn verify(
+        &self,
+        token: &str,
+    ) -> orkestrel_mcp::BoxFuture<
+        '_,
+        Result<orkestrel_mcp::http::identity::Identity, orkestrel_mcp::http::auth::TokenError>,
+    > {
+        use orkestrel_mcp::http::identity::Identity;
+        let claims = serde_json::json!({ "iss": "https://as.example" });
+        let outcome = match token {
+            "alice" | "bob" => Ok(Identity {
+                subject: Some(token.to_owned()),
+                claims,
+                ..Identity::default()
+            }),
+            "robot" => Ok(Identity {
+                client_id: Some("robot".to_owned()),
+                claims,
+                ..Identity::default()
+            }),
+            _ => Err(orkestrel_mcp::http::auth::TokenError::Invalid(
+                "unknown".into(),
+            )),
+        };
+        Box::pin(async move { outcome })
+    }
+}
+
+/// Endpoint options whose bearer-token gate knows [`People`] (`stateless`: no sessions).
+pub fn gated_by_people(stateless: bool) -> EndpointOptions {
+    let mut options = EndpointOptions {
+        auth: Some(orkestrel_mcp::http::auth::Authorizer::new(
+            orkestrel_mcp::http::auth::ResourceMetadata {
+                resource: "http://127.0.0.1/mcp".into(),
+                authorization_servers: vec!["https://as.example".into()],
+                ..Default::default()
+            },
+            People,
+        )),
+        ..EndpointOptions::default()
+    };
+    if stateless {
+        options.sessions = None;
+    }
+    options
+}

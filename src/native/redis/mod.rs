@@ -7,7 +7,7 @@
 //!
 //! | key (prefix `orkestrel-mcp:` by default) | type | holds | expiry |
 //! |---|---|---|---|
-//! | `{prefix}session:{id}` | hash | the session record: `v` (negotiated version) and the [`ScopeState`] fields (`caps`, `scaps`, `init`, `level`, `subs`) | the idle TTL, pushed back by every request and, while an instance holds an open stream of the session, by that instance |
+//! | `{prefix}session:{id}` | hash | the session record: `v` (negotiated version) and the [`ScopeState`] fields (`caps`, `scaps`, `init`, `level`, `subs`, `auth`) | the idle TTL, pushed back by every request and, while an instance holds an open stream of the session, by that instance |
 //! | `{prefix}sessions` | sorted set | the live session ids, scored by their expiry (ms): the live-session cap counts it | entries past their score are dropped by the next mint or count |
 //! | `{prefix}ended` | pub/sub channel | the id of each session a `DELETE` ended, so every instance closes its local streams | — |
 //! | `{prefix}events:{session}:{stream}` | list, and a channel of the same name | the events of one request stream (`"<seq>:<data>"`, then `"end"`), for a resume on any instance and its live relay | the event TTL (5 min), pushed back by each append; at most the replay-log capacity (1024) entries |
@@ -324,6 +324,12 @@ impl RedisSessions {
                 session
             }
         };
+        // Its `initialize` was answered with a result (on this instance or another: the record
+        // holds the declared capabilities from then on): a repeat is refused here too, as on
+        // the instance that minted it (it renegotiated the shared record's version).
+        if state.server_capabilities.is_some() {
+            session.record_initialize(true);
+        }
         self.server.restore_scope(&session.scope(), state);
         session.touch();
         Some(session)
