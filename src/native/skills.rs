@@ -193,6 +193,46 @@ fn list(root: &Path) -> io::Result<(Vec<Stamp>, Vec<String>)> {
     Ok((stamps, problems))
 }
 
+/// The bytes of the regular file `rel` (`/`-separated) below `root`, opened one component at a
+/// time without following a symbolic link at any of them (`O_NOFOLLOW`), and read no further
+/// than [`MAX_SKILL_BYTES`]: the listing saw a regular file, but a link (or a FIFO, a device)
+/// put in its place before the read — out of the root, or to `/dev/zero` — is refused, not
+/// served or read without end.
+fn read_beneath(root: &Path, rel: &str) -> io::Result<Vec<u8>> {
+    use nix::fcntl::{openat, OFlag};
+    use nix::sys::stat::Mode;
+    use std::io::Read;
+    use std::os::fd::OwnedFd;
+    let mut at: OwnedFd = std::fs::File::open(root)?.into();
+    let mut parts = rel.split('/').peekable();
+    while let Some(part) = parts.next() {
+        let kind = if parts.peek().is_some() {
+            OFlag::O_DIRECTORY
+        } else {
+            // A FIFO put in the file's place would block the open without it.
+            OFlag::O_NONBLOCK
+        };
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | kind;
+        at = openat(&at, part, flags, Mode::empty()).map_err(io::Error::from)?;
+    }
+    let file = std::fs::File::from(at);
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SKILL_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SKILL_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than the {MAX_SKILL_BYTES}-byte limit"),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Build the skills of a listed tree: each directory with a `SKILL.md` (not the root itself),
 /// with every file below it; a file is read once however many skills hold it.
 fn build(root: &Path, stamps: Vec<Stamp>, mut problems: Vec<String>) -> State {
@@ -243,7 +283,7 @@ fn build_skill(
         if let Some(bytes) = read.get(path) {
             return Ok(bytes.clone());
         }
-        let bytes: Arc<[u8]> = std::fs::read(root.join(path))
+        let bytes: Arc<[u8]> = read_beneath(root, path)
             .map_err(|e| format!("{path} cannot be read: {e}"))?
             .into();
         read.insert(path.to_owned(), bytes.clone());
@@ -259,4 +299,51 @@ fn build_skill(
             .map_err(|e| e.to_string())?;
     }
     Ok(skill)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch directory for one test, removed at the end.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// What the listing saw as a regular file may be something else by the time it is read: a
+    /// link out of the root (at the file or at a directory on its way), a FIFO or a file grown
+    /// past the limit. Each is refused (the read followed links, blocked on a FIFO and read
+    /// without bound); the regular file is read.
+    #[test]
+    fn a_file_is_read_without_following_links_and_within_the_limit() {
+        let dir = Scratch(
+            std::env::temp_dir().join(format!("orkestrel-read-beneath-{}", std::process::id())),
+        );
+        let root = dir.0.join("root");
+        std::fs::create_dir_all(root.join("s/refs")).unwrap();
+        std::fs::write(root.join("s/refs/ok.md"), "fine").unwrap();
+        std::fs::write(dir.0.join("secret.txt"), "TOP SECRET").unwrap();
+        std::os::unix::fs::symlink(dir.0.join("secret.txt"), root.join("s/refs/link.md")).unwrap();
+        std::os::unix::fs::symlink(dir.0.clone(), root.join("s/away")).unwrap();
+        nix::unistd::mkfifo(&root.join("s/pipe.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let big = std::fs::File::create(root.join("s/big.md")).unwrap();
+        big.set_len(MAX_SKILL_BYTES + 1).unwrap();
+
+        assert_eq!(read_beneath(&root, "s/refs/ok.md").unwrap(), b"fine");
+        for refused in [
+            "s/refs/link.md",
+            "s/away/secret.txt",
+            "s/pipe.md",
+            "s/big.md",
+        ] {
+            let error = read_beneath(&root, refused).unwrap_err();
+            assert!(!error.to_string().is_empty(), "{refused}");
+        }
+        let big = read_beneath(&root, "s/big.md").unwrap_err();
+        assert!(big.to_string().contains("byte limit"), "{big}");
+    }
 }
