@@ -153,8 +153,20 @@ where
     let mut conn = Driver::new(server, "stdio", rules, tx.clone());
     let mut decoder = LineDecoder::new(options.max_line_bytes);
     let mut buf = vec![0u8; 64 * 1024];
-    let read_result = loop {
-        let n = match reader.read(&mut buf).await {
+    // The writer ends early only when stdout failed (a closed pipe): no answer can reach the
+    // client any more, so reading stops and the calls in flight are cancelled at once (read on,
+    // each request would run a tool whose answer is thrown away, for as long as stdin stays
+    // open).
+    let mut write_failed = None;
+    let read_result = 'reading: loop {
+        let read = tokio::select! {
+            read = reader.read(&mut buf) => read,
+            joined = &mut writer_task => {
+                write_failed = Some(joined);
+                break Ok(());
+            }
+        };
+        let n = match read {
             Ok(0) => break Ok(()),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -162,10 +174,24 @@ where
         };
         let mut chunk = &buf[..n];
         while let Some(frame) = decoder.frames(&mut chunk) {
-            conn.ready().await;
+            // Waiting for a place among the calls in flight (a tool that never ends holds
+            // one) still hears of a failed stdout.
+            tokio::select! {
+                () = conn.ready() => {}
+                joined = &mut writer_task => {
+                    write_failed = Some(joined);
+                    break 'reading Ok(());
+                }
+            }
             on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
         }
     };
+    if let Some(joined) = write_failed {
+        tracing::warn!("stdio: stdout cannot be written; the calls in flight are cancelled");
+        conn.end(Some(Duration::ZERO)).await;
+        let write_result = joined.map_err(io::Error::other)?;
+        return read_result.and(write_result);
+    }
     if let Some(frame) = decoder.finish() {
         conn.ready().await;
         on_frame(frame.as_ref(), &mut conn, &tx, options.max_line_bytes).await;
@@ -341,6 +367,57 @@ mod tests {
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].clone())
             .collect();
         assert_eq!(ids, [serde_json::json!(0), serde_json::json!(2)], "{text}");
+    }
+
+    /// Once stdout cannot be written (its reader closed the pipe) serving ends, though stdin
+    /// stays open: the calls in flight are cancelled and the write error is returned (it read
+    /// on and ran every request, throwing each answer away, until stdin closed).
+    #[tokio::test]
+    async fn a_closed_stdout_ends_serving_and_cancels_the_calls_in_flight() {
+        let server = McpServer::new(ServerOptions::new("t", "1"));
+        let cancelled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = cancelled.clone();
+        let (started, mut running) = tokio::sync::mpsc::unbounded_channel();
+        server
+            .tools()
+            .add(crate::Tool::new("forever", move |_: Empty| {
+                let guard = Dropped(flag.clone());
+                let _ = started.send(());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<Result<String, String>>().await
+                }
+            }));
+        let (mut input, reader) = tokio::io::duplex(4096);
+        let (writer, output) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn(serve_with(server, reader, writer, StdioOptions::default()));
+        input
+            .write_all(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#)
+            .await
+            .unwrap();
+        input.write_all(b"\n").await.unwrap();
+        input
+            .write_all(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever","arguments":{}}}"#)
+            .await
+            .unwrap();
+        input.write_all(b"\n").await.unwrap();
+        tokio::time::timeout(Duration::from_secs(20), running.recv())
+            .await
+            .expect("the call starts")
+            .expect("the call runs");
+        drop(output);
+        // An answer to write finds the pipe closed.
+        input
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(20), serving)
+            .await
+            .expect("serving ends with stdin still open")
+            .unwrap();
+        assert_eq!(ended.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+        assert!(cancelled.load(std::sync::atomic::Ordering::SeqCst));
+        drop(input);
     }
 
     /// A client that closed stdin and does not read stdout does not hold the server either:
