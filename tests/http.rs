@@ -732,3 +732,72 @@ async fn a_stateless_batch_at_another_revision_is_refused_with_400_as_before() {
         .unwrap()
         .contains("initialize must not be part"));
 }
+
+/// Once shutdown begins the listener is closed: a new connection is refused by the kernel at
+/// once while the calls in flight drain (it completed its handshake into the still-open
+/// listener's backlog and waited unanswered until the process exited); the call in flight is
+/// still answered.
+#[tokio::test]
+async fn a_shutdown_refuses_new_connections_while_the_calls_in_flight_drain() {
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use std::sync::Arc;
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let held = Arc::new(tokio::sync::Notify::new());
+    let (entered_tx, mut entered) = unbounded_channel();
+    let server = McpServer::new(ServerOptions::new("t", "1"));
+    let release = held.clone();
+    server.tools().add(Tool::new("hold", move |_: Nothing| {
+        let (release, entered_tx) = (release.clone(), entered_tx.clone());
+        async move {
+            let _ = entered_tx.send(());
+            release.notified().await;
+            Ok::<_, String>("released")
+        }
+    }));
+    let options = EndpointOptions {
+        sessions: None,
+        ..EndpointOptions::default()
+    };
+    let endpoint = Endpoint::new(server, options).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        let _ = stopped.await;
+    };
+    let serving = tokio::spawn(http::serve_with(
+        listener,
+        endpoint,
+        shutdown,
+        http::ServeOptions::default(),
+    ));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "hold", "arguments": {}}})
+    .to_string();
+    let call = tokio::spawn(async move {
+        support::post(addr, &[("mcp-protocol-version", "2025-11-25")], &body).await
+    });
+    tokio::time::timeout(support::DEADLINE, entered.recv())
+        .await
+        .expect("the call starts")
+        .unwrap();
+    stop.send(()).unwrap();
+    support::eventually_async(support::DEADLINE, "a new connection is refused", || async {
+        tokio::net::TcpStream::connect(addr).await.is_err()
+    })
+    .await;
+    assert!(!call.is_finished(), "the call in flight is still draining");
+    held.notify_one();
+    let reply = tokio::time::timeout(support::DEADLINE, call)
+        .await
+        .expect("the call is answered")
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(reply.body.contains("released"), "{}", reply.body);
+    tokio::time::timeout(support::DEADLINE, serving)
+        .await
+        .expect("serving ends once drained")
+        .unwrap()
+        .unwrap();
+}

@@ -109,6 +109,15 @@ async fn sigterm_answers_the_calls_in_flight_then_closes_websockets_with_1001_an
         .find(|m| m["id"] == 7)
         .unwrap_or_else(|| panic!("the HTTP call was answered: {rest:?}"));
     assert!(answer["result"]["content"].is_array(), "{answer}");
+    // The listener closed when the shutdown began (before the stream above ended): a new
+    // connection is refused at once, not accepted by the kernel and left unanswered.
+    let connected = tokio::time::timeout(DEADLINE, tokio::net::TcpStream::connect(addr))
+        .await
+        .expect("a connection attempt is answered at once");
+    assert!(
+        connected.is_err(),
+        "a new connection during the drain was accepted"
+    );
 
     // The WebSocket call is answered, a request sent now is refused, then close 1001.
     ws.send(Message::text(

@@ -607,6 +607,9 @@ where
             }
         });
     }
+    // No new connections from now on: closing the listener makes the kernel refuse them (kept
+    // open through the drain, they completed their handshake and waited unanswered).
+    drop(listener);
     let _ = stop_tx.send(true);
     // An upper bound, not a wait: connections still open after it are aborted.
     let drained = async { while connections.join_next().await.is_some() {} };
