@@ -104,6 +104,30 @@ async fn subprotocol_mcp_is_echoed_when_offered() {
     assert_eq!(echoed.as_deref(), Some("mcp"));
     let (_, echoed) = connect(&srv.ws_url(), None).await;
     assert_eq!(echoed, None);
+    // Names compare exactly (RFC 6455 §4.2.2): `MCP` is not offered `mcp`, so none is echoed
+    // (echoing `mcp` failed clients that check the answer against their offer).
+    let mut raw = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nhost: {}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-protocol: MCP\r\n\r\n",
+        srv.addr
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut raw, head.as_bytes())
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let read =
+            tokio::time::timeout(DEADLINE, tokio::io::AsyncReadExt::read(&mut raw, &mut byte))
+                .await
+                .expect("the answer's head within the deadline")
+                .unwrap();
+        assert_eq!(read, 1, "the head ended early: {answer:?}");
+        answer.push(byte[0]);
+    }
+    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 101"), "{answer}");
+    assert!(!answer.contains("sec-websocket-protocol"), "{answer}");
 }
 
 #[tokio::test]
@@ -309,6 +333,29 @@ async fn upgrades_that_are_declined() {
 
     let no_connection = [base[0], base[2], key];
     assert_eq!(send(srv.addr, "GET", &no_connection, "").await.status, 400);
+
+    // RFC 6455 §4.2.1: an HTTP/1.1 GET; over HTTP/1.0 a 101 was sent and the connection closed.
+    let mut raw = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+    let head = format!(
+        "GET /mcp HTTP/1.0\r\nhost: {}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        srv.addr
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut raw, head.as_bytes())
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        DEADLINE,
+        tokio::io::AsyncReadExt::read_to_end(&mut raw, &mut answer),
+    )
+    .await
+    .expect("an answer within the deadline")
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.0 400") || answer.starts_with("HTTP/1.1 400"),
+        "{answer}"
+    );
 
     // Not an upgrade to websocket: plain HTTP answers (GET without a session → 400).
     let h2c = [

@@ -6,9 +6,9 @@
 //! | request | answer |
 //! |---|---|
 //! | no `Upgrade: websocket`, another path, or not `GET` | not a WebSocket request: the HTTP service answers it |
-//! | `Upgrade: websocket` without `Connection: upgrade` or without a valid `Sec-WebSocket-Key` | `400` |
+//! | `Upgrade: websocket` over HTTP/1.0, without `Connection: upgrade` or without a valid `Sec-WebSocket-Key` | `400` |
 //! | `Sec-WebSocket-Version` other than `13` | `426` with `Sec-WebSocket-Version: 13` |
-//! | otherwise | `101`, echoing the subprotocol `mcp` when the client offered it |
+//! | otherwise | `101`, echoing the subprotocol `mcp` when the client offered it (exactly: `MCP` is another name) |
 //!
 //! Then [`run`] pumps the connection: every text frame is one JSON-RPC message, handed to the
 //! connection body shared with stdio ([`crate::server::connection`], driven by `native::connection`) under
@@ -137,11 +137,22 @@ pub enum Handshake {
     Accept,
 }
 
-fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+/// Whether the comma-separated field `name` holds `token`, compared as `same` does.
+fn lists(
+    headers: &HeaderMap,
+    name: header::HeaderName,
+    token: &str,
+    same: fn(&str, &str) -> bool,
+) -> bool {
     headers.get_all(name).iter().any(|v| {
         v.to_str()
-            .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+            .is_ok_and(|v| v.split(',').any(|t| same(t.trim(), token)))
     })
+}
+
+/// A case-insensitive token (`Upgrade`, `Connection`: RFC 9110 §7.8, §7.6.1).
+fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    lists(headers, name, token, str::eq_ignore_ascii_case)
 }
 
 /// The request's path without the query (seed `upgradeRequestPath`).
@@ -157,6 +168,14 @@ pub fn handshake<B>(request: &Request<B>, options: &WebSocketOptions) -> Handsha
         || request.method() != Method::GET
     {
         return Handshake::NotWebSocket;
+    }
+    // RFC 6455 §4.2.1: the opening handshake is an HTTP/1.1 (or later) GET; an HTTP/1.0
+    // connection would get a 101 it cannot keep.
+    if request.version() < hyper::Version::HTTP_11 {
+        return Handshake::Refuse(plain(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: a WebSocket upgrade needs HTTP/1.1",
+        ));
     }
     if !has_token(headers, header::CONNECTION, "upgrade") {
         return Handshake::Refuse(plain(
@@ -202,10 +221,13 @@ pub fn upgrade<B>(
         .get(header::SEC_WEBSOCKET_KEY)
         .map(|k| derive_accept_key(k.as_bytes()))
         .unwrap_or_default();
-    let offered = has_token(
+    // Subprotocol names compare exactly (RFC 6455 §4.2.2: the server echoes one of the
+    // client's values; RFC 7936): `MCP` is not `mcp`, and echoing `mcp` to it failed the client.
+    let offered = lists(
         headers,
         header::SEC_WEBSOCKET_PROTOCOL,
         &options.subprotocol,
+        |a, b| a == b,
     );
     let on_upgrade = hyper::upgrade::on(&mut request);
     let config = WebSocketConfig::default()
