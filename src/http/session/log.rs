@@ -349,6 +349,25 @@ impl ReplayLog {
         )
     }
 
+    /// For a cursor the log no longer holds because it was evicted (logged before every retained
+    /// event: its `seq` is below theirs): every retained event of its stream after it, without
+    /// priming events — what is left of the stream (events between were lost). `None` for a
+    /// cursor the log holds, or one it never logged (a `seq` it has not reached).
+    pub fn replay_evicted(&mut self, after: EventId, now: u64) -> Option<Vec<Event>> {
+        drop(self.evict(now));
+        let oldest = self.events.front().map_or(self.next_seq, |e| e.id.seq);
+        if after.seq >= oldest || after.seq >= self.next_seq {
+            return None;
+        }
+        Some(
+            self.events
+                .iter()
+                .filter(|e| e.id.stream == after.stream && e.data.is_some())
+                .cloned()
+                .collect(),
+        )
+    }
+
     /// The number of retained events.
     pub fn len(&self) -> usize {
         self.events.len()

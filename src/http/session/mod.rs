@@ -495,8 +495,10 @@ impl Session {
     /// Open a `GET` stream (seed: replay, then `attach`). With a `last_event_id` this session
     /// logged, replay that id's stream strictly after it and attach to that stream — unless it is
     /// a request stream already answered, whose replay is then all there is (the receiver ends
-    /// after it). Without one, or with an unknown / evicted / malformed id (which replays nothing),
-    /// attach the standalone stream, primed when the client understands it. Either way this
+    /// after it). An id evicted from the log replays what is left of its stream the same way
+    /// (the events between are lost; the request's response, if retained or still to come, is
+    /// not). Without one, with an unknown or malformed id, or an evicted one of a stream with
+    /// nothing left, attach the standalone stream, primed when the client understands it. Either way this
     /// connection replaces any other on the same stream. `None` once the session has ended.
     pub fn resume(&self, last_event_id: Option<&str>) -> Option<Attached> {
         let now = (self.clock)();
@@ -507,7 +509,17 @@ impl Session {
         state.touched = now;
         let (tx, events) = mpsc::unbounded();
         let cursor = last_event_id.and_then(|s| s.parse::<EventId>().ok());
-        let replay = cursor.and_then(|c| state.log.replay(c, now).map(|r| (c.stream, r)));
+        let replay = cursor.and_then(|c| {
+            let replay = state.log.replay(c, now).or_else(|| {
+                // Evicted (a long stream passed the log's bound): what is left of its stream —
+                // a request's response above all — rather than a fresh stream on which it never
+                // comes. A stream with nothing left that is not open gets the fresh one.
+                let rest = state.log.replay_evicted(c, now)?;
+                let open = c.stream != STANDALONE_STREAM && state.open.contains_key(c.stream);
+                (!rest.is_empty() || open).then_some(rest)
+            });
+            replay.map(|r| (c.stream, r))
+        });
         let stream = match replay {
             Some((stream, replay)) => {
                 for event in &replay {
@@ -808,6 +820,65 @@ mod tests {
             resumed.events.try_recv(),
             Err(mpsc::TryRecvError::Closed)
         ));
+    }
+
+    /// A stream longer than the log's bound loses its first events; a resume from one of them
+    /// replays what is left of that stream — the response with it — and ends, answered (it got
+    /// a fresh standalone stream, on which the response never came). An unknown id, or an
+    /// evicted one of a stream with nothing left, still gets the standalone stream.
+    #[test]
+    fn a_resume_from_an_evicted_event_replays_what_is_left_of_its_stream() {
+        let (_, clock) = clock();
+        let options = SessionOptions {
+            log_capacity: 4,
+            ..SessionOptions::default()
+        };
+        let s = Session::new("s", "2025-11-25", &options, clock);
+        let mut post = s.open_request_stream().unwrap();
+        let primed = drain(&mut post.events);
+        let priming_id = primed[0]
+            .lines()
+            .next()
+            .unwrap()
+            .trim_start_matches("id: ")
+            .to_owned();
+        assert!(s.disconnect(post.stream));
+        for n in 0..10 {
+            s.send(post.stream, &format!("{{\"progress\":{n}}}"))
+                .unwrap();
+        }
+        s.send(post.stream, "{\"answer\":1}").unwrap();
+        s.finish(post.stream);
+        assert!(!s.knows_event(&priming_id), "evicted");
+        let mut resumed = s.resume(Some(&priming_id)).unwrap();
+        assert_eq!(resumed.stream, post.stream);
+        let replay = drain(&mut resumed.events);
+        assert_eq!(replay.len(), 4, "{replay:?}");
+        assert!(
+            replay[3].ends_with("data: {\"answer\":1}\n\n"),
+            "{replay:?}"
+        );
+        assert!(matches!(
+            resumed.events.try_recv(),
+            Err(mpsc::TryRecvError::Closed)
+        ));
+        // Never logged (a seq the log has not reached): the standalone stream.
+        assert_eq!(s.resume(Some("1-zzzz")).unwrap().stream, STANDALONE_STREAM);
+        // Evicted, of a stream with nothing left and answered: the standalone stream too.
+        let other = s.open_request_stream().unwrap();
+        let first_other = EventId {
+            stream: other.stream,
+            seq: 0,
+        }
+        .to_string();
+        s.finish(other.stream);
+        for n in 0..5 {
+            s.push(&format!("{{\"n\":{n}}}")).unwrap();
+        }
+        assert_eq!(
+            s.resume(Some(&first_other)).unwrap().stream,
+            STANDALONE_STREAM
+        );
     }
 
     fn ended(taken: Taken) -> Vec<String> {
