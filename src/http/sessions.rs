@@ -9,7 +9,7 @@
 //! | `POST` `initialize` (valid params), no `mcp-session-id` | a session is minted; the route answers, and a successful (`2xx`) answer carries `mcp-session-id` (any other answer, or an `initialize` the server answers with a JSON-RPC error, forgets the session: the id comes with the `InitializeResult`) |
 //! | `POST` `initialize` with the id of a session already initialized here | `400`, `-32600` with its id, "already initialized" (a repeat handshake would answer a version the session does not speak); the session goes on |
 //! | any verb with the id of a session whose `initialize` (one that waited, so its id went out) was then answered with an error | `404`, `-32600`: the session ends |
-//! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` (see [`SessionStore::mint`](crate::http::session::SessionStore::mint) for why it refuses rather than evicting) |
+//! | `POST` `initialize`, no header, at the session cap | `503` with `Retry-After`, `-32000` with the request's id (see [`SessionStore::mint`](crate::http::session::SessionStore::mint) for why it refuses rather than evicting) |
 //! | `POST` anything else, no header | `400`, `-32600` (malformed JSON is left to the route: `400`, `-32700`; so is a JSON-RPC batch, which the route refuses: `400`, "mcp-session-id header is required", or why it is refused whole — an `initialize` in it) |
 //! | `POST` 2026-07-28 traffic (no header, or an id naming no live session) | the route answers, statelessly (that wire has no sessions) |
 //! | any verb with an unknown, ended or expired id | `404`, `-32600` "Session not found" |
@@ -40,7 +40,9 @@ use crate::http::request::Fields;
 use crate::http::session::{EventReceiver, MintError, Session, SessionBackend, Unavailable};
 use crate::protocol::{negotiate_initialize, receives_batches};
 use crate::server::batch;
-use crate::wire::jsonrpc::{ErrorCode, ErrorObject, JsonRpcBatch, JsonRpcMessage};
+use crate::wire::jsonrpc::{
+    ErrorCode, ErrorObject, JsonRpcBatch, JsonRpcMessage, JsonRpcResponse, RequestId,
+};
 
 /// The `Allow` of the session-aware path.
 pub const ALLOW_SESSION_METHODS: &str = "GET, POST, DELETE";
@@ -112,27 +114,32 @@ impl Sessions {
                 return forward(None);
             }
             return match initialize_version(body) {
-                Initialize::Valid(version) => match self.store.mint(version).await {
+                Initialize::Valid(version, request_id) => match self.store.mint(version).await {
                     Ok(session) => Admit::Route(Admitted {
                         session: Some(session),
                         minted: true,
                     }),
-                    Err(MintError::AtCapacity) => Admit::Answer(
-                        Answer::rpc_error(
-                            503,
-                            ErrorObject::new(
-                                ErrorCode::SERVER_ERROR,
-                                "Service Unavailable: too many sessions",
-                            ),
+                    // Each refusal answers the `initialize` by its id (JSON-RPC 2.0 §5: `null`
+                    // only when the id cannot be read).
+                    Err(MintError::AtCapacity) => {
+                        let error = ErrorObject::new(
+                            ErrorCode::SERVER_ERROR,
+                            "Service Unavailable: too many sessions",
+                        );
+                        Admit::Answer(
+                            Answer::json(503, &JsonRpcResponse::error(Some(request_id), error))
+                                .with_header(headers::RETRY_AFTER, "60"),
                         )
-                        .with_header(headers::RETRY_AFTER, "60"),
-                    ),
-                    Err(MintError::Unavailable(e)) => Admit::Answer(unavailable(&e)),
+                    }
+                    Err(MintError::Unavailable(e)) => {
+                        Admit::Answer(unavailable_to(&e, Some(request_id)))
+                    }
                     Err(e) => {
                         tracing::error!(error = %e, "sessions: cannot mint an id");
-                        Admit::Answer(Answer::rpc_error(
+                        let error = ErrorObject::internal("cannot mint a session id");
+                        Admit::Answer(Answer::json(
                             500,
-                            ErrorObject::internal("cannot mint a session id"),
+                            &JsonRpcResponse::error(Some(request_id), error),
                         ))
                     }
                 },
@@ -295,15 +302,17 @@ impl Sessions {
 /// `503` with `Retry-After`, `-32000`: the session store cannot answer now (the client retries;
 /// its session is not gone).
 fn unavailable(e: &Unavailable) -> Answer {
+    unavailable_to(e, None)
+}
+
+/// [`unavailable`] answering the request with id `id`.
+fn unavailable_to(e: &Unavailable, id: Option<RequestId>) -> Answer {
     tracing::warn!(error = %e, "sessions: the session store is unavailable");
-    Answer::rpc_error(
-        503,
-        ErrorObject::new(
-            ErrorCode::SERVER_ERROR,
-            "Service Unavailable: the session store cannot be reached",
-        ),
-    )
-    .with_header(headers::RETRY_AFTER, "1")
+    let error = ErrorObject::new(
+        ErrorCode::SERVER_ERROR,
+        "Service Unavailable: the session store cannot be reached",
+    );
+    Answer::json(503, &JsonRpcResponse::error(id, error)).with_header(headers::RETRY_AFTER, "1")
 }
 
 /// The events of one session stream for one connection; dropping it (the client went away, or
@@ -355,8 +364,8 @@ fn is_modern<H: Fields + ?Sized>(fields: &H, body: &[u8]) -> bool {
 }
 
 enum Initialize {
-    /// An `initialize` request with a negotiable version.
-    Valid(&'static str),
+    /// An `initialize` request with a negotiable version, and its id.
+    Valid(&'static str, RequestId),
     /// A JSON-RPC batch (an array), which an `initialize` cannot be part of.
     Batch,
     /// An `initialize` request whose params the server will refuse.
@@ -374,7 +383,7 @@ fn initialize_version(body: &[u8]) -> Initialize {
     match JsonRpcMessage::from_slice(body) {
         Ok(JsonRpcMessage::Request(request)) if request.method == "initialize" => {
             match negotiate_initialize(request.params.as_ref()) {
-                Ok(version) => Initialize::Valid(version),
+                Ok(version) => Initialize::Valid(version, request.id),
                 Err(_) => Initialize::Invalid,
             }
         }

@@ -636,6 +636,8 @@ fn the_session_cap_answers_503() {
     let a = answer(&r, post(INIT));
     assert_eq!((a.status, code_of(&a)), (503, -32000));
     assert_eq!(a.header(RETRY_AFTER), Some("60"));
+    // The refusal answers the initialize by its id (it was `null`).
+    assert_eq!(json_of(&a)["id"], 1);
 }
 
 #[test]
@@ -818,6 +820,8 @@ fn an_unreachable_session_store_answers_503_with_retry_after_not_404() {
         assert_eq!(code_of(&a), -32000);
         assert_eq!(a.header(RETRY_AFTER), Some("1"));
     }
+    // A refused initialize is answered by its id.
+    assert_eq!(json_of(&answer(&r, post(INIT)))["id"], 1);
 }
 
 #[test]
