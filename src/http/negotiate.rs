@@ -46,6 +46,13 @@ pub fn unsupported_media<H: Fields + ?Sized>(fields: &H) -> Option<Answer> {
     if !content_type.is_some_and(is_json_media_type) {
         return refuse("Content-Type must be application/json".into());
     }
+    // A singleton field (RFC 9110 §8.3): given twice with different values, which one the body
+    // is cannot be known (a proxy may read the other), so none is picked.
+    if fields.field_count(headers::CONTENT_TYPE) > 1
+        && repeated_with_different_values(fields, headers::CONTENT_TYPE)
+    {
+        return refuse("Content-Type is given more than once, with different values".into());
+    }
     if let Some(charset) = content_type.and_then(foreign_charset) {
         return refuse(format!(
             "Content-Type charset {charset} is not supported: JSON text is UTF-8"

@@ -21,7 +21,7 @@
 //! | `POST`, body over the limit (default 4 MiB), declared or read | `413`, `-32600` |
 //! | `POST`, body not sent within the host's read timeout | `408`, `-32600` |
 //! | `POST`, `Content-Type` absent or not `application/json` | `415`, `-32600` (an absent type is refused too: a browser may send a body without one cross-origin and without a CORS preflight, so requiring JSON keeps cross-site requests behind the preflight) |
-//! | `POST`, `Content-Type` naming a `charset` other than UTF-8, or a `Content-Encoding` other than `identity` (e.g. `gzip`) | `415`, `-32600`, the message naming it (the body would be misread as UTF-8 JSON: RFC 8259 section 8.1, RFC 9110 section 8.4) |
+//! | `POST`, `Content-Type` naming a `charset` other than UTF-8, given twice with different values, or a `Content-Encoding` other than `identity` (e.g. `gzip`) | `415`, `-32600`, the message naming it (the body would be misread as UTF-8 JSON: RFC 8259 section 8.1, RFC 9110 section 8.4) |
 //! | `POST`, `MCP-Protocol-Version` unsupported | `400`, `-32600` |
 //! | any verb, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` or an `Mcp-Param-*` repeated with different values | `400`, `-32600`, id `null`, the message naming the header ([`conflicting_fields`]; identical repeats are one value) |
 //! | an `HTTP/1.1` request without `Host` (when the host tells the version: [`Route::head_of`]) | `400`, `-32600` (RFC 9112 §3.2) |

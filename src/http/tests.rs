@@ -166,9 +166,9 @@ fn content_type_must_be_json() {
     assert_eq!(answer(&route(), request).status, 415);
 }
 
-/// A body the route would misread as UTF-8 JSON is refused naming why: another charset, or a
-/// content coding such as `gzip` (RFC 9110 section 8.4); UTF-8 spelled any way and `identity`
-/// pass.
+/// A body the route would misread as UTF-8 JSON is refused naming why: another charset, a
+/// content coding such as `gzip` (RFC 9110 section 8.4), or two different `Content-Type`s;
+/// UTF-8 spelled any way and `identity` pass.
 #[test]
 fn a_charset_other_than_utf8_or_a_coded_body_is_refused_with_415() {
     let with = |content_type: &str, coding: Option<&str>| {
@@ -202,6 +202,18 @@ fn a_charset_other_than_utf8_or_a_coded_body_is_refused_with_415() {
         .header("Content-Encoding", "br")
         .body(PING);
     assert_eq!(answer(&route(), repeated).status, 415);
+    // Content-Type is one value: given twice, differently, which one holds cannot be known
+    // (the first was taken); twice the same is that one.
+    let twice = |second: &str| {
+        let request = HttpRequest::new("POST", DEFAULT_MCP_PATH)
+            .header(CONTENT_TYPE, APPLICATION_JSON)
+            .header(CONTENT_TYPE, second)
+            .header("Accept", APPLICATION_JSON)
+            .body(PING);
+        answer(&route(), request).status
+    };
+    assert_eq!(twice("text/plain"), 415);
+    assert_eq!(twice(APPLICATION_JSON), 200);
 }
 
 #[test]
