@@ -85,6 +85,96 @@ async fn a_dropped_post_stream_resumes_on_the_other_instance_live_through_the_re
     assert!(primed.data.is_empty() && primed.retry.is_some());
 }
 
+/// A stream longer than the shared log's bound (here 8 events) is trimmed at its front; a
+/// resume on another instance from a trimmed event replays what is left — through the result —
+/// instead of a fresh standalone stream on which the result never came.
+#[tokio::test]
+async fn a_resume_from_a_trimmed_event_on_another_instance_still_gets_the_result() {
+    use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
+    use orkestrel_mcp::server::context::LogLevel;
+    use orkestrel_mcp::{RequestContext, Tool};
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nothing {}
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        sessions: SessionOptions {
+            log_capacity: 8,
+            ..SessionOptions::default()
+        },
+        ..RedisOptions::new(redis.url())
+    };
+    let mut addrs = Vec::new();
+    for _ in 0..2 {
+        let server = McpServer::new(ServerOptions::new("chatty", "1").with_logging());
+        server.tools().add(Tool::with_context(
+            "chatty",
+            |_: Nothing, ctx: RequestContext| async move {
+                for n in 1..=20 {
+                    ctx.log(LogLevel::Info, None, json!(format!("line {n}")));
+                }
+                Ok::<_, String>("said 20 lines")
+            },
+        ));
+        let backend = RedisSessions::connect(options.clone(), &server, system_clock())
+            .await
+            .unwrap();
+        let endpoint =
+            Endpoint::with_session_backend(server, EndpointOptions::default(), backend).unwrap();
+        addrs.push(start_service(endpoint).await.0);
+    }
+    let (a, b) = (addrs[0], addrs[1]);
+    let id = session(a, "2025-11-25").await;
+    let headers: Vec<(&str, &str)> = POST
+        .iter()
+        .copied()
+        .chain([
+            ("mcp-session-id", id.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ])
+        .collect();
+    let response = open(a, "POST", &headers, &call(2, "chatty", json!({}))).await;
+    let mut on_a = SseStream::new(response);
+    let _priming = on_a.next().await.unwrap();
+    let first = on_a.next().await.unwrap();
+    assert_eq!(first.json()["params"]["data"], "line 1");
+    let all = on_a.rest().await;
+    assert_eq!(all.last().unwrap().json()["id"], 2);
+    // The shared log is written behind: wait until the stream's end is in it.
+    let stream = first
+        .id
+        .clone()
+        .unwrap()
+        .split_once('-')
+        .unwrap()
+        .0
+        .to_owned();
+    let list = format!(
+        "{}events:{id}:{}",
+        orkestrel_mcp::native::redis::DEFAULT_PREFIX,
+        u64::from_str_radix(&stream, 36).unwrap()
+    );
+    let connection = redis.connection().await;
+    eventually_async(DEADLINE, "the stream's end is in the shared log", || {
+        let (list, mut connection) = (list.clone(), connection.clone());
+        async move {
+            let entries: Vec<String> =
+                ::redis::AsyncCommands::lrange(&mut connection, &list, 0, -1)
+                    .await
+                    .unwrap_or_default();
+            entries.last().is_some_and(|e| e == "end")
+        }
+    })
+    .await;
+    let first_id = first.id.clone().unwrap();
+    let rest = resume(b, &id, &first_id).await.rest().await;
+    let result = rest.last().expect("a replay").json();
+    assert_eq!(result["id"], 2, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "said 20 lines");
+    assert!(rest.len() < 20, "the front was trimmed: {}", rest.len());
+}
+
 #[tokio::test]
 async fn a_redis_restart_ends_the_streams_it_carries_cleanly_and_local_work_completes() {
     let Some(redis) = Redis::start(None).await else {

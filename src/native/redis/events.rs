@@ -244,8 +244,9 @@ fn pipeline(batch: &[Append], capacity: usize, max_bytes: usize, ttl_ms: i64) ->
 }
 
 /// Resume request stream `after.stream` of `session` strictly after `after` from the shared log:
-/// the logged events, then the later ones live until the stream's end. `Ok(None)` when the log
-/// does not hold `after` (unknown, evicted, or the standalone stream).
+/// the logged events, then the later ones live until the stream's end; for an `after` trimmed
+/// off the list's front, what is left of the stream. `Ok(None)` when the log does not know
+/// `after` (no such stream here, or the standalone stream).
 pub(super) async fn resume(
     client: &Client,
     connection: &ConnectionManager,
@@ -271,7 +272,14 @@ pub(super) async fn resume(
         .map_err(|e| unavailable(&e))?;
     let known = (entries.iter().filter_map(|e| parse(e)))
         .any(|e| matches!(e, Entry::Event(seq, _) if seq == after.seq));
-    if !known {
+    // Trimmed off the list's front (a stream longer than the log's bound): what is left of the
+    // stream — its response above all — rather than a fresh stream on which it never comes.
+    let first = (entries.iter().filter_map(|e| parse(e))).find_map(|e| match e {
+        Entry::Event(seq, _) => Some(seq),
+        Entry::End => None,
+    });
+    let evicted = first.is_some_and(|first| first > after.seq);
+    if !known && !evicted {
         return Ok(None);
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
