@@ -752,3 +752,34 @@ async fn a_batch_s_requests_beyond_the_in_flight_cap_are_refused_inside_its_repl
         ])
     );
 }
+
+/// A connection authorized by a bearer token ends when the token does (its `exp` plus the
+/// 30 s leeway): close `1008`. Served until then; it was served for as long as it stayed open.
+#[tokio::test]
+async fn a_connection_ends_with_1008_when_its_token_expires() {
+    let srv = start(server(), support::server::gated_by_people(false)).await;
+    let mut request = srv.ws_url().into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer brief".parse().unwrap());
+    let (mut ws, _) = tokio::time::timeout(DEADLINE, tokio_tungstenite::connect_async(request))
+        .await
+        .expect("handshake within the deadline")
+        .expect("handshake");
+    ws.send(Message::text(
+        support::json::handshake_request().to_string(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(next_json(&mut ws).await["id"], "init");
+    let close = loop {
+        match tokio::time::timeout(DEADLINE, ws.next()).await {
+            Ok(Some(Ok(Message::Close(frame)))) => break frame,
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("a close frame, not {other:?}"),
+        }
+    };
+    let frame = close.expect("a close frame with a code");
+    assert_eq!(frame.code, CloseCode::Policy);
+    assert!(frame.reason.contains("expired"), "{}", frame.reason);
+}

@@ -33,6 +33,20 @@ impl Identity {
         (!missing.is_empty()).then(|| missing.join(" "))
     }
 
+    /// Until when (seconds since the Unix epoch) the token holds: its `exp` plus
+    /// [`EXPIRY_LEEWAY_SECS`](crate::http::auth::EXPIRY_LEEWAY_SECS); `None` without an `exp`.
+    /// A connection its upgrade authorized (WebSocket) ends then: each later message would
+    /// otherwise be served on a token no HTTP request could use any more.
+    pub fn valid_until(&self) -> Option<u64> {
+        let exp = self.claims.get("exp")?;
+        let exp = exp.as_u64().or_else(|| {
+            exp.as_f64()
+                .filter(|e| e.is_finite() && *e >= 0.0)
+                .map(|e| e as u64)
+        })?;
+        Some(exp.saturating_add(crate::http::auth::EXPIRY_LEEWAY_SECS))
+    }
+
     /// The authorization context this token speaks in, as a stable key: its issuer (`iss`) and
     /// subject (`sub`), else its issuer and client (`client_id` / `azp`, a client acting for
     /// itself); `None` when the token names neither. Requests whose tokens share a key share

@@ -37,7 +37,7 @@ const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 /// last such fetch, not from the one at setup).
 const REFETCH_EVERY: Duration = Duration::from_secs(10);
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
-const LEEWAY_SECS: u64 = 30;
+const LEEWAY_SECS: u64 = crate::http::auth::EXPIRY_LEEWAY_SECS;
 
 /// Why a verifier could not be set up.
 #[derive(Debug, thiserror::Error)]

@@ -28,6 +28,7 @@
 //! | text that is not UTF-8 | close `1007` (invalid payload) |
 //! | a message over the size limit (default 4 MiB) | close `1009` (message too big) |
 //! | a protocol violation | close `1002` |
+//! | (the upgrade's bearer token expires: its `exp` plus 30 s) | close `1008` "the access token expired" |
 //! | nothing: the TCP peer vanished | the connection task ends, its in-flight requests are dropped |
 //! | nothing for [`WebSocketOptions::ping_interval`] (default 30 s) | a ping; nothing again for one more interval (no pong, no message): the peer is dead, the server sends close `1001` "ping timeout" (without waiting for a reply) and ends the connection, its in-flight requests dropped ([`crate::server::liveness`]) |
 //! | a request while `max_in_flight` (default 256) are running | at once `-32000` "too many requests in flight" with its id |
@@ -379,6 +380,16 @@ async fn run_as<S>(
     let (out_tx, mut out_rx) = Output::new();
     let rules = ConnectionOptions::websocket(max_in_flight);
     let mut conn = Driver::new(server, "ws", rules, out_tx);
+    // A connection authorized by a token ends when the token does.
+    let expires = identity
+        .as_ref()
+        .and_then(|i| i.valid_until())
+        .map(|until| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            tokio::time::Instant::now() + Duration::from_secs(until.saturating_sub(now))
+        });
     conn.set_identity(identity);
     let mut closing: Option<tokio::time::Instant> = None;
     let mut draining: Option<tokio::time::Instant> = None;
@@ -487,6 +498,15 @@ async fn run_as<S>(
                 }
             }
             () = tokio::time::sleep_until(drained), if closing.is_none() && draining.is_some() => {}
+            () = tokio::time::sleep_until(expires.unwrap_or(far)), if closing.is_none() && expires.is_some() => {
+                tracing::info!("ws: the connection's token expired; closing (1008)");
+                let close = close_frame(CloseCode::Policy, "the access token expired");
+                if !send_within(&mut ws, close, CLOSE_GRACE).await {
+                    break;
+                }
+                conn.close();
+                closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+            }
             () = tokio::time::sleep_until(deadline), if closing.is_some() => break,
             () = &mut beat, if closing.is_none() && liveness.is_some() => {
                 if !ping(&mut ws, liveness.as_mut(), opened.elapsed()).await {

@@ -321,8 +321,8 @@ pub async fn run_bin(args: &[&str]) -> Ran {
     }
 }
 
-/// Tokens `alice` and `bob` (two subjects of one issuer) and `robot` (a client acting for
-/// itself, no subject).
+/// Tokens `alice` and `bob` (two subjects of one issuer), `robot` (a client acting for itself,
+/// no subject) and `brief` (a subject whose token's `exp` plus the 30 s leeway is 2 s away).
 pub struct People;
 
 impl orkestrel_mcp::http::auth::TokenVerifier for People {
@@ -346,6 +346,17 @@ impl orkestrel_mcp::http::auth::TokenVerifier for People {
                 claims,
                 ..Identity::default()
             }),
+            "brief" => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs();
+                Ok(Identity {
+                    subject: Some(token.to_owned()),
+                    claims: serde_json::json!({ "iss": "https://as.example", "exp": now - 28 }),
+                    ..Identity::default()
+                })
+            }
             _ => Err(orkestrel_mcp::http::auth::TokenError::Invalid(
                 "unknown".into(),
             )),
