@@ -198,10 +198,10 @@ fn list(root: &Path) -> io::Result<(Vec<Stamp>, Vec<String>)> {
 /// than [`MAX_SKILL_BYTES`]: the listing saw a regular file, but a link (or a FIFO, a device)
 /// put in its place before the read — out of the root, or to `/dev/zero` — is refused, not
 /// served or read without end.
+#[cfg(unix)]
 fn read_beneath(root: &Path, rel: &str) -> io::Result<Vec<u8>> {
     use nix::fcntl::{openat, OFlag};
     use nix::sys::stat::Mode;
-    use std::io::Read;
     use std::os::fd::OwnedFd;
     let mut at: OwnedFd = std::fs::File::open(root)?.into();
     let mut parts = rel.split('/').peekable();
@@ -215,7 +215,29 @@ fn read_beneath(root: &Path, rel: &str) -> io::Result<Vec<u8>> {
         let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | kind;
         at = openat(&at, part, flags, Mode::empty()).map_err(io::Error::from)?;
     }
-    let file = std::fs::File::from(at);
+    read_bounded(std::fs::File::from(at))
+}
+
+/// [`read_beneath`] where there is no `openat`: each component is checked not to be a link
+/// before the file is opened (a narrower race than reading by path alone), then read as there.
+#[cfg(not(unix))]
+fn read_beneath(root: &Path, rel: &str) -> io::Result<Vec<u8>> {
+    let mut path = root.to_path_buf();
+    for part in rel.split('/') {
+        path.push(part);
+        if std::fs::symlink_metadata(&path)?.file_type().is_symlink() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a symbolic link",
+            ));
+        }
+    }
+    read_bounded(std::fs::File::open(path)?)
+}
+
+/// The bytes of `file`, a regular file no larger than [`MAX_SKILL_BYTES`].
+fn read_bounded(file: std::fs::File) -> io::Result<Vec<u8>> {
+    use std::io::Read;
     if !file.metadata()?.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -301,7 +323,7 @@ fn build_skill(
     Ok(skill)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
