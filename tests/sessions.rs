@@ -124,6 +124,24 @@ async fn a_session_is_bound_to_the_user_who_opened_it() {
             "{other} DELETE"
         );
     }
+    // 2026-07-28 traffic naming another user's session is served without one, as with an
+    // unknown id (a 404 there would tell which ids are live).
+    let mut modern = support::modern::modern_headers("tools/list", None);
+    modern.push(("authorization".into(), "Bearer bob".into()));
+    modern.push(("mcp-session-id".into(), id.clone()));
+    let params = support::json::modern_params(json!({}));
+    let body = support::json::rpc(json!(9), "tools/list", params);
+    let served = support::modern::post_h(addr, &modern, &body).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert_eq!(served.header("mcp-session-id"), None);
+    // A fresh token of the same user is the same user.
+    let again = post(
+        addr,
+        &[("authorization", "Bearer alice-2"), sid(&id), version],
+        LIST,
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
     let still = post(addr, &[("authorization", alice), sid(&id), version], LIST).await;
     assert_eq!(still.status, 200, "the session goes on: {}", still.body);
     let ended = send(

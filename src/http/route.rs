@@ -325,10 +325,9 @@ impl Route {
     /// as for an unknown session (spec, Security Best Practices, Session Hijacking: bind session
     /// ids to user-specific information, so a leaked id alone does not hand over the session).
     fn admits(&self, session: &Session, identity: Option<&Identity>) -> bool {
-        match self.server.scope_authorization(&session.scope()) {
-            None => true,
-            Some(bound) => identity.and_then(Identity::context).as_ref() == Some(&*bound),
-        }
+        let context = identity.and_then(Identity::context);
+        self.server
+            .scope_admits(&session.scope(), context.as_deref())
     }
 
     /// The options.
@@ -508,15 +507,10 @@ impl Route {
             Err(answer) => return answer,
         };
         // The single-value fields were checked above (or at the head): admitted without again.
-        let admitted = match sessions.admit(head.fields, &body).await {
+        let admitted = match sessions.admit(head.fields, &body, allowed).await {
             Admit::Answer(answer) => return answer,
             Admit::Route(admitted) => admitted,
         };
-        if let Some(session) = admitted.session.as_deref() {
-            if !admitted.minted && !allowed(session) {
-                return Answer::session_not_found();
-            }
-        }
         // The path, `Host`, single-value fields and declared length passed; the negotiation
         // waits for the session (its protocol version is the default one).
         let checked = Checked {

@@ -90,16 +90,25 @@ impl Sessions {
     }
 
     /// Admit a `POST` whose body was read: find or mint its session (see the module table).
+    /// No session is refused for its user: a host that gates requests by token checks that
+    /// with [`McpServer::scope_admits`](crate::McpServer::scope_admits) (the route does).
     pub async fn post<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
         if let Some(answer) = conflicting_fields(fields) {
             return Admit::Answer(answer);
         }
-        self.admit(fields, body).await
+        self.admit(fields, body, |_: &Session| true).await
     }
 
     /// [`Sessions::post`] of a request whose single-value fields were checked already
-    /// ([`conflicting_fields`], at the route's head).
-    pub(crate) async fn admit<H: Fields + ?Sized>(&self, fields: &H, body: &[u8]) -> Admit {
+    /// ([`conflicting_fields`], at the route's head), in a found session only if `allowed`
+    /// admits it (one it does not is as an unknown one: `404`, or no session for 2026-07-28
+    /// traffic).
+    pub(crate) async fn admit<H: Fields + ?Sized>(
+        &self,
+        fields: &H,
+        body: &[u8],
+        allowed: impl Fn(&Session) -> bool,
+    ) -> Admit {
         let forward = |session| {
             Admit::Route(Admitted {
                 session,
@@ -161,10 +170,11 @@ impl Sessions {
                 }
                 Admit::Answer(Answer::session_not_found())
             }
-            Ok(Some(session)) => forward(Some(session)),
-            // Modern traffic ignores a session id that names no live session.
-            Ok(None) if is_modern(fields, body) => forward(None),
-            Ok(None) => Admit::Answer(Answer::session_not_found()),
+            Ok(Some(session)) if allowed(&session) => forward(Some(session)),
+            // Modern traffic ignores a session id that names no live session (or another
+            // user's, which is one as far as this request can tell).
+            Ok(_) if is_modern(fields, body) => forward(None),
+            Ok(_) => Admit::Answer(Answer::session_not_found()),
             Err(e) => Admit::Answer(unavailable(&e)),
         }
     }

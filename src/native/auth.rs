@@ -7,12 +7,14 @@
 //! for (metadata that names another issuer is refused), and fetches its `jwks_uri`. A token is
 //! then accepted when its signature verifies with one of those keys (an asymmetric algorithm
 //! only: `RS*`, `PS*`, `ES*`, `EdDSA`; never `none` or a shared-secret `HS*`), its `iss` is the
-//! issuer, its `aud` holds the audience (the MCP server's resource URI, RFC 8707), and it is
-//! within `exp` / `nbf` with 30 s of leeway. A token signed by a key not in the set makes the
-//! verifier fetch the set again, so the issuer's key rotation is honoured: the first such token
-//! always does, later ones at most every 10 s (the fetch at setup does not count, so a rotation
-//! soon after the server starts is not refused for 10 s); a key the new set no longer holds is
-//! refused.
+//! issuer, its `aud` holds the audience (the MCP server's resource URI, RFC 8707; a token
+//! without `aud` is refused when an audience is configured), and it is within `exp` / `nbf`
+//! with 30 s of leeway. A token signed by a key not in the set makes the verifier fetch the set
+//! again, so the issuer's key rotation is honoured: the first such token always does, later
+//! ones at most every 10 s (the fetch at setup does not count, so a rotation soon after the
+//! server starts is not refused for 10 s); tokens arriving while a fetch runs wait for that one,
+//! and a failed fetch answers them `Unavailable` (`503`) until the 10 s pass; a key the new set
+//! no longer holds is refused.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

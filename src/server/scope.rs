@@ -37,7 +37,7 @@ pub struct ScopeState {
     /// The resource URIs of `resources/subscribe`, sorted (at most
     /// [`MAX_SUBSCRIPTIONS_PER_SCOPE`](crate::server::MAX_SUBSCRIPTIONS_PER_SCOPE) a scope).
     pub subscriptions: Vec<String>,
-    /// The authorization context the scope is bound to (see [`McpServer::scope_authorization`]).
+    /// The authorization context the scope is bound to (see [`McpServer::scope_admits`]).
     pub authorization: Option<String>,
 }
 
@@ -210,16 +210,18 @@ impl McpServer {
         })
     }
 
-    /// The authorization context `scope` is bound to: that of the bearer token its `initialize`
-    /// carried ([`Identity::context`](crate::http::identity::Identity::context)); `None` when it
-    /// had none, or the scope is unknown. The HTTP route answers a session's request of another
-    /// context as for an unknown session (spec, Security Best Practices, Session Hijacking:
-    /// bind session ids to user-specific information).
-    pub fn scope_authorization(&self, scope: &str) -> Option<Arc<String>> {
-        self.inner
-            .peers
-            .read(scope, |p| p.authorization.clone())
-            .flatten()
+    /// Whether a request of the authorization context `context`
+    /// ([`Identity::context`](crate::http::identity::Identity::context) of its bearer token) may
+    /// use `scope`: `scope`'s `initialize` carried no token (or the scope is unknown), or one of
+    /// that context. The HTTP route answers a session's request of another context as for an
+    /// unknown session (spec, Security Best Practices, Session Hijacking: bind session ids to
+    /// user-specific information).
+    pub fn scope_admits(&self, scope: &str, context: Option<&str>) -> bool {
+        let bound = |p: &crate::server::peers::Peer| match &p.authorization {
+            None => true,
+            Some(bound) => Some(bound.as_str()) == context,
+        };
+        self.inner.peers.read(scope, bound).unwrap_or(true)
     }
 
     /// Take `state` as `scope`'s state (loaded from a shared store), keeping the scope's push

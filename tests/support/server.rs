@@ -321,7 +321,7 @@ pub async fn run_bin(args: &[&str]) -> Ran {
     }
 }
 
-/// Tokens `alice` and `bob` (two subjects of one issuer), `robot` (a client acting for itself,
+/// Tokens `alice` and `bob` (two subjects of one issuer; `alice-2` another of alice's), `robot` (a client acting for itself,
 /// no subject) and `brief` (a subject whose token's `exp` plus the 30 s leeway is 2 s away).
 pub struct People;
 
@@ -336,8 +336,9 @@ impl orkestrel_mcp::http::auth::TokenVerifier for People {
         use orkestrel_mcp::http::identity::Identity;
         let claims = serde_json::json!({ "iss": "https://as.example" });
         let outcome = match token {
-            "alice" | "bob" => Ok(Identity {
-                subject: Some(token.to_owned()),
+            // `alice-2`: another token of alice's.
+            "alice" | "bob" | "alice-2" => Ok(Identity {
+                subject: Some(token.trim_end_matches("-2").to_owned()),
                 claims,
                 ..Identity::default()
             }),
