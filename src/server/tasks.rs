@@ -171,12 +171,11 @@ fn authorization_of(ctx: &RequestContext) -> Option<String> {
         .and_then(|identity| identity.context())
 }
 
-/// Whether a request of the authorization context `authorization` may see `task`: a task bound
-/// to a context only by that context; one made without a token by anyone holding its id.
-fn visible(task: &Task, authorization: Option<&str>) -> bool {
-    task.authorization
-        .as_deref()
-        .is_none_or(|bound| Some(bound) == authorization)
+/// Whether a request of the authorization context `authorization` may see a task bound to
+/// `bound`: a task bound to a context only by that context; one made without a token by anyone
+/// holding its id.
+fn visible(bound: Option<&str>, authorization: Option<&str>) -> bool {
+    bound.is_none_or(|bound| Some(bound) == authorization)
 }
 
 fn store_error(e: TaskStoreError) -> ErrorObject {
@@ -301,6 +300,7 @@ impl Tasks {
             answered: Mutex::new(HashMap::default()),
             awaiting: std::sync::atomic::AtomicUsize::new(0),
             tasks: self.me.clone(),
+            authorization: task.authorization.clone(),
         });
         lock(&self.running).insert(task.task_id.clone(), running.clone());
         Ok((task, running))
@@ -393,7 +393,7 @@ impl Tasks {
     async fn get(&self, task_id: &str, authorization: Option<&str>) -> Result<Task, ErrorObject> {
         let now = self.now();
         let found = self.store().get(task_id, now).await.map_err(store_error)?;
-        match found.filter(|task| visible(task, authorization)) {
+        match found.filter(|task| visible(task.authorization.as_deref(), authorization)) {
             Some(task) => Ok(task),
             None => {
                 self.drop_expired(now);
@@ -405,27 +405,37 @@ impl Tasks {
     }
 
     /// Settle a task as `cancelled` unless it is terminal, and drop its tool (here, or —
-    /// through the store's signal — on the instance that runs it). `Ok(false)` when it was
-    /// already terminal.
-    async fn cancel(&self, task_id: &str) -> Result<bool, ErrorObject> {
+    /// through the store's signal — on the instance that runs it): whether it was cancelled now
+    /// (`false`: already terminal), and the task after. A task of another authorization context
+    /// than `authorization` is left alone and answered as an unknown one. One store round trip.
+    async fn cancel(
+        &self,
+        task_id: &str,
+        authorization: Option<&str>,
+    ) -> Result<(bool, Task), ErrorObject> {
         let now = self.now();
-        let mut cancelled = false;
-        self.change(task_id, now, &mut |t: &mut Task| {
-            cancelled = !t.status.is_terminal();
-            if cancelled {
-                t.status = TaskStatus::Cancelled;
-                t.status_message = Some("cancelled by the client".into());
-                t.input_requests.clear();
-                t.last_updated_at = now;
-            }
-        })
-        .await
-        .map_err(store_error)?;
+        let (mut cancelled, mut hidden) = (false, false);
+        let task = self
+            .change(task_id, now, &mut |t: &mut Task| {
+                hidden = !visible(t.authorization.as_deref(), authorization);
+                cancelled = !hidden && !t.status.is_terminal();
+                if cancelled {
+                    t.status = TaskStatus::Cancelled;
+                    t.status_message = Some("cancelled by the client".into());
+                    t.input_requests.clear();
+                    t.last_updated_at = now;
+                }
+            })
+            .await
+            .map_err(store_error)?;
+        if hidden {
+            return Err(store_error(TaskStoreError::NotFound));
+        }
         let running = lock(&self.running).get(task_id).cloned();
         if let (true, Some(running)) = (cancelled, running) {
             self.finish(&running);
         }
-        Ok(cancelled)
+        Ok((cancelled, task))
     }
 
     /// Deliver `tasks/update` answers: each one to the input request outstanding under its key
@@ -439,18 +449,24 @@ impl Tasks {
     ) -> Result<(), ErrorObject> {
         let running = lock(&self.running).get(task_id).cloned();
         match running {
-            Some(running) => {
+            Some(running)
+                if running
+                    .authorization
+                    .as_deref()
+                    .is_none_or(|b| Some(b) == authorization) =>
+            {
                 let delivered = self.deliver(&running, responses);
                 self.record_answered(task_id, &delivered).await;
             }
-            None if self.shared => {
+            // Another context's task is an unknown one.
+            Some(_) => return Err(store_error(TaskStoreError::NotFound)),
+            None => {
                 let task = self.get(task_id, authorization).await?;
-                if !task.status.is_terminal() {
+                if self.shared && !task.status.is_terminal() {
                     let signal = TaskSignal::Answers(responses.clone());
                     self.store().signal(task_id, &signal).await;
                 }
             }
-            None => {}
         }
         Ok(())
     }
@@ -801,19 +817,16 @@ impl Tasks {
                     }
                     None => return Err(ErrorObject::invalid_params(r#"missing "inputResponses""#)),
                 };
-                // Another context's task is an unknown one.
-                self.get(&id, auth).await?;
                 self.update(&id, responses, auth).await?;
                 Ok(json!({}))
             }
             "tasks/cancel" => {
                 let id = task_id_param(params)?;
-                self.get(&id, auth).await?;
-                let cancelled = self.cancel(&id).await?;
+                let (cancelled, task) = self.cancel(&id, auth).await?;
                 match era {
                     // An ack, also for a task already terminal (idempotent).
                     Era::Modern => Ok(json!({})),
-                    Era::Legacy if cancelled => Ok(detailed(&self.get(&id, auth).await?, era)),
+                    Era::Legacy if cancelled => Ok(detailed(&task, era)),
                     Era::Legacy => Err(ErrorObject::invalid_params(format!(
                         "task {id} is already terminal"
                     ))),

@@ -29,6 +29,9 @@ pub(super) struct Running {
     /// The 2025-11-25 server→client requests of the task awaiting the client's answer.
     pub(super) awaiting: AtomicUsize,
     pub(super) tasks: Weak<Tasks>,
+    /// The task's authorization context ([`Task::authorization`]): checked here without a
+    /// store read.
+    pub(super) authorization: Option<String>,
 }
 
 impl Running {
