@@ -94,7 +94,7 @@ fn bad(path: &str, what: &str) -> ErrorObject {
 
 fn strings(object: &JsValue, key: &str, required: bool) -> Result<Vec<String>, ErrorObject> {
     let at = format!("options.auth.{key}");
-    let Some(value) = super::convert::member(object, key, &at)? else {
+    let Some(value) = super::convert::member_at(object, key, &at)? else {
         return if required {
             Err(bad(&at, "is required"))
         } else {
@@ -118,14 +118,13 @@ fn strings(object: &JsValue, key: &str, required: bool) -> Result<Vec<String>, E
 /// # Errors
 /// `-32602` naming the member for a malformed option.
 pub(crate) fn authorizer_from_js(options: &JsValue) -> Result<Option<Authorizer>, ErrorObject> {
-    let Some(auth) = super::convert::member(options, "auth", "options.auth")? else {
+    let Some(auth) = super::convert::member(options, "auth", "options")? else {
         return Ok(None);
     };
     if !auth.is_object() {
         return Err(bad("options.auth", "must be an object"));
     }
-    let resource = Reflect::get(&auth, &JsValue::from_str("resource"))
-        .ok()
+    let resource = super::convert::member(&auth, "resource", "options.auth")?
         .and_then(|v| v.as_string())
         .ok_or_else(|| {
             bad(
@@ -133,8 +132,7 @@ pub(crate) fn authorizer_from_js(options: &JsValue) -> Result<Option<Authorizer>
                 "must be a string (this server's URL)",
             )
         })?;
-    let verify = Reflect::get(&auth, &JsValue::from_str("verify"))
-        .ok()
+    let verify = super::convert::member(&auth, "verify", "options.auth")?
         .and_then(|v| v.dyn_into::<Function>().ok())
         .ok_or_else(|| bad("options.auth.verify", "must be a function"))?;
     Ok(Some(Authorizer::new(

@@ -30,7 +30,7 @@ use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{from_js, to_js};
+use super::convert::{from_js, member, to_js};
 use super::error_to_js;
 use crate::client::{
     ClientError, ClientEvent, ClientOptions, ClientTransport, McpClient, RequestOptions,
@@ -186,11 +186,6 @@ pub fn create_mcp_client(
 fn bad(path: &str, what: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("{path} {what}"))
         .with_data(serde_json::json!({ "path": path }))
-}
-
-/// `object[key]` (`at.key` in errors): see [`super::convert::member`].
-fn member(object: &JsValue, key: &str, at: &str) -> Result<Option<JsValue>, ErrorObject> {
-    super::convert::member(object, key, &format!("{at}.{key}"))
 }
 
 fn string_member(object: &JsValue, key: &str) -> Result<Option<String>, ErrorObject> {

@@ -78,10 +78,19 @@ fn number_to_js(n: &Number) -> JsValue {
     }
 }
 
+/// `object[key]`, `parent.key` in errors ([`member_at`]).
+pub(crate) fn member(
+    object: &JsValue,
+    key: &str,
+    parent: &str,
+) -> Result<Option<JsValue>, crate::wire::jsonrpc::ErrorObject> {
+    member_at(object, key, &format!("{parent}.{key}"))
+}
+
 /// `object[key]`, read through `Reflect`: `Ok(None)` when it is `undefined` or `null`. A getter
 /// or `Proxy` trap that throws is an error (`-32602`, `data.path` = `at`, the member's path as
 /// the caller names it, e.g. `options.tools`), not taken for a missing member.
-pub(crate) fn member(
+pub(crate) fn member_at(
     object: &JsValue,
     key: &str,
     at: &str,

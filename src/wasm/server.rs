@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::context::ToolContext;
-use super::convert::{from_js, response_to_js, to_js};
+use super::convert::{from_js, member, response_to_js, to_js};
 use super::{error_message, error_to_js};
 use crate::http::media::DEFAULT_MCP_PATH;
 use crate::primitives::tools::Tool;
@@ -272,11 +272,6 @@ fn report(on_error: Option<&Function>, thrown: &JsValue) {
 fn bad(path: &str, what: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("{path} {what}"))
         .with_data(serde_json::json!({ "path": path }))
-}
-
-/// `object[key]` (`at.key` in errors): see [`super::convert::member`].
-fn member(object: &JsValue, key: &str, at: &str) -> Result<Option<JsValue>, ErrorObject> {
-    super::convert::member(object, key, &format!("{at}.{key}"))
 }
 
 fn string_member(object: &JsValue, key: &str, at: &str) -> Result<Option<String>, ErrorObject> {

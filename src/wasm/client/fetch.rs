@@ -85,8 +85,8 @@ fn bad(path: &str, what: &str) -> JsValue {
 pub fn create_fetch_transport(
     #[wasm_bindgen(unchecked_param_type = "MCPFetchTransportOptions")] options: JsValue,
 ) -> Result<Transport, JsValue> {
-    let url = Reflect::get(&options, &"url".into())
-        .ok()
+    let url = crate::wasm::convert::member(&options, "url", "options")
+        .map_err(|e| error_to_js(&e))?
         .and_then(|u| u.as_string())
         .ok_or_else(|| bad("options.url", "must be a string"))?;
     let lower = url.to_ascii_lowercase();
@@ -95,7 +95,7 @@ pub fn create_fetch_transport(
     }
     let mut headers = Vec::new();
     let member = |key: &str| -> Result<JsValue, JsValue> {
-        crate::wasm::convert::member(&options, key, &format!("options.{key}"))
+        crate::wasm::convert::member(&options, key, "options")
             .map(|v| v.unwrap_or(JsValue::UNDEFINED))
             .map_err(|e| error_to_js(&e))
     };
@@ -123,8 +123,8 @@ pub fn create_fetch_transport(
         let object: &js_sys::Object = given.unchecked_ref();
         for key in js_sys::Object::keys(object).iter() {
             let name = key.as_string().unwrap_or_default();
-            let value = Reflect::get(&given, &key)
-                .ok()
+            let value = crate::wasm::convert::member(&given, &name, "options.headers")
+                .map_err(|e| error_to_js(&e))?
                 .and_then(|v| v.as_string())
                 .ok_or_else(|| bad(&format!("options.headers.{name}"), "must be a string"))?;
             headers.push((name, value));

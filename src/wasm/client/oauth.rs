@@ -87,7 +87,7 @@ fn member(object: &JsValue, key: &str) -> Result<Option<JsValue>, JsValue> {
     } else {
         format!("options.auth.{key}")
     };
-    crate::wasm::convert::member(object, key, &at).map_err(|e| error_to_js(&e))
+    crate::wasm::convert::member_at(object, key, &at).map_err(|e| error_to_js(&e))
 }
 
 fn text(object: &JsValue, key: &str) -> Result<Option<String>, JsValue> {

@@ -14,7 +14,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
-use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
@@ -76,8 +75,8 @@ pub struct WebSocketTransport {
 pub fn create_websocket_transport(
     #[wasm_bindgen(unchecked_param_type = "MCPWebSocketTransportOptions")] options: JsValue,
 ) -> Result<Transport, JsValue> {
-    let url = Reflect::get(&options, &"url".into())
-        .ok()
+    let url = crate::wasm::convert::member(&options, "url", "options")
+        .map_err(|e| error_to_js(&e))?
         .and_then(|u| u.as_string())
         .filter(|u| {
             let lower = u.to_ascii_lowercase();
