@@ -211,7 +211,7 @@ impl JwtVerifier {
                 .to_owned(),
             )
         })?;
-        Ok(identity(data.claims))
+        identity(data.claims)
     }
 
     fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Option<Arc<Key>> {
@@ -267,9 +267,20 @@ impl TokenVerifier for JwtVerifier {
     }
 }
 
-/// The identity a token's claims describe.
-fn identity(claims: Value) -> Identity {
-    let text = |k: &str| claims[k].as_str().map(str::to_owned);
+/// The identity a token's claims describe. `sub`, `client_id` and `azp` are read as text: a
+/// number (some issuers mint numeric subjects) as its digits; any other kind refuses the token
+/// (RFC 7519 §4.1.2: a `StringOrURI`) — dropped, the subject no longer bound its sessions and
+/// tasks to their user.
+fn identity(claims: Value) -> Result<Identity, TokenError> {
+    let text = |k: &str| match &claims[k] {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Number(n) => Ok(Some(n.to_string())),
+        _ => Err(TokenError::Invalid(format!(
+            "its {k} claim is not a string"
+        ))),
+    };
+    let (subject, client_id, azp) = (text("sub")?, text("client_id")?, text("azp")?);
     let scopes = match (&claims["scope"], &claims["scp"]) {
         (Value::String(s), _) => s.split_whitespace().map(str::to_owned).collect(),
         (_, Value::Array(a)) => a
@@ -280,12 +291,12 @@ fn identity(claims: Value) -> Identity {
         (_, Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
         _ => Vec::new(),
     };
-    Identity {
-        subject: text("sub"),
-        client_id: text("client_id").or_else(|| text("azp")),
+    Ok(Identity {
+        subject,
+        client_id: client_id.or(azp),
         scopes,
         claims,
-    }
+    })
 }
 
 fn family_of(alg: Algorithm) -> Option<Family> {
@@ -558,7 +569,7 @@ impl IntrospectionVerifier {
         {
             return Err(TokenError::Invalid("expired".into()));
         }
-        Ok(identity(answer))
+        identity(answer)
     }
 }
 
@@ -720,15 +731,37 @@ sufXR8IcKY3MAT0pPpcUpjO7QbXyqCUzVLoTDY4F3vLrbR3voekH7sFl9g==
 
     #[test]
     fn scopes_come_from_scope_or_scp() {
-        let a = identity(serde_json::json!({"sub": "u", "scope": "a b", "client_id": "c"}));
+        let a =
+            identity(serde_json::json!({"sub": "u", "scope": "a b", "client_id": "c"})).unwrap();
         assert_eq!(
             (a.subject.as_deref(), a.client_id.as_deref(), a.scopes),
             (Some("u"), Some("c"), vec!["a".to_owned(), "b".to_owned()])
         );
-        let b = identity(serde_json::json!({"scp": ["x"], "azp": "d"}));
+        let b = identity(serde_json::json!({"scp": ["x"], "azp": "d"})).unwrap();
         assert_eq!(
             (b.client_id.as_deref(), b.scopes),
             (Some("d"), vec!["x".to_owned()])
         );
+    }
+
+    /// A numeric subject is its digits (it was dropped, and the token's sessions and tasks were
+    /// bound to its client, or to nobody); a subject of another kind refuses the token.
+    #[test]
+    fn a_numeric_subject_is_read_and_another_kind_refused() {
+        let numeric = identity(serde_json::json!({"sub": 123, "client_id": "app"})).unwrap();
+        assert_eq!(numeric.subject.as_deref(), Some("123"));
+        let other = identity(serde_json::json!({"sub": 456, "client_id": "app"})).unwrap();
+        assert_ne!(numeric.context(), other.context());
+        for bad in [
+            serde_json::json!(true),
+            serde_json::json!({"id": 1}),
+            serde_json::json!([1]),
+        ] {
+            let refused = identity(serde_json::json!({"sub": bad})).unwrap_err();
+            assert_eq!(
+                refused,
+                TokenError::Invalid("its sub claim is not a string".into())
+            );
+        }
     }
 }
