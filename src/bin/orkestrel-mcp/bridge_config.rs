@@ -163,6 +163,8 @@ struct Entry {
 /// # Errors
 /// A message naming the server and what is wrong with it.
 pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Spec>, String> {
+    // A byte order mark (editors on Windows write one) is not part of the JSON text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: File = serde_json::from_str(text)
         .map_err(|e| format!("the config is not an mcpServers file: {e}"))?;
     let mut specs = Vec::new();
@@ -349,6 +351,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(other[0].unused, ["autoApprove"]);
+        // A byte order mark before the JSON is not part of it (it was refused).
+        let with_bom = format!("\u{feff}{text}");
+        assert_eq!(parse(&with_bom, &env).unwrap(), specs);
     }
 
     #[test]
@@ -387,6 +392,15 @@ mod tests {
             (
                 r#"{"mcpServers": {"s": {"url": "ftp://h/mcp"}}}"#,
                 "server s:",
+            ),
+            // No host: it was retried forever.
+            (
+                r#"{"mcpServers": {"s": {"url": "http://"}}}"#,
+                "names no host",
+            ),
+            (
+                r#"{"mcpServers": {"s": {"url": "ws:///mcp"}}}"#,
+                "names no host",
             ),
             (
                 r#"{"mcpServers": {"s": {"url": "http://h", "headers": {"a b": "x"}}}}"#,

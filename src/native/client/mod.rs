@@ -39,9 +39,22 @@ impl Target {
     /// [`ClientError::InvalidArguments`] for any other scheme.
     pub fn from_url(url: &str) -> Result<Target, ClientError> {
         let lower = url.to_ascii_lowercase();
+        let no_host = || {
+            Err(ClientError::InvalidArguments(format!(
+                "{url:?} names no host"
+            )))
+        };
         if lower.starts_with("http://") || lower.starts_with("https://") {
+            if crate::wire::url::HttpUrl::parse(url).is_none() {
+                return no_host();
+            }
             Ok(Target::Http(url.to_owned()))
         } else if lower.starts_with("ws://") || lower.starts_with("wss://") {
+            // The same origin rule as http(s): a host is required.
+            let as_http = format!("http{}", &url[url.find("://").unwrap_or(0)..]);
+            if crate::wire::url::HttpUrl::parse(&as_http).is_none() {
+                return no_host();
+            }
             Ok(Target::WebSocket(url.to_owned()))
         } else {
             Err(ClientError::InvalidArguments(format!(
