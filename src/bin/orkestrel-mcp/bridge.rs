@@ -150,7 +150,8 @@ impl Upstream {
     /// The upstream's client, not connected yet.
     pub(super) fn client(&self, connect: &ConnectArgs) -> Result<McpClient, String> {
         let transport = transport(&self.spec.reach, connect)?;
-        let options = client_options(connect.timeout, connect.era).with_handler(self.relay.clone());
+        let options =
+            client_options(connect.timeout_ms(), connect.era).with_handler(self.relay.clone());
         Ok(McpClient::with_transport(transport, options))
     }
 

@@ -34,9 +34,10 @@ pub struct ConnectArgs {
     /// An extra HTTP / WebSocket handshake header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
-    /// The per-request deadline in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = at_least_one::<u64>)]
-    pub(crate) timeout: u64,
+    /// The per-request deadline in milliseconds (with --sign-in 300000 unless given, as for
+    /// `login`: a browser sign-in happens within the request that needed it) [default: 30000].
+    #[arg(long, value_name = "MS", value_parser = at_least_one::<u64>)]
+    pub(crate) timeout: Option<u64>,
     /// The protocol era: `auto` probes with `server/discover` and falls back to the
     /// `initialize` handshake; `modern` speaks 2026-07-28 only; `legacy` only the handshake.
     #[arg(long, value_name = "auto|legacy|modern", default_value = "auto")]
@@ -46,6 +47,18 @@ pub struct ConnectArgs {
 }
 
 impl ConnectArgs {
+    /// The per-request deadline in milliseconds: `--timeout`, else 30 s, or with `--sign-in`
+    /// the sign-in's own bound ([`orkestrel_mcp::client::oauth::SIGN_IN_TIMEOUT`]) — a sign-in
+    /// the server asks for mid-request (the `initialize`'s `401`) counted against 30 s.
+    pub(crate) fn timeout_ms(&self) -> u64 {
+        let sign_in = orkestrel_mcp::client::oauth::SIGN_IN_TIMEOUT.as_millis();
+        self.timeout.unwrap_or(if self.oauth.sign_in {
+            u64::try_from(sign_in).unwrap_or(u64::MAX)
+        } else {
+            30_000
+        })
+    }
+
     /// The OAuth authorizer toward `url` (see [`super::sign_in::OAuthArgs::authorizer`]).
     ///
     /// # Errors
@@ -152,7 +165,7 @@ pub(crate) async fn connected(
 ) -> Result<McpClient, CliError> {
     let client = McpClient::with_transport(
         transport(target, connect)?,
-        client_options(connect.timeout, connect.era),
+        client_options(connect.timeout_ms(), connect.era),
     );
     client.connect().await?;
     Ok(client)
@@ -293,4 +306,32 @@ async fn call_as_task(
             }
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConnectArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Connect {
+        #[command(flatten)]
+        connect: ConnectArgs,
+    }
+
+    fn timeout_of(args: &[&str]) -> u64 {
+        let argv = std::iter::once("t").chain(args.iter().copied());
+        Connect::try_parse_from(argv).unwrap().connect.timeout_ms()
+    }
+
+    /// The deadline is 30 s, `--timeout` when given, and with `--sign-in` the sign-in's own
+    /// 300 s: a sign-in the server asks for on `initialize` happens within that request, and
+    /// failed at 30 s.
+    #[test]
+    fn a_sign_in_gets_the_sign_in_bound_unless_a_timeout_is_given() {
+        assert_eq!(timeout_of(&[]), 30_000);
+        assert_eq!(timeout_of(&["--timeout", "5"]), 5);
+        assert_eq!(timeout_of(&["--sign-in"]), 300_000);
+        assert_eq!(timeout_of(&["--sign-in", "--timeout", "5"]), 5);
+    }
 }

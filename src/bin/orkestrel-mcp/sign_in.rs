@@ -189,7 +189,11 @@ pub(crate) async fn login(args: LoginArgs) -> Result<(), CliError> {
         .ok_or_else(|| CliError::usage("login needs an http(s) URL"))?;
     let transport = HttpTransport::new(HttpClientOptions::new(&args.url))?;
     transport.set_authorizer(Arc::new(authorizer.clone()));
-    let options = super::client::client_options(300_000, orkestrel_mcp::client::ClientEra::Auto);
+    let sign_in = orkestrel_mcp::client::oauth::SIGN_IN_TIMEOUT.as_millis();
+    let options = super::client::client_options(
+        u64::try_from(sign_in).unwrap_or(u64::MAX),
+        orkestrel_mcp::client::ClientEra::Auto,
+    );
     let client = McpClient::new(transport, options);
     let outcome = async {
         client.connect().await?;
