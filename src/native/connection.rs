@@ -428,9 +428,18 @@ impl Driver {
             }
             AtEnd::Cancel => self.tasks.abort_all(),
         }
+        // The cancelled calls are gone (their futures dropped) when this returns, unless one
+        // does not reach an await point within a bound.
+        let gone = async { while self.tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(CANCELLED_GONE_WITHIN, gone).await.is_err() {
+            tracing::warn!("a cancelled call did not stop within 1 s; left to end by itself");
+        }
         // Dropping the connection ends its scope.
     }
 }
+
+/// How long [`Driver::end`] waits for the calls it cancelled to be dropped: 1 s.
+const CANCELLED_GONE_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {
