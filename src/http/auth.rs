@@ -31,10 +31,7 @@ use crate::{BoxFuture, MaybeSend, MaybeSync};
 /// The well-known path of the protected resource metadata (RFC 9728 §3).
 pub const PROTECTED_RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// Clock skew allowed on a token's `exp` and `nbf`, in seconds: 30. The verifiers accept a
-/// token until `exp` plus this, and a connection its upgrade's token authorized
-/// ([`Identity::valid_until`](crate::http::identity::Identity::valid_until)) ends then.
-pub const EXPIRY_LEEWAY_SECS: u64 = 30;
+pub use crate::http::identity::EXPIRY_LEEWAY_SECS;
 
 /// Why a token was not accepted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

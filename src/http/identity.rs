@@ -3,6 +3,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
+/// Clock skew allowed on a token's `exp` and `nbf`, in seconds: 30. The verifiers accept a
+/// token until `exp` plus this, and a connection its upgrade's token authorized
+/// ([`Identity::valid_until`]) ends then.
+pub const EXPIRY_LEEWAY_SECS: u64 = 30;
+
 /// Who a verified token speaks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Identity {
@@ -34,7 +39,7 @@ impl Identity {
     }
 
     /// Until when (seconds since the Unix epoch) the token holds: its `exp` plus
-    /// [`EXPIRY_LEEWAY_SECS`](crate::http::auth::EXPIRY_LEEWAY_SECS); `None` without an `exp`.
+    /// [`EXPIRY_LEEWAY_SECS`]; `None` without an `exp`.
     /// A connection its upgrade authorized (WebSocket) ends then: each later message would
     /// otherwise be served on a token no HTTP request could use any more.
     pub fn valid_until(&self) -> Option<u64> {
@@ -44,7 +49,7 @@ impl Identity {
                 .filter(|e| e.is_finite() && *e >= 0.0)
                 .map(|e| e as u64)
         })?;
-        Some(exp.saturating_add(crate::http::auth::EXPIRY_LEEWAY_SECS))
+        Some(exp.saturating_add(EXPIRY_LEEWAY_SECS))
     }
 
     /// The authorization context this token speaks in, as a stable key: its issuer (`iss`) and
