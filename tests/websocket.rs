@@ -44,6 +44,30 @@ async fn connect(url: &str, protocol: Option<&str>) -> (Ws, Option<String>) {
     (ws, echoed)
 }
 
+/// A WebSocket upgrade sent by hand over `version` with `extra` header lines: the answer's
+/// head, lowercased.
+async fn raw_upgrade(addr: std::net::SocketAddr, version: &str, extra: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut raw = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "GET /mcp {version}\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
+    );
+    raw.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(DEADLINE, raw.read(&mut byte))
+            .await
+            .expect("the answer's head within the deadline")
+            .unwrap();
+        if read == 0 {
+            break;
+        }
+        answer.push(byte[0]);
+    }
+    String::from_utf8_lossy(&answer).to_ascii_lowercase()
+}
+
 /// [`connect`], then the handshake every client does first (`initialize`, then
 /// `notifications/initialized`).
 async fn ready(url: &str) -> Ws {
@@ -106,26 +130,7 @@ async fn subprotocol_mcp_is_echoed_when_offered() {
     assert_eq!(echoed, None);
     // Names compare exactly (RFC 6455 §4.2.2): `MCP` is not offered `mcp`, so none is echoed
     // (echoing `mcp` failed clients that check the answer against their offer).
-    let mut raw = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
-    let head = format!(
-        "GET /mcp HTTP/1.1\r\nhost: {}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-protocol: MCP\r\n\r\n",
-        srv.addr
-    );
-    tokio::io::AsyncWriteExt::write_all(&mut raw, head.as_bytes())
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    while !answer.ends_with(b"\r\n\r\n") {
-        let mut byte = [0u8; 1];
-        let read =
-            tokio::time::timeout(DEADLINE, tokio::io::AsyncReadExt::read(&mut raw, &mut byte))
-                .await
-                .expect("the answer's head within the deadline")
-                .unwrap();
-        assert_eq!(read, 1, "the head ended early: {answer:?}");
-        answer.push(byte[0]);
-    }
-    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    let answer = raw_upgrade(srv.addr, "HTTP/1.1", "sec-websocket-protocol: MCP\r\n").await;
     assert!(answer.starts_with("http/1.1 101"), "{answer}");
     assert!(!answer.contains("sec-websocket-protocol"), "{answer}");
 }
@@ -335,25 +340,9 @@ async fn upgrades_that_are_declined() {
     assert_eq!(send(srv.addr, "GET", &no_connection, "").await.status, 400);
 
     // RFC 6455 §4.2.1: an HTTP/1.1 GET; over HTTP/1.0 a 101 was sent and the connection closed.
-    let mut raw = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
-    let head = format!(
-        "GET /mcp HTTP/1.0\r\nhost: {}\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-        srv.addr
-    );
-    tokio::io::AsyncWriteExt::write_all(&mut raw, head.as_bytes())
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(
-        DEADLINE,
-        tokio::io::AsyncReadExt::read_to_end(&mut raw, &mut answer),
-    )
-    .await
-    .expect("an answer within the deadline")
-    .unwrap();
-    let answer = String::from_utf8_lossy(&answer);
+    let answer = raw_upgrade(srv.addr, "HTTP/1.0", "").await;
     assert!(
-        answer.starts_with("HTTP/1.0 400") || answer.starts_with("HTTP/1.1 400"),
+        answer.starts_with("http/1.0 400") || answer.starts_with("http/1.1 400"),
         "{answer}"
     );
 

@@ -431,7 +431,10 @@ impl Driver {
         // The cancelled calls are gone (their futures dropped) when this returns, unless one
         // does not reach an await point within a bound.
         let gone = async { while self.tasks.join_next().await.is_some() {} };
-        if tokio::time::timeout(CANCELLED_GONE_WITHIN, gone).await.is_err() {
+        if tokio::time::timeout(CANCELLED_GONE_WITHIN, gone)
+            .await
+            .is_err()
+        {
             tracing::warn!("a cancelled call did not stop within 1 s; left to end by itself");
         }
         // Dropping the connection ends its scope.
