@@ -325,9 +325,7 @@ impl Route {
     /// as for an unknown session (spec, Security Best Practices, Session Hijacking: bind session
     /// ids to user-specific information, so a leaked id alone does not hand over the session).
     fn admits(&self, session: &Session, identity: Option<&Identity>) -> bool {
-        let context = identity.and_then(Identity::context);
-        self.server
-            .scope_admits(&session.scope(), context.as_deref())
+        self.server.scope_admits(&session.scope(), identity)
     }
 
     /// The options.

@@ -132,6 +132,15 @@ impl RequestContext {
         self
     }
 
+    /// The authorization context of the request's verified bearer token
+    /// ([`Identity::context`](crate::http::identity::Identity::context); `None` without a token,
+    /// or one naming neither subject nor client): what its tasks and session are bound to.
+    pub fn authorization(&self) -> Option<String> {
+        self.identity
+            .as_ref()
+            .and_then(|identity| identity.context())
+    }
+
     /// Attach the verified identity of the request's bearer token (set by the HTTP route).
     pub fn with_identity(mut self, identity: Option<Arc<crate::http::identity::Identity>>) -> Self {
         self.identity = identity;

@@ -33,7 +33,7 @@ impl McpServer {
                 if ctx.stateless {
                     without_pushes(&mut declared);
                 }
-                let context = ctx.identity.as_ref().and_then(|i| i.context());
+                let context = ctx.authorization();
                 if ctx.scope.is_none() && context.is_none() {
                     // No session, connection or token to bind tasks to: `tasks/list` would
                     // list everyone's (2025-11-25 tasks, Task Isolation: SHOULD NOT declare it).

@@ -210,18 +210,22 @@ impl McpServer {
         })
     }
 
-    /// Whether a request of the authorization context `context`
-    /// ([`Identity::context`](crate::http::identity::Identity::context) of its bearer token) may
-    /// use `scope`: `scope`'s `initialize` carried no token (or the scope is unknown), or one of
+    /// Whether a request of `identity` (its verified bearer token; its authorization context
+    /// is [`Identity::context`](crate::http::identity::Identity::context)) may use `scope`: `scope`'s `initialize` carried no token (or the scope is unknown), or one of
     /// that context. The HTTP route answers a session's request of another context as for an
     /// unknown session (spec, Security Best Practices, Session Hijacking: bind session ids to
     /// user-specific information).
-    pub fn scope_admits(&self, scope: &str, context: Option<&str>) -> bool {
-        let bound = |p: &crate::server::peers::Peer| match &p.authorization {
-            None => true,
-            Some(bound) => Some(bound.as_str()) == context,
-        };
-        self.inner.peers.read(scope, bound).unwrap_or(true)
+    /// The identity's context is worked out only for a bound scope (no cost per request
+    /// otherwise).
+    pub fn scope_admits(
+        &self,
+        scope: &str,
+        identity: Option<&crate::http::identity::Identity>,
+    ) -> bool {
+        let bound = (self.inner.peers)
+            .read(scope, |p| p.authorization.clone())
+            .flatten();
+        bound.is_none_or(|bound| identity.and_then(|i| i.context()).as_ref() == Some(&*bound))
     }
 
     /// Take `state` as `scope`'s state (loaded from a shared store), keeping the scope's push

@@ -163,14 +163,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The authorization context of `ctx`'s request ([`Identity::context`](crate::http::identity::Identity::context)
-/// of its verified token), which a task it creates is bound to.
-fn authorization_of(ctx: &RequestContext) -> Option<String> {
-    ctx.identity
-        .as_ref()
-        .and_then(|identity| identity.context())
-}
-
 /// Whether a request of the authorization context `authorization` may see a task bound to
 /// `bound`: a task bound to a context only by that context; one made without a token by anyone
 /// holding its id.
@@ -730,7 +722,7 @@ impl Tasks {
             Mode::Plain => tool.call(arguments, ctx).await.map(plain),
             Mode::Task(ttl) => {
                 let (task, running) = self
-                    .create(ttl, ctx.scope.as_deref(), authorization_of(&ctx))
+                    .create(ttl, ctx.scope.as_deref(), ctx.authorization())
                     .await?;
                 ctx.task = Some(TaskSlot::bound(running.clone()));
                 // The task outlives this request, whose own stream (a POST's SSE) ends with the
@@ -754,7 +746,7 @@ impl Tasks {
             }
             Mode::OnDemand => {
                 let owner = ctx.scope.clone();
-                let authorization = authorization_of(&ctx);
+                let authorization = ctx.authorization();
                 let (slot, detach) = TaskSlot::deferred();
                 ctx.task = Some(slot.clone());
                 let mut future: BoxFuture<'static, _> =
@@ -799,7 +791,7 @@ impl Tasks {
             (Era::Modern, _) if !declares_extension(ctx) => return Err(missing_extension(method)),
             _ => {}
         }
-        let authorization = authorization_of(ctx);
+        let authorization = ctx.authorization();
         let auth = authorization.as_deref();
         match method {
             "tasks/get" => Ok(detailed(
