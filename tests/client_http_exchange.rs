@@ -2,7 +2,7 @@
 //! end against a scripted peer on 127.0.0.1: the authorization seam (a `401` asks the
 //! authorizer, the request is retried once with its bearer token; the `WWW-Authenticate`
 //! challenge reaches it), a `401` without an authorizer, and a `400` to a request that carried a
-//! session (session expired). `HANG_GUARD` only bounds a hang; no assertion depends on timing.
+//! session (session expired), the session's `DELETE` with the token. `HANG_GUARD` only bounds a hang; no assertion depends on timing.
 
 #![cfg(all(feature = "native", not(target_arch = "wasm32")))]
 #![allow(clippy::result_large_err)]
@@ -32,6 +32,19 @@ impl Authorizer for Fixed {
         self.seen.lock().unwrap().push(challenge.clone());
         let token = self.token.map(str::to_owned);
         Box::pin(async move { token })
+    }
+}
+
+/// Holds the token `good` from the start (one obtained earlier, as a token store gives).
+struct Kept;
+
+impl Authorizer for Kept {
+    fn authorize(&self, _: &Challenge) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    fn current(&self) -> Option<String> {
+        Some("good".into())
     }
 }
 
@@ -93,6 +106,46 @@ async fn a_401_asks_the_authorizer_and_retries_once_with_its_token() {
     assert_eq!(refused, challenges.len());
     assert_eq!(authorized, posts.len() - refused);
     assert!(authorized >= 3, "initialize, initialized, ping: {posts:?}");
+}
+
+/// [`guarded`] with a session: `initialize` opens `s1`, whose `DELETE` wants the token too.
+fn guarded_session(seen: &Seen) -> Reply {
+    if seen.header("authorization") != Some("Bearer good") {
+        return guarded(seen);
+    }
+    match seen.rpc_method() {
+        Some("initialize") => {
+            json_reply("200 OK", "mcp-session-id: s1\r\n", &init_result(&seen.id()))
+        }
+        None if seen.method == "DELETE" => {
+            Reply::Raw("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into())
+        }
+        _ => guarded(seen),
+    }
+}
+
+#[tokio::test]
+async fn the_sessions_delete_carries_the_token_obtained_for_the_session() {
+    let (url, seen) = fake_http(guarded_session).await;
+    let (client, transport) = client(&url);
+    transport.set_authorizer(Arc::new(Kept));
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        client.ping().await.unwrap();
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .all(|s| s.header("authorization") == Some("Bearer good")),
+        "the token in hand goes with every request: {seen:?}"
+    );
+    let deletes: Vec<&Seen> = seen.iter().filter(|s| s.method == "DELETE").collect();
+    assert_eq!(deletes.len(), 1, "{seen:?}");
+    assert_eq!(deletes[0].header("mcp-session-id"), Some("s1"));
+    assert_eq!(deletes[0].header("authorization"), Some("Bearer good"));
 }
 
 #[tokio::test]

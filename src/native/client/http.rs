@@ -340,19 +340,7 @@ impl Shared {
                             ClientError::Transport(format!("bad redirect URL {:?}: {e}", out.url))
                         })?
                     };
-                    // A token obtained earlier goes with every request (a refused or expired
-                    // one comes back as a 401, and the authorizer is asked again), with a
-                    // fresh DPoP proof where the token is bound; the caller's own
-                    // Authorization header wins.
-                    let authorizer = lock(&self.authorizer).clone();
-                    if let (Some(authorizer), false) = (authorizer, self.caller_authorization) {
-                        authorizer.prepare().await;
-                        let method = out.method.as_str();
-                        for (name, value) in authorizer.request_headers(method, &uri.to_string()) {
-                            out.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
-                            out.headers.push((name, value));
-                        }
-                    }
+                    self.authorize(&mut out, &uri).await;
                     let request = to_hyper(&uri, out)?;
                     let response = self.client.request(request).await;
                     if let Some(armed) = armed.take() {
@@ -401,6 +389,21 @@ impl Shared {
                 }
                 Step::Done(result) => return result,
             };
+        }
+    }
+
+    /// A token obtained earlier goes with every request, the session's `DELETE` too (a
+    /// refused or expired one comes back as a 401, and the authorizer is asked again), with a
+    /// fresh DPoP proof where the token is bound; the caller's own `Authorization` header wins.
+    async fn authorize(&self, out: &mut Outgoing, uri: &Uri) {
+        let authorizer = lock(&self.authorizer).clone();
+        if let (Some(authorizer), false) = (authorizer, self.caller_authorization) {
+            authorizer.prepare().await;
+            let method = out.method.as_str();
+            for (name, value) in authorizer.request_headers(method, &uri.to_string()) {
+                out.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                out.headers.push((name, value));
+            }
         }
     }
 
@@ -522,7 +525,9 @@ impl ClientTransport for HttpTransport {
                     let Ok(uri) = delete.url.parse::<Uri>() else {
                         return;
                     };
-                    let Ok(request) = to_hyper(&uri, delete.clone()) else {
+                    let mut out = delete.clone();
+                    self.shared.authorize(&mut out, &uri).await;
+                    let Ok(request) = to_hyper(&uri, out) else {
                         return;
                     };
                     match self.shared.client.request(request).await {
