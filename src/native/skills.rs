@@ -13,7 +13,8 @@
 //! links are not served (a link could reach outside the root). A skill that cannot
 //! be served (broken frontmatter, a name that is not its directory's, beyond the per-skill
 //! limits) is left out and reported by [`SkillDirectory::problems`] and a `tracing` warning;
-//! the others are served.
+//! the others are served. A file whose name cannot be a URI path segment (a space, a
+//! non-ASCII letter) is left out of its skill the same way; the skill is served without it.
 
 use std::collections::HashMap;
 use std::io;
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::primitives::skills::{Skill, SkillSource, MAX_SKILL_BYTES, SKILL_FILE};
+use crate::primitives::skills::{Skill, SkillError, SkillSource, MAX_SKILL_BYTES, SKILL_FILE};
 
 /// The most entries (files and directories) a skill tree may hold: 100 000. Beyond it the
 /// listing stops and the problem is reported.
@@ -94,7 +95,8 @@ impl SkillDirectory {
         &self.root
     }
 
-    /// What was left out at the last read of the tree, one line each (a skill and why).
+    /// What was left out at the last read of the tree, one line each (a skill or one of its
+    /// files, and why).
     pub fn problems(&self) -> Vec<String> {
         self.state
             .lock()
@@ -280,7 +282,7 @@ fn build(root: &Path, stamps: Vec<Stamp>, mut problems: Vec<String>) -> State {
             ));
             continue;
         }
-        match build_skill(root, skill_path, &files, &mut read) {
+        match build_skill(root, skill_path, &files, &mut read, &mut problems) {
             Ok(skill) => skills.push(Arc::new(skill)),
             Err(why) => problems.push(format!("{skill_path}: {why}; not served")),
         }
@@ -295,11 +297,15 @@ fn build(root: &Path, stamps: Vec<Stamp>, mut problems: Vec<String>) -> State {
     }
 }
 
+/// One skill: its `SKILL.md` (which it cannot be without) and every file beside it that can be
+/// served; a file whose name cannot be a URI path segment (a space, a non-ASCII letter) is left
+/// out with a line in `problems`, the rest still served.
 fn build_skill(
     root: &Path,
     skill_path: &str,
     files: &[&Stamp],
     read: &mut HashMap<String, Arc<[u8]>>,
+    problems: &mut Vec<String>,
 ) -> Result<Skill, String> {
     let mut bytes_of = |path: &str| -> Result<Arc<[u8]>, String> {
         if let Some(bytes) = read.get(path) {
@@ -316,9 +322,13 @@ fn build_skill(
         Skill::new(skill_path, bytes_of(&manifest)?.to_vec()).map_err(|e| e.to_string())?;
     for file in files.iter().filter(|f| f.path != manifest) {
         let relative = &file.path[skill_path.len() + 1..];
-        skill
-            .add_file(relative, bytes_of(&file.path)?)
-            .map_err(|e| e.to_string())?;
+        match skill.add_file(relative, bytes_of(&file.path)?) {
+            Ok(()) => {}
+            Err(e @ SkillError::InvalidFile(_)) => {
+                problems.push(format!("{skill_path}: {e}; that file is not served"));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
     }
     Ok(skill)
 }
@@ -326,6 +336,7 @@ fn build_skill(
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::primitives::skills::SkillFile;
 
     /// A scratch directory for one test, removed at the end.
     struct Scratch(PathBuf);
@@ -334,6 +345,39 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    /// A file whose name cannot be a URI path segment (a space, a non-ASCII letter) is left out
+    /// of its skill with a problem line; the skill and its other files are served (one such
+    /// file, `notes copy.md`, dropped the whole skill).
+    #[test]
+    fn a_file_named_outside_uri_characters_is_left_out_not_its_skill() {
+        let dir = Scratch(
+            std::env::temp_dir().join(format!("orkestrel-skill-names-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(dir.0.join("demo/refs")).unwrap();
+        std::fs::write(
+            dir.0.join("demo/SKILL.md"),
+            "---\nname: demo\ndescription: A demo.\n---\nBody\n",
+        )
+        .unwrap();
+        std::fs::write(dir.0.join("demo/refs/ok.md"), "fine").unwrap();
+        std::fs::write(dir.0.join("demo/notes copy.md"), "spaced").unwrap();
+        std::fs::write(dir.0.join("demo/refs/caf\u{e9}.md"), "accented").unwrap();
+
+        let directory = SkillDirectory::open(&dir.0).unwrap();
+        let skills = directory.skills();
+        assert_eq!(skills.len(), 1, "{:?}", directory.problems());
+        let files: Vec<&str> = skills[0].files().iter().map(SkillFile::path).collect();
+        assert_eq!(files, ["SKILL.md", "refs/ok.md"]);
+        let problems = directory.problems();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .all(|p| p.contains("that file is not served")),
+            "{problems:?}"
+        );
     }
 
     /// What the listing saw as a regular file may be something else by the time it is read: a
