@@ -302,6 +302,19 @@ async fn a_missing_command_fails_connect() {
     );
 }
 
+/// A working directory that is not one is named as the cause (the `chdir` before `exec` fails
+/// with the same ENOENT, which read as the command's).
+#[tokio::test]
+async fn a_missing_working_directory_is_named_not_the_command() {
+    let options_ = StdioClientOptions::new("sh").with_cwd("/nonexistent/work-dir");
+    let client = McpClient::new(StdioTransport::new(options_), options());
+    let err = client.connect().await.unwrap_err().to_string();
+    assert!(
+        err.contains("working directory /nonexistent/work-dir is not a directory"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn a_child_that_never_answers_times_out_and_is_killed_on_disconnect() {
     let (client, _t) = sh_client("read line; exec sleep 60", Duration::from_millis(200));

@@ -276,9 +276,19 @@ impl StdioTransport {
         if let Some(cwd) = &o.cwd {
             command.current_dir(cwd);
         }
-        let mut child = command
-            .spawn()
-            .map_err(|e| ClientError::closed(format!("cannot start {:?}: {e}", o.command)))?;
+        let mut child = command.spawn().map_err(|e| {
+            // The error of a working directory that is not one reads as the command's (the
+            // `chdir` before `exec` fails with the same ENOENT / ENOTDIR / EACCES).
+            let cwd = o.cwd.as_ref().filter(|cwd| !cwd.is_dir());
+            match cwd {
+                Some(cwd) => ClientError::closed(format!(
+                    "cannot start {:?}: its working directory {} is not a directory ({e})",
+                    o.command,
+                    cwd.display()
+                )),
+                None => ClientError::closed(format!("cannot start {:?}: {e}", o.command)),
+            }
+        })?;
         let pid = child.id();
         let (lines, queued) = mpsc::channel(STDIN_QUEUE);
         let stdin = Stdin {
