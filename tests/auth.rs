@@ -560,6 +560,28 @@ async fn our_client_signs_in_by_client_credentials_on_a_401() {
             "the challenge's scope: {args:?}"
         );
     }
+    // `login` checks the credentials and says that nothing is kept (the grant needs no user:
+    // each command signs in again); no token file is written.
+    let store = std::env::temp_dir().join(format!("orkestrel-cc-store-{}", std::process::id()));
+    let (code, _, stderr) = run(
+        s(&[
+            "login",
+            &url,
+            "--client-credentials",
+            "--client-id",
+            "machine",
+            "--token-store",
+            store.to_str().unwrap(),
+        ]),
+        "machine-secret",
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("by the client credentials grant") && stderr.contains("nothing is kept"),
+        "{stderr}"
+    );
+    assert!(!store.exists());
     // The secret as a flag wins over the environment's.
     let (code, stdout, stderr) = run(
         s(&[

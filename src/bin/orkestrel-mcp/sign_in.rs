@@ -203,6 +203,13 @@ pub(crate) async fn login(args: LoginArgs) -> Result<(), CliError> {
     client.disconnect().await;
     outcome?;
     match authorizer.tokens() {
+        // The grant needs no user: each command signs in again with the same flags (nothing
+        // is kept, as the secret is not).
+        Some((issuer, _)) if args.oauth.client_credentials => eprintln!(
+            "orkestrel-mcp: signed in to {} by the client credentials grant (authorization server {}); nothing is kept: give --client-credentials to each command",
+            args.url,
+            orkestrel_mcp::native::terminal::escape_controls(&issuer)
+        ),
         Some((issuer, _)) => eprintln!(
             "orkestrel-mcp: signed in to {} (authorization server {})",
             args.url,
