@@ -120,6 +120,8 @@ async fn a_result_that_cannot_be_read_is_a_tool_error_and_fetch_wants_a_request(
           { name: 'getter', execute: () => ({ get bad() { throw new Error('getter threw') } }) },
           { name: 'index', execute: () => { const a = [1]; Object.defineProperty(a, 0, { get() { throw new Error('index threw') } }); return a } },
           { name: 'sparse', execute: () => new Array(2 ** 28) },
+          { name: 'revoked', execute: () => { const r = Proxy.revocable([], {}); r.revoke(); return r.proxy } },
+          { name: 'throws-revoked', execute: () => { const r = Proxy.revocable({}, {}); r.revoke(); throw r.proxy } },
         ] }"#))
     .map_err(|e| format!("{e:?}"))
     .unwrap();
@@ -128,6 +130,9 @@ async fn a_result_that_cannot_be_read_is_a_tool_error_and_fetch_wants_a_request(
         ("getter", "getter threw"),
         ("index", "index threw"),
         ("sparse", "over the limit"),
+        // `Array.isArray` throws on a revoked Proxy: the call was never answered.
+        ("revoked", "revoked"),
+        ("throws-revoked", "revoked"),
     ] {
         let r = call(
             &s,
@@ -149,6 +154,10 @@ async fn a_result_that_cannot_be_read_is_a_tool_error_and_fetch_wants_a_request(
             "{name}: {r}"
         );
     }
+    // The guards are total: a revoked Proxy is no message (it threw out of the module).
+    let revoked = js("(() => { const r = Proxy.revocable({}, {}); r.revoke(); return r.proxy })()");
+    assert!(!is_jsonrpc_message(&revoked));
+    assert!(!is_request_id(&revoked));
     for bad in [JsValue::from_str("http://x/mcp"), JsValue::UNDEFINED] {
         let rejected = JsFuture::from(s.fetch(bad)).await.unwrap_err();
         assert!(
@@ -541,6 +550,44 @@ async fn a_streamed_body_over_the_limit_is_refused_without_reading_the_rest() {
         pulled < 8.0 * 1048576.0,
         "{pulled} bytes pulled: the body was read past the limit"
     );
+}
+
+#[wasm_bindgen_test]
+async fn a_request_that_cannot_be_read_is_answered_or_rejected_never_left_hanging() {
+    // A body a middleware read first, or one locked by a reader: 400 -32700 naming why (its
+    // `getReader` threw out of the module, and the promise never settled).
+    let s = server();
+    let headers = [JSON, ACCEPT_BOTH];
+    let used = request("POST", "/mcp", &headers, Some(PING));
+    wait(used.text().unwrap()).await;
+    let locked = request("POST", "/mcp", &headers, Some(PING));
+    locked.body().unwrap().get_reader();
+    for req in [used, locked] {
+        let (status, body, _) = fetch(&s, req).await;
+        assert_eq!(status, 400, "{body}");
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["error"]["code"], -32700, "{body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("cannot be read"), "{message}");
+    }
+    // A `Request` whose getter throws: the promise rejects with what it threw.
+    for member in ["url", "method", "headers", "body"] {
+        let hostile = js(&format!(
+            r#"new Proxy(new Request('http://127.0.0.1/mcp', {{ method: 'POST', body: '{PING}',
+                 headers: {{ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }} }}), {{
+               get(target, key) {{
+                 if (key === '{member}') throw new Error('{member} getter boom');
+                 const value = Reflect.get(target, key, target);
+                 return typeof value === 'function' ? value.bind(target) : value;
+               }} }})"#
+        ));
+        let rejected = within(s.fetch(hostile).into(), 5_000).await.unwrap_err();
+        let message = get(&rejected, "message").as_string().unwrap_or_default();
+        assert_eq!(message, format!("{member} getter boom"));
+    }
+    // The server goes on answering.
+    let (status, body, _) = fetch(&s, request("POST", "/mcp", &headers, Some(PING))).await;
+    assert_eq!(status, 200, "{body}");
 }
 
 #[wasm_bindgen_test]

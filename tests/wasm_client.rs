@@ -657,6 +657,147 @@ async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
     ok(c.disconnect()).await;
 }
 
+/// A fetch transport over the in-wasm Worker handler with `fetch` wrapped as in
+/// [`wrapped_fetch_client`], and a client whose requests time out after `timeout_ms` (the
+/// transport has no deadline of its own).
+fn wrapped_fetch_client_timing_out(state: &JsValue, wrap: &str, timeout_ms: u32) -> Client {
+    let s = server();
+    let handler = {
+        let s = Server::from_core(s.core().clone());
+        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| {
+            s.fetch(r.into())
+        })
+        .into_js_value()
+    };
+    let fetch = js_with(handler, state, wrap);
+    let transport = create_fetch_transport(js_with(
+        fetch,
+        &JsValue::NULL,
+        "return { url: 'http://in-wasm.test/mcp', fetch: server };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap();
+    create_mcp_client(js_with(
+        JsValue::from(transport),
+        &timeout_ms.into(),
+        "return { transport: server, timeout: extra, era: 'legacy' };",
+    ))
+    .map_err(|e| format!("{e:?}"))
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn a_request_the_client_gave_up_on_ends_its_fetch_and_its_stream() {
+    // tools/call answers with an event stream that never ends; the transport has no deadline,
+    // the client's is 300 ms. Once the call has timed out, its fetch is aborted and the stream
+    // cancelled: the connection is not held open until the server ends it (20 timed-out calls
+    // held 20 connections, past `disconnect` too).
+    let state = js("{ signals: [], cancelled: 0 }");
+    let c = wrapped_fetch_client_timing_out(
+        &state,
+        r#"return async (request) => {
+          if (request.method === 'GET') return new Response(null, { status: 405 });
+          const message = JSON.parse(await request.clone().text());
+          if (message.method !== 'tools/call') return server(request);
+          extra.signals.push(request.signal);
+          const body = new ReadableStream({
+            start(c) { c.enqueue(new TextEncoder().encode('id: 1\ndata: \n\n')); },
+            cancel() { extra.cancelled += 1; },
+          });
+          return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+        };"#,
+        300,
+    );
+    ok(c.connect()).await;
+    let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
+    assert_eq!(
+        get(&e, "kind").as_string().as_deref(),
+        Some("timeout"),
+        "{e:?}"
+    );
+    let ended = || {
+        let signals = Array::from(&get(&state, "signals"));
+        signals.length() == 1
+            && get(&signals.get(0), "aborted").as_bool() == Some(true)
+            && get(&state, "cancelled").as_f64() == Some(1.0)
+    };
+    assert!(
+        until(5_000, ended).await,
+        "{:?}",
+        json(&get(&state, "cancelled"))
+    );
+    ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_response_whose_getter_throws_fails_the_exchange_and_the_client_goes_on() {
+    // A custom fetch's `Response` (a mock, a wrapper) whose `status`, `headers` or `body`
+    // getter throws: the call rejects with what it threw (it trapped the module and never
+    // settled), and the next call on the same client is answered.
+    for member in ["status", "headers", "body"] {
+        let state = js(&format!("{{ member: '{member}', armed: false }}"));
+        let c = wrapped_fetch_client(
+            &state,
+            r#"return async (request) => {
+              const response = await server(request);
+              if (!extra.armed) return response;
+              extra.armed = false;
+              return new Proxy(response, {
+                get(target, key) {
+                  if (key === extra.member) throw new Error(extra.member + ' getter boom');
+                  const value = Reflect.get(target, key, target);
+                  return typeof value === 'function' ? value.bind(target) : value;
+                },
+              });
+            };"#,
+            "",
+        );
+        ok(c.connect()).await;
+        Reflect::set(&state, &"armed".into(), &JsValue::TRUE).unwrap();
+        let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
+        let message = get(&e, "message").as_string().unwrap_or_default();
+        assert!(
+            message.contains(&format!("{member} getter boom")),
+            "{member}: {message}"
+        );
+        let echo = ok(c.call("echo".into(), js("{ text: 'again' }"), None)).await;
+        assert_eq!(echo.as_string().as_deref(), Some("again"), "{member}");
+        ok(c.disconnect()).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_transport_whose_close_never_settles_does_not_wedge_the_client() {
+    // A JS transport whose `close` returns a promise that never settles: `disconnect` resolves
+    // (within the 2 s bound) and the client connects again.
+    let s = server();
+    let transport = memory_transport(&s);
+    js_with(
+        transport.clone(),
+        &JsValue::NULL,
+        "server.close = () => { server.closed += 1; return new Promise(() => {}); };",
+    );
+    let c = client(&transport, "");
+    ok(c.connect()).await;
+    let gone = js_with(c.disconnect().into(), &JsValue::NULL, "return server;");
+    ok(within(gone, 5_000)).await;
+    assert_eq!(get(&transport, "closed").as_f64(), Some(1.0));
+    ok(c.connect()).await;
+    let echo = ok(c.call("echo".into(), js("{ text: 'back' }"), None)).await;
+    assert_eq!(echo.as_string().as_deref(), Some("back"));
+}
+
+/// `promise`, or a rejection after `ms` (a bound: a test fails instead of hanging).
+fn within(promise: JsValue, ms: u32) -> Promise {
+    Function::new_with_args(
+        "p, ms",
+        "return Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error('timed out')), ms))]);",
+    )
+    .call2(&JsValue::UNDEFINED, &promise, &ms.into())
+    .unwrap()
+    .unchecked_into()
+}
+
 /// The transport's `headers` take what `fetch` takes: a plain object, a `Headers` (whose pairs
 /// are not own keys: they were dropped), `[name, value]` pairs; a malformed pair is refused.
 #[wasm_bindgen_test]

@@ -37,7 +37,10 @@ const MAX_ARRAY_LEN: u32 = 1 << 20;
 extern "C" {
     /// `Object.keys`, whose throw (a `Proxy`'s `ownKeys` trap) comes back as an `Err`.
     #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
-    fn object_keys(object: &JsValue) -> Result<Array, JsValue>;
+    pub(crate) fn object_keys(object: &JsValue) -> Result<Array, JsValue>;
+    /// `Array.isArray`, whose throw (a revoked `Proxy`) comes back as an `Err`.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    pub(crate) fn is_array(value: &JsValue) -> Result<bool, JsValue>;
 }
 
 /// Convert a JSON value to a JS value (see the module table).
@@ -157,7 +160,7 @@ fn walk(value: &JsValue, depth: usize) -> Result<Option<Value>, String> {
     // Every read goes through `Reflect` (or a `catch` import): a getter or a `Proxy` trap that
     // throws is an `Err` here, never an exception through the wasm frames.
     let threw = |what: &str, e: JsValue| format!("{what} threw: {}", super::error_message(&e));
-    if Array::is_array(value) {
+    if is_array(value).map_err(|e| threw("telling whether the value is an array", e))? {
         let length = Reflect::get(value, &"length".into())
             .map_err(|e| threw("reading the array's length", e))?
             .as_f64()

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use js_sys::{Array, Uint8Array};
+use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -39,7 +39,10 @@ pub const CLIENT_CLOSED_REQUEST: u16 = 499;
 /// see `pipe`.)
 ///
 /// # Errors
-/// Only when the JS host fails to build a `Response` (not expected).
+/// What the `Request` threw when one of its members was read (`url`, `method`, `headers`: a
+/// hostile or broken object), a `TypeError` when one is not a string, or when the JS host fails
+/// to build a `Response` (not expected). A body that cannot be read (already read, locked) is
+/// answered `400`.
 pub async fn respond(
     server: McpServer,
     path: &str,
@@ -124,9 +127,18 @@ async fn answer(
     if let Some(auth) = auth {
         route = route.with_auth(auth);
     }
-    let url = Url::new(&request.url())?;
-    let mut described = HttpRequest::new(request.method(), url.pathname());
-    described.headers = fields(&request.headers())?;
+    // Every member is read through `Reflect`: a host's or a middleware's `Request` whose getter
+    // throws rejects this promise with what it threw, never an exception through the module.
+    let text = |name: &str| -> Result<String, JsValue> {
+        Reflect::get(&request, &name.into())?
+            .as_string()
+            .ok_or_else(|| {
+                js_sys::TypeError::new(&format!("the Request's {name} is not a string")).into()
+            })
+    };
+    let url = Url::new(&text("url")?)?;
+    let mut described = HttpRequest::new(text("method")?, url.pathname());
+    described.headers = fields(&Reflect::get(&request, &"headers".into())?)?;
     if let Some(answer) = route.authorize(&mut described).await {
         return response(answer);
     }
@@ -144,15 +156,15 @@ async fn answer(
 /// spaces) are split back into their values, so that differing ones are seen as the conflict
 /// they are. (`Mcp-Name` may hold `", "`, a prompt's name, so it stays joined: repeated with
 /// different values, it no longer matches the body, `400` `-32020`.) The Fetch API tells no HTTP version (`version` stays `None`).
-fn fields(headers: &Headers) -> Result<Vec<(String, Option<String>)>, JsValue> {
+fn fields(headers: &JsValue) -> Result<Vec<(String, Option<String>)>, JsValue> {
     let mut out = Vec::new();
     let Some(entries) = js_sys::try_iter(headers)? else {
         return Ok(out);
     };
     for entry in entries {
-        let entry: Array = entry?.unchecked_into();
-        let name = entry.get(0).as_string().unwrap_or_default();
-        let value = entry.get(1).as_string().unwrap_or_default();
+        let entry = entry?;
+        let name = Reflect::get_u32(&entry, 0)?.as_string().unwrap_or_default();
+        let value = Reflect::get_u32(&entry, 1)?.as_string().unwrap_or_default();
         if name.eq_ignore_ascii_case(headers::MCP_PROTOCOL_VERSION) {
             for part in value.split(',') {
                 out.push((name.clone(), Some(part.trim().to_owned())));
@@ -175,13 +187,26 @@ fn fields(headers: &Headers) -> Result<Vec<(String, Option<String>)>, JsValue> {
 /// Read the body, chunk by chunk, keeping at most `limit` bytes: at the first chunk past it the
 /// rest is cancelled unread and the body is [`Body::TooLarge`] (a peer's body never grows the
 /// module's memory past the limit, however long it streams); a stream that fails is
-/// [`Body::Unreadable`].
+/// [`Body::Unreadable`], and so is one that cannot be read at all (already read or locked: a
+/// middleware read it first), which the route answers `400`.
 async fn read_body(request: &Request, limit: usize) -> Result<Body, JsValue> {
-    use js_sys::{Function, Promise, Reflect};
-    let Some(stream) = request.body() else {
+    use js_sys::{Function, Promise};
+    let stream = Reflect::get(request, &"body".into())?;
+    if stream.is_undefined() || stream.is_null() {
         return Ok(Body::Bytes(Vec::new()));
+    }
+    let reader = Reflect::get(&stream, &"getReader".into())
+        .and_then(|get| get.dyn_into::<Function>())
+        .and_then(|get| get.call0(&stream));
+    let reader = match reader {
+        Ok(reader) => reader,
+        Err(e) => {
+            return Ok(Body::Unreadable(format!(
+                "the request's body cannot be read (already read?): {}",
+                super::error_message(&e)
+            )))
+        }
     };
-    let reader = stream.get_reader();
     let method = |name: &str| -> Result<Function, JsValue> {
         Reflect::get(&reader, &name.into())?.dyn_into::<Function>()
     };

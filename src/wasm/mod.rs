@@ -95,6 +95,10 @@ pub fn error_message(value: &JsValue) -> String {
     if value.is_undefined() {
         return "undefined".to_owned();
     }
+    if value.is_symbol() {
+        // `Symbol(description)`: JSON has no symbols (from_js would say `null`).
+        return String::from(value.unchecked_ref::<js_sys::Symbol>().to_string());
+    }
     convert::from_js(value).map_or_else(|e| e, |v| crate::wire::json_text::to_text(&v))
 }
 

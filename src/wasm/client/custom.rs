@@ -1,7 +1,8 @@
 //! A client transport written in JS: `{ start?(sink), send(message), close?() }`. The client
 //! hands `start` an `MCPTransportSink`; the transport reports what arrives with
 //! `sink.receive(message)` (an object, a batch array, or JSON text), problems with
-//! `sink.error(text)` and its own close with `sink.closed(cause)`.
+//! `sink.error(text)` and its own close with `sink.closed(cause)`. Its `close` is awaited at
+//! most [`CLOSE_TIMEOUT`] (2 s).
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -9,6 +10,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
+use crate::http::exchange::CLOSE_TIMEOUT;
 use crate::wasm::convert::{from_js, to_js};
 use crate::wasm::error_message;
 use crate::wire::jsonrpc::JsonRpcMessage;
@@ -71,11 +73,20 @@ impl ClientTransport for JsTransport {
         })
     }
 
+    /// The transport's `close`, awaited at most [`CLOSE_TIMEOUT`]: one that never settles
+    /// does not keep `disconnect` (and every later `connect`) waiting.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Err(e) = call(&self.object, "close", None).await {
-                web_sys::console::warn_1(&format!("MCP transport close failed: {e}").into());
-            }
+            let closed = Box::pin(call(&self.object, "close", None));
+            let bound = Box::pin(crate::host::defaults::delay(CLOSE_TIMEOUT));
+            let problem = match futures::future::select(closed, bound).await {
+                futures::future::Either::Left((Ok(()), _)) => return,
+                futures::future::Either::Left((Err(e), _)) => format!("failed: {e}"),
+                futures::future::Either::Right(_) => {
+                    format!("did not settle within {CLOSE_TIMEOUT:?}")
+                }
+            };
+            web_sys::console::warn_1(&format!("MCP transport close {problem}").into());
         })
     }
 }

@@ -100,18 +100,32 @@ pub fn create_fetch_transport(
             .map_err(|e| error_to_js(&e))
     };
     let given = member("headers")?;
-    if let Some(given) = given.dyn_ref::<Headers>() {
+    // Read through `Reflect` and `catch` imports: a `Proxy` whose trap throws is an `MCPError`
+    // naming the option, never an exception through the module.
+    let unreadable = |e: JsValue| {
+        bad(
+            "options.headers",
+            &format!("could not be read: {}", error_message(&e)),
+        )
+    };
+    if given.is_instance_of::<Headers>() {
         // A `Headers` object has no own keys: its pairs are what it iterates.
-        headers = header_pairs(given);
-    } else if js_sys::Array::is_array(&given) {
+        headers = header_pairs(&given).map_err(unreadable)?;
+    } else if crate::wasm::convert::is_array(&given).map_err(unreadable)? {
         // `[name, value]` pairs, as `fetch` takes them.
-        let pairs: &js_sys::Array = given.unchecked_ref();
-        for (i, pair) in pairs.iter().enumerate() {
-            let pair = pair
-                .dyn_into::<js_sys::Array>()
-                .ok()
-                .filter(|p| p.length() == 2);
-            let strings = pair.and_then(|p| Some((p.get(0).as_string()?, p.get(1).as_string()?)));
+        let length = Reflect::get(&given, &"length".into())
+            .map_err(unreadable)?
+            .as_f64()
+            .unwrap_or(0.0) as u32;
+        for i in 0..length {
+            let pair = Reflect::get_u32(&given, i).map_err(unreadable)?;
+            let item = |at: u32| Reflect::get_u32(&pair, at).ok().and_then(|v| v.as_string());
+            let is_pair = crate::wasm::convert::is_array(&pair).unwrap_or(false)
+                && Reflect::get(&pair, &"length".into())
+                    .ok()
+                    .and_then(|l| l.as_f64())
+                    == Some(2.0);
+            let strings = is_pair.then(|| Some((item(0)?, item(1)?))).flatten();
             headers.push(strings.ok_or_else(|| {
                 bad(
                     &format!("options.headers.{i}"),
@@ -120,8 +134,10 @@ pub fn create_fetch_transport(
             })?);
         }
     } else if given.is_object() {
-        let object: &js_sys::Object = given.unchecked_ref();
-        for key in js_sys::Object::keys(object).iter() {
+        for key in crate::wasm::convert::object_keys(&given)
+            .map_err(unreadable)?
+            .iter()
+        {
             let name = key.as_string().unwrap_or_default();
             let value = crate::wasm::convert::member(&given, &name, "options.headers")
                 .map_err(|e| error_to_js(&e))?
@@ -167,26 +183,46 @@ pub fn create_fetch_transport(
     ))
 }
 
-/// A response body's reader (`body.getReader()`) and its `read`.
+/// Aborts its controller when dropped.
+struct AbortOnDrop(Option<AbortController>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = &self.0 {
+            controller.abort();
+        }
+    }
+}
+
+/// A response body's reader (`body.getReader()`) and its `read`. Dropped before the stream
+/// ended (the exchange finished early, timed out or was abandoned), it cancels the stream: the
+/// host closes the connection, rather than keep reading what a server may send for ever.
 pub(super) struct Reader {
     reader: JsValue,
     read: Function,
+    ended: Cell<bool>,
 }
 
 impl Reader {
     pub(super) fn of(response: &Response) -> Result<Option<Reader>, JsValue> {
-        let Some(body) = response.body() else {
+        let body = Reflect::get(response, &"body".into())?;
+        if body.is_undefined() || body.is_null() {
             return Ok(None);
-        };
+        }
         let reader = method(&body, "getReader")?.call0(&body)?;
         let read = method(&reader, "read")?;
-        Ok(Some(Reader { reader, read }))
+        Ok(Some(Reader {
+            reader,
+            read,
+            ended: Cell::new(false),
+        }))
     }
 
     /// The next chunk; `None` at the end.
     pub(super) async fn next(&self) -> Result<Option<Vec<u8>>, JsValue> {
         let chunk = JsFuture::from(Promise::resolve(&self.read.call0(&self.reader)?)).await?;
         if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+            self.ended.set(true);
             return Ok(None);
         }
         Ok(Some(
@@ -200,6 +236,15 @@ impl Reader {
 
     /// Done with this stream: release it (the server may keep it open).
     pub(super) fn cancel(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        if self.ended.get() {
+            return;
+        }
         if let Ok(cancel) = method(&self.reader, "cancel") {
             if let Ok(p) = cancel.call0(&self.reader) {
                 if let Ok(p) = p.dyn_into::<Promise>() {
@@ -216,18 +261,35 @@ fn method(target: &JsValue, name: &str) -> Result<Function, JsValue> {
     Reflect::get(target, &name.into())?.dyn_into::<Function>()
 }
 
-/// The answer's headers as name/value pairs (`Headers` is iterable as `[name, value]`).
-fn header_pairs(headers: &Headers) -> Vec<(String, String)> {
-    let Ok(Some(entries)) = js_sys::try_iter(headers) else {
-        return Vec::new();
+/// The answer's headers as name/value pairs (`Headers` is iterable as `[name, value]`), read
+/// through `Reflect`: an iterator or an entry that throws is an `Err`, never an exception
+/// through the module.
+fn header_pairs(headers: &JsValue) -> Result<Vec<(String, String)>, JsValue> {
+    let Some(entries) = js_sys::try_iter(headers)? else {
+        return Ok(Vec::new());
     };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pair = js_sys::Array::from(&entry);
-            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
-        })
-        .collect()
+    let mut pairs = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = Reflect::get_u32(&entry, 0)?.as_string();
+        let value = Reflect::get_u32(&entry, 1)?.as_string();
+        if let (Some(name), Some(value)) = (name, value) {
+            pairs.push((name, value));
+        }
+    }
+    Ok(pairs)
+}
+
+/// A `Response`'s status and header fields, read through `Reflect`: a custom `fetch`'s
+/// `Response` whose getter throws (or whose status is not a number) fails the exchange with
+/// what it threw, never an exception through the module.
+pub(super) fn response_head(response: &JsValue) -> Result<(u16, Vec<(String, String)>), JsValue> {
+    let status = Reflect::get(response, &"status".into())?
+        .as_f64()
+        .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s))
+        .ok_or_else(|| js_sys::TypeError::new("the Response's status is not an HTTP status"))?;
+    let headers = header_pairs(&Reflect::get(response, &"headers".into())?)?;
+    Ok((status as u16, headers))
 }
 
 fn transport_error(what: &str, e: &JsValue) -> ClientError {
@@ -315,6 +377,10 @@ impl Shared {
     ) -> Result<(), ClientError> {
         let mut step = first;
         let mut reader: Option<Reader> = None;
+        // The `Request` being answered, held while its answer is read: node's `fetch` follows
+        // its `signal` through the `Request`, weakly — once the object is collected, aborting
+        // the controller no longer reaches the connection.
+        let mut _sent: Option<Request> = None;
         let result = loop {
             while let Some(event) = machine.poll_event() {
                 self.act(event);
@@ -329,18 +395,19 @@ impl Shared {
                         Err(e) => break Err(transport_error("cannot build the request", &e)),
                     };
                     let response = self.fetch(&request).await;
+                    _sent = Some(request);
                     if let Some(armed) = armed.take() {
                         let _ = armed.send(());
                     }
                     if !live() {
                         break Ok(());
                     }
-                    match response.and_then(|r| Reader::of(&r).map(|reader| (r, reader))) {
-                        Ok((response, body)) => {
+                    let read = |r: Response| Ok((response_head(&r)?, Reader::of(&r)?));
+                    match response.and_then(read) {
+                        Ok(((status, headers), body)) => {
                             reader = body;
-                            let headers = header_pairs(&response.headers());
                             machine.handle(Input::Response {
-                                status: response.status(),
+                                status,
                                 headers: &headers,
                             })
                         }
@@ -410,30 +477,34 @@ impl Shared {
 
     /// Run one `POST` exchange to its end (bounded by its deadline), acting on its events.
     async fn run(self: &Rc<Self>, mut machine: exchange::Exchange) -> Result<(), ClientError> {
+        let machine_deadline = machine.deadline();
         let first = machine.start();
+        // Aborted when this future ends or is dropped (the request timed out or was abandoned
+        // by the client): its `fetch` and the response stream end with it, not when the server
+        // ends them (a silent server kept every timed-out request's connection open).
         let controller = AbortController::new().ok();
         let signal = controller.as_ref().map(AbortController::signal);
-        let result = match machine.deadline() {
-            Some(limit) => {
-                let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
-                match select(run, Box::pin(crate::host::defaults::delay(limit))).await {
-                    Either::Left((result, _)) => Some(result),
-                    Either::Right(_) => None,
+        let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
+        // Declared after the drive: dropped before it, so the abort reaches the request the
+        // drive still holds.
+        let controller = AbortOnDrop(controller);
+        let result = match machine_deadline {
+            Some(limit) => match select(run, Box::pin(crate::host::defaults::delay(limit))).await {
+                Either::Left((result, _)) => Some(result),
+                Either::Right(((), run)) => {
+                    drop(controller);
+                    drop(run);
+                    None
                 }
-            }
-            None => Some(self.drive(&mut machine, first, None, || true, None).await),
+            },
+            None => Some(run.await),
         };
         let result = match result {
             Some(result) => result,
-            None => {
-                if let Some(controller) = &controller {
-                    controller.abort();
-                }
-                match machine.handle(Input::TimedOut) {
-                    Step::Done(result) => result,
-                    _ => Err(ClientError::Transport("the HTTP exchange timed out".into())),
-                }
-            }
+            None => match machine.handle(Input::TimedOut) {
+                Step::Done(result) => result,
+                _ => Err(ClientError::Transport("the HTTP exchange timed out".into())),
+            },
         };
         while let Some(event) = machine.poll_event() {
             self.act(event);
