@@ -227,6 +227,14 @@ pub fn default_input_schema() -> Value {
     json!({ "type": "object" })
 }
 
+/// Whether `schema` can be a tool's `inputSchema` or `outputSchema`: a JSON Schema object whose
+/// `type` is `"object"` (the 2025-11-25 schema's `Tool.inputSchema.type: "object"`, and
+/// `outputSchema`'s; a client such as the official TypeScript SDK refuses a whole `tools/list`
+/// with one tool that breaks it).
+pub fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
 impl ToolDescriptor {
     /// A descriptor with a name and the default input schema.
     pub fn new(name: impl Into<String>) -> Self {

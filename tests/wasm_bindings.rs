@@ -252,6 +252,26 @@ fn bad_options_throw_mcp_errors() {
         // A path without its `/` would answer 404 to every request.
         ("{ name: 'n', version: '1', path: 'mcp' }", "options.path"),
         ("{ name: 'n', version: '1', path: '' }", "options.path"),
+        ("{ name: 'n', version: '1', path: '/mcp?x=1' }", "options.path"),
+        // The schema's `Tool.inputSchema.type` / `outputSchema.type` is "object": the official
+        // TS SDK client refused the whole `tools/list` of a server with one such tool.
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't', inputSchema: { type: 'string' }, execute() {} }] }",
+            "options.tools[0].inputSchema",
+        ),
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't', inputSchema: {}, execute() {} }] }",
+            "options.tools[0].inputSchema",
+        ),
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't', outputSchema: { type: 'array' }, execute() {} }] }",
+            "options.tools[0].outputSchema",
+        ),
+        // A schema that cannot be read says why.
+        (
+            "{ name: 'n', version: '1', tools: [{ name: 't', inputSchema: (() => { const o = { type: 'object' }; o.self = o; return o })(), execute() {} }] }",
+            "options.tools[0].inputSchema",
+        ),
         // A getter that throws is an error naming the member, not a server with no tools.
         (
             "{ name: 'n', version: '1', get tools() { throw new Error('no') } }",

@@ -481,8 +481,27 @@ impl ToolRegistry {
         self.tools.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Add a tool, replacing (and returning) any tool of the same name.
+    /// Add a tool, replacing (and returning) any tool of the same name. One whose
+    /// `inputSchema` or `outputSchema` is not the schema of an object
+    /// ([`is_object_schema`](crate::protocol::is_object_schema)) is served as given, with a
+    /// warning: clients may refuse the whole listing.
     pub fn add(&self, tool: Tool) -> Option<Arc<Tool>> {
+        let descriptor = &tool.descriptor;
+        let schemas = [
+            Some(&descriptor.input_schema),
+            descriptor.output_schema.as_ref(),
+        ];
+        if schemas
+            .into_iter()
+            .flatten()
+            .any(|s| !crate::protocol::is_object_schema(s))
+        {
+            // Served as given (the caller's choice), but clients refuse such a listing.
+            tracing::warn!(
+                tool = %descriptor.name,
+                "a tool's inputSchema / outputSchema whose \"type\" is not \"object\": clients may refuse the whole tools/list"
+            );
+        }
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
         self.listing.clear();
         tools.insert(tool.name().to_owned(), Arc::new(tool))

@@ -172,7 +172,9 @@ export interface MCPTool {
   name: string;
   title?: string;
   description?: string;
+  /** The schema of the arguments object: its `type` must be `'object'` (default `{ type: 'object' }`). */
   inputSchema?: JSONSchema;
+  /** The schema of `structuredContent`: its `type` must be `'object'`. */
   outputSchema?: JSONSchema;
   annotations?: Record<string, unknown>;
   execute(args: Record<string, unknown>, context: MCPToolContext): unknown | Promise<unknown>;

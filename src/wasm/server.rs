@@ -13,7 +13,7 @@ use super::convert::{from_js, member, response_to_js, to_js};
 use super::{error_message, error_to_js};
 use crate::http::media::DEFAULT_MCP_PATH;
 use crate::primitives::tools::Tool;
-use crate::protocol::{default_input_schema, Content, ToolResult};
+use crate::protocol::{default_input_schema, is_object_schema, Content, ToolResult};
 use crate::server::context::RequestContext;
 use crate::server::{McpServer, ServerOptions};
 use crate::wire::jsonrpc::{ErrorObject, JsonRpcMessage, JsonRpcResponse};
@@ -201,9 +201,13 @@ impl Server {
             .ok_or_else(|| bad("options.version", "is required"))?;
         let path = string_member(options, "path", "options")?
             .unwrap_or_else(|| DEFAULT_MCP_PATH.to_owned());
-        if !path.starts_with('/') {
-            // A request's path always starts with `/`: any other would answer 404 to all.
-            return Err(bad("options.path", "must start with '/'"));
+        if !path.starts_with('/') || path.contains(['?', '#']) {
+            // A request's path always starts with `/` and is matched without its query: any
+            // other would answer 404 to all.
+            return Err(bad(
+                "options.path",
+                "must be a URL path: start with '/', without '?' or '#'",
+            ));
         }
         // Declares `logging`: a tool's `ctx.log` reaches the client (spec
         // `server/utilities/logging`: a server that sends log messages declares it).
@@ -290,7 +294,25 @@ fn object_member(object: &JsValue, key: &str, at: &str) -> Result<Option<Value>,
     };
     match from_js(&value) {
         Ok(v @ Value::Object(_)) => Ok(Some(v)),
-        _ => Err(bad(&format!("{at}.{key}"), "must be an object")),
+        Ok(_) => Err(bad(&format!("{at}.{key}"), "must be an object")),
+        // A cycle, a getter or trap that throws: say so (not "must be an object").
+        Err(e) => Err(bad(
+            &format!("{at}.{key}"),
+            &format!("could not be read: {e}"),
+        )),
+    }
+}
+
+/// A tool's `inputSchema` / `outputSchema`: an object whose `type` is `"object"`
+/// ([`is_object_schema`]).
+fn object_schema_member(tool: &JsValue, key: &str, at: &str) -> Result<Option<Value>, ErrorObject> {
+    let schema = object_member(tool, key, at)?;
+    match schema {
+        Some(schema) if !is_object_schema(&schema) => Err(bad(
+            &format!("{at}.{key}"),
+            "must be the JSON Schema of an object: its \"type\" must be \"object\"",
+        )),
+        schema => Ok(schema),
     }
 }
 
@@ -307,9 +329,10 @@ pub(crate) fn tool_from_js(tool: &JsValue, at: &str) -> Result<Tool, ErrorObject
         .unwrap_or(JsValue::UNDEFINED)
         .dyn_into::<Function>()
         .map_err(|_| bad(&format!("{at}.execute"), "must be a function"))?;
-    let input_schema = object_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
+    let input_schema =
+        object_schema_member(tool, "inputSchema", at)?.unwrap_or_else(default_input_schema);
     let this = tool.clone();
-    let output_schema = object_member(tool, "outputSchema", at)?;
+    let output_schema = object_schema_member(tool, "outputSchema", at)?;
     let structured = output_schema.is_some();
     let mut built = Tool::from_json(name, input_schema, move |args, ctx| {
         run(execute.clone(), this.clone(), args, ctx, structured)
