@@ -97,7 +97,7 @@ pub use transport::{ClientTransport, SinkHandler, SinkReply, TransportSink};
 pub use crate::host::{Clock, ErrorHandler, Sleep, Spawn};
 
 use crate::protocol::{is_supported_version, InitializeResult, SUPPORTED_PROTOCOL_VERSIONS};
-use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcNotification};
+use crate::wire::jsonrpc::JsonRpcNotification;
 use engine::{fail_all, ClientSink, Inner, Phase, State};
 
 /// The default per-request deadline: 30 000 ms (seed `DEFAULT_MCP_REQUEST_TIMEOUT`).
@@ -350,10 +350,7 @@ impl McpClient {
             state.phase = Phase::Connected;
         }
         let initialized = JsonRpcNotification::new("notifications/initialized");
-        self.inner
-            .transport
-            .send(JsonRpcMessage::Notification(initialized))
-            .await
+        self.inner.notify_within_timeout(initialized, true).await
     }
 
     async fn abort_connect(&self, error: &ClientError) {
@@ -503,9 +500,7 @@ impl McpClient {
         if let Some(params) = params {
             notification = notification.with_params(params);
         }
-        self.inner
-            .send_or_close(JsonRpcMessage::Notification(notification))
-            .await
+        self.inner.notify_within_timeout(notification, false).await
     }
 
     /// Send `ping` and wait for the (empty) answer.

@@ -148,6 +148,96 @@ async fn the_sessions_delete_carries_the_token_obtained_for_the_session() {
     assert_eq!(deletes[0].header("authorization"), Some("Bearer good"));
 }
 
+/// A server that answers `initialize` and never answers the `notifications/initialized`
+/// POST (no status line): `connect` fails within the client's timeout, naming the
+/// notification (it hung for good: nothing bounded a POST that carries no request).
+#[tokio::test]
+async fn a_notification_the_server_never_answers_fails_within_the_timeout() {
+    let (url, _seen) = fake_http(|seen: &Seen| match seen.rpc_method() {
+        Some("initialize") => json_reply("200 OK", "", &init_result(&seen.id())),
+        _ => Reply::Silent,
+    })
+    .await;
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options().with_timeout(std::time::Duration::from_millis(300)),
+    );
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .expect("connect ends")
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Timeout { method, .. } if method == "notifications/initialized"),
+        "{err}"
+    );
+}
+
+/// A server whose `GET` stream sends 40 pings at once and that never takes the answers: at most
+/// `MAX_ANSWERS_IN_FLIGHT` answer POSTs are open at once, each further one is dropped with an
+/// `error` event (each ping opened its own connection, without bound: a bridge ran out of
+/// file descriptors).
+#[tokio::test]
+async fn answers_the_server_never_takes_are_bounded_in_flight() {
+    use orkestrel_mcp::client::ClientEvent;
+    use orkestrel_mcp::http::exchange::MAX_ANSWERS_IN_FLIGHT;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const PINGS: usize = 40;
+    let streamed = AtomicBool::new(false);
+    let (url, seen) = fake_http(move |seen: &Seen| match seen.rpc_method() {
+        Some("initialize") => json_reply("200 OK", "", &init_result(&seen.id())),
+        None if seen.method == "GET" && !streamed.swap(true, Ordering::SeqCst) => {
+            let events: String = (0..PINGS)
+                .map(|i| format!("data: {{\"jsonrpc\":\"2.0\",\"id\":\"p{i}\",\"method\":\"ping\"}}\n\n"))
+                .collect();
+            Reply::Raw(format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}",
+                events.len()
+            ))
+        }
+        None if seen.method == "GET" => no_get_stream(),
+        // The answers (no method): never taken.
+        None => Reply::Silent,
+        _ => accepted(),
+    })
+    .await;
+    let client = McpClient::new(
+        HttpTransport::new(HttpClientOptions::new(&url)).unwrap(),
+        options(),
+    );
+    let dropped = Arc::new(Mutex::new(0usize));
+    let counter = dropped.clone();
+    client.on(move |event| {
+        if let ClientEvent::Error(e) = event {
+            if e.to_string()
+                .contains("an answer to the server was dropped")
+            {
+                *counter.lock().unwrap() += 1;
+            }
+        }
+    });
+    timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap();
+    let answers = || {
+        let seen = seen.lock().unwrap();
+        seen.iter()
+            .filter(|s| s.method == "POST" && s.rpc_method().is_none())
+            .count()
+    };
+    // Every ping is either answered (a POST the server holds) or dropped with a report.
+    timeout(HANG_GUARD, async {
+        while answers() + *dropped.lock().unwrap() < PINGS {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("every ping answered or dropped");
+    assert_eq!(answers(), MAX_ANSWERS_IN_FLIGHT);
+    assert_eq!(*dropped.lock().unwrap(), PINGS - MAX_ANSWERS_IN_FLIGHT);
+    client.disconnect().await;
+}
+
 #[tokio::test]
 async fn a_401_without_a_token_fails_the_request_with_the_status() {
     let (url, seen) = fake_http(guarded).await;

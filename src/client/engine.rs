@@ -149,6 +149,32 @@ impl Inner {
         }
     }
 
+    /// Send a notification, within the client's request timeout: a server that never accepts
+    /// it (no status line, a `202` that never comes, a stream that never ends) fails it with
+    /// [`ClientError::Timeout`] instead of holding the caller for good.
+    /// (`handshake`: sent as part of `connect`, whose failure closes the client itself.)
+    pub(super) async fn notify_within_timeout(
+        &self,
+        notification: JsonRpcNotification,
+        handshake: bool,
+    ) -> Result<(), ClientError> {
+        let method = notification.method.clone();
+        let timeout = self.options.timeout;
+        let message = JsonRpcMessage::Notification(notification);
+        let send: BoxFuture<'_, Result<(), ClientError>> = if handshake {
+            self.transport.send(message)
+        } else {
+            Box::pin(self.send_or_close(message))
+        };
+        match future::select(send, self.sleep(timeout)).await {
+            Either::Left((sent, _)) => sent,
+            Either::Right(((), _)) => Err(ClientError::Timeout {
+                method,
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
+    }
+
     pub(super) async fn send_or_close(&self, message: JsonRpcMessage) -> Result<(), ClientError> {
         self.send_or_close_with(message, None).await
     }

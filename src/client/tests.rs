@@ -12,6 +12,7 @@ use super::test_support::{manual_sleep, yield_now, Scripted, Stuck};
 use super::*;
 use crate::server::{McpServer, ServerOptions};
 use crate::wire::jsonrpc::ErrorCode;
+use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::ToolRegistry;
 
 /// The test's side of a [`Scripted`] transport: it reads what the client sent, in order, and

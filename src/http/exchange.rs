@@ -105,6 +105,25 @@ pub const MAX_RESUMES: u32 = 20;
 /// The largest non-SSE reply body read: 16 MiB (a larger one fails the exchange).
 pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
+/// How long a `POST` that carries no request (a notification, answers to the server's
+/// requests) waits for the server's answer (a `202`) when the endpoint has no timeout of its
+/// own: 30 s. A request is bounded by its client's deadline, which drops the exchange; nothing
+/// bounds these but this (a server that never answered one held its connection for good).
+pub const ACCEPT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most answers to the server's requests a host has on their way at once (each its own
+/// `POST`, bounded by [`ACCEPT_TIMEOUT`]): 16. Past it, an answer is dropped with a report: a
+/// server that floods requests and never takes the answers does not make the host open
+/// connections without bound.
+pub const MAX_ANSWERS_IN_FLIGHT: usize = 16;
+
+/// The report of an answer dropped at [`MAX_ANSWERS_IN_FLIGHT`].
+pub fn answer_dropped() -> String {
+    format!(
+        "an answer to the server was dropped: {MAX_ANSWERS_IN_FLIGHT} answers are still on their way (the server is not taking them)"
+    )
+}
+
 /// How long a host waits for the `DELETE` that ends a session on close: 2 s.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -124,6 +124,8 @@ pub enum Reply {
     Raw(String),
     /// A raw response written one byte at a time.
     Bytewise(Vec<u8>),
+    /// No answer at all: the connection is held open, silent, for as long as the peer runs.
+    Silent,
 }
 
 /// A complete JSON response with `extra_headers` (each ending in `\r\n`).
@@ -238,6 +240,7 @@ async fn serve_one<F: Fn(&Seen) -> Reply>(
                 tokio::task::yield_now().await;
             }
         }
+        Reply::Silent => std::future::pending::<()>().await,
     }
     stream.shutdown().await
 }

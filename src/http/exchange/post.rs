@@ -149,9 +149,12 @@ impl Exchange {
 
     /// The deadline of the whole exchange (send to end of answer, resumes included), counted
     /// from [`Exchange::start`]; the host arms a timer and feeds [`Input::TimedOut`] when it
-    /// fires. `None`: unbounded.
+    /// fires: the endpoint's timeout, else, for a `POST` that carries no request,
+    /// [`ACCEPT_TIMEOUT`](super::ACCEPT_TIMEOUT). `None`: bounded by the request's caller.
     pub fn deadline(&self) -> Option<Duration> {
-        self.endpoint.timeout
+        self.endpoint
+            .timeout
+            .or_else(|| self.request_id.is_none().then_some(super::ACCEPT_TIMEOUT))
     }
 
     /// The id of the request carried, if the message is a request.

@@ -297,6 +297,11 @@ impl Shared {
                 let mut replies = lock(&self.replies);
                 while replies.try_join_next().is_some() {}
                 if let Some(reply) = sink.receive(value) {
+                    if replies.len() >= exchange::MAX_ANSWERS_IN_FLIGHT {
+                        drop(replies);
+                        self.report(exchange::answer_dropped());
+                        return;
+                    }
                     let shared = self.clone();
                     replies.spawn(async move {
                         let written = match reply {

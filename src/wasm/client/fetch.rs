@@ -53,6 +53,9 @@ struct Shared {
     /// The running `GET` listener's abort handle and generation (a new one stops the old).
     listener: RefCell<Option<AbortController>>,
     generation: Cell<u64>,
+    /// Answers to the server's requests on their way (at most
+    /// [`MAX_ANSWERS_IN_FLIGHT`](exchange::MAX_ANSWERS_IN_FLIGHT)).
+    answering: Cell<usize>,
 }
 
 /// The fetch transport (a [`ClientTransport`]); cheap to clone.
@@ -177,6 +180,7 @@ pub fn create_fetch_transport(
                 sink: RefCell::new(None),
                 listener: RefCell::new(None),
                 generation: Cell::new(0),
+                answering: Cell::new(0),
             }),
         },
         "http",
@@ -314,12 +318,18 @@ impl Shared {
             Event::Message(value) => {
                 let Some(sink) = self.sink() else { return };
                 if let Some(reply) = sink.receive(value) {
+                    if self.answering.get() >= exchange::MAX_ANSWERS_IN_FLIGHT {
+                        self.report(exchange::answer_dropped());
+                        return;
+                    }
+                    self.answering.set(self.answering.get() + 1);
                     let shared = self.clone();
                     crate::wasm::spawn(async move {
                         let written = match reply {
                             SinkReply::Message(message) => shared.exchange(message, None).await,
                             SinkReply::Batch(batch) => shared.exchange_batch(&batch).await,
                         };
+                        shared.answering.set(shared.answering.get() - 1);
                         if let Err(e) = written {
                             shared.report(format!("could not answer the server: {e}"));
                         }
