@@ -272,6 +272,20 @@ exec sleep 60"#;
 
 // ---- stdio faults ----
 
+/// The child exits while a process it started still holds its stdout: the exit is seen (the
+/// transport stayed open, every request waiting out its deadline).
+#[tokio::test]
+async fn a_child_that_exits_leaving_a_process_on_its_stdout_fails_connect_with_its_status() {
+    let (client, _transport) = sh_client("sleep 30 & exit 3", HANG_GUARD);
+    let err = timeout(HANG_GUARD, client.connect())
+        .await
+        .unwrap()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(err.is_closed() && text.contains("exit status: 3"), "{text}");
+    client.disconnect().await;
+}
+
 #[tokio::test]
 async fn a_child_that_exits_at_once_fails_connect_with_its_status_and_stderr() {
     let (client, transport) = sh_client("echo 'fatal: bad config' >&2; exit 3", HANG_GUARD);

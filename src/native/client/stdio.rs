@@ -10,8 +10,9 @@
 //!   but remembered cut (marked `… (cut at N bytes)`), with a warning in the log.
 //! - stdout is framed by the core [`LineDecoder`]: CRLF and a leading BOM are stripped, blank
 //!   lines skipped, and a line that is not JSON is reported as a client `error` event and skipped.
-//! - The child's exit (stdout EOF) closes the transport: every pending request fails at once
-//!   with the exit status and the stderr tail.
+//! - The child's exit closes the transport: every pending request fails at once with the exit
+//!   status and the stderr tail — at its stdout's end, or, when a process it left behind still
+//!   holds the pipe, once what it wrote has been read (at most 1 s after it exited).
 //! - stdin is written by a task of its own from a bounded queue: a child that stops reading
 //!   holds up only the senders waiting for room (each within its request's deadline), never
 //!   the stdout reader (its own answers to the server are queued without waiting, at most
@@ -556,6 +557,9 @@ fn emit(
     }
 }
 
+/// How long stdout is still read once the child has exited: 1 s.
+const EXIT_DRAIN: Duration = Duration::from_secs(1);
+
 async fn read_stdout(
     stdout: Option<tokio::process::ChildStdout>,
     sink: TransportSink,
@@ -567,8 +571,25 @@ async fn read_stdout(
     if let Some(mut stdout) = stdout {
         let mut decoder = LineDecoder::default();
         let mut buf = vec![0u8; 64 * 1024];
+        // Set once the child has exited: what it wrote is still read, for at most
+        // [`EXIT_DRAIN`], not what a process it left behind holding the pipe writes later
+        // (such a grandchild kept the transport open, every request waiting out its deadline).
+        let mut drain_until: Option<tokio::time::Instant> = None;
         loop {
-            let n = match stdout.read(&mut buf).await {
+            let read = match drain_until {
+                None => tokio::select! {
+                    read = stdout.read(&mut buf) => read,
+                    _ = exit.wait_for(Option::is_some) => {
+                        drain_until = Some(tokio::time::Instant::now() + EXIT_DRAIN);
+                        continue;
+                    }
+                },
+                Some(until) => match tokio::time::timeout_at(until, stdout.read(&mut buf)).await {
+                    Ok(read) => read,
+                    Err(_) => break,
+                },
+            };
+            let n = match read {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
