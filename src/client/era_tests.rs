@@ -438,3 +438,59 @@ fn a_version_rejected_twice_fails_connect() {
     assert_eq!(methods(&log), ["server/discover", "server/discover"]);
     assert!(!c.is_connected());
 }
+
+/// A task the server calls working for ever, asking to be polled every 1 ms: the polls are at
+/// least `MIN_TASK_POLL_MS` apart, and the client stops once its waits add up past the task's
+/// `ttl` (it polled ~600 times a second, for good).
+#[test]
+fn a_task_working_for_ever_is_polled_at_the_floor_and_given_up_past_its_ttl() {
+    use crate::client::tasks::{TaskInfo, MIN_TASK_POLL_MS};
+    use std::sync::Arc;
+    let working = json!({"taskId":"t1","status":"working","ttl":200,"pollInterval":1,
+        "createdAt":"2026-12-06T00:00:00Z","lastUpdatedAt":"2026-12-06T00:00:00Z"});
+    let answer = working.clone();
+    let (t, log) = Scripted::new(false, move |method, _p, _n| match method {
+        "initialize" => initialize(),
+        "tasks/get" => Reply::Result(answer.clone()),
+        _ => Reply::Result(json!({})),
+    });
+    let waits = Arc::new(Mutex::new(Vec::new()));
+    let recorded = waits.clone();
+    // Poll waits (under a second) pass at once and are recorded; request deadlines never fire.
+    let sleep: crate::client::Sleep = Arc::new(move |d: Duration| -> BoxFuture<'static, ()> {
+        if d < Duration::from_secs(1) {
+            recorded.lock().unwrap().push(d);
+            Box::pin(futures::future::ready(()))
+        } else {
+            Box::pin(futures::future::pending())
+        }
+    });
+    let c = McpClient::new(
+        t,
+        ClientOptions::new("c", "1")
+            .with_era(ClientEra::Legacy)
+            .with_timeout(Duration::from_secs(30))
+            .with_sleep(sleep),
+    );
+    block_on(async {
+        c.connect().await.unwrap();
+        let task = TaskInfo::from_value(&working).unwrap();
+        let err = c.wait_task(&task, &|_| {}).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("task t1 is still working after its ttl of 200 ms"),
+            "{err}"
+        );
+    });
+    let waits = waits.lock().unwrap().clone();
+    assert!(
+        waits
+            .iter()
+            .all(|d| *d == Duration::from_millis(MIN_TASK_POLL_MS)),
+        "{waits:?}"
+    );
+    // 5 waits of 50 ms (250 > 200), a poll after each.
+    assert_eq!(waits.len(), 5);
+    let polls = methods(&log).iter().filter(|m| *m == "tasks/get").count();
+    assert_eq!(polls, 5);
+}

@@ -24,6 +24,10 @@ use crate::wire::jsonrpc::{ErrorCode, ErrorObject};
 /// The polling interval used when the server suggests none: 1 s.
 pub const DEFAULT_TASK_POLL_MS: u64 = 1_000;
 
+/// The shortest wait between two polls of a task, whatever its `pollInterval` asks: 50 ms (a
+/// server that asked for 1 ms had the client send ~600 `tasks/get` a second).
+pub const MIN_TASK_POLL_MS: u64 = 50;
+
 /// What the client knows of a task, in either era's names (`ttl` / `ttlMs`, `pollInterval` /
 /// `pollIntervalMs`).
 #[derive(Clone, Debug, PartialEq)]
@@ -177,7 +181,7 @@ impl McpClient {
     }
 
     /// Poll a task until it ends, every `pollInterval` the server suggests (else
-    /// [`DEFAULT_TASK_POLL_MS`]), on the client's timer ([`ClientOptions::sleep`](crate::ClientOptions::sleep)),
+    /// [`DEFAULT_TASK_POLL_MS`]; at least [`MIN_TASK_POLL_MS`]), on the client's timer ([`ClientOptions::sleep`](crate::ClientOptions::sleep)),
     /// calling `on_status` with each state seen; answer 2026-07-28 input requests through the
     /// client's handler with `tasks/update`; on 2025-11-25 `input_required` call `tasks/result`
     /// at once, whose stream carries the server's requests (answered by the handler) and then
@@ -185,7 +189,8 @@ impl McpClient {
     ///
     /// # Errors
     /// [`ClientError::Rpc`] with the task's JSON-RPC error when it failed, or a `-32000` error
-    /// when it was cancelled; [`ClientError::InvalidArguments`] when the client has no timer;
+    /// when it was cancelled or is still not done once the waits between polls add up past its
+    /// `ttl`; [`ClientError::InvalidArguments`] when the client has no timer;
     /// as [`McpClient::request`] for each poll.
     pub async fn wait_task(
         &self,
@@ -200,6 +205,10 @@ impl McpClient {
         let modern = self.era() == Some(Era::Modern);
         let mut answered: Vec<String> = Vec::new();
         let mut info = task.clone();
+        // The time spent waiting between polls: past the task's `ttl` (counted from its
+        // creation, before the first poll) the server may have deleted it, and a task it still
+        // calls working then is one to stop waiting for.
+        let mut waited_ms: u64 = 0;
         loop {
             match info.status {
                 TaskStatus::Completed if modern => {
@@ -268,11 +277,22 @@ impl McpClient {
                 }
                 TaskStatus::Working => {}
             }
+            if let Some(ttl) = info.ttl_ms.filter(|&ttl| waited_ms > ttl) {
+                return Err(ClientError::Rpc(ErrorObject::new(
+                    ErrorCode::SERVER_ERROR,
+                    format!(
+                        "task {} is still {} after its ttl of {ttl} ms; stopped waiting for it",
+                        info.task_id,
+                        info.status.as_str()
+                    ),
+                )));
+            }
             let wait = info
                 .poll_interval_ms
                 .unwrap_or(DEFAULT_TASK_POLL_MS)
-                .clamp(1, 60_000);
+                .clamp(MIN_TASK_POLL_MS, 60_000);
             sleep(Duration::from_millis(wait)).await;
+            waited_ms = waited_ms.saturating_add(wait);
             info = self.get_task(&info.task_id).await?;
             on_status(&info);
         }
