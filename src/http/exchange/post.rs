@@ -338,10 +338,23 @@ impl Exchange {
                     self.phase = Phase::Stream;
                     return Step::Read;
                 }
-                self.last_error = Some(ClientError::Transport(format!(
+                // A `404` in a session: the session is gone (the client starts a new one).
+                if status == 404 {
+                    if let Some(session) = self.session.clone() {
+                        return self.expire(session);
+                    }
+                }
+                let error = ClientError::Transport(format!(
                     "resuming with GET answered HTTP {}",
                     status_text(status)
-                )));
+                ));
+                // Another refusal (a `405`: no `GET` streams; a `400`, `403`, …) is final:
+                // asking again gets the same (it was asked up to `MAX_RESUMES` times, a
+                // second apart). A `408`, a `429` and a `5xx` may pass: resumed within bounds.
+                if (400..500).contains(&status) && status != 408 && status != 429 {
+                    return self.finish(Err(error));
+                }
+                self.last_error = Some(error);
                 self.resume()
             }
             (Phase::Resuming, Input::Failed(e)) => {

@@ -661,6 +661,47 @@ fn a_broken_stream_and_a_failed_resume_are_retried() {
     );
 }
 
+/// A resuming `GET` refused for good ends the resumes at once (each was asked again up to
+/// `MAX_RESUMES` times, a second apart): `405` and other `4xx` fail with the status, a `404` in a
+/// session is the session's expiry; a `429` is asked again.
+#[test]
+fn a_refused_resume_is_final_and_a_404_in_a_session_expires_it() {
+    for (status, in_session_) in [(405, false), (403, false), (404, true)] {
+        let mut ep = if in_session_ { in_session() } else { endpoint() };
+        let mut ex = interrupted(&mut ep, 5);
+        assert!(matches!(ex.handle(Input::End), Step::Wait(_)));
+        sent(ex.handle(Input::Waited));
+        let step = ex.handle(Input::Response {
+            status,
+            headers: &[],
+        });
+        match status {
+            404 => assert_eq!(
+                done(step),
+                Err(ClientError::SessionExpired {
+                    session: "s-1".into()
+                })
+            ),
+            _ => assert_eq!(
+                done(step),
+                Err(ClientError::Transport(format!(
+                    "resuming with GET answered HTTP {}",
+                    crate::http::exchange::status::status_text(status)
+                )))
+            ),
+        }
+    }
+    let mut ep = endpoint();
+    let mut ex = interrupted(&mut ep, 5);
+    ex.handle(Input::End);
+    sent(ex.handle(Input::Waited));
+    let busy = ex.handle(Input::Response {
+        status: 429,
+        headers: &[],
+    });
+    assert!(matches!(busy, Step::Wait(_)), "{busy:?}");
+}
+
 #[test]
 fn a_stream_that_never_answers_is_resumed_a_bounded_number_of_times() {
     let mut ep = endpoint();
