@@ -192,6 +192,17 @@ impl Decoder {
         self.dropped
     }
 
+    /// Whether an event went over the bound: one dropped already, or the one being read (its
+    /// line or data past the bound; it will be dropped at its end, which a peer may never send).
+    pub fn over_limit(&self) -> bool {
+        self.dropped > 0 || self.event_overflow
+    }
+
+    /// The bound on a line and on an event's data, in bytes.
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
     /// The last event id seen on the stream (for a `Last-Event-ID` reconnection header).
     pub fn last_event_id(&self) -> Option<&str> {
         self.last_id.as_deref()

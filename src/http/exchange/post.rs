@@ -531,7 +531,17 @@ impl Exchange {
     }
 
     fn read_events(&mut self, chunk: &[u8]) -> Step {
-        for event in self.decoder.push(chunk) {
+        let events = self.decoder.push(chunk);
+        // An event over the bound on a request's own stream is dropped whole: the response may
+        // have been in it, so the exchange fails now, saying so (it waited out its deadline).
+        let over = match &self.request_id {
+            Some(id) if self.decoder.over_limit() => Some(ClientError::Transport(format!(
+                "the server sent an SSE event over the {}-byte limit on the stream of request {id}; it was dropped, and the response with it",
+                self.decoder.max_line()
+            ))),
+            _ => None,
+        };
+        for event in events {
             if !event.carries_message() {
                 continue; // a priming event, or another type
             }
@@ -565,6 +575,9 @@ impl Exchange {
                     }
                 },
             }
+        }
+        if let Some(error) = over {
+            return self.finish(Err(error));
         }
         self.phase = Phase::Stream;
         Step::Read

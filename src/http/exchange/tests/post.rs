@@ -667,7 +667,11 @@ fn a_broken_stream_and_a_failed_resume_are_retried() {
 #[test]
 fn a_refused_resume_is_final_and_a_404_in_a_session_expires_it() {
     for (status, in_session_) in [(405, false), (403, false), (404, true)] {
-        let mut ep = if in_session_ { in_session() } else { endpoint() };
+        let mut ep = if in_session_ {
+            in_session()
+        } else {
+            endpoint()
+        };
         let mut ex = interrupted(&mut ep, 5);
         assert!(matches!(ex.handle(Input::End), Step::Wait(_)));
         sent(ex.handle(Input::Waited));
@@ -700,6 +704,32 @@ fn a_refused_resume_is_final_and_a_404_in_a_session_expires_it() {
         headers: &[],
     });
     assert!(matches!(busy, Step::Wait(_)), "{busy:?}");
+}
+
+/// An event over the decoder's bound on the request's stream fails the exchange at once,
+/// saying so (it was dropped, and the request waited out its deadline on a stream kept open).
+#[test]
+fn an_event_over_the_limit_on_the_requests_stream_fails_it_at_once() {
+    let mut ep = endpoint();
+    let mut ex = ep.exchange(&request(7, "tools/call"), None);
+    ex.start();
+    let headers = pairs(&[("content-type", "text/event-stream")]);
+    assert_eq!(
+        ex.handle(Input::Response {
+            status: 200,
+            headers: &headers,
+        }),
+        Step::Read
+    );
+    let mut huge = b"data: ".to_vec();
+    huge.resize(crate::wire::sse::DEFAULT_MAX_LINE_BYTES + 16, b'x');
+    let error = done(ex.handle(Input::Chunk(&huge))).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("an SSE event over the 67108864-byte limit on the stream of request 7"),
+        "{error}"
+    );
 }
 
 #[test]
