@@ -430,6 +430,14 @@ impl Exchange {
         let success = (200..300).contains(&status);
         if self.initialize && success {
             if let Some(id) = header(headers, MCP_SESSION_ID) {
+                // Spec (session management): a session ID MUST contain only visible ASCII
+                // (0x21–0x7E); another would be sent back altered, or not at all.
+                if id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+                    let text = format!(
+                        "the server's Mcp-Session-Id {id:?} is not a session id (visible ASCII characters, 0x21-0x7E)"
+                    );
+                    return self.fail(&text);
+                }
                 self.events.push_back(Event::SessionStarted(id.to_owned()));
             }
         }

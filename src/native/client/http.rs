@@ -254,9 +254,14 @@ impl HttpTransport {
 
 /// An answer's headers as the core reads them (a value that is not visible ASCII left out).
 fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+    // Values that are not visible ASCII are kept (lossily), not dropped: the core judges them
+    // (a session id with such bytes is refused; dropped, later requests went without one).
     headers
         .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .map(|(n, v)| {
+            let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            (n.as_str().to_owned(), value)
+        })
         .collect()
 }
 

@@ -732,6 +732,29 @@ fn an_event_over_the_limit_on_the_requests_stream_fails_it_at_once() {
     );
 }
 
+/// A session id of other characters than visible ASCII is refused at `initialize` (spec,
+/// session management): a space, a non-ASCII letter (dropped by the native host's header
+/// reading, later requests went without a session), an empty one.
+#[test]
+fn a_session_id_that_is_not_visible_ascii_fails_the_initialize() {
+    for id in ["abc def", "caf\u{e9}", "", "tab\there"] {
+        let mut ep = endpoint();
+        let mut init = ep.exchange(&request(1, "initialize"), None);
+        init.start();
+        let headers = pairs(&[("content-type", "application/json"), ("mcp-session-id", id)]);
+        let step = init.handle(Input::Response {
+            status: 200,
+            headers: &headers,
+        });
+        let error = done(step).unwrap_err();
+        assert!(
+            error.to_string().contains("is not a session id"),
+            "{id:?}: {error}"
+        );
+        assert!(events(&mut init).is_empty(), "{id:?}");
+    }
+}
+
 #[test]
 fn a_stream_that_never_answers_is_resumed_a_bounded_number_of_times() {
     let mut ep = endpoint();
