@@ -404,6 +404,49 @@ exec sleep 30"#;
     );
 }
 
+/// A stdio server (sh) that answers `initialize` and then the `tools/call` with `answer`
+/// (`%s` is the call's id).
+fn answering_call(answer: &str) -> String {
+    format!(
+        r#"read init
+printf '{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"s","version":"1"}}}}}}\n'
+read initialized
+read call
+id=$(printf '%s' "$call" | sed 's/.*"id":\([0-9]*\).*/\1/')
+printf '{answer}\n' "$id"
+exec sleep 30"#
+    )
+}
+
+/// A failed tool whose result carries no text is still said to have failed (the message was
+/// empty: `orkestrel-mcp: ` and nothing); a server's error text of 100 KB is cut, saying how
+/// much (it was printed whole).
+#[tokio::test]
+async fn call_names_a_textless_failure_and_cuts_a_huge_error_message() {
+    let textless =
+        answering_call(r#"{"jsonrpc":"2.0","id":%s,"result":{"content":[],"isError":true}}"#);
+    let ran = run_bin(&["call", "x", "--era", "legacy", "--", "sh", "-c", &textless]).await;
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(
+        ran.stderr
+            .contains("orkestrel-mcp: the tool failed (its result carries no text)"),
+        "{ran:?}"
+    );
+    let huge = "x".repeat(100_000);
+    let erring = answering_call(&format!(
+        r#"{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32603,"message":"{huge}"}}}}"#
+    ));
+    let ran = run_bin(&["call", "x", "--era", "legacy", "--", "sh", "-c", &erring]).await;
+    assert_eq!(
+        ran.code,
+        Some(1),
+        "{}",
+        &ran.stderr[..200.min(ran.stderr.len())]
+    );
+    assert!(ran.stderr.len() < 8_000, "{} bytes", ran.stderr.len());
+    assert!(ran.stderr.contains("more bytes)"), "{}", &ran.stderr[..300]);
+}
+
 #[tokio::test]
 async fn call_shows_the_tools_progress_on_stderr_and_its_value_on_stdout() {
     let ran = run_bin(&[

@@ -134,10 +134,12 @@ impl McpClient {
 pub fn result_value(result: ToolResult) -> Result<Option<Value>, ClientError> {
     let text: String = result.content.iter().filter_map(Content::as_text).collect();
     if result.is_error() {
-        return Err(ClientError::Tool {
-            message: text,
-            result,
-        });
+        let message = if text.is_empty() {
+            "the tool failed (its result carries no text)".to_owned()
+        } else {
+            text
+        };
+        return Err(ClientError::Tool { message, result });
     }
     if text.is_empty() {
         return Ok(result.structured_content);
