@@ -425,6 +425,9 @@ fn on_upstream_notification(
     }
 }
 
+/// The most of an upstream log message's `data` (as JSON text) copied into our own log: 2 KiB.
+const MAX_LOGGED_DATA_BYTES: usize = 2048;
+
 fn pass_on(inner: &Inner, n: &JsonRpcNotification) {
     let params = n.params.clone().map_or(Value::Null, Value::Object);
     match n.method.as_str() {
@@ -438,7 +441,10 @@ fn pass_on(inner: &Inner, n: &JsonRpcNotification) {
         }
         // No call in flight to hear it (or filtered out there): our own log has it.
         "notifications/message" if !inner.relay.log(&params) => {
-            tracing::info!(target: "upstream", level = %params["level"], data = %params["data"], "upstream log");
+            // Cut: an upstream's message of megabytes is not copied into our log whole.
+            let data = crate::wire::json_text::to_text(&params["data"]);
+            let data = crate::wire::cut_text(&data, MAX_LOGGED_DATA_BYTES);
+            tracing::info!(target: "upstream", level = %params["level"], %data, "upstream log");
         }
         _ => {}
     }

@@ -230,7 +230,10 @@ fn report(subcommand: &str, error: &CliError) -> ExitCode {
             };
             let _ = rendered.print();
         }
-        CliError::Runtime(_) => eprintln!("orkestrel-mcp: {}", cut(&text)),
+        CliError::Runtime(_) => eprintln!(
+            "orkestrel-mcp: {}",
+            orkestrel_mcp::wire::cut_text(&text, MAX_MESSAGE_BYTES)
+        ),
     }
     ExitCode::from(error.exit_code())
 }
@@ -238,17 +241,6 @@ fn report(subcommand: &str, error: &CliError) -> ExitCode {
 /// The longest error message printed whole, in bytes: a server's error text of megabytes is
 /// cut, saying how much was left out.
 const MAX_MESSAGE_BYTES: usize = 4096;
-
-fn cut(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= MAX_MESSAGE_BYTES {
-        return text.into();
-    }
-    let mut end = MAX_MESSAGE_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} more bytes)", &text[..end], text.len() - end).into()
-}
 
 /// `help [COMMAND]`: what `orkestrel-mcp [COMMAND] --help` prints (an unknown command is a
 /// usage error, exit 2, with clap's suggestions).
