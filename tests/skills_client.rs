@@ -310,6 +310,36 @@ async fn an_entry_that_is_not_a_skill_entry_is_an_invalid_response() {
     }
 }
 
+/// `skills/get` answering another skill's entry is an invalid response, and nothing is read (the
+/// other skill's files were read, checked against its own entry, and shown as the one asked for).
+#[tokio::test]
+async fn a_skills_get_answering_another_skills_entry_is_refused() {
+    let other = json!({"uri": "skill://other/SKILL.md",
+        "frontmatter": {"name": "other", "description": "b"}, "resources": "dynamic"});
+    let (url, seen) = fake_http(move |seen| match seen.rpc_method() {
+        Some("initialize") => result(
+            seen,
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"resources": {}, "extensions": {SKILLS_EXTENSION: {}}},
+                "serverInfo": {"name": "scripted", "version": "1"},
+            }),
+        ),
+        Some("skills/get") => result(seen, json!({"skill": other.clone()})),
+        _ => accepted(),
+    })
+    .await;
+    let client = http_client_to(&url, era_options(ClientEra::Legacy));
+    client.connect().await.unwrap();
+    let err = client.get_skill(SKILL).await.unwrap_err();
+    assert!(
+        matches!(&err, ClientError::InvalidResponse(m) if m.contains("returned the entry of skill://other/SKILL.md")),
+        "{err}"
+    );
+    assert!(reads(&seen).is_empty());
+    client.disconnect().await;
+}
+
 #[tokio::test]
 async fn a_held_entry_gone_stale_on_our_server_is_refused_until_refreshed() {
     let tree = Tree::new("stale");

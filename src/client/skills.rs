@@ -193,7 +193,16 @@ impl McpClient {
         let skill = result.get("skill").cloned().ok_or_else(|| {
             ClientError::InvalidResponse("skills/get result has no \"skill\"".into())
         })?;
-        entry_of(skill, "skills/get")
+        let entry = entry_of(skill, "skills/get")?;
+        // The entry of another skill verifies nothing about this one (its files were read,
+        // checked against themselves, and shown as this skill).
+        if entry.uri != uri {
+            return Err(ClientError::InvalidResponse(format!(
+                "skills/get for {uri} returned the entry of {}",
+                crate::wire::cut_text(&entry.uri, 256)
+            )));
+        }
+        Ok(entry)
     }
 
     /// Load a skill: read its `SKILL.md`, verify its size and digest against the entry (when
@@ -248,7 +257,16 @@ impl McpClient {
             SkillResources::Listed(_) => entry.resource(&uri).cloned(),
             SkillResources::Dynamic => None,
         };
-        let within = uri == entry.uri || uri.starts_with(&format!("{}/", entry.root()));
+        // Within the skill's directory: below its root, with no `.` / `..` / empty segment
+        // (`../../x` began with the root and led out of it).
+        let within = uri == entry.uri
+            || uri
+                .strip_prefix(&format!("{}/", entry.root()))
+                .is_some_and(|below| {
+                    below
+                        .split('/')
+                        .all(|segment| !matches!(segment, "" | "." | ".."))
+                });
         if (matches!(entry.resources, SkillResources::Listed(_)) && listed.is_none()) || !within {
             return Err(verification(SkillVerificationError::Unlisted {
                 uri,
@@ -314,10 +332,14 @@ impl McpClient {
 /// when there is one): `text` as UTF-8, `blob` base64-decoded.
 fn contents_bytes(result: &Value, uri: &str) -> Option<Vec<u8>> {
     let contents = result.get("contents")?.as_array()?;
+    // The contents of `uri`; a lone item naming no URI is taken as it, one naming another is
+    // not (it is another file's).
     let item = contents
         .iter()
         .find(|c| c.get("uri").and_then(Value::as_str) == Some(uri))
-        .or_else(|| (contents.len() == 1).then(|| &contents[0]))?;
+        .or_else(|| {
+            (contents.len() == 1 && contents[0].get("uri").is_none()).then(|| &contents[0])
+        })?;
     if let Some(text) = item.get("text").and_then(Value::as_str) {
         return Some(text.as_bytes().to_vec());
     }
@@ -393,6 +415,50 @@ mod tests {
             let missing = client.get_skill("skill://nope/SKILL.md").await.unwrap_err();
             assert_eq!(missing.code(), Some(crate::ErrorCode::INVALID_PARAMS));
         });
+    }
+
+    /// A dynamic skill's file must lie below its root: `..` (or `.`, or an empty segment)
+    /// began with the root and led out of it; refused before any request.
+    #[test]
+    fn a_dynamic_skills_file_cannot_climb_out_of_its_directory() {
+        futures::executor::block_on(async {
+            let client = client();
+            client.connect().await.unwrap();
+            let mut entry = client.list_skills().await.unwrap().remove(0);
+            entry.resources = SkillResources::Dynamic;
+            for reference in [
+                "../../../etc/passwd",
+                "references/../../x",
+                "./a//b",
+                "a/./b",
+            ] {
+                let refused = client.read_skill_file(&entry, reference).await.unwrap_err();
+                assert!(
+                    matches!(
+                        refused,
+                        ClientError::Skill(SkillVerificationError::Unlisted { .. })
+                    ),
+                    "{reference}: {refused}"
+                );
+            }
+            // A file below the root is read (unverified: the entry lists none).
+            let read = client.read_skill_file(&entry, "references/A.md").await;
+            assert_eq!(read.unwrap(), vec![0xff, 0, 1]);
+        });
+    }
+
+    /// The contents of another URI are not the file's (a lone item naming another file was
+    /// taken for it); a lone item naming none still is.
+    #[test]
+    fn contents_of_another_uri_are_not_the_files() {
+        let asked = "skill://a/SKILL.md";
+        let other = json!({"contents": [{"uri": "skill://b/SKILL.md", "text": "b"}]});
+        assert_eq!(contents_bytes(&other, asked), None);
+        let unnamed = json!({"contents": [{"text": "a"}]});
+        assert_eq!(contents_bytes(&unnamed, asked), Some(b"a".to_vec()));
+        let named =
+            json!({"contents": [{"uri": "skill://b/x", "text": "b"}, {"uri": asked, "text": "a"}]});
+        assert_eq!(contents_bytes(&named, asked), Some(b"a".to_vec()));
     }
 
     #[test]
