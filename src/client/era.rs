@@ -30,7 +30,10 @@ pub use envelope::{
 };
 pub use probe::{classify_probe, is_modern_error, pick_version, ProbeVerdict};
 pub(crate) use state::EraState;
-pub use state::{CACHED_METHODS, MAX_CACHE_ENTRIES, MAX_QUEUED_LISTEN_NOTIFICATIONS};
+pub use state::{
+    CACHED_METHODS, MAX_CACHED_RESULT_BYTES, MAX_CACHE_BYTES, MAX_CACHE_ENTRIES,
+    MAX_QUEUED_LISTEN_NOTIFICATIONS,
+};
 
 /// How long the auto-mode probe waits for `server/discover` on stdio and WebSocket before it
 /// falls back to `initialize` (capped by the client's own deadline): 10 000 ms.

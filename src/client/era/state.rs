@@ -29,6 +29,9 @@ pub(super) struct EraInner {
     /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry in ms
     /// of the client's clock).
     pub(super) cache: HashMap<String, (Value, u64)>,
+    /// The JSON size of what was put in the cache since it was last emptied (an upper bound
+    /// of what it holds: removals do not subtract).
+    pub(super) cache_bytes: usize,
     /// Open listen streams: listen request id → their notification queue (bounded by
     /// [`MAX_QUEUED_LISTEN_NOTIFICATIONS`]) and how many it dropped.
     pub(super) subscriptions: HashMap<i64, (Queue, u64)>,
@@ -72,10 +75,18 @@ impl EraState {
         let Some(now) = now.filter(|_| ttl > 0) else {
             return;
         };
-        let mut inner = self.lock();
-        if inner.cache.len() >= MAX_CACHE_ENTRIES {
-            inner.cache.clear();
+        // A result over the bound is not kept (a server's `ttlMs` is no licence to hold
+        // megabytes per URI: 256 entries of 16 MiB were 4 GiB).
+        let bytes = crate::wire::json_text::to_text(value).len();
+        if bytes > MAX_CACHED_RESULT_BYTES {
+            return;
         }
+        let mut inner = self.lock();
+        if inner.cache.len() >= MAX_CACHE_ENTRIES || inner.cache_bytes + bytes > MAX_CACHE_BYTES {
+            inner.cache.clear();
+            inner.cache_bytes = 0;
+        }
+        inner.cache_bytes += bytes;
         inner
             .cache
             .insert(key, (value.clone(), now.saturating_add(ttl)));
@@ -153,6 +164,13 @@ pub(crate) type Queue = futures::channel::mpsc::Sender<JsonRpcNotification>;
 /// The most cached results a client keeps (the cache is emptied when it is full).
 pub const MAX_CACHE_ENTRIES: usize = 256;
 
+/// The most bytes (as JSON) of cached results a client keeps: 16 MiB (the cache is emptied when
+/// one more would pass it).
+pub const MAX_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The largest result a client caches: 1 MiB as JSON (a larger one is answered, not kept).
+pub const MAX_CACHED_RESULT_BYTES: usize = 1024 * 1024;
+
 /// The methods whose complete results the client caches for their `ttlMs` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching); not
 /// `server/discover`, which `connect` re-runs).
 pub const CACHED_METHODS: &[&str] = &[
@@ -167,6 +185,28 @@ pub const CACHED_METHODS: &[&str] = &[
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The cache is bounded in bytes too: a result over 1 MiB is not kept, and the whole past
+    /// 16 MiB is emptied (256 entries of a server's 10 MB results held 2.5 GB).
+    #[test]
+    fn cached_results_are_bounded_in_bytes() {
+        let state = EraState::default();
+        let big =
+            json!({"contents": [{"text": "x".repeat(MAX_CACHED_RESULT_BYTES)}], "ttlMs": 60_000});
+        state.store("resources/read big".into(), &big, Some(0));
+        assert_eq!(state.cached("resources/read big", Some(1)), None);
+        let half = json!({"contents": [{"text": "y".repeat(MAX_CACHED_RESULT_BYTES - 100)}], "ttlMs": 60_000});
+        let fit = MAX_CACHE_BYTES / MAX_CACHED_RESULT_BYTES;
+        for i in 0..fit {
+            state.store(format!("resources/read {i}"), &half, Some(0));
+        }
+        assert!(state.lock().cache_bytes <= MAX_CACHE_BYTES);
+        assert_eq!(state.lock().cache.len(), fit);
+        // One more passes the bound: the cache is emptied, then holds it alone.
+        state.store("resources/read more".into(), &half, Some(0));
+        assert_eq!(state.lock().cache.len(), 1);
+        assert!(state.cached("resources/read more", Some(1)).is_some());
+    }
 
     #[test]
     fn cached_results_expire_on_the_injected_clock_and_need_one() {
