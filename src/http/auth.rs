@@ -224,6 +224,10 @@ impl Authorizer {
                 401,
                 "authorization required: send a bearer token".to_owned(),
             ),
+            Refusal::OtherScheme => (
+                401,
+                "authorization required: send a bearer token (the Authorization header names another scheme)".to_owned(),
+            ),
             Refusal::Malformed(why) => {
                 challenge.push_str(", error=\"invalid_request\"");
                 (401, format!("a malformed Authorization header: {why}"))
@@ -249,6 +253,10 @@ impl Authorizer {
 /// Why a request is refused before its token is looked at, or after.
 enum Refusal {
     Missing,
+    /// An `Authorization` field of another scheme (`Basic …`): as [`Refusal::Missing`], no
+    /// error code (RFC 6750 §3.1: a request that "attempted using an unsupported authentication
+    /// method" lacks authentication information).
+    OtherScheme,
     Malformed(&'static str),
     InvalidToken(String),
     InsufficientScope,
@@ -263,11 +271,12 @@ fn bearer_token<'a>(fields: &[Option<&'a str>]) -> Result<&'a str, Refusal> {
         [None] => return Err(Refusal::Malformed("not text")),
         _ => return Err(Refusal::Malformed("more than one Authorization field")),
     };
-    let Some((scheme, token)) = value.split_once(' ') else {
-        return Err(Refusal::Malformed("not `Bearer <token>`"));
-    };
+    if value.is_empty() {
+        return Err(Refusal::Missing); // an empty field carries no credentials
+    }
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(Refusal::Malformed("not the Bearer scheme"));
+        return Err(Refusal::OtherScheme);
     }
     let token = token.trim();
     let b64token = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b);

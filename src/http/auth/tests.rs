@@ -81,8 +81,13 @@ fn a_request_without_a_token_gets_401_naming_the_metadata() {
 
 #[test]
 fn malformed_and_refused_tokens_get_401_without_echoing_the_token() {
+    // No credentials sent (an empty field, another scheme): no error code (RFC 6750 §3.1).
+    for header in ["", "Basic dXNlcjpwdw==", "Negotiate"] {
+        let (status, challenge, _) = refused(&gate(&[]), post(Some(header)));
+        assert_eq!(status, 401, "{header}");
+        assert!(!challenge.contains("error="), "{header:?}: {challenge}");
+    }
     for (header, error) in [
-        ("Basic dXNlcjpwdw==", "invalid_request"),
         ("Bearer", "invalid_request"),
         ("Bearer two words", "invalid_request"),
         ("Bearer tok\u{e9}n", "invalid_request"),
