@@ -1070,4 +1070,29 @@ async fn fetch_with_the_auth_option_requires_a_bearer_token() {
     let bad = create_mcp_server(js("{ name: 'n', version: '1', auth: { resource: 'x' } }"));
     let error = bad.err().expect("refused");
     assert_eq!(get(&error, "code").as_f64(), Some(-32602.0));
+    // A resource or an authorization server that is not an http(s) URL: the gate would publish
+    // an address no client can use.
+    for (auth, path) in [
+        (
+            "{ resource: 'not a url', authorizationServers: ['https://a.example'], verify() {} }",
+            "options.auth.resource",
+        ),
+        (
+            "{ resource: 'https://m.example/mcp#x', authorizationServers: ['https://a.example'], verify() {} }",
+            "options.auth.resource",
+        ),
+        (
+            "{ resource: 'https://m.example/mcp', authorizationServers: ['also not'], verify() {} }",
+            "options.auth.authorizationServers[0]",
+        ),
+    ] {
+        let error = create_mcp_server(js(&format!("{{ name: 'n', version: '1', auth: {auth} }}")))
+            .err()
+            .expect("refused");
+        assert_eq!(
+            get(&get(&error, "data"), "path").as_string().as_deref(),
+            Some(path),
+            "{auth}"
+        );
+    }
 }
