@@ -43,8 +43,10 @@
 //! a request's stream that ends (or breaks) before its response, after an event id was seen, is
 //! resumed with `GET` + `Last-Event-ID` after the server's `retry` (at least [`MIN_RECONNECT_MS`],
 //! default [`DEFAULT_RECONNECT_MS`]), at most [`MAX_RESUMES`] times and [`MAX_RESUME_WAIT_MS`] of waiting.
-//! A resuming `GET` answered `404` in a session is [`ClientError::SessionExpired`](crate::client::ClientError::SessionExpired);
-//! any other `4xx` but `408` / `429` ends the resumes at once (`405`: the server has no `GET` streams).
+//! A resuming `GET` answered `404` in a session fails the request at once (not sent again in a
+//! new session: it was received and may have run); a `400`, `405` (no `GET` streams), `410` and
+//! the other `4xx` that asking again gets the same end the resumes at once; `401`, `403`,
+//! `408`, `409`, `425`, `429` and `5xx` are resumed within the bounds.
 //!
 //! The server's own stream ([`Listen`]): a `GET` with `Accept: text/event-stream`; `405` means
 //! the server offers none (done quietly); an ended stream is resumed with `Last-Event-ID` after

@@ -338,20 +338,29 @@ impl Exchange {
                     self.phase = Phase::Stream;
                     return Step::Read;
                 }
-                // A `404` in a session: the session is gone (the client starts a new one).
+                // A `404` in a session: the session is gone. This request fails, not sent again
+                // in a new session (it was received and may have run); the next one finds the
+                // session gone at its own `POST` and starts a new one.
                 if status == 404 {
                     if let Some(session) = self.session.clone() {
-                        return self.expire(session);
+                        let id = self.request_id.as_ref().map(ToString::to_string);
+                        return self.fail(&format!(
+                            "the session {session} ended while the response to request {} was streamed (the request was received and may have run)",
+                            id.unwrap_or_default()
+                        ));
                     }
                 }
                 let error = ClientError::Transport(format!(
                     "resuming with GET answered HTTP {}",
                     status_text(status)
                 ));
-                // Another refusal (a `405`: no `GET` streams; a `400`, `403`, …) is final:
-                // asking again gets the same (it was asked up to `MAX_RESUMES` times, a
-                // second apart). A `408`, a `429` and a `5xx` may pass: resumed within bounds.
-                if (400..500).contains(&status) && status != 408 && status != 429 {
+                // A refusal that asking again gets the same (`400`, `404`, `405`: no `GET`
+                // streams, `410`, …) is final: it was asked up to `MAX_RESUMES` times, a second
+                // apart. One that may pass is resumed within bounds: `401` / `403` (a token
+                // refreshed before the next try), `408`, `409` (a server that still holds the
+                // stream's old connection), `425`, `429`, `5xx`.
+                let passing = matches!(status, 401 | 403 | 408 | 409 | 425 | 429) || status >= 500;
+                if (400..500).contains(&status) && !passing {
                     return self.finish(Err(error));
                 }
                 self.last_error = Some(error);

@@ -662,11 +662,12 @@ fn a_broken_stream_and_a_failed_resume_are_retried() {
 }
 
 /// A resuming `GET` refused for good ends the resumes at once (each was asked again up to
-/// `MAX_RESUMES` times, a second apart): `405` and other `4xx` fail with the status, a `404` in a
-/// session is the session's expiry; a `429` is asked again.
+/// `MAX_RESUMES` times, a second apart): `405`, `400` fail with the status; a `404` in a session
+/// fails the request as ended with its session (not sent again in a new one: it was received
+/// and may have run; the next request's own `POST` renews the session); what may pass (`401`, `403`, `409`, `429`) is asked again.
 #[test]
 fn a_refused_resume_is_final_and_a_404_in_a_session_expires_it() {
-    for (status, in_session_) in [(405, false), (403, false), (404, true)] {
+    for (status, in_session_) in [(405, false), (400, false), (404, true)] {
         let mut ep = if in_session_ {
             in_session()
         } else {
@@ -680,12 +681,14 @@ fn a_refused_resume_is_final_and_a_404_in_a_session_expires_it() {
             headers: &[],
         });
         match status {
-            404 => assert_eq!(
-                done(step),
-                Err(ClientError::SessionExpired {
-                    session: "s-1".into()
-                })
-            ),
+            404 => {
+                let error = done(step).unwrap_err();
+                assert!(
+                    matches!(&error, ClientError::Transport(m) if m.contains("the session s-1 ended while the response to request 5 was streamed")),
+                    "{error}"
+                );
+                assert!(events(&mut ex).is_empty());
+            }
             _ => assert_eq!(
                 done(step),
                 Err(ClientError::Transport(format!(
@@ -695,15 +698,17 @@ fn a_refused_resume_is_final_and_a_404_in_a_session_expires_it() {
             ),
         }
     }
-    let mut ep = endpoint();
-    let mut ex = interrupted(&mut ep, 5);
-    ex.handle(Input::End);
-    sent(ex.handle(Input::Waited));
-    let busy = ex.handle(Input::Response {
-        status: 429,
-        headers: &[],
-    });
-    assert!(matches!(busy, Step::Wait(_)), "{busy:?}");
+    for status in [401, 403, 409, 429] {
+        let mut ep = endpoint();
+        let mut ex = interrupted(&mut ep, 5);
+        ex.handle(Input::End);
+        sent(ex.handle(Input::Waited));
+        let again = ex.handle(Input::Response {
+            status,
+            headers: &[],
+        });
+        assert!(matches!(again, Step::Wait(_)), "{status}: {again:?}");
+    }
 }
 
 /// An event over the decoder's bound on the request's stream fails the exchange at once,
