@@ -67,7 +67,7 @@ mod options;
 mod primitives;
 pub mod skills;
 mod tasks;
-mod tools;
+pub(crate) mod tools;
 mod transport;
 
 use std::collections::VecDeque;
@@ -87,7 +87,7 @@ pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};
 pub use primitives::{MAX_LIST_BYTES, MAX_LIST_PAGES};
 pub use skills::{LoadedSkill, SkillVerificationError};
-pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS};
+pub use tasks::{TaskInfo, ToolCall, DEFAULT_TASK_POLL_MS, MIN_TASK_POLL_MS};
 #[cfg(not(target_family = "wasm"))]
 pub(crate) use tools::parse_listed;
 pub use tools::result_value;

@@ -58,6 +58,21 @@ async fn a_mistake_in_the_command_line_exits_2_like_clap() {
         "not an http://",
         tools,
     );
+    // A resource that is no URL would be published in every challenge.
+    assert_usage(
+        &run_bin(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &refused,
+            "--auth-resource",
+            "not a url",
+        ])
+        .await,
+        "--auth-resource must be this server's http(s) URL",
+        "Usage: orkestrel-mcp serve",
+    );
     assert_usage(
         &run_bin(&["tools", "-H", "no colon", &refused]).await,
         "bad header",

@@ -276,7 +276,8 @@ exec sleep 60"#;
 /// transport stayed open, every request waiting out its deadline).
 #[tokio::test]
 async fn a_child_that_exits_leaving_a_process_on_its_stdout_fails_connect_with_its_status() {
-    let (client, _transport) = sh_client("sleep 30 & exit 3", HANG_GUARD);
+    // It reads the `initialize` first: the request is in flight when it exits.
+    let (client, _transport) = sh_client("read line; sleep 30 & exit 3", HANG_GUARD);
     let err = timeout(HANG_GUARD, client.connect())
         .await
         .unwrap()

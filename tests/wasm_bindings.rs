@@ -260,10 +260,6 @@ fn bad_options_throw_mcp_errors() {
             "options.tools[0].inputSchema",
         ),
         (
-            "{ name: 'n', version: '1', tools: [{ name: 't', inputSchema: {}, execute() {} }] }",
-            "options.tools[0].inputSchema",
-        ),
-        (
             "{ name: 'n', version: '1', tools: [{ name: 't', outputSchema: { type: 'array' }, execute() {} }] }",
             "options.tools[0].outputSchema",
         ),
@@ -309,6 +305,20 @@ fn add_remove_and_list_tools() {
         .collect();
     assert_eq!(names, ["echo", "add", "reject", "image", "self", "late"]);
     assert!(s.add_tool(js("{ execute: () => 1 }")).is_err());
+    // A schema naming no type is the schema of an object (as listed: clients refuse any other).
+    s.add_tool(js(
+        "{ name: 'bare', inputSchema: { properties: { a: { type: 'string' } } }, execute: () => 1 }",
+    ))
+    .unwrap();
+    let listed = convert_back(&s.list_tools());
+    let bare = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "bare")
+        .unwrap();
+    assert_eq!(bare["inputSchema"]["type"], "object");
+    assert_eq!(bare["inputSchema"]["properties"]["a"]["type"], "string");
 }
 
 #[wasm_bindgen_test]

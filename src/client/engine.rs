@@ -152,14 +152,20 @@ impl Inner {
     /// Send a notification, within the client's request timeout: a server that never accepts
     /// it (no status line, a `202` that never comes, a stream that never ends) fails it with
     /// [`ClientError::Timeout`] instead of holding the caller for good.
-    /// (`handshake`: sent as part of `connect`, whose failure closes the client itself.)
+    /// (`handshake`: sent as part of `connect`, whose failure closes the client itself; its
+    /// bound also covers an HTTP transport's wait for its GET stream.)
     pub(super) async fn notify_within_timeout(
         &self,
         notification: JsonRpcNotification,
         handshake: bool,
     ) -> Result<(), ClientError> {
         let method = notification.method.clone();
-        let timeout = self.options.timeout;
+        let mut timeout = self.options.timeout;
+        if handshake {
+            // An HTTP transport's send of `notifications/initialized` also waits (at most
+            // `LISTEN_ARM_TIMEOUT`) for its GET stream to be answered: not the server's fault.
+            timeout += crate::http::exchange::LISTEN_ARM_TIMEOUT;
+        }
         let message = JsonRpcMessage::Notification(notification);
         let send: BoxFuture<'_, Result<(), ClientError>> = if handshake {
             self.transport.send(message)

@@ -28,7 +28,8 @@ pub enum ClientError {
     /// (seed clause 13: `call` throws an `Error` carrying the text). The whole result is kept.
     #[error("{message}")]
     Tool {
-        /// The concatenated text blocks of the result.
+        /// The concatenated text blocks of the result (with none, that the tool failed
+        /// without any).
         message: String,
         /// The whole `tools/call` result.
         result: ToolResult,

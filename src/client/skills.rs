@@ -257,15 +257,18 @@ impl McpClient {
             SkillResources::Listed(_) => entry.resource(&uri).cloned(),
             SkillResources::Dynamic => None,
         };
-        // Within the skill's directory: below its root, with no `.` / `..` / empty segment
-        // (`../../x` began with the root and led out of it).
+        // Within the skill's directory: below its root, with no `.` / `..` / empty segment,
+        // written or percent-encoded (`%2e%2e`), and no `\` (`../../x` began with the root and
+        // led out of it).
         let within = uri == entry.uri
             || uri
                 .strip_prefix(&format!("{}/", entry.root()))
                 .is_some_and(|below| {
-                    below
-                        .split('/')
-                        .all(|segment| !matches!(segment, "" | "." | ".."))
+                    !below.contains('\\')
+                        && below.split('/').all(|segment| {
+                            let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
+                            !matches!(decoded.as_str(), "" | "." | "..")
+                        })
                 });
         if (matches!(entry.resources, SkillResources::Listed(_)) && listed.is_none()) || !within {
             return Err(verification(SkillVerificationError::Unlisted {
@@ -431,6 +434,9 @@ mod tests {
                 "references/../../x",
                 "./a//b",
                 "a/./b",
+                "%2e%2e/%2E./x",
+                "references/.%2E/x",
+                "..\\..\\x",
             ] {
                 let refused = client.read_skill_file(&entry, reference).await.unwrap_err();
                 assert!(

@@ -101,7 +101,8 @@ impl McpClient {
     }
 
     /// Run a remote tool with the seed's value semantics (clause 13): the result's text blocks
-    /// are concatenated; `isError: true` → [`ClientError::Tool`] carrying that text; otherwise
+    /// are concatenated; `isError: true` → [`ClientError::Tool`] carrying that text (or, with
+    /// none, that the tool failed without any); otherwise
     /// the text parsed as JSON, or the raw text as a JSON string when it is not JSON; no text →
     /// the `structuredContent` if any, else `None`.
     ///
@@ -127,6 +128,9 @@ impl McpClient {
     }
 }
 
+/// The message of a failed tool whose result carries no text.
+pub(crate) const TEXTLESS_FAILURE: &str = "the tool failed (its result carries no text)";
+
 /// The seed's `call` semantics over a whole result (see [`McpClient::call`]).
 ///
 /// # Errors
@@ -135,7 +139,7 @@ pub fn result_value(result: ToolResult) -> Result<Option<Value>, ClientError> {
     let text: String = result.content.iter().filter_map(Content::as_text).collect();
     if result.is_error() {
         let message = if text.is_empty() {
-            "the tool failed (its result carries no text)".to_owned()
+            TEXTLESS_FAILURE.to_owned()
         } else {
             text
         };

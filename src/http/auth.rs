@@ -69,6 +69,32 @@ pub struct ResourceMetadata {
     pub required_scopes: Vec<String>,
 }
 
+impl ResourceMetadata {
+    /// What is wrong with these URLs, if anything: `resource` must be an absolute http(s) URL
+    /// without a fragment (RFC 9728 §2: it is named in every challenge's `resource_metadata`
+    /// and is the token audience), each authorization server an http(s) URL (its issuer).
+    /// `Err` names the field (`resource`, `authorization_servers[i]`) and says why.
+    pub fn check_urls(&self) -> Result<(), (String, &'static str)> {
+        let url = |u: &str| {
+            crate::wire::url::HttpUrl::parse(u).is_some()
+                && !u.chars().any(|c| c.is_whitespace() || c.is_control())
+        };
+        if !url(&self.resource) || self.resource.contains('#') {
+            return Err((
+                "resource".to_owned(),
+                "must be this server's http(s) URL, without a fragment",
+            ));
+        }
+        if let Some(i) = self.authorization_servers.iter().position(|a| !url(a)) {
+            return Err((
+                format!("authorization_servers[{i}]"),
+                "must be an authorization server's http(s) URL (its issuer)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The bearer-token gate of one MCP endpoint (cheap to clone).
 #[derive(Clone)]
 pub struct Authorizer {

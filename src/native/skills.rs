@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::primitives::skills::{Skill, SkillError, SkillSource, MAX_SKILL_BYTES, SKILL_FILE};
+use crate::primitives::skills::{
+    is_file_path, Skill, SkillError, SkillSource, MAX_SKILL_BYTES, SKILL_FILE,
+};
 
 /// The most entries (files and directories) a skill tree may hold: 100 000. Beyond it the
 /// listing stops and the problem is reported.
@@ -322,13 +324,15 @@ fn build_skill(
         Skill::new(skill_path, bytes_of(&manifest)?.to_vec()).map_err(|e| e.to_string())?;
     for file in files.iter().filter(|f| f.path != manifest) {
         let relative = &file.path[skill_path.len() + 1..];
-        match skill.add_file(relative, bytes_of(&file.path)?) {
-            Ok(()) => {}
-            Err(e @ SkillError::InvalidFile(_)) => {
-                problems.push(format!("{skill_path}: {e}; that file is not served"));
-            }
-            Err(e) => return Err(e.to_string()),
+        // Judged by its name before it is read: a file left out is not read at all.
+        if !is_file_path(relative) {
+            let e = SkillError::InvalidFile(relative.to_owned());
+            problems.push(format!("{skill_path}: {e}; that file is not served"));
+            continue;
         }
+        skill
+            .add_file(relative, bytes_of(&file.path)?)
+            .map_err(|e| e.to_string())?;
     }
     Ok(skill)
 }

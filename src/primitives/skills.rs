@@ -402,7 +402,7 @@ impl Skill {
     /// # Errors
     /// As [`Skill::with_file`].
     pub fn add_file(&mut self, path: &str, bytes: Arc<[u8]>) -> Result<(), SkillError> {
-        if path == SKILL_FILE || path.split('/').any(|s| !is_path_segment(s)) {
+        if !is_file_path(path) {
             return Err(SkillError::InvalidFile(path.to_owned()));
         }
         let at = match self.files[1..].binary_search_by(|f| f.path.as_str().cmp(path)) {
@@ -470,6 +470,12 @@ impl Skill {
             resources: SkillResources::Listed(self.files.iter().map(SkillFile::resource).collect()),
         }
     }
+}
+
+/// Whether `path` can name a file of a skill ([`Skill::add_file`]): `/`-separated segments of
+/// URI characters (no space, no non-ASCII letter, no `.` / `..`), not `SKILL.md` itself.
+pub fn is_file_path(path: &str) -> bool {
+    path != SKILL_FILE && path.split('/').all(is_path_segment)
 }
 
 /// A segment of a skill path or file path: non-empty, not `.` or `..`, of RFC 3986 unreserved

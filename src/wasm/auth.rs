@@ -132,37 +132,19 @@ pub(crate) fn authorizer_from_js(options: &JsValue) -> Result<Option<Authorizer>
                 "must be a string (this server's URL)",
             )
         })?;
-    // Named in every challenge's `resource_metadata` and the metadata document: a URL a client
-    // can fetch (RFC 9728 §2), or the gate published an address no client can use.
-    if !is_http_url(&resource) || resource.contains('#') {
-        return Err(bad(
-            "options.auth.resource",
-            "must be this server's http(s) URL, without a fragment",
-        ));
-    }
     let verify = super::convert::member(&auth, "verify", "options.auth")?
         .and_then(|v| v.dyn_into::<Function>().ok())
         .ok_or_else(|| bad("options.auth.verify", "must be a function"))?;
-    let authorization_servers = strings(&auth, "authorizationServers", true)?;
-    if let Some(i) = authorization_servers.iter().position(|a| !is_http_url(a)) {
-        return Err(bad(
-            &format!("options.auth.authorizationServers[{i}]"),
-            "must be an authorization server's http(s) URL (its issuer)",
-        ));
+    let metadata = ResourceMetadata {
+        resource,
+        authorization_servers: strings(&auth, "authorizationServers", true)?,
+        scopes_supported: strings(&auth, "scopesSupported", false)?,
+        required_scopes: strings(&auth, "requiredScopes", false)?,
+    };
+    // Named in every challenge and the metadata document: a URL a client can use.
+    if let Err((field, why)) = metadata.check_urls() {
+        let field = field.replace("authorization_servers", "authorizationServers");
+        return Err(bad(&format!("options.auth.{field}"), why));
     }
-    Ok(Some(Authorizer::new(
-        ResourceMetadata {
-            resource,
-            authorization_servers,
-            scopes_supported: strings(&auth, "scopesSupported", false)?,
-            required_scopes: strings(&auth, "requiredScopes", false)?,
-        },
-        JsVerifier { verify },
-    )))
-}
-
-/// An absolute `http(s)` URL with a host and no whitespace or control character.
-fn is_http_url(url: &str) -> bool {
-    crate::wire::url::HttpUrl::parse(url).is_some()
-        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+    Ok(Some(Authorizer::new(metadata, JsVerifier { verify })))
 }

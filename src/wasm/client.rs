@@ -556,7 +556,12 @@ fn call_value(result: Value) -> Result<JsValue, JsValue> {
         .filter_map(|b| b["text"].as_str())
         .collect();
     if result["isError"] == Value::Bool(true) {
-        let js = error_to_js(&ErrorObject::new(ErrorCode::SERVER_ERROR, text).with_data(result));
+        let message = if text.is_empty() {
+            crate::client::tools::TEXTLESS_FAILURE.to_owned()
+        } else {
+            text
+        };
+        let js = error_to_js(&ErrorObject::new(ErrorCode::SERVER_ERROR, message).with_data(result));
         let _ = Reflect::set(&js, &"kind".into(), &"tool".into());
         return Err(js);
     }

@@ -304,16 +304,23 @@ fn object_member(object: &JsValue, key: &str, at: &str) -> Result<Option<Value>,
 }
 
 /// A tool's `inputSchema` / `outputSchema`: an object whose `type` is `"object"`
-/// ([`is_object_schema`]).
+/// ([`is_object_schema`]); one that names no `type` gets `"type": "object"` (`{}` and a bare
+/// `{ properties }` were served as given, and clients refuse such a listing), one that names
+/// another is refused.
 fn object_schema_member(tool: &JsValue, key: &str, at: &str) -> Result<Option<Value>, ErrorObject> {
-    let schema = object_member(tool, key, at)?;
-    match schema {
-        Some(schema) if !is_object_schema(&schema) => Err(bad(
+    let Some(mut schema) = object_member(tool, key, at)? else {
+        return Ok(None);
+    };
+    if let Some(map) = schema.as_object_mut().filter(|m| !m.contains_key("type")) {
+        map.insert("type".to_owned(), Value::from("object"));
+    }
+    if !is_object_schema(&schema) {
+        return Err(bad(
             &format!("{at}.{key}"),
             "must be the JSON Schema of an object: its \"type\" must be \"object\"",
-        )),
-        schema => Ok(schema),
+        ));
     }
+    Ok(Some(schema))
 }
 
 /// Read a JS tool object `{ name, description?, title?, inputSchema?, outputSchema?,

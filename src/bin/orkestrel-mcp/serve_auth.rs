@@ -97,6 +97,13 @@ impl AuthArgs {
             scopes_supported: self.auth_scope.clone(),
             required_scopes: self.auth_scope.clone(),
         };
+        if let Err((field, why)) = metadata.check_urls() {
+            let flag = match field.as_str() {
+                "resource" => "--auth-resource",
+                _ => "--auth-issuer",
+            };
+            return Err(CliError::usage(format!("{flag} {why}")));
+        }
         let setup = |e| CliError::Runtime(format!("--auth-issuer: {e}"));
         let gate = match &self.auth_introspection_client {
             Some(client) => {

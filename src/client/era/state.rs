@@ -28,9 +28,8 @@ pub(super) struct EraInner {
     pub(super) tool_headers: HashMap<String, Vec<(String, Vec<String>)>>,
     /// Cached complete results of cacheable methods (`ttlMs` > 0): key → (result, expiry in ms
     /// of the client's clock).
-    pub(super) cache: HashMap<String, (Value, u64)>,
-    /// The JSON size of what was put in the cache since it was last emptied (an upper bound
-    /// of what it holds: removals do not subtract).
+    pub(super) cache: HashMap<String, (Value, u64, usize)>,
+    /// The JSON size of what the cache holds (each entry's third field).
     pub(super) cache_bytes: usize,
     /// Open listen streams: listen request id → their notification queue (bounded by
     /// [`MAX_QUEUED_LISTEN_NOTIFICATIONS`]) and how many it dropped.
@@ -59,9 +58,11 @@ impl EraState {
         let now = now?;
         let mut inner = self.lock();
         match inner.cache.get(key) {
-            Some((value, expiry)) if now < *expiry => Some(value.clone()),
+            Some((value, expiry, _)) if now < *expiry => Some(value.clone()),
             Some(_) => {
-                inner.cache.remove(key);
+                if let Some((_, _, bytes)) = inner.cache.remove(key) {
+                    inner.cache_bytes -= bytes;
+                }
                 None
             }
             None => None,
@@ -87,9 +88,10 @@ impl EraState {
             inner.cache_bytes = 0;
         }
         inner.cache_bytes += bytes;
-        inner
-            .cache
-            .insert(key, (value.clone(), now.saturating_add(ttl)));
+        let entry = (value.clone(), now.saturating_add(ttl), bytes);
+        if let Some((_, _, replaced)) = inner.cache.insert(key, entry) {
+            inner.cache_bytes -= replaced;
+        }
     }
 
     /// Drop cached results a change notification makes stale.
@@ -103,9 +105,11 @@ impl EraState {
             "notifications/resources/updated" => &["resources/read"],
             _ => return,
         };
-        self.lock()
+        let mut inner = self.lock();
+        inner
             .cache
             .retain(|key, _| !stale.iter().any(|m| key.starts_with(&format!("{m} "))));
+        inner.cache_bytes = inner.cache.values().map(|(_, _, bytes)| bytes).sum();
     }
 
     /// Hand a notification tagged with a listen id (or a server `notifications/cancelled` for
@@ -206,6 +210,12 @@ mod tests {
         state.store("resources/read more".into(), &half, Some(0));
         assert_eq!(state.lock().cache.len(), 1);
         assert!(state.cached("resources/read more", Some(1)).is_some());
+        // Storing the same key again replaces its size, not adds to it.
+        state.store("resources/read more".into(), &half, Some(0));
+        assert_eq!(
+            state.lock().cache_bytes,
+            crate::wire::json_text::to_text(&half).len()
+        );
     }
 
     #[test]

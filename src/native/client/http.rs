@@ -252,7 +252,7 @@ impl HttpTransport {
     }
 }
 
-/// An answer's headers as the core reads them (a value that is not visible ASCII left out).
+/// An answer's headers as the core reads them (a value that is not visible ASCII read lossily).
 fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
     // Values that are not visible ASCII are kept (lossily), not dropped: the core judges them
     // (a session id with such bytes is refused; dropped, later requests went without one).

@@ -586,7 +586,11 @@ async fn read_stdout(
                 },
                 Some(until) => match tokio::time::timeout_at(until, stdout.read(&mut buf)).await {
                     Ok(read) => read,
-                    Err(_) => break,
+                    // What is left is another process's (a partial line of it is no frame).
+                    Err(_) => {
+                        decoder = LineDecoder::default();
+                        break;
+                    }
                 },
             };
             let n = match read {

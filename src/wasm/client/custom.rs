@@ -2,7 +2,8 @@
 //! hands `start` an `MCPTransportSink`; the transport reports what arrives with
 //! `sink.receive(message)` (an object, a batch array, or JSON text), problems with
 //! `sink.error(text)` and its own close with `sink.closed(cause)`. Its `close` is awaited at
-//! most [`CLOSE_TIMEOUT`] (2 s).
+//! most [`CLOSE_TIMEOUT`] (5 s: a transport over a process may end it in steps, as the TS SDK's
+//! stdio transport does in about 4 s).
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -10,11 +11,13 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::client::{ClientError, ClientTransport, TransportSink};
-use crate::http::exchange::CLOSE_TIMEOUT;
 use crate::wasm::convert::{from_js, to_js};
 use crate::wasm::error_message;
 use crate::wire::jsonrpc::JsonRpcMessage;
 use crate::BoxFuture;
+
+/// How long `disconnect` waits for a JS transport's `close`: 5 s.
+pub const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A [`ClientTransport`] over a JS object with `send` (and optionally `start`, `close`).
 pub struct JsTransport {

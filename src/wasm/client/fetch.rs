@@ -494,21 +494,25 @@ impl Shared {
         // ends them (a silent server kept every timed-out request's connection open).
         let controller = AbortController::new().ok();
         let signal = controller.as_ref().map(AbortController::signal);
-        let run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
-        // Declared after the drive: dropped before it, so the abort reaches the request the
-        // drive still holds.
+        let mut run = Box::pin(self.drive(&mut machine, first, signal.as_ref(), || true, None));
+        // Declared after the drive (which is only ever borrowed below): dropped before it,
+        // whether this future ends or is dropped, so the abort reaches the request the drive
+        // still holds.
         let controller = AbortOnDrop(controller);
         let result = match machine_deadline {
-            Some(limit) => match select(run, Box::pin(crate::host::defaults::delay(limit))).await {
-                Either::Left((result, _)) => Some(result),
-                Either::Right(((), run)) => {
-                    drop(controller);
-                    drop(run);
-                    None
+            Some(limit) => {
+                let bound = Box::pin(crate::host::defaults::delay(limit));
+                match select(&mut run, bound).await {
+                    Either::Left((result, _)) => Some(result),
+                    Either::Right(_) => {
+                        drop(controller);
+                        None
+                    }
                 }
-            },
-            None => Some(run.await),
+            }
+            None => Some((&mut run).await),
         };
+        drop(run);
         let result = match result {
             Some(result) => result,
             None => match machine.handle(Input::TimedOut) {
