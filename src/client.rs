@@ -199,6 +199,7 @@ impl McpClient {
                 lifecycle: futures::lock::Mutex::new(()),
                 listeners: RwLock::new(Vec::new()),
                 answering: Arc::default(),
+                transport_errors: Default::default(),
                 era: era::EraState::default(),
             }),
         }

@@ -85,17 +85,22 @@ fn result(seen: &Seen, result: Value) -> support::client::Reply {
     json_reply("200 OK", "", &body)
 }
 
+/// The `initialize` result of a handshake-era server declaring the skills extension.
+fn initialized(seen: &Seen) -> support::client::Reply {
+    result(
+        seen,
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"resources": {}, "extensions": {SKILLS_EXTENSION: {}}},
+            "serverInfo": {"name": "scripted", "version": "1"},
+        }),
+    )
+}
+
 /// A handshake-era skills server that serves `SKILL.md` tampered with by `tamper`.
 async fn scripted(tamper: Tamper) -> (String, Arc<Mutex<Vec<Seen>>>) {
     fake_http(move |seen| match seen.rpc_method() {
-        Some("initialize") => result(
-            seen,
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"resources": {}, "extensions": {SKILLS_EXTENSION: {}}},
-                "serverInfo": {"name": "scripted", "version": "1"},
-            }),
-        ),
+        Some("initialize") => initialized(seen),
         Some("skills/list") => result(seen, json!({"skills": [entry(tamper)]})),
         Some("skills/get") => result(seen, json!({"skill": entry(tamper)})),
         Some("resources/read") => {
@@ -317,14 +322,7 @@ async fn a_skills_get_answering_another_skills_entry_is_refused() {
     let other = json!({"uri": "skill://other/SKILL.md",
         "frontmatter": {"name": "other", "description": "b"}, "resources": "dynamic"});
     let (url, seen) = fake_http(move |seen| match seen.rpc_method() {
-        Some("initialize") => result(
-            seen,
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"resources": {}, "extensions": {SKILLS_EXTENSION: {}}},
-                "serverInfo": {"name": "scripted", "version": "1"},
-            }),
-        ),
+        Some("initialize") => initialized(seen),
         Some("skills/get") => result(seen, json!({"skill": other.clone()})),
         _ => accepted(),
     })

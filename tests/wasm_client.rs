@@ -552,6 +552,11 @@ async fn the_fetch_transport_listens_on_the_servers_get_stream_and_resumes_it() 
 /// body `wrap` (of `(server, state)`, returning `async (request) => Response`), and `extra`
 /// transport options; and a client over it.
 fn wrapped_fetch_client(state: &JsValue, wrap: &str, extra: &str) -> Client {
+    wrapped_fetch_client_with(state, wrap, extra, "timeout: 10000")
+}
+
+/// [`wrapped_fetch_client`] with the client options `client` (object members, as JS text).
+fn wrapped_fetch_client_with(state: &JsValue, wrap: &str, extra: &str, client: &str) -> Client {
     let s = server();
     let handler = {
         let s = Server::from_core(s.core().clone());
@@ -571,7 +576,7 @@ fn wrapped_fetch_client(state: &JsValue, wrap: &str, extra: &str) -> Client {
     create_mcp_client(js_with(
         JsValue::from(transport),
         &JsValue::NULL,
-        "return { transport: server, timeout: 10000 };",
+        &format!("return {{ transport: server, {client} }};"),
     ))
     .map_err(|e| format!("{e:?}"))
     .unwrap()
@@ -676,35 +681,6 @@ async fn a_failed_tool_without_text_rejects_saying_so() {
     ok(c.disconnect()).await;
 }
 
-/// A fetch transport over the in-wasm Worker handler with `fetch` wrapped as in
-/// [`wrapped_fetch_client`], and a client whose requests time out after `timeout_ms` (the
-/// transport has no deadline of its own).
-fn wrapped_fetch_client_timing_out(state: &JsValue, wrap: &str, timeout_ms: u32) -> Client {
-    let s = server();
-    let handler = {
-        let s = Server::from_core(s.core().clone());
-        Closure::<dyn Fn(web_sys::Request) -> Promise>::new(move |r: web_sys::Request| {
-            s.fetch(r.into())
-        })
-        .into_js_value()
-    };
-    let fetch = js_with(handler, state, wrap);
-    let transport = create_fetch_transport(js_with(
-        fetch,
-        &JsValue::NULL,
-        "return { url: 'http://in-wasm.test/mcp', fetch: server };",
-    ))
-    .map_err(|e| format!("{e:?}"))
-    .unwrap();
-    create_mcp_client(js_with(
-        JsValue::from(transport),
-        &timeout_ms.into(),
-        "return { transport: server, timeout: extra, era: 'legacy' };",
-    ))
-    .map_err(|e| format!("{e:?}"))
-    .unwrap()
-}
-
 #[wasm_bindgen_test]
 async fn a_request_the_client_gave_up_on_ends_its_fetch_and_its_stream() {
     // tools/call answers with an event stream that never ends; the transport has no deadline,
@@ -712,7 +688,7 @@ async fn a_request_the_client_gave_up_on_ends_its_fetch_and_its_stream() {
     // cancelled: the connection is not held open until the server ends it (20 timed-out calls
     // held 20 connections, past `disconnect` too).
     let state = js("{ signals: [], cancelled: 0 }");
-    let c = wrapped_fetch_client_timing_out(
+    let c = wrapped_fetch_client_with(
         &state,
         r#"return async (request) => {
           if (request.method === 'GET') return new Response(null, { status: 405 });
@@ -725,7 +701,8 @@ async fn a_request_the_client_gave_up_on_ends_its_fetch_and_its_stream() {
           });
           return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
         };"#,
-        300,
+        "",
+        "timeout: 300, era: 'legacy'",
     );
     ok(c.connect()).await;
     let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
@@ -746,6 +723,53 @@ async fn a_request_the_client_gave_up_on_ends_its_fetch_and_its_stream() {
         json(&get(&state, "cancelled"))
     );
     ok(c.disconnect()).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_body_that_yields_nothing_for_ever_neither_starves_the_deadline_nor_traps() {
+    // tools/call answers with a body whose reader resolves at once with an empty chunk, for
+    // ever (a `pull` that enqueues nothing new): the client's 500 ms deadline still fires (it
+    // spun at 100 % CPU, no timer ever ran). A reader that gives no `{ done, value }` object
+    // fails the exchange (it was read for ever, and the module trapped).
+    for mode in ["empty", "garbage"] {
+        let state = js(&format!("{{ mode: '{mode}' }}"));
+        let c = wrapped_fetch_client_with(
+            &state,
+            r#"return async (request) => {
+              if (request.method === 'GET') return new Response(null, { status: 405 });
+              const message = JSON.parse(await request.clone().text());
+              if (message.method !== 'tools/call') return server(request);
+              const headers = { 'content-type': 'text/event-stream' };
+              if (extra.mode === 'empty') {
+                const body = new ReadableStream({ pull(c) { c.enqueue(new Uint8Array(0)); } });
+                return new Response(body, { headers });
+              }
+              const response = new Response('', { headers });
+              return new Proxy(response, { get(target, key) {
+                if (key === 'body') return { getReader: () => ({ read: () => 42, cancel() {} }) };
+                const value = Reflect.get(target, key, target);
+                return typeof value === 'function' ? value.bind(target) : value;
+              } });
+            };"#,
+            "",
+            "timeout: 500, era: 'legacy'",
+        );
+        ok(c.connect()).await;
+        let call = c.call("echo".into(), js("{ text: 'x' }"), None);
+        let e = JsFuture::from(within(call.into(), 10_000))
+            .await
+            .expect_err("the call fails");
+        let message = get(&e, "message").as_string().unwrap_or_default();
+        match mode {
+            "empty" => assert_eq!(
+                get(&e, "kind").as_string().as_deref(),
+                Some("timeout"),
+                "{message}"
+            ),
+            _ => assert!(message.contains("no { done, value } object"), "{message}"),
+        }
+        ok(c.disconnect()).await;
+    }
 }
 
 #[wasm_bindgen_test]

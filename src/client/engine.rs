@@ -69,6 +69,9 @@ pub(super) struct Inner {
     pub(super) era: era::EraState,
     /// Server→client requests accepted and not yet answered (a disconnect waits for them).
     pub(super) answering: Arc<features::Answering>,
+    /// Problems the transport reported so far (each is an `error` event; the log has the 1st,
+    /// 2nd, 4th, 8th, … so a flood of them does not flood it).
+    pub(super) transport_errors: std::sync::atomic::AtomicU64,
 }
 
 pub(super) const EXPIRED_MEMORY: usize = 256;
@@ -562,7 +565,14 @@ impl SinkHandler for ClientSink {
 
     fn error(&self, message: String) {
         if let Some(inner) = self.inner.upgrade() {
-            tracing::debug!(%message, "mcp client: transport error");
+            let count = 1 + inner
+                .transport_errors
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if count.is_power_of_two() {
+                tracing::warn!(%message, count, "mcp client: a problem with the server's messages");
+            } else {
+                tracing::debug!(%message, count, "mcp client: a problem with the server's messages");
+            }
             inner.emit(&ClientEvent::Error(ClientError::Transport(message)));
         }
     }

@@ -449,9 +449,14 @@ fn a_task_working_for_ever_is_polled_at_the_floor_and_given_up_past_its_ttl() {
     let working = json!({"taskId":"t1","status":"working","ttl":200,"pollInterval":1,
         "createdAt":"2026-12-06T00:00:00Z","lastUpdatedAt":"2026-12-06T00:00:00Z"});
     let answer = working.clone();
-    let (t, log) = Scripted::new(false, move |method, _p, _n| match method {
+    // Each poll's answer names a longer ttl: the one the task was created with still counts.
+    let (t, log) = Scripted::new(false, move |method, _p, n| match method {
         "initialize" => initialize(),
-        "tasks/get" => Reply::Result(answer.clone()),
+        "tasks/get" => {
+            let mut grown = answer.clone();
+            grown["ttl"] = json!(200 + 1_000 * n as u64);
+            Reply::Result(grown)
+        }
         _ => Reply::Result(json!({})),
     });
     let waits = Arc::new(Mutex::new(Vec::new()));

@@ -209,6 +209,9 @@ impl McpClient {
         // creation, before the first poll) the server may have deleted it, and a task it still
         // calls working then is one to stop waiting for.
         let mut waited_ms: u64 = 0;
+        // The ttl the task was created with (the first one seen): a server raising it at every
+        // poll does not push the end out for ever.
+        let mut ttl_ms = task.ttl_ms;
         loop {
             match info.status {
                 TaskStatus::Completed if modern => {
@@ -277,7 +280,8 @@ impl McpClient {
                 }
                 TaskStatus::Working => {}
             }
-            if let Some(ttl) = info.ttl_ms.filter(|&ttl| waited_ms > ttl) {
+            ttl_ms = ttl_ms.or(info.ttl_ms);
+            if let Some(ttl) = ttl_ms.filter(|&ttl| waited_ms > ttl) {
                 return Err(ClientError::Rpc(ErrorObject::new(
                     ErrorCode::SERVER_ERROR,
                     format!(

@@ -109,10 +109,10 @@ pub const MAX_RESUMES: u32 = 20;
 /// The largest non-SSE reply body read: 16 MiB (a larger one fails the exchange).
 pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
-/// How long a `POST` that carries no request (a notification, answers to the server's
-/// requests) waits for the server's answer (a `202`) when the endpoint has no timeout of its
-/// own: 30 s. A request is bounded by its client's deadline, which drops the exchange; nothing
-/// bounds these but this (a server that never answered one held its connection for good).
+/// How long a `POST` of answers to the server's requests waits for the server's `202` when the
+/// endpoint has no timeout of its own: 30 s. A request or a notification is bounded by its
+/// sender (the client's timeout drops the exchange); nothing bounds answers but this (a server
+/// that never took one held its connection for good).
 pub const ACCEPT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most answers to the server's requests a host has on their way at once (each its own

@@ -78,7 +78,7 @@ impl EraState {
         };
         // A result over the bound is not kept (a server's `ttlMs` is no licence to hold
         // megabytes per URI: 256 entries of 16 MiB were 4 GiB).
-        let bytes = crate::wire::json_text::to_text(value).len();
+        let bytes = memory_weight(value);
         if bytes > MAX_CACHED_RESULT_BYTES {
             return;
         }
@@ -168,12 +168,41 @@ pub(crate) type Queue = futures::channel::mpsc::Sender<JsonRpcNotification>;
 /// The most cached results a client keeps (the cache is emptied when it is full).
 pub const MAX_CACHE_ENTRIES: usize = 256;
 
-/// The most bytes (as JSON) of cached results a client keeps: 16 MiB (the cache is emptied when
-/// one more would pass it).
-pub const MAX_CACHE_BYTES: usize = 16 * 1024 * 1024;
+/// The most memory cached results take in a client, about: 32 MiB (the cache is emptied when
+/// one more would pass it). Counted as [`memory_weight`]: a result's strings and
+/// [`VALUE_BYTES`] a value, so a result of a million tiny values counts as what it costs held,
+/// not as its ~2 MB of text.
+pub const MAX_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
-/// The largest result a client caches: 1 MiB as JSON (a larger one is answered, not kept).
-pub const MAX_CACHED_RESULT_BYTES: usize = 1024 * 1024;
+/// The largest result a client caches, about, in memory: 4 MiB (a larger one is answered, not
+/// kept).
+pub const MAX_CACHED_RESULT_BYTES: usize = 4 * 1024 * 1024;
+
+/// What one parsed JSON value costs held, about, besides its string bytes (the value itself
+/// and, in an object, its map entry).
+const VALUE_BYTES: usize = 48;
+
+/// About how much memory `value` takes held: [`VALUE_BYTES`] a value plus its strings' and keys'
+/// bytes (walked without recursion).
+fn memory_weight(value: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        total = total.saturating_add(VALUE_BYTES);
+        match value {
+            Value::String(s) => total = total.saturating_add(s.len()),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (key, item) in map {
+                    total = total.saturating_add(key.len());
+                    stack.push(item);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
+}
 
 /// The methods whose complete results the client caches for their `ttlMs` ([caching](https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching); not
 /// `server/discover`, which `connect` re-runs).
@@ -190,8 +219,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The cache is bounded in bytes too: a result over 1 MiB is not kept, and the whole past
-    /// 16 MiB is emptied (256 entries of a server's 10 MB results held 2.5 GB).
+    /// The cache is bounded in memory too: a result over 4 MiB held is not kept, and the whole
+    /// past 32 MiB is emptied (256 entries of a server's 10 MB results held 2.5 GB).
     #[test]
     fn cached_results_are_bounded_in_bytes() {
         let state = EraState::default();
@@ -199,7 +228,13 @@ mod tests {
             json!({"contents": [{"text": "x".repeat(MAX_CACHED_RESULT_BYTES)}], "ttlMs": 60_000});
         state.store("resources/read big".into(), &big, Some(0));
         assert_eq!(state.cached("resources/read big", Some(1)), None);
-        let half = json!({"contents": [{"text": "y".repeat(MAX_CACHED_RESULT_BYTES - 100)}], "ttlMs": 60_000});
+        // A result counts as what it costs held: 100,000 tiny values are no 300 KB of text.
+        let tiny: Vec<Value> = (0..100_000).map(|_| json!([])).collect();
+        let many = json!({"contents": [{"text": "", "pad": tiny}], "ttlMs": 60_000});
+        assert!(crate::wire::json_text::to_text(&many).len() < 1024 * 1024);
+        state.store("resources/read many".into(), &many, Some(0));
+        assert_eq!(state.cached("resources/read many", Some(1)), None);
+        let half = json!({"contents": [{"text": "y".repeat(MAX_CACHED_RESULT_BYTES - 1000)}], "ttlMs": 60_000});
         let fit = MAX_CACHE_BYTES / MAX_CACHED_RESULT_BYTES;
         for i in 0..fit {
             state.store(format!("resources/read {i}"), &half, Some(0));
@@ -212,10 +247,7 @@ mod tests {
         assert!(state.cached("resources/read more", Some(1)).is_some());
         // Storing the same key again replaces its size, not adds to it.
         state.store("resources/read more".into(), &half, Some(0));
-        assert_eq!(
-            state.lock().cache_bytes,
-            crate::wire::json_text::to_text(&half).len()
-        );
+        assert_eq!(state.lock().cache_bytes, memory_weight(&half));
     }
 
     #[test]

@@ -75,6 +75,9 @@ impl Phase {
 pub struct Exchange {
     endpoint: Endpoint,
     request_id: Option<RequestId>,
+    /// The `POST` carries answers to the server's requests (bounded by
+    /// [`ACCEPT_TIMEOUT`](super::ACCEPT_TIMEOUT) when the endpoint has no timeout).
+    answers: bool,
     initialize: bool,
     modern: bool,
     post: Outgoing,
@@ -106,7 +109,11 @@ impl Exchange {
             JsonRpcMessage::Request(r) => (Some(r.id.clone()), r.method == "initialize"),
             _ => (None, false),
         };
-        Exchange::of_body(endpoint, message.to_json(), request_id, initialize, modern)
+        let mut exchange =
+            Exchange::of_body(endpoint, message.to_json(), request_id, initialize, modern);
+        // A notification is bounded by its sender (the client's timeout); an answer is not.
+        exchange.answers = matches!(message, JsonRpcMessage::Response(_));
+        exchange
     }
 
     /// The exchange that `POST`s `body` (a request's id, if it carries one a reply answers).
@@ -127,6 +134,7 @@ impl Exchange {
         endpoint.protocol_version = None;
         Exchange {
             endpoint,
+            answers: request_id.is_none(),
             request_id,
             initialize,
             modern: modern.is_some(),
@@ -149,12 +157,13 @@ impl Exchange {
 
     /// The deadline of the whole exchange (send to end of answer, resumes included), counted
     /// from [`Exchange::start`]; the host arms a timer and feeds [`Input::TimedOut`] when it
-    /// fires: the endpoint's timeout, else, for a `POST` that carries no request,
-    /// [`ACCEPT_TIMEOUT`](super::ACCEPT_TIMEOUT). `None`: bounded by the request's caller.
+    /// fires: the endpoint's timeout, else, for a `POST` of answers to the server's requests,
+    /// [`ACCEPT_TIMEOUT`](super::ACCEPT_TIMEOUT). `None`: bounded by its sender (a request's or
+    /// a notification's: the client's timeout).
     pub fn deadline(&self) -> Option<Duration> {
         self.endpoint
             .timeout
-            .or_else(|| self.request_id.is_none().then_some(super::ACCEPT_TIMEOUT))
+            .or_else(|| self.answers.then_some(super::ACCEPT_TIMEOUT))
     }
 
     /// The id of the request carried, if the message is a request.
@@ -553,7 +562,7 @@ impl Exchange {
         // have been in it, so the exchange fails now, saying so (it waited out its deadline).
         let over = match &self.request_id {
             Some(id) if self.decoder.over_limit() => Some(ClientError::Transport(format!(
-                "the server sent an SSE event over the {}-byte limit on the stream of request {id}; it was dropped, and the response with it",
+                "the server sent an SSE line over the {}-byte limit on the stream of request {id}; it was dropped (the response may have been in it)",
                 self.decoder.max_line()
             ))),
             _ => None,

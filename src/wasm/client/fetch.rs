@@ -205,7 +205,12 @@ pub(super) struct Reader {
     reader: JsValue,
     read: Function,
     ended: Cell<bool>,
+    /// Empty chunks read in a row.
+    empties: Cell<u32>,
 }
+
+/// How many empty chunks in a row a [`Reader`] reads before it gives the event loop a turn.
+const EMPTY_READS_PER_YIELD: u32 = 64;
 
 impl Reader {
     pub(super) fn of(response: &Response) -> Result<Option<Reader>, JsValue> {
@@ -219,23 +224,40 @@ impl Reader {
             reader,
             read,
             ended: Cell::new(false),
+            empties: Cell::new(0),
         }))
     }
 
-    /// The next chunk; `None` at the end.
+    /// The next chunk; `None` at the end. A read that gives no `{ done, value }` object, or a
+    /// value that is not bytes, is an error (such a reader was read for ever); after every
+    /// [`EMPTY_READS_PER_YIELD`] empty chunks in a row the host's event loop is given a turn
+    /// (a reader that resolves at once with nothing, for ever, starved every timer: the
+    /// request's deadline never fired).
     pub(super) async fn next(&self) -> Result<Option<Vec<u8>>, JsValue> {
         let chunk = JsFuture::from(Promise::resolve(&self.read.call0(&self.reader)?)).await?;
-        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+        if !chunk.is_object() {
+            return Err(
+                js_sys::TypeError::new("the body's reader gave no { done, value } object").into(),
+            );
+        }
+        if Reflect::get(&chunk, &"done".into())?.is_truthy() {
             self.ended.set(true);
             return Ok(None);
         }
-        Ok(Some(
-            Reflect::get(&chunk, &"value".into())
-                .ok()
-                .and_then(|v| v.dyn_into::<Uint8Array>().ok())
-                .map(|a| a.to_vec())
-                .unwrap_or_default(),
-        ))
+        let bytes = Reflect::get(&chunk, &"value".into())?
+            .dyn_into::<Uint8Array>()
+            .map_err(|_| js_sys::TypeError::new("a body chunk that is not bytes"))?
+            .to_vec();
+        if bytes.is_empty() {
+            let empties = self.empties.get() + 1;
+            self.empties.set(empties);
+            if empties % EMPTY_READS_PER_YIELD == 0 {
+                crate::host::defaults::delay(std::time::Duration::from_millis(1)).await;
+            }
+        } else {
+            self.empties.set(0);
+        }
+        Ok(Some(bytes))
     }
 
     /// Done with this stream: release it (the server may keep it open).

@@ -732,7 +732,7 @@ fn an_event_over_the_limit_on_the_requests_stream_fails_it_at_once() {
     assert!(
         error
             .to_string()
-            .contains("an SSE event over the 67108864-byte limit on the stream of request 7"),
+            .contains("an SSE line over the 67108864-byte limit on the stream of request 7"),
         "{error}"
     );
 }
@@ -860,6 +860,22 @@ fn the_deadline_is_a_value_the_host_enforces() {
     let mut ex = ep.exchange(&request(2, "ping"), None);
     ex.start();
     assert_eq!(done(ex.handle(Input::TimedOut)), timed_out);
+    // Without an endpoint timeout: answers to the server are bounded by ACCEPT_TIMEOUT; a
+    // request or a notification by its sender (the client's own timeout, which may be longer).
+    let mut ep = Endpoint::new("http://h/mcp", Vec::new(), None);
+    let answer = JsonRpcMessage::Response(crate::wire::jsonrpc::JsonRpcResponse::result(
+        crate::wire::jsonrpc::RequestId::from(7),
+        json!({}),
+    ));
+    assert_eq!(
+        ep.exchange(&answer, None).deadline(),
+        Some(crate::http::exchange::ACCEPT_TIMEOUT)
+    );
+    let notification = JsonRpcMessage::Notification(
+        crate::wire::jsonrpc::JsonRpcNotification::new("notifications/initialized"),
+    );
+    assert_eq!(ep.exchange(&notification, None).deadline(), None);
+    assert_eq!(ep.exchange(&request(3, "ping"), None).deadline(), None);
 }
 
 #[test]
