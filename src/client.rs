@@ -81,7 +81,7 @@ use serde_json::{json, Value};
 
 pub use era::ClientEra;
 pub use error::ClientError;
-pub use features::{Progress, ProgressCallback, ANSWER_DRAIN};
+pub use features::{Progress, ProgressCallback, ANSWER_DRAIN, MAX_ANSWERING};
 pub use handlers::{apply_elicitation_defaults, ClientHandler};
 pub use memory::MemoryTransport;
 pub use options::{ClientOptions, RequestOptions};

@@ -472,6 +472,23 @@ impl Inner {
                 );
                 let response = if request.method == "ping" {
                     JsonRpcResponse::result(request.id, json!({}))
+                } else if handled
+                    && self.options.handler.is_some()
+                    && self.answering.count() >= features::MAX_ANSWERING
+                {
+                    // A server that floods requests the handler answers (each a sampling call,
+                    // a prompt to the user, a POST) gets the rest refused at once.
+                    tracing::warn!(method = %request.method, limit = features::MAX_ANSWERING, "mcp client: too many of the server's requests being answered; refused one");
+                    JsonRpcResponse::error(
+                        Some(request.id),
+                        ErrorObject::new(
+                            crate::wire::jsonrpc::ErrorCode::SERVER_ERROR,
+                            format!(
+                                "too many requests being answered ({} at once); try again later",
+                                features::MAX_ANSWERING
+                            ),
+                        ),
+                    )
                 } else if let (true, Some(handler)) = (handled, &self.options.handler) {
                     return Taken::Later(self.answer_of(handler.as_ref(), request));
                 } else {

@@ -274,6 +274,10 @@ pub(super) struct Later {
 /// those answers are lost (logged).
 pub const ANSWER_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The most server→client requests a client's handler answers at once: 64. Past it a request
+/// is refused at once (`-32000`, "too many requests being answered").
+pub const MAX_ANSWERING: usize = 64;
+
 /// The server→client requests a client accepted and has not answered yet.
 #[derive(Default)]
 pub(super) struct Answering {

@@ -672,3 +672,31 @@ fn a_handler_that_never_answers_holds_disconnect_for_answer_drain_at_most() {
     });
     assert_eq!(h.script.closes(), 1, "closed once the drain bound passed");
 }
+
+/// A server flooding requests the handler answers gets those past `MAX_ANSWERING` (still being
+/// answered) refused at once, `-32000` with their ids: each was a handler call and an answer of
+/// its own, without bound.
+#[test]
+fn server_requests_past_the_answering_bound_are_refused_at_once() {
+    use crate::client::features::MAX_ANSWERING;
+    let h = Harness::connected(Some(Arc::new(Everything)));
+    let ask = |id: usize| {
+        h.deliver(json!({"jsonrpc":"2.0","id":format!("s{id}"),"method":"sampling/createMessage",
+            "params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}}))
+    };
+    // The handler's answers wait on the test's task runner: all of them are being answered.
+    for id in 0..MAX_ANSWERING {
+        assert!(ask(id).is_empty(), "request {id} goes to the handler");
+    }
+    let refused = ask(MAX_ANSWERING);
+    assert_eq!(refused.len(), 1);
+    let (id, answer) = response(&refused[0]);
+    assert_eq!(id, Some(RequestId::from(format!("s{MAX_ANSWERING}"))));
+    let error = answer.unwrap_err();
+    assert_eq!(error.code, crate::wire::jsonrpc::ErrorCode::SERVER_ERROR);
+    assert!(
+        error.message.contains("too many requests being answered"),
+        "{}",
+        error.message
+    );
+}
