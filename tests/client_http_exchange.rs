@@ -67,6 +67,17 @@ fn guarded(seen: &Seen) -> Reply {
     }
 }
 
+/// Connect, `ping`, disconnect, each of which must succeed (within `HANG_GUARD`).
+async fn connect_ping_disconnect(client: &McpClient) {
+    timeout(HANG_GUARD, async {
+        client.connect().await.unwrap();
+        client.ping().await.unwrap();
+        client.disconnect().await;
+    })
+    .await
+    .unwrap();
+}
+
 fn client(url: &str) -> (McpClient, HttpTransport) {
     let transport = HttpTransport::new(HttpClientOptions::new(url)).unwrap();
     (McpClient::new(transport.clone(), options()), transport)
@@ -81,13 +92,7 @@ async fn a_401_asks_the_authorizer_and_retries_once_with_its_token() {
         token: Some("good"),
         seen: challenges.clone(),
     }));
-    timeout(HANG_GUARD, async {
-        client.connect().await.unwrap();
-        client.ping().await.unwrap();
-        client.disconnect().await;
-    })
-    .await
-    .unwrap();
+    connect_ping_disconnect(&client).await;
     let challenges = challenges.lock().unwrap().clone();
     assert!(!challenges.is_empty());
     assert_eq!(challenges[0].status, 401);
@@ -129,13 +134,7 @@ async fn the_sessions_delete_carries_the_token_obtained_for_the_session() {
     let (url, seen) = fake_http(guarded_session).await;
     let (client, transport) = client(&url);
     transport.set_authorizer(Arc::new(Kept));
-    timeout(HANG_GUARD, async {
-        client.connect().await.unwrap();
-        client.ping().await.unwrap();
-        client.disconnect().await;
-    })
-    .await
-    .unwrap();
+    connect_ping_disconnect(&client).await;
     let seen = seen.lock().unwrap().clone();
     assert!(
         seen.iter()

@@ -622,6 +622,21 @@ async fn the_fetch_transport_resumes_a_dropped_post_stream_with_last_event_id() 
     ok(c.disconnect()).await;
 }
 
+/// A `fetch` wrapper (for [`wrapped_fetch_client`]) whose `tools/call` answers an event stream
+/// that never ends, recording the request's signal in `state.signals` and the stream's
+/// cancellation in `state.cancelled`; the rest goes to the wasm handler, the GET gets 405.
+const ENDLESS_TOOLS_CALL: &str = r#"return async (request) => {
+  if (request.method === 'GET') return new Response(null, { status: 405 });
+  const message = JSON.parse(await request.clone().text());
+  if (message.method !== 'tools/call') return server(request);
+  extra.signals.push(request.signal);
+  const body = new ReadableStream({
+    start(c) { c.enqueue(new TextEncoder().encode('id: 1\ndata: \n\n')); },
+    cancel() { extra.cancelled = (extra.cancelled || 0) + 1; },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+};"#;
+
 #[wasm_bindgen_test]
 async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
     // tools/call answers with an event stream that never ends; the transport's 1.5 s deadline
@@ -629,18 +644,7 @@ async fn the_fetch_transport_times_out_an_exchange_and_aborts_it() {
     // also bounds the exchanges that do get answered (initialize, tools/list), so it leaves a
     // loaded machine room for them.
     let state = js("{ signals: [] }");
-    let c = wrapped_fetch_client(
-        &state,
-        r#"return async (request) => {
-          if (request.method === 'GET') return new Response(null, { status: 405 });
-          const message = JSON.parse(await request.clone().text());
-          if (message.method !== 'tools/call') return server(request);
-          extra.signals.push(request.signal);
-          const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('id: 1\ndata: \n\n')); } });
-          return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
-        };"#,
-        ", timeout: 1500",
-    );
+    let c = wrapped_fetch_client(&state, ENDLESS_TOOLS_CALL, ", timeout: 1500");
     ok(c.connect()).await;
     let e = err(c.call("echo".into(), js("{ text: 'x' }"), None)).await;
     assert_eq!(get(&e, "kind").as_string().as_deref(), Some("transport"));
@@ -690,17 +694,7 @@ async fn a_request_the_client_gave_up_on_ends_its_fetch_and_its_stream() {
     let state = js("{ signals: [], cancelled: 0 }");
     let c = wrapped_fetch_client_with(
         &state,
-        r#"return async (request) => {
-          if (request.method === 'GET') return new Response(null, { status: 405 });
-          const message = JSON.parse(await request.clone().text());
-          if (message.method !== 'tools/call') return server(request);
-          extra.signals.push(request.signal);
-          const body = new ReadableStream({
-            start(c) { c.enqueue(new TextEncoder().encode('id: 1\ndata: \n\n')); },
-            cancel() { extra.cancelled += 1; },
-          });
-          return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
-        };"#,
+        ENDLESS_TOOLS_CALL,
         "",
         "timeout: 300, era: 'legacy'",
     );

@@ -257,19 +257,13 @@ impl McpClient {
             SkillResources::Listed(_) => entry.resource(&uri).cloned(),
             SkillResources::Dynamic => None,
         };
-        // Within the skill's directory: below its root, with no `.` / `..` / empty segment,
-        // written or percent-encoded (`%2e%2e`), and no `\` (`../../x` began with the root and
-        // led out of it).
+        // Within the skill's directory: below its root, each segment — as written and
+        // percent-decoded (`%2e%2e`, `%2F`) — neither empty, `.` nor `..`, and no `/` or `\`
+        // within one (`../../x` began with the root and led out of it).
         let within = uri == entry.uri
             || uri
                 .strip_prefix(&format!("{}/", entry.root()))
-                .is_some_and(|below| {
-                    !below.contains('\\')
-                        && below.split('/').all(|segment| {
-                            let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
-                            !matches!(decoded.as_str(), "" | "." | "..")
-                        })
-                });
+                .is_some_and(|below| below.split('/').all(stays_within));
         if (matches!(entry.resources, SkillResources::Listed(_)) && listed.is_none()) || !within {
             return Err(verification(SkillVerificationError::Unlisted {
                 uri,
@@ -333,6 +327,13 @@ impl McpClient {
 
 /// The raw bytes of the contents item for `uri` in a `resources/read` result (the only item
 /// when there is one): `text` as UTF-8, `blob` base64-decoded.
+/// Whether one segment of a path below a skill's root stays within it, as written and as a
+/// server that percent-decodes it reads it.
+fn stays_within(segment: &str) -> bool {
+    crate::wire::percent::decode(segment, crate::wire::percent::Plus::Kept)
+        .is_some_and(|s| !matches!(s.as_str(), "" | "." | "..") && !s.contains(['/', '\\']))
+}
+
 fn contents_bytes(result: &Value, uri: &str) -> Option<Vec<u8>> {
     let contents = result.get("contents")?.as_array()?;
     // The contents of `uri`; a lone item naming no URI is taken as it, one naming another is
@@ -437,6 +438,7 @@ mod tests {
                 "%2e%2e/%2E./x",
                 "references/.%2E/x",
                 "..\\..\\x",
+                "references%2F..%2F..%2Fx",
             ] {
                 let refused = client.read_skill_file(&entry, reference).await.unwrap_err();
                 assert!(

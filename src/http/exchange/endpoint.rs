@@ -96,7 +96,9 @@ impl Endpoint {
     /// requests) as one JSON array, in the session (2025-03-26: "an array batching one or more
     /// responses"); the server answers it `202`.
     pub fn exchange_batch(&mut self, batch: &JsonRpcBatchResponse) -> Exchange {
-        Exchange::of_body(self, batch.to_json(), None, false, None)
+        let mut exchange = Exchange::of_body(self, batch.to_json(), None, false, None);
+        exchange.carries_answers = true;
+        exchange
     }
 
     /// The machine of the server's own `GET` stream.

@@ -77,7 +77,7 @@ pub struct Exchange {
     request_id: Option<RequestId>,
     /// The `POST` carries answers to the server's requests (bounded by
     /// [`ACCEPT_TIMEOUT`](super::ACCEPT_TIMEOUT) when the endpoint has no timeout).
-    answers: bool,
+    pub(super) carries_answers: bool,
     initialize: bool,
     modern: bool,
     post: Outgoing,
@@ -112,7 +112,7 @@ impl Exchange {
         let mut exchange =
             Exchange::of_body(endpoint, message.to_json(), request_id, initialize, modern);
         // A notification is bounded by its sender (the client's timeout); an answer is not.
-        exchange.answers = matches!(message, JsonRpcMessage::Response(_));
+        exchange.carries_answers = matches!(message, JsonRpcMessage::Response(_));
         exchange
     }
 
@@ -134,7 +134,7 @@ impl Exchange {
         endpoint.protocol_version = None;
         Exchange {
             endpoint,
-            answers: request_id.is_none(),
+            carries_answers: false,
             request_id,
             initialize,
             modern: modern.is_some(),
@@ -163,7 +163,7 @@ impl Exchange {
     pub fn deadline(&self) -> Option<Duration> {
         self.endpoint
             .timeout
-            .or_else(|| self.answers.then_some(super::ACCEPT_TIMEOUT))
+            .or_else(|| self.carries_answers.then_some(super::ACCEPT_TIMEOUT))
     }
 
     /// The id of the request carried, if the message is a request.
@@ -450,7 +450,7 @@ impl Exchange {
             if let Some(id) = header(headers, MCP_SESSION_ID) {
                 // Spec (session management): a session ID MUST contain only visible ASCII
                 // (0x21–0x7E); another would be sent back altered, or not at all.
-                if id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+                if id.is_empty() || !id.bytes().all(|b| b.is_ascii_graphic()) {
                     let text = format!(
                         "the server's Mcp-Session-Id {id:?} is not a session id (visible ASCII characters, 0x21-0x7E)"
                     );

@@ -871,6 +871,14 @@ fn the_deadline_is_a_value_the_host_enforces() {
         ep.exchange(&answer, None).deadline(),
         Some(crate::http::exchange::ACCEPT_TIMEOUT)
     );
+    let JsonRpcMessage::Response(response) = answer else {
+        unreachable!()
+    };
+    let batch = crate::wire::jsonrpc::JsonRpcBatchResponse::new(vec![response]).unwrap();
+    assert_eq!(
+        ep.exchange_batch(&batch).deadline(),
+        Some(crate::http::exchange::ACCEPT_TIMEOUT)
+    );
     let notification = JsonRpcMessage::Notification(
         crate::wire::jsonrpc::JsonRpcNotification::new("notifications/initialized"),
     );
