@@ -8,6 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use orkestrel_mcp::wire::framing::{extract_lines, Frame, LineDecoder, Overlong};
 use orkestrel_mcp::wire::jsonrpc::RequestId;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// A frame as the reference knows it: a line, or an over-long line's length.
@@ -32,15 +33,35 @@ fn check_skim(line: &[u8], skim: &Overlong) {
     let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(line) else {
         return;
     };
-    assert_eq!(skim.has_method, map.contains_key("method"), "method of {line:?}");
+    assert_eq!(
+        skim.has_method,
+        map.contains_key("method"),
+        "method of {line:?}"
+    );
     assert_eq!(skim.has_id, map.contains_key("id"), "id of {line:?}");
     if skim.id.is_some() {
         assert_eq!(
             skim.request_id(),
-            map.get("id").and_then(RequestId::from_value),
+            reference_id(line, &map),
             "the id of {line:?}"
         );
     }
+}
+
+/// The line's id as the crate reads a whole message's: through `Value`, except an integer past
+/// 64 bits, which `Value` (without `arbitrary_precision`) holds as a float, read from its exact
+/// text (ids of any length are kept exact, the skim's too).
+fn reference_id(line: &[u8], map: &serde_json::Map<String, Value>) -> Option<RequestId> {
+    let id = map.get("id")?;
+    RequestId::from_value(id).or_else(|| {
+        let raw =
+            serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(line).ok()?;
+        let text = raw.get("id")?.get();
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| RequestId::from_json_text(text))
+            .flatten()
+    })
 }
 
 /// The frames of `input` by the definition, for lines of at most `max` bytes.
@@ -119,7 +140,10 @@ fuzz_target!(|data: &[u8]| {
         rest = tail;
     }
     frames.extend(split.finish());
-    assert_eq!(frames, whole_frames, "a split changed the frames (or a skim)");
+    assert_eq!(
+        frames, whole_frames,
+        "a split changed the frames (or a skim)"
+    );
 
     if let Ok(text) = std::str::from_utf8(input) {
         let cut = (seed % (text.len() + 1)..=text.len())
