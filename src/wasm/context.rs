@@ -34,8 +34,12 @@ impl ToolContext {
     }
 
     /// Aborted when the call is abandoned before the tool settles: the client went away (the
-    /// response stream of a `fetch` reply was cancelled) or the request was cancelled. What the
-    /// tool returns after that is dropped (spec `basic/utilities/cancellation`:
+    /// response stream of a `fetch` reply was cancelled: how a 2026-07-28 client cancels), or a
+    /// `notifications/cancelled` later in the same 2025-03-26 batch named it. Nothing else
+    /// cancels here: `fetch` serves without sessions, and through `handle` / `dispatch` each
+    /// message stands alone, so a `notifications/cancelled` in a message of its own names no
+    /// request in flight (independent callers may reuse each other's ids) and is ignored. What
+    /// the tool returns after an abort is dropped (spec `basic/utilities/cancellation`:
     /// <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>).
     /// `undefined` only where the host has no `AbortController`.
     #[wasm_bindgen(getter, unchecked_return_type = "AbortSignal | undefined")]
