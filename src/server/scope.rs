@@ -211,8 +211,9 @@ impl McpServer {
     }
 
     /// Whether a request of `identity` (its verified bearer token; its authorization context
-    /// is [`Identity::context`](crate::http::identity::Identity::context)) may use `scope`: `scope`'s `initialize` carried no token (or the scope is unknown), or one of
-    /// that context. The HTTP route answers a session's request of another context as for an
+    /// is [`Identity::context`](crate::http::identity::Identity::context)) may use `scope`: `scope`'s `initialize` carried no token, or one of
+    /// that context; a scope the server does not know admits only a request without a token
+    /// (an endpoint that requires none: there is no binding to keep). The HTTP route answers a session's request of another context as for an
     /// unknown session (spec, Security Best Practices, Session Hijacking: bind session ids to
     /// user-specific information).
     /// The identity's context is worked out only for a bound scope (no cost per request
@@ -222,10 +223,19 @@ impl McpServer {
         scope: &str,
         identity: Option<&crate::http::identity::Identity>,
     ) -> bool {
-        let bound = (self.inner.peers)
-            .read(scope, |p| p.authorization.clone())
-            .flatten();
-        bound.is_none_or(|bound| identity.and_then(|i| i.context()).as_ref() == Some(&*bound))
+        match (self.inner.peers).read(scope, |p| p.authorization.clone()) {
+            Some(None) => true,
+            Some(Some(bound)) => identity.and_then(|i| i.context()).as_ref() == Some(&*bound),
+            // A scope the server does not know has no binding to compare: with a token to
+            // check (the endpoint requires one) it admits none, rather than any.
+            None => identity.is_none(),
+        }
+    }
+
+    /// Whether the server holds `scope`'s state (opened by an `initialize`, an attach or a
+    /// restore, not ended since).
+    pub(crate) fn knows_scope(&self, scope: &str) -> bool {
+        self.inner.peers.read(scope, |_| ()).is_some()
     }
 
     /// Take `state` as `scope`'s state (loaded from a shared store), keeping the scope's push
@@ -394,6 +404,38 @@ mod tests {
         });
         assert_eq!(holds(), Some(false));
         assert!(server.scope_state("s").unwrap().subscriptions.is_empty());
+    }
+
+    /// A scope bound to a user admits that user's tokens only; an unbound one any request; one
+    /// the server does not know (never opened, or ended) only a request without a token: a
+    /// binding it cannot read is not taken for none.
+    #[test]
+    fn a_scope_admits_its_user_and_an_unknown_one_no_token() {
+        let server = McpServer::new(ServerOptions::new("t", "0"));
+        let user = |sub: &str| crate::http::identity::Identity {
+            subject: Some(sub.into()),
+            claims: json!({"iss": "https://as.example"}),
+            ..Default::default()
+        };
+        let (alice, bob) = (user("alice"), user("bob"));
+        assert!(server.scope_admits("unknown", None));
+        assert!(!server.scope_admits("unknown", Some(&alice)));
+        initialize(&server, "open", json!({}));
+        assert!(server.scope_admits("open", Some(&alice)));
+        assert!(server.scope_admits("open", None));
+        let bound: Arc<str> = Arc::from("bound");
+        server.restore_scope(
+            &bound,
+            ScopeState {
+                authorization: alice.context(),
+                ..ScopeState::default()
+            },
+        );
+        assert!(server.scope_admits("bound", Some(&alice)));
+        assert!(!server.scope_admits("bound", Some(&bob)));
+        assert!(!server.scope_admits("bound", None));
+        server.end_scope("bound");
+        assert!(!server.scope_admits("bound", Some(&alice)));
     }
 
     /// `detach` changes a scope the server knows and creates none: a connection that ends after

@@ -428,7 +428,13 @@ async fn an_instance_keeps_a_bounded_number_of_unused_local_sessions() {
 
 /// Two in-process instances sharing `redis`, each behind the [`support::server::People`] gate.
 async fn two_gated_instances(redis: &Redis) -> [SocketAddr; 2] {
-    let mut addrs = Vec::new();
+    let [(a, _), (b, _)] = two_gated_servers(redis).await;
+    [a, b]
+}
+
+/// [`two_gated_instances`] with each instance's server.
+async fn two_gated_servers(redis: &Redis) -> [(SocketAddr, McpServer); 2] {
+    let mut instances = Vec::new();
     for _ in 0..2 {
         let server = support::server();
         let backend =
@@ -436,15 +442,16 @@ async fn two_gated_instances(redis: &Redis) -> [SocketAddr; 2] {
                 .await
                 .unwrap();
         let endpoint = orkestrel_mcp::native::endpoint::Endpoint::with_session_backend(
-            server,
+            server.clone(),
             support::server::gated_by_people(false),
             backend,
         )
         .unwrap();
         let (addr, _task) = start_service(endpoint).await;
-        addrs.push(addr);
+        instances.push((addr, server));
     }
-    [addrs[0], addrs[1]]
+    let b = instances.pop().unwrap();
+    [instances.pop().unwrap(), b]
 }
 
 /// What one instance learnt of a session holds on the others: a repeat `initialize` on an
@@ -475,6 +482,42 @@ async fn the_handshake_and_the_user_of_a_session_hold_on_every_instance() {
     let bob = ("authorization", "Bearer bob");
     assert_eq!(post(b, &headers(bob), list).await.status, 404);
     assert_eq!(send(b, "DELETE", &headers(bob), "").await.status, 404);
+    let served = post(b, &headers(alice), list).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert!(
+        response(&served)["result"]["tools"].is_array(),
+        "{}",
+        served.body
+    );
+}
+
+/// An instance whose server forgot a session's scope while it kept the session's local handle
+/// (what dropping an unused handle did to a request loading it again at that moment: the scope
+/// was ended after the new one was restored) restores it from the record: the session's user
+/// is still its only user there (another user's token got the session, the binding gone).
+#[tokio::test]
+async fn a_session_whose_scope_an_instance_forgot_keeps_its_user() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let [(a, _), (b, server_b)] = two_gated_servers(&redis).await;
+    let alice = ("authorization", "Bearer alice");
+    let init = post(a, &[alice], &initialize(1, "2025-11-25")).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let id = init.header("mcp-session-id").unwrap().to_owned();
+    let headers = |who: (&'static str, &'static str)| {
+        [
+            who,
+            ("mcp-session-id", id.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ]
+    };
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    assert_eq!(post(b, &headers(alice), list).await.status, 200);
+    server_b.end_scope(&id);
+    let bob = ("authorization", "Bearer bob");
+    let refused = post(b, &headers(bob), list).await;
+    assert_eq!(refused.status, 404, "{}", refused.body);
     let served = post(b, &headers(alice), list).await;
     assert_eq!(served.status, 200, "{}", served.body);
     assert!(

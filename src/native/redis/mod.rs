@@ -282,12 +282,17 @@ impl RedisSessions {
                 .with_first_stream(first)
                 .with_event_sink(self.events.clone()),
         );
+        self.attach(&session);
+        session
+    }
+
+    /// Give the server `session`'s push channel (which opens its scope).
+    fn attach(&self, session: &Arc<Session>) {
         let push = session.clone();
         self.server.attach(
             &session.scope(),
             Arc::new(move |m| push.push(&m.to_json()).is_some()),
         );
-        session
     }
 
     /// The local handle of a session whose record Redis returned (`flat`: fields and values),
@@ -297,9 +302,16 @@ impl RedisSessions {
         let mut digest = DefaultHasher::new();
         flat.hash(&mut digest);
         let seen = digest.finish();
-        // Unchanged since this instance last saw it: nothing to parse or restore.
+        // Unchanged since this instance last saw it, and the server still holds its scope:
+        // nothing to parse or restore. (A scope the server has forgotten while the handle was
+        // kept is restored below: its user binding and negotiated state are in the record, and
+        // an unknown scope admits no token.)
         let held = match self.lock().get(id) {
-            Some(entry) if !entry.session.is_closed() && entry.seen == seen => {
+            Some(entry)
+                if !entry.session.is_closed()
+                    && entry.seen == seen
+                    && self.server.knows_scope(id) =>
+            {
                 Some(entry.session.clone())
             }
             _ => None,
@@ -315,7 +327,12 @@ impl RedisSessions {
         let session = match local.get_mut(id) {
             Some(entry) if !entry.session.is_closed() => {
                 entry.seen = seen;
-                entry.session.clone()
+                let session = entry.session.clone();
+                drop(local);
+                if !self.server.knows_scope(id) {
+                    self.attach(&session);
+                }
+                session
             }
             _ => {
                 drop(local);
@@ -367,13 +384,20 @@ impl RedisSessions {
                 .filter(|(_, l)| l.session.is_idle(0) && Arc::strong_count(&l.session) <= 2)
                 .map(|(id, _)| id.clone())
                 .collect();
-            ids.into_iter()
+            let unused: Vec<(String, Arc<Session>)> = ids
+                .into_iter()
                 .filter_map(|id| local.remove(&id).map(|l| (id, l.session)))
-                .collect()
+                .collect();
+            // The scopes end under the lock: a request loading one of these sessions again
+            // meanwhile would otherwise have its new scope (user binding, negotiated version,
+            // requests in flight) ended by this.
+            for (id, _) in &unused {
+                self.server.end_scope(id);
+            }
+            unused
         };
-        for (id, session) in &unused {
+        for (_, session) in &unused {
             session.close(None);
-            self.server.end_scope(id);
         }
         tracing::debug!(
             dropped = unused.len(),
@@ -384,9 +408,14 @@ impl RedisSessions {
 
     /// Forget session `id` here: its local streams close and the server forgets its scope.
     fn forget(&self, id: &str) -> Option<Arc<Session>> {
-        let entry = self.lock().remove(id)?;
+        let entry = {
+            let mut local = self.lock();
+            let entry = local.remove(id)?;
+            // Under the lock, as in `drop_unused`.
+            self.server.end_scope(id);
+            entry
+        };
         entry.session.close(None);
-        self.server.end_scope(id);
         Some(entry.session)
     }
 
@@ -401,9 +430,17 @@ impl RedisSessions {
             .map(|(id, _)| id.clone())
             .collect();
         for id in &idle {
-            if let Some(entry) = self.lock().remove(id) {
+            let removed = {
+                let mut local = self.lock();
+                let removed = local.remove(id);
+                if removed.is_some() {
+                    // Under the lock, as in `drop_unused`.
+                    self.server.end_scope(id);
+                }
+                removed
+            };
+            if let Some(entry) = removed {
                 entry.session.close(None);
-                self.server.end_scope(id);
             }
         }
         idle.len()
