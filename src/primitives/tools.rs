@@ -484,27 +484,38 @@ impl ToolRegistry {
     /// Add a tool, replacing (and returning) any tool of the same name. One whose
     /// `inputSchema` or `outputSchema` is not the schema of an object
     /// ([`is_object_schema`](crate::protocol::is_object_schema)) is served as given, with a
-    /// warning: clients may refuse the whole listing.
+    /// warning: clients may refuse the whole listing. (Once per schema: a tool replaced by one
+    /// with the same schemas, as a bridge's re-sync of its upstream's tools does, is not
+    /// warned about again.)
     pub fn add(&self, tool: Tool) -> Option<Arc<Tool>> {
         let descriptor = &tool.descriptor;
         let schemas = [
             Some(&descriptor.input_schema),
             descriptor.output_schema.as_ref(),
         ];
-        if schemas
+        let odd = schemas
             .into_iter()
             .flatten()
-            .any(|s| !crate::protocol::is_object_schema(s))
-        {
+            .any(|s| !crate::protocol::is_object_schema(s));
+        let name = tool.name().to_owned();
+        let tool = Arc::new(tool);
+        let previous = {
+            let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+            self.listing.clear();
+            tools.insert(name, tool.clone())
+        };
+        let warned = previous.as_ref().is_some_and(|p| {
+            p.descriptor.input_schema == tool.descriptor.input_schema
+                && p.descriptor.output_schema == tool.descriptor.output_schema
+        });
+        if odd && !warned {
             // Served as given (the caller's choice), but clients refuse such a listing.
             tracing::warn!(
-                tool = %descriptor.name,
+                tool = %tool.descriptor.name,
                 "a tool's inputSchema / outputSchema whose \"type\" is not \"object\": clients may refuse the whole tools/list"
             );
         }
-        let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
-        self.listing.clear();
-        tools.insert(tool.name().to_owned(), Arc::new(tool))
+        previous
     }
 
     /// Remove a tool by name; `true` when it was there.
@@ -753,5 +764,64 @@ mod tests {
         assert_eq!(s["type"], "object");
         assert!(s.get("$schema").is_none());
         assert_eq!(s["required"], json!(["a", "b"]));
+    }
+}
+
+/// The registry's warning about a non-object schema, caught with a real subscriber.
+#[cfg(all(test, feature = "native"))]
+mod warning_tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Mutex;
+
+    /// The lines `f` logged at warn.
+    fn warnings(f: impl FnOnce()) -> Vec<String> {
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        text.lines().map(str::to_owned).collect()
+    }
+
+    fn tool(name: &str, schema: Value) -> Tool {
+        Tool::from_json(name, schema, |_, _| async { Ok::<_, String>("ok") })
+    }
+
+    /// A tool whose schema is not an object's is warned about when added, not again when the
+    /// same tool is added anew (a bridge's re-sync), again when its schema changes.
+    #[test]
+    fn a_non_object_schema_is_warned_about_once_per_schema() {
+        let tools = ToolRegistry::new();
+        let array = json!({"type": "array"});
+        let first = warnings(|| {
+            tools.add(tool("odd", array.clone()));
+        });
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(first[0].contains("odd") && first[0].contains("\"object\""));
+        let again = warnings(|| {
+            tools.add(tool("odd", array.clone()));
+            tools.add(tool("fine", json!({"type": "object"})));
+        });
+        assert!(again.is_empty(), "{again:?}");
+        let changed = warnings(|| {
+            tools.add(tool("odd", json!({"type": "string"})));
+        });
+        assert_eq!(changed.len(), 1, "{changed:?}");
     }
 }
