@@ -234,6 +234,7 @@ impl McpServer {
 
     /// Whether the server holds `scope`'s state (opened by an `initialize`, an attach or a
     /// restore, not ended since).
+    #[cfg(all(feature = "redis", feature = "native", not(target_arch = "wasm32")))]
     pub(crate) fn knows_scope(&self, scope: &str) -> bool {
         self.inner.peers.read(scope, |_| ()).is_some()
     }
