@@ -177,6 +177,18 @@ fn store_error(e: TaskStoreError) -> ErrorObject {
     }
 }
 
+/// How many times a task's end is written at most when the store cannot be reached (a shared
+/// store: Redis restarting, a network blip): 120, [`settle_pause`] apart (with
+/// [`TaskOptions::sleep`]; without a timer, once), about 10 minutes in all.
+pub const SETTLE_ATTEMPTS: u32 = 120;
+
+/// The wait after the `attempt`-th failed write of a task's end (1, 2, …): 100 ms, doubling,
+/// at most 5 s.
+pub fn settle_pause(attempt: u32) -> std::time::Duration {
+    let ms = 100u64 << attempt.saturating_sub(1).min(6);
+    std::time::Duration::from_millis(ms.min(5_000))
+}
+
 /// A fresh unguessable id: 128 random bits as hex.
 fn new_task_id() -> String {
     let mut bytes = [0u8; 16];
@@ -335,7 +347,6 @@ impl Tasks {
     /// the task is already terminal (cancelled first). A result too large for the store fails
     /// the task with a short error instead.
     async fn settle(&self, task_id: &str, outcome: Result<ToolResult, ErrorObject>) {
-        let now = self.now();
         let (status, result, error) = match outcome {
             Ok(result) => (
                 TaskStatus::Completed,
@@ -345,6 +356,7 @@ impl Tasks {
             Err(error) => (TaskStatus::Failed, None, Some(error)),
         };
         let set = |status, result: Option<Value>, error: Option<ErrorObject>| async move {
+            let now = self.now();
             self.change(task_id, now, &mut |t: &mut Task| {
                 if !t.status.is_terminal() {
                     t.status = status;
@@ -356,17 +368,34 @@ impl Tasks {
             })
             .await
         };
-        match set(status, result, error).await {
-            Err(TaskStoreError::TooLarge(limit)) => {
-                let error = ErrorObject::internal(format!(
-                    "the task's result exceeds the task store's {limit}-byte bound"
-                ));
-                let _ = set(TaskStatus::Failed, None, Some(error)).await;
+        // A store that cannot be reached now (a shared one: Redis restarting, a network blip)
+        // is written again after a pause (the options' timer; none: given up at once), else
+        // the end would be lost: the task `working` until its ttl, its result gone. Until the
+        // task expires (the store answers `NotFound` then), at most SETTLE_ATTEMPTS writes.
+        let mut attempt = 0;
+        loop {
+            match set(status, result.clone(), error.clone()).await {
+                Err(TaskStoreError::TooLarge(limit)) => {
+                    let error = ErrorObject::internal(format!(
+                        "the task's result exceeds the task store's {limit}-byte bound"
+                    ));
+                    let _ = set(TaskStatus::Failed, None, Some(error)).await;
+                }
+                Err(e @ TaskStoreError::Unavailable(_)) => {
+                    attempt += 1;
+                    let sleep = (self.options.sleep.as_ref()).filter(|_| attempt < SETTLE_ATTEMPTS);
+                    if let Some(sleep) = sleep {
+                        if attempt == 1 {
+                            tracing::warn!(task = %task_id, error = %e, "cannot record the task's end yet; trying again");
+                        }
+                        sleep(settle_pause(attempt)).await;
+                        continue;
+                    }
+                    tracing::error!(task = %task_id, error = %e, attempts = attempt, "cannot record the task's end: given up");
+                }
+                _ => {}
             }
-            Err(e @ TaskStoreError::Unavailable(_)) => {
-                tracing::warn!(task = %task_id, error = %e, "cannot record the task's end");
-            }
-            _ => {}
+            break;
         }
     }
 

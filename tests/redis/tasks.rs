@@ -2,6 +2,9 @@
 //! task store's bounds.
 
 use super::*;
+use orkestrel_mcp::server::tasks::{
+    Task, TaskChange, TaskListener, TaskSignal, TaskStore, TaskStoreError,
+};
 
 /// A 2025-11-25 request of session `id` on `at`: its response.
 async fn in_session(at: SocketAddr, id: &str, n: u64, method: &str, params: Value) -> Value {
@@ -392,4 +395,90 @@ async fn the_task_byte_bound_keeps_a_running_total_through_creates_updates_remov
         "the weights summed again: h2 and h5 leave no room for h6"
     );
     assert_eq!(consistent(task_bytes(&redis).await), sum);
+}
+
+/// The Redis task store, reporting `unavailable` each time a change could not be written (Redis
+/// did not answer).
+struct Watched {
+    inner: Arc<dyn TaskStore>,
+    events: tokio::sync::mpsc::UnboundedSender<&'static str>,
+}
+
+impl std::fmt::Debug for Watched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watched")
+    }
+}
+
+impl TaskStore for Watched {
+    fn create(&self, task: Task, now_ms: u64) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        self.inner.create(task, now_ms)
+    }
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<Task>, TaskStoreError>> {
+        self.inner.get(task_id, now_ms)
+    }
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+        change: &'a mut dyn TaskChange,
+    ) -> BoxFuture<'a, Result<Task, TaskStoreError>> {
+        Box::pin(async move {
+            let changed = self.inner.update(task_id, now_ms, change).await;
+            if let Err(TaskStoreError::Unavailable(_)) = &changed {
+                let _ = self.events.send("unavailable");
+            }
+            changed
+        })
+    }
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Vec<Task>, TaskStoreError>> {
+        self.inner.list(owner, now_ms)
+    }
+    fn remove<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        self.inner.remove(task_id)
+    }
+    fn signal<'a>(&'a self, task_id: &'a str, signal: &'a TaskSignal) -> BoxFuture<'a, ()> {
+        self.inner.signal(task_id, signal)
+    }
+    fn subscribe(&self, listener: TaskListener) -> bool {
+        self.inner.subscribe(listener)
+    }
+}
+
+/// A task whose tool ends while Redis does not answer (stalled) records its end once Redis is
+/// back: it completes, with its result, instead of staying `working` until its ttl with the
+/// result lost.
+#[tokio::test]
+async fn a_task_ending_while_redis_stalls_completes_once_redis_is_back() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let (failures, mut failed) = tokio::sync::mpsc::unbounded_channel();
+    let (a, mut on_a) = support::redis::tasking_instance_with(&redis, gate.clone(), move |inner| {
+        Arc::new(Watched {
+            inner,
+            events: failures,
+        })
+    })
+    .await;
+    let created = modern_task_request(a, 1, "tools/call", json!({"name": "gated"})).await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(next_event(&mut on_a).await, "started");
+    redis.stall(true);
+    gate.notify_waiters();
+    assert_eq!(next_event(&mut on_a).await, "dropped");
+    // The end's first write failed (Redis did not answer in time).
+    assert_eq!(next_event(&mut failed).await, "unavailable");
+    redis.stall(false);
+    let done = until_status_on(a, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "opened", "{done}");
 }

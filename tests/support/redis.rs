@@ -54,6 +54,18 @@ impl Redis {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// `kill -STOP` (`true`) or `kill -CONT` (`false`): a stalled server, whose connections
+    /// stay open unanswered, and its recovery.
+    pub fn stall(&self, stalled: bool) {
+        let pid = self.child.id().expect("redis-server runs").to_string();
+        let signal = if stalled { "-STOP" } else { "-CONT" };
+        let status = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal} {pid}");
+    }
+
     /// `kill -9`, and wait until it is gone.
     pub async fn kill(mut self) -> u16 {
         self.child.kill().await.expect("kill redis-server");
@@ -321,6 +333,20 @@ pub async fn tasking_instance(
     SocketAddr,
     tokio::sync::mpsc::UnboundedReceiver<&'static str>,
 ) {
+    tasking_instance_with(redis, gate, |store| store).await
+}
+
+/// [`tasking_instance`] whose Redis task store goes through `wrap` first.
+pub async fn tasking_instance_with(
+    redis: &Redis,
+    gate: std::sync::Arc<tokio::sync::Notify>,
+    wrap: impl FnOnce(
+        std::sync::Arc<dyn orkestrel_mcp::server::tasks::TaskStore>,
+    ) -> std::sync::Arc<dyn orkestrel_mcp::server::tasks::TaskStore>,
+) -> (
+    SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+) {
     use orkestrel_mcp::native::endpoint::system_clock;
     use orkestrel_mcp::native::endpoint::{Endpoint, EndpointOptions};
     use orkestrel_mcp::native::redis::{RedisOptions, RedisSessions, RedisTasks};
@@ -329,7 +355,7 @@ pub async fn tasking_instance(
     use orkestrel_mcp::{RequestContext, ServerOptions, Tool};
     use serde_json::json;
     let options = RedisOptions::new(redis.url());
-    let store = RedisTasks::connect(&options).await.unwrap();
+    let store = wrap(RedisTasks::connect(&options).await.unwrap());
     let server = McpServer::new(
         ServerOptions::new("tasking", "1").with_tasks(TaskOptions::new().with_store(store)),
     );

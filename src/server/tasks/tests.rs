@@ -335,3 +335,21 @@ fn after_lost_signals_a_resync_stops_a_tool_whose_task_was_cancelled_elsewhere()
     }
     assert_eq!(pair.events.recv_timeout(WAIT), Ok("dropped"));
 }
+
+/// A task's end that the store could not take is written again 100 ms later, then doubling, at
+/// most 5 s apart (`SETTLE_ATTEMPTS` writes: about 10 minutes).
+#[test]
+fn a_failed_end_write_is_retried_100_ms_later_doubling_to_5_s() {
+    use std::time::Duration;
+    let ms = |attempt| super::settle_pause(attempt);
+    assert_eq!(ms(1), Duration::from_millis(100));
+    assert_eq!(ms(2), Duration::from_millis(200));
+    assert_eq!(ms(6), Duration::from_millis(3_200));
+    assert_eq!(ms(7), Duration::from_millis(5_000));
+    assert_eq!(ms(u32::MAX), Duration::from_millis(5_000));
+    let total: Duration = (1..super::SETTLE_ATTEMPTS).map(ms).sum();
+    assert!(
+        total > Duration::from_secs(540) && total < Duration::from_secs(660),
+        "{total:?}"
+    );
+}
