@@ -273,6 +273,60 @@ async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
         assert_eq!(event.id, expected.id);
         assert_eq!(step_of(&event), step_of(expected));
     }
+    // A is gone, so the stream's `end` never comes: deleting the session ends the relay (it
+    // relayed on, empty, for ever).
+    let deleted = send(b, "DELETE", &sid(&id), "").await;
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    while on_b.next().await.is_some() {}
+    assert_eq!(on_b.ended_cleanly(), Some(Ok(())), "the relayed stream");
+}
+
+/// A relayed stream whose instance was killed ends once its log is gone from Redis (its event
+/// TTL passed with no append), though the session lives on.
+#[tokio::test]
+async fn a_relay_ends_when_its_streams_log_is_gone() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, mut a_child) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+    let mut on_a = progress_stream(a, &id, 1000, 20).await;
+    let _priming = on_a.next().await.unwrap();
+    let first = on_a.next().await.unwrap().id.unwrap();
+    let stream = u64::from_str_radix(first.split_once('-').unwrap().0, 36).unwrap();
+    let key = format!("orkestrel-mcp:events:{id}:{stream}");
+    let r = redis.connection().await;
+    // The priming event and the first step are in Redis (the log is written behind).
+    eventually_async(DEADLINE, "A's events are in Redis", || {
+        let (mut r, key) = (r.clone(), key.clone());
+        async move {
+            let n: usize = ::redis::cmd("LLEN")
+                .arg(&key)
+                .query_async(&mut r)
+                .await
+                .unwrap();
+            n >= 2
+        }
+    })
+    .await;
+    a_child.kill().await.expect("kill -9 A");
+    let mut on_b = resume(b, &id, &first).await;
+    let removed: usize = ::redis::cmd("DEL")
+        .arg(&key)
+        .query_async(&mut r.clone())
+        .await
+        .unwrap();
+    assert_eq!(removed, 1);
+    while on_b.next().await.is_some() {}
+    assert_eq!(on_b.ended_cleanly(), Some(Ok(())), "the relayed stream");
+    let listed = post(
+        b,
+        &sid(&id),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(listed.status, 200, "the session lives on: {}", listed.body);
 }
 
 /// Two instances serving the `ask` tool (it elicits a name) and a 2025-11-25 session that

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use super::{subscribe, unavailable};
 use crate::http::answer::EventStream;
-use crate::http::session::{EventId, EventSink, Unavailable, STANDALONE_STREAM};
+use crate::http::session::{EventId, EventSink, Session, Unavailable, STANDALONE_STREAM};
 use crate::wire::sse;
 
 /// The entry that closes a stream's log.
@@ -32,6 +32,9 @@ pub(super) const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
 const BATCH: usize = 256;
 /// The most bytes (keys and entries) waiting in the write-behind queue: 64 MiB.
 pub(super) const MAX_QUEUED_BYTES: usize = 64 << 20;
+
+/// How often a relayed stream checks that its session and its log are still there: 5 s.
+const RELAY_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The channel of the messages for a session's standalone stream (`{session}\n{message}`).
 pub(super) fn push_channel(prefix: &str) -> String {
@@ -251,7 +254,7 @@ pub(super) async fn resume(
     client: &Client,
     connection: &ConnectionManager,
     prefix: &str,
-    session: &str,
+    session: &Arc<Session>,
     after: &str,
 ) -> Result<Option<EventStream>, Unavailable> {
     let Ok(after) = after.parse::<EventId>() else {
@@ -260,7 +263,7 @@ pub(super) async fn resume(
     if after.stream == STANDALONE_STREAM {
         return Ok(None);
     }
-    let key = key(prefix, session, after.stream);
+    let key = key(prefix, session.id(), after.stream);
     // Subscribed before reading the list: an event appended meanwhile comes by one or the other
     // (both: the sequence number drops the second copy).
     let pubsub = subscribe(client, std::slice::from_ref(&key))
@@ -305,12 +308,27 @@ pub(super) async fn resume(
         }
     }
     if !ended {
+        let (session, mut connection) = (session.clone(), connection.clone());
         tokio::spawn(async move {
             let mut messages = pubsub.into_on_message();
+            // The stream's `end` may never come: its instance was killed, or the entry was lost
+            // with Redis' data. The relay ends when the session does (deleted, expired) or the
+            // list is gone (its event TTL passed with no append), checked every RELAY_CHECK.
+            let mut check = tokio::time::interval(RELAY_CHECK);
+            check.tick().await;
             loop {
                 let message = tokio::select! {
                     () = tx.closed() => break,
                     message = messages.next() => message,
+                    _ = check.tick() => {
+                        let gone = session.is_closed()
+                            || matches!(connection.exists::<_, bool>(&key).await, Ok(false));
+                        if gone {
+                            tracing::debug!(%key, "redis: a relayed stream ended without its end: the session or the stream's log is gone");
+                            break;
+                        }
+                        continue;
+                    }
                 };
                 let Some(message) = message else { break };
                 let Ok(entry) = message.get_payload::<String>() else {

@@ -656,7 +656,7 @@ impl SessionBackend for RedisSessions {
             &self.client,
             &self.connection,
             &self.prefix,
-            session.id(),
+            session,
             last_event_id,
         ))
     }
