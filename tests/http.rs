@@ -355,6 +355,13 @@ async fn start_admitting(
     server.tools().add(Tool::new("echo", |a: Text| async move {
         Ok::<_, String>(a.text)
     }));
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct Bytes {
+        bytes: usize,
+    }
+    server.tools().add(Tool::new("big", |a: Bytes| async move {
+        Ok::<_, String>("x".repeat(a.bytes.min(64 << 20)))
+    }));
     let mut options = EndpointOptions {
         sessions: None,
         ..EndpointOptions::default()
@@ -438,6 +445,43 @@ async fn connections_beyond_the_cap_get_503_at_once_and_the_open_ones_go_on() {
     })
     .await;
     assert_eq!(ping_on(&mut a, srv.addr).await, 200);
+}
+
+/// A client that stops reading a large answer does not hold its connection for ever: once a
+/// write has waited `write_stall` for room, the connection ends and its place under the cap is
+/// free again (it was held as long as the client stayed, with the answer buffered).
+#[tokio::test]
+async fn a_client_that_stops_reading_its_answer_loses_the_connection_after_the_write_stall() {
+    use tokio::io::AsyncWriteExt;
+    let serving = orkestrel_mcp::native::http::ServeOptions {
+        max_connections: 1,
+        write_stall: std::time::Duration::from_millis(500),
+        linger: std::time::Duration::from_millis(100),
+        ..Default::default()
+    };
+    let srv = start_admitting(1024, serving).await;
+    // 32 MiB asked for (more than loopback's socket buffers hold), on a socket that reads
+    // little, and then nothing at all.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(srv.addr).await.unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"bytes":33554432}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n{call}",
+        srv.addr,
+        call.len()
+    );
+    stalled.write_all(request.as_bytes()).await.unwrap();
+    support::eventually_async(support::DEADLINE, "the stalled connection's place frees up", || async {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{PING}",
+            srv.addr,
+            PING.len()
+        );
+        support::http::raw(srv.addr, request.as_bytes()).await.0 == 200
+    })
+    .await;
+    drop(stalled);
 }
 
 /// Write a whole oversized request (head and `body_bytes` of body) before reading anything, as

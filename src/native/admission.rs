@@ -5,6 +5,7 @@
 //! |---|---|
 //! | a connection while fewer than [`ServeOptions::max_connections`] (default [`DEFAULT_MAX_CONNECTIONS`]) are open | serves it |
 //! | a connection at the cap | at once, without reading its request: `503 Service Unavailable` with `Retry-After: 1`, `Connection: close` and a JSON-RPC error body (id `null`, `-32000`), then the lingering close below (at most [`REFUSAL_LINGER`]); the open connections go on as before. While [`MAX_REFUSING`] refusals are still being answered, a further connection is closed at once (a flood gets no more of the server than that) |
+//! | a write to the client makes no progress for [`ServeOptions::write_stall`] (default [`DEFAULT_WRITE_STALL`]: the client stopped reading a large answer or a stream, and the socket's buffers are full) | the connection ends (its answer or stream cut), then the lingering close below: a peer that stops reading holds no socket or buffered answer for longer |
 //! | a connection ends (either side) | the lingering close: the server shuts down its sending side (the client reads the whole answer, then the end), then reads and discards what the client still sends — until the client closes, [`ServeOptions::linger`] (default 5 s) passes or [`ServeOptions::linger_bytes`] (default 16 MiB) are read — and only then closes |
 //!
 //! The lingering close is why a client still writing a body the server refused (`413`, a body
@@ -13,6 +14,7 @@
 //! (RFC 9112 §9.6, tear-down). A connection counts against the cap until its lingering close
 //! has ended, so the cap bounds the sockets a peer can hold.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -39,6 +41,9 @@ pub const REFUSAL_LINGER: Duration = Duration::from_secs(1);
 pub const MAX_REFUSING: usize = 64;
 const REFUSAL_LINGER_BYTES: u64 = 64 * 1024;
 
+/// The default of [`ServeOptions::write_stall`]: 30 s.
+pub const DEFAULT_WRITE_STALL: Duration = Duration::from_secs(30);
+
 /// The default of [`ServeOptions::shutdown_grace`]: 10 s.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -58,6 +63,10 @@ pub struct ServeOptions {
     /// After the shutdown signal, how long open connections get to finish before they are
     /// aborted (default [`DEFAULT_SHUTDOWN_GRACE`]).
     pub shutdown_grace: Duration,
+    /// How long a write to the client may wait for room in the socket's buffers (the client
+    /// reads nothing) before the connection ends (default [`DEFAULT_WRITE_STALL`]). Only a
+    /// write that cannot proceed counts: an idle stream writes nothing and is not cut.
+    pub write_stall: Duration,
 }
 
 impl Default for ServeOptions {
@@ -67,6 +76,7 @@ impl Default for ServeOptions {
             linger: DEFAULT_LINGER,
             linger_bytes: DEFAULT_LINGER_BYTES,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            write_stall: DEFAULT_WRITE_STALL,
         }
     }
 }
@@ -97,6 +107,8 @@ impl Admission {
                 permit: Some(permit),
                 linger: self.options.linger,
                 linger_bytes: self.options.linger_bytes,
+                write_stall: self.options.write_stall,
+                stalled: None,
             }),
             Err(_) => {
                 tracing::warn!(
@@ -172,6 +184,10 @@ pub(crate) struct Lingering {
     permit: Option<OwnedSemaphorePermit>,
     linger: Duration,
     linger_bytes: u64,
+    write_stall: Duration,
+    /// Since when a write waits for room (the deadline of [`ServeOptions::write_stall`]); `None`
+    /// while writes proceed.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl Lingering {
@@ -179,6 +195,36 @@ impl Lingering {
         self.stream
             .as_mut()
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))
+    }
+
+    /// A write's outcome `polled`, timed: pending for [`ServeOptions::write_stall`] in a row, it
+    /// fails (`TimedOut`) and the connection ends; any progress restarts the clock.
+    fn timed<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if polled.is_ready() {
+            self.stalled = None;
+            return polled;
+        }
+        let stall = self.write_stall;
+        let deadline = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                tracing::debug!(
+                    ?stall,
+                    "http: the client read nothing for the write stall: connection ended"
+                );
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client read nothing for the write stall",
+                )))
+            }
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -213,7 +259,8 @@ impl AsyncWrite for Lingering {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(self.stream()?).poll_write(cx, buf)
+        let polled = Pin::new(self.stream()?).poll_write(cx, buf);
+        self.timed(cx, polled)
     }
 
     fn poll_write_vectored(
@@ -221,7 +268,8 @@ impl AsyncWrite for Lingering {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(self.stream()?).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(self.stream()?).poll_write_vectored(cx, bufs);
+        self.timed(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -229,7 +277,8 @@ impl AsyncWrite for Lingering {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(self.stream()?).poll_flush(cx)
+        let polled = Pin::new(self.stream()?).poll_flush(cx);
+        self.timed(cx, polled)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
