@@ -333,3 +333,75 @@ async fn a_stdio_bridge_stopped_by_sigterm_exits_while_its_stdin_is_open() {
     assert!(status.success(), "{status}");
     drop(stdin);
 }
+
+/// A stdio bridge whose upstream dies during a call answers the call (the upstream's end fails
+/// it) before it exits: its serving ends as at the end of stdin, not dropped with the answer
+/// unwritten. (A race: the answer and the end of the serving came at once; ten rounds.)
+#[tokio::test]
+async fn a_stdio_bridge_whose_upstream_dies_answers_the_call_in_flight_then_exits() {
+    for round in 0..10 {
+        upstream_dies_during_a_call(round).await;
+    }
+}
+
+async fn upstream_dies_during_a_call(round: u32) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let file = pid_file(&format!("dying-{round}"));
+    // No process left behind holding its output: the upstream's end is seen at once.
+    let script = format!(
+        "echo $$ $$ > {}; exec {} serve --stdio",
+        file.display(),
+        support::server::BIN
+    );
+    let mut bridge = tokio::process::Command::new(support::server::BIN)
+        .args(["bridge", "--stdio", "--", "sh", "-c", &script])
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pids = read_pids(&file).await;
+    let mut stdin = bridge.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(bridge.stdout.take().unwrap()).lines();
+    macro_rules! next {
+        () => {
+            tokio::time::timeout(DEADLINE, lines.next_line())
+                .await
+                .expect("a line within the deadline")
+                .unwrap()
+        };
+    }
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    stdin
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .unwrap();
+    assert!(next!().is_some_and(|l| l.contains("\"id\":1")));
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","arguments":{"steps":1000,"ms":50},"_meta":{"progressToken":"p"}}}"#;
+    stdin
+        .write_all(
+            format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n{call}\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    // The call runs upstream: its progress comes through.
+    let progress = next!().expect("a progress notification");
+    assert!(progress.contains("notifications/progress"), "{progress}");
+    kill(Pid::from_raw(pids[0]), Signal::SIGKILL).unwrap();
+    let answer = loop {
+        let line = next!().expect("the call's answer before the bridge's stdout ends");
+        if line.contains("\"id\":2") {
+            break line;
+        }
+    };
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
+    let status = tokio::time::timeout(DEADLINE, bridge.wait())
+        .await
+        .expect("the bridge exits")
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "the upstream is gone: {status}");
+    drop(stdin);
+}

@@ -14,6 +14,7 @@
 //! the drain ([`StdioOptions::drain`], 10 s): then the calls still running are cancelled and what
 //! is not written yet is dropped (a client that closed stdin is going away).
 
+use std::future::Future;
 use std::io;
 use std::time::Duration;
 
@@ -82,13 +83,35 @@ where
 /// calls and writing stay on one worker thread (a `block_on` caller's thread would otherwise
 /// hand every line to a worker and back); dropping the returned future ends it.
 pub async fn serve_stdio(server: McpServer) -> io::Result<()> {
+    serve_stdio_until(server, std::future::pending()).await
+}
+
+/// [`serve_stdio`] that also ends when `stop` completes, as when stdin ends: reading stops, the
+/// calls in flight get [`StdioOptions::drain`] to be answered (then are cancelled), and what is
+/// queued is written. (Dropping [`serve_stdio`]'s future instead drops the answers not written
+/// yet: a bridge whose upstream went away left the calls it had failed unanswered.)
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_stdio_until(
+    server: McpServer,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let options = StdioOptions::default();
     let mut serving = AbortOnDrop(tokio::spawn(async move {
         #[cfg(target_os = "linux")]
         if let Some((reader, writer)) = reopen_pipes() {
             tracing::debug!("stdio: serving over non-blocking pipes");
-            return serve(server, reader, writer).await;
+            return serve_until(server, reader, writer, options, stop).await;
         }
-        serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+        serve_until(
+            server,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            options,
+            stop,
+        )
+        .await
     }));
     match (&mut serving.0).await {
         Ok(result) => result,
@@ -136,7 +159,7 @@ fn reopen_pipes() -> Option<(
 /// As [`serve`].
 pub async fn serve_with<R, W>(
     server: McpServer,
-    mut reader: R,
+    reader: R,
     writer: W,
     options: StdioOptions,
 ) -> io::Result<()>
@@ -144,6 +167,22 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_until(server, reader, writer, options, std::future::pending()).await
+}
+
+/// [`serve_with`] that also stops reading when `stop` completes (then ends as at EOF).
+async fn serve_until<R, W>(
+    server: McpServer,
+    mut reader: R,
+    writer: W,
+    options: StdioOptions,
+    stop: impl Future<Output = ()>,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let mut stop = std::pin::pin!(stop);
     // Bounded both ways, so a client that stops reading stdout cannot grow our memory: replies
     // wait for room in the queue, requests in flight are capped, and reading stops until they
     // drain. A notification that finds the queue full is refused (`notify` returns `false`).
@@ -158,11 +197,17 @@ where
     // each request would run a tool whose answer is thrown away, for as long as stdin stays
     // open).
     let mut write_failed = None;
+    let mut stopped = false;
     let read_result = 'reading: loop {
         let read = tokio::select! {
             read = reader.read(&mut buf) => read,
             joined = &mut writer_task => {
                 write_failed = Some(joined);
+                break Ok(());
+            }
+            () = &mut stop => {
+                tracing::debug!("stdio: told to stop; ending as at the end of stdin");
+                stopped = true;
                 break Ok(());
             }
         };
@@ -192,7 +237,8 @@ where
         let write_result = joined.map_err(io::Error::other)?;
         return read_result.and(write_result);
     }
-    if let Some(frame) = decoder.finish() {
+    // A line cut short by `stop` is no message; one the end of stdin left unterminated is.
+    if let Some(frame) = decoder.finish().filter(|_| !stopped) {
         conn.ready().await;
         on_frame(frame.as_ref(), &mut conn, &tx, options.max_line_bytes).await;
     }

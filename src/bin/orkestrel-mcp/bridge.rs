@@ -348,11 +348,25 @@ async fn one(args: BridgeArgs, upstream: Arc<Upstream>) -> Result<(), String> {
     );
     let watch = gateway.watch();
     let served = if args.stdio {
-        tokio::select! {
-            served = stdio::serve_stdio(server) => served.map_err(|e| e.to_string()),
-            () = watch => Ok(()),
-            () = &mut stop => Ok(()),
-        }
+        // The upstream gone or a signal: serving ends as at the end of stdin, so the calls the
+        // upstream's end failed are answered (dropping the serving lost them).
+        let ending = Arc::new(tokio::sync::Notify::new());
+        let told = ending.clone();
+        let serving = stdio::serve_stdio_until(server, async move { told.notified().await });
+        tokio::pin!(serving);
+        let served = tokio::select! {
+            served = &mut serving => Some(served),
+            () = watch => None,
+            () = &mut stop => None,
+        };
+        let served = match served {
+            Some(served) => served,
+            None => {
+                ending.notify_one();
+                serving.await
+            }
+        };
+        served.map_err(|e| e.to_string())
     } else {
         let listener = listen(&args).await?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
