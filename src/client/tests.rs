@@ -398,6 +398,26 @@ fn the_default_timer_really_expires() {
     assert!(block_on(client.ping()).unwrap_err().is_timeout());
 }
 
+/// A message's text with a leading byte order mark (a WebSocket frame, a stdio line, a custom
+/// transport's string) is read as the message (RFC 8259 §8.1), not skipped as "not JSON".
+#[test]
+fn a_message_text_with_a_byte_order_mark_is_read() {
+    use futures::FutureExt;
+    let (client, peer) = connected();
+    let mut ping = Box::pin(client.ping());
+    assert!(ping.as_mut().now_or_never().is_none(), "sent, waiting");
+    let request = block_on(peer.request("ping"));
+    let answer = json!({"jsonrpc": "2.0", "id": request.id, "result": {}});
+    let text = format!("\u{feff}{answer}");
+    assert!(peer
+        .transport
+        .sink()
+        .receive_text(text.as_bytes())
+        .is_none());
+    let pinged = ping.now_or_never().expect("the ping is answered");
+    pinged.unwrap();
+}
+
 #[test]
 fn a_transport_close_fails_every_pending_request_at_once() {
     let (client, peer) = connected();

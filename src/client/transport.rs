@@ -203,6 +203,8 @@ impl TransportSink {
     /// request with its id (see `unreadable`), a request from the server is answered with the
     /// error it deserves (returned here, to write back).
     pub fn receive_text(&self, text: &[u8]) -> Option<SinkReply> {
+        // A leading byte order mark is ignored (RFC 8259 §8.1), as everywhere JSON is read.
+        let text = crate::wire::jsonrpc::without_bom(text);
         match serde_json::from_slice::<Value>(text) {
             Ok(value) => self.receive(value),
             Err(e) => match unreadable(text) {

@@ -40,8 +40,8 @@ pub use guards::{
 };
 pub use id::{IntegerText, RequestId};
 pub use message::{JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
-pub(crate) use parse::leading_message_id;
 pub use parse::InvalidMessage;
+pub(crate) use parse::{leading_message_id, without_bom};
 pub use result::ResultValue;
 pub use scan::MAX_DEPTH;
 

@@ -510,7 +510,8 @@ impl Exchange {
                 detail: error_summary(status, &body),
             }));
         }
-        let value = serde_json::from_slice::<Value>(&body).ok();
+        // A leading byte order mark is ignored (RFC 8259 §8.1), as the server and stdio do.
+        let value = serde_json::from_slice::<Value>(crate::wire::jsonrpc::without_bom(&body)).ok();
         let answered = match (&value, &self.request_id) {
             (Some(v), Some(id)) => answers(v, id),
             _ => false,

@@ -495,7 +495,7 @@ fn beyond_limits(
 }
 
 /// `bytes` without a leading UTF-8 byte order mark.
-pub(super) fn without_bom(bytes: &[u8]) -> &[u8] {
+pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 

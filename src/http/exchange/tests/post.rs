@@ -106,6 +106,21 @@ fn a_json_answer_is_delivered_and_must_answer_the_request() {
         events(&mut ex),
         [Event::Message(json!({"jsonrpc":"2.0","id":4,"result":{}}))]
     );
+    // A leading byte order mark is ignored (RFC 8259 §8.1): it was "the reply is not JSON".
+    let mut ex = ep.exchange(&request(9, "ping"), None);
+    ex.start();
+    ex.handle(Input::Response {
+        status: 200,
+        headers: &headers,
+    });
+    ex.handle(Input::Chunk(
+        b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}",
+    ));
+    assert_eq!(done(ex.handle(Input::End)), Ok(()));
+    assert_eq!(
+        events(&mut ex),
+        [Event::Message(json!({"jsonrpc":"2.0","id":9,"result":{}}))]
+    );
     // An answer to another id is delivered, and the request fails.
     let mut ex = ep.exchange(&request(5, "ping"), None);
     ex.start();
