@@ -1087,3 +1087,48 @@ async fn the_cli_calls_a_tool_as_a_task_and_prints_its_statuses() {
         assert!(stderr.contains(": completed"), "{era}: {stderr}");
     }
 }
+
+/// `params.task.ttl` (2025-11-25): a number at or above 0 is taken (a fraction rounded down,
+/// one past the maximum granted as the maximum); a negative one or another type is `-32602`
+/// (`-1` got the default hour, silently).
+#[tokio::test]
+async fn a_requested_ttl_is_read_as_milliseconds_and_a_bad_one_refused() {
+    let (s, _gates, _events) = start_fixture(TaskOptions::new(), None).await;
+    let sid = support::new_session(s.addr, "2025-11-25").await;
+    let ask = |n: u64, ttl: Value| {
+        let call = rpc(
+            json!(n),
+            "tools/call",
+            json!({ "name": "gated", "arguments": { "label": "t" }, "task": { "ttl": ttl } }),
+        );
+        let sid = sid.clone();
+        async move {
+            post(s.addr, &[("mcp-session-id", &sid)], &call)
+                .await
+                .messages()[0]
+                .clone()
+        }
+    };
+    for (n, ttl) in [
+        (1, json!(-1)),
+        (2, json!("60000")),
+        (3, json!(-0.5)),
+        (4, json!({})),
+    ] {
+        let refused = ask(n, ttl.clone()).await;
+        assert_eq!(refused["error"]["code"], -32602, "{ttl}: {refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("task.ttl"),
+            "{refused}"
+        );
+    }
+    let fraction = ask(5, json!(1500.9)).await;
+    assert_eq!(fraction["result"]["task"]["ttl"], 1500, "{fraction}");
+    let huge = ask(6, json!(1e300)).await;
+    assert_eq!(huge["result"]["task"]["ttl"], 86_400_000, "{huge}");
+    let null = ask(7, Value::Null).await;
+    assert_eq!(null["result"]["task"]["ttl"], 3_600_000, "{null}");
+}

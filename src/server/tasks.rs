@@ -177,6 +177,28 @@ fn store_error(e: TaskStoreError) -> ErrorObject {
     }
 }
 
+/// The `ttl` a 2025-11-25 `params.task` asks for, in ms: absent or `null` is none (the default
+/// is granted); a number at or above 0 is taken (a fraction rounded down, beyond `u64`
+/// saturated; the grant caps it); anything else — a negative number, a string — is `-32602`
+/// (it was taken silently for none, so `-1` got the default hour).
+fn requested_ttl(ttl: Option<&Value>) -> Result<Option<u64>, ErrorObject> {
+    match ttl {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+            (Some(ms), _) => Ok(Some(ms)),
+            // `as` saturates: 1e300 is u64::MAX, which the grant caps.
+            (None, Some(ms)) if ms >= 0.0 => Ok(Some(ms as u64)),
+            _ => Err(ErrorObject::invalid_params(format!(
+                "\"task.ttl\" must be a number of milliseconds at or above 0, not {n}"
+            ))),
+        },
+        Some(other) => Err(ErrorObject::invalid_params(format!(
+            "\"task.ttl\" must be a number of milliseconds, not {}",
+            crate::wire::json_text::to_text(other)
+        ))),
+    }
+}
+
 /// How many times a task's end is written at most when the store cannot be reached (a shared
 /// store: Redis restarting, a network blip): 120, [`settle_pause`] apart (with
 /// [`TaskOptions::sleep`]; without a timer, once), about 10 minutes in all.
@@ -696,9 +718,7 @@ impl TaskEngine for Tasks {
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("tool {} does not run as a task", tool.name()),
             )),
-            (Some(Value::Object(task)), _) => {
-                Ok(Mode::Task(task.get("ttl").and_then(Value::as_u64)))
-            }
+            (Some(Value::Object(task)), _) => Ok(Mode::Task(requested_ttl(task.get("ttl"))?)),
             (Some(_), _) => Err(ErrorObject::invalid_params(r#""task" must be an object"#)),
         }
     }
