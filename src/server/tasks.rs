@@ -913,10 +913,23 @@ impl Tasks {
         id: &str,
         authorization: Option<&str>,
     ) -> Result<Value, ErrorObject> {
+        let mut read = false;
         loop {
             // Watched before the read: a change between the two wakes it.
             let changed = self.watch(id);
-            let task = self.get(id, authorization).await?;
+            let task = match self.get(id, authorization).await {
+                Ok(task) => task,
+                // The store unreachable (a shared one: Redis stalled, restarting) while waiting
+                // for a task already read: read again at the next recheck. The task goes on;
+                // failing here told the client it had failed (`-32603`, task still working).
+                Err(e) if read && e.code == ErrorCode::INTERNAL_ERROR => {
+                    tracing::debug!(task = %id, error = %e.message, "tasks/result: the task store is unavailable; waiting on");
+                    self.wait(changed).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            read = true;
             match task.status {
                 TaskStatus::Completed => {
                     let mut result = task.result.unwrap_or(json!({}));
@@ -936,14 +949,19 @@ impl Tasks {
                 }
                 TaskStatus::Working | TaskStatus::InputRequired => {}
             }
-            match &self.options.sleep {
-                Some(sleep) => {
-                    let recheck = sleep(std::time::Duration::from_millis(RECHECK_MS));
-                    futures::future::select(changed, recheck).await;
-                }
-                None => {
-                    let _ = changed.await;
-                }
+            self.wait(changed).await;
+        }
+    }
+
+    /// Wait for `changed` (a signal that the task changed) or the next recheck.
+    async fn wait(&self, changed: futures::channel::oneshot::Receiver<()>) {
+        match &self.options.sleep {
+            Some(sleep) => {
+                let recheck = sleep(std::time::Duration::from_millis(RECHECK_MS));
+                futures::future::select(changed, recheck).await;
+            }
+            None => {
+                let _ = changed.await;
             }
         }
     }

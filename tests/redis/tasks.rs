@@ -398,10 +398,12 @@ async fn the_task_byte_bound_keeps_a_running_total_through_creates_updates_remov
 }
 
 /// The Redis task store, reporting `unavailable` each time a change could not be written (Redis
-/// did not answer).
+/// did not answer), and with `reads` each read.
 struct Watched {
     inner: Arc<dyn TaskStore>,
     events: tokio::sync::mpsc::UnboundedSender<&'static str>,
+    /// Report reads too: `read`, or `read unavailable`.
+    reads: bool,
 }
 
 impl std::fmt::Debug for Watched {
@@ -419,7 +421,16 @@ impl TaskStore for Watched {
         task_id: &'a str,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Option<Task>, TaskStoreError>> {
-        self.inner.get(task_id, now_ms)
+        Box::pin(async move {
+            let read = self.inner.get(task_id, now_ms).await;
+            if self.reads {
+                let _ = self.events.send(match &read {
+                    Err(TaskStoreError::Unavailable(_)) => "read unavailable",
+                    _ => "read",
+                });
+            }
+            read
+        })
     }
     fn update<'a>(
         &'a self,
@@ -467,6 +478,7 @@ async fn a_task_ending_while_redis_stalls_completes_once_redis_is_back() {
         Arc::new(Watched {
             inner,
             events: failures,
+            reads: false,
         })
     })
     .await;
@@ -481,4 +493,47 @@ async fn a_task_ending_while_redis_stalls_completes_once_redis_is_back() {
     redis.stall(false);
     let done = until_status_on(a, &id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "opened", "{done}");
+}
+
+/// A 2025-11-25 `tasks/result` waiting for a task while Redis stalls waits on (its rechecks
+/// fail) and answers with the result once the task ends: it answered `-32603` "the task store is
+/// unavailable" at the first failed recheck, the task still working.
+#[tokio::test]
+async fn tasks_result_waits_through_a_redis_stall() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let (reads, mut read) = tokio::sync::mpsc::unbounded_channel();
+    let (a, mut on_a) = support::redis::tasking_instance_with(&redis, gate.clone(), move |inner| {
+        Arc::new(Watched {
+            inner,
+            events: reads,
+            reads: true,
+        })
+    })
+    .await;
+    let id = session(a, "2025-11-25").await;
+    let params = json!({"name": "gated", "arguments": {}, "task": {"ttl": 60_000}});
+    let created = in_session(a, &id, 2, "tools/call", params).await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(next_event(&mut on_a).await, "started");
+    let waiting = tokio::spawn({
+        let (id, task) = (id.clone(), task.clone());
+        async move { in_session(a, &id, 3, "tasks/result", json!({"taskId": task})).await }
+    });
+    // Its first read found the task working; then Redis stalls, and a recheck fails.
+    assert_eq!(next_event(&mut read).await, "read");
+    redis.stall(true);
+    while next_event(&mut read).await != "read unavailable" {}
+    redis.stall(false);
+    gate.notify_waiters();
+    let result = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("tasks/result answers")
+        .unwrap();
+    assert_eq!(result["result"]["content"][0]["text"], "opened", "{result}");
 }
