@@ -332,6 +332,12 @@ impl McpServer {
                     if let Some(id) = id {
                         let cancelled = self.inner.peers.cancel(&ctx.in_flight_scope(), &id);
                         tracing::debug!(%id, cancelled, "notifications/cancelled");
+                        if let (false, Some(scope)) = (cancelled, ctx.scope.clone()) {
+                            // Maybe in flight on another instance (a shared session store).
+                            return Some(Box::pin(async move {
+                                self.hand_on_cancel(&scope, id).await;
+                            }));
+                        }
                     }
                 }
                 None

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::push::Change;
 use super::McpServer;
 use crate::protocol::LogLevel;
-use crate::wire::jsonrpc::{JsonRpcResponse, ResultValue};
+use crate::wire::jsonrpc::{JsonRpcResponse, RequestId, ResultValue};
 use crate::{BoxFuture, MaybeSend, MaybeSync};
 
 /// One scope's (a session's) MCP state, as a shared store keeps it.
@@ -153,6 +153,15 @@ pub trait ScopeStore: MaybeSend + MaybeSync {
         Box::pin(futures::future::ready(()))
     }
 
+    /// A `notifications/cancelled` that arrived on `scope` here naming request `id`, which is
+    /// not in flight here: hand it to the other instances sharing the scope, the one that runs
+    /// the request cancels it ([`McpServer::cancel_request`]). By default it is dropped (the
+    /// spec lets a receiver ignore a cancellation for a request it does not know).
+    fn uncancelled(&self, scope: &str, id: &RequestId) -> BoxFuture<'static, ()> {
+        let _ = (scope, id);
+        Box::pin(futures::future::ready(()))
+    }
+
     /// Whether `scope` is one of this store's sessions, which hear of list and resource
     /// changes through the store ([`ScopeStore::changed`]) rather than from the instance that
     /// made the change. By default none is.
@@ -273,6 +282,21 @@ impl McpServer {
         };
         let scope = Some(Arc::<str>::from(scope));
         (self.inner.pending).resolve(&scope, id, response.payload.map(ResultValue::into_value))
+    }
+
+    /// Cancel request `id` in flight on `scope` (its future dropped, its answer never sent, as
+    /// for a `notifications/cancelled` that arrived here); `false` when none is. Never handed
+    /// on: the bus of a shared store calls it with a cancellation another instance received
+    /// ([`ScopeStore::uncancelled`]).
+    pub fn cancel_request(&self, scope: &str, id: &RequestId) -> bool {
+        self.inner.peers.cancel(&Some(Arc::<str>::from(scope)), id)
+    }
+
+    /// Hand a cancellation naming no request in flight here to the scope store, if one is set.
+    pub(crate) async fn hand_on_cancel(&self, scope: &str, id: RequestId) {
+        if let Some(store) = self.scope_store() {
+            store.uncancelled(scope, &id).await;
+        }
     }
 
     /// Hand a response this instance has no request for to the scope store, if one is set.

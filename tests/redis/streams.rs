@@ -558,3 +558,33 @@ async fn list_and_resource_changes_made_on_one_instance_reach_the_get_streams_on
     );
     assert_eq!(second["params"]["uri"], "test://r");
 }
+
+/// A `notifications/cancelled` that reaches another instance than the one running the request
+/// cancels it there (handed on through Redis): the tool stops and its stream ends without a
+/// result. It was ignored: the tool ran to its end and answered.
+#[tokio::test]
+async fn a_cancellation_sent_to_the_other_instance_cancels_the_request() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+    let mut on_a = progress_call(a, &id, 7, 1000, 20).await;
+    let _priming = on_a.next().await.unwrap();
+    assert_eq!(step_of(&on_a.next().await.unwrap()), "step 1 of 1000");
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"enough"}}"#;
+    let sent = post(b, &sid(&id), cancel).await;
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    let rest = on_a.rest().await;
+    assert!(
+        rest.iter().all(|e| e.json().get("id").is_none()),
+        "no result after the cancellation: {:?}",
+        rest.last().map(Event::json)
+    );
+    assert!(
+        rest.len() < 999,
+        "the tool stopped: {} more steps",
+        rest.len()
+    );
+}

@@ -51,7 +51,7 @@ use crate::http::session::{
 use crate::server::scope::{ScopeState, ScopeStore};
 use crate::server::Change;
 use crate::server::McpServer;
-use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse};
+use crate::wire::jsonrpc::{JsonRpcMessage, JsonRpcResponse, RequestId};
 use crate::BoxFuture;
 
 /// The default prefix of every key and channel name.
@@ -250,11 +250,18 @@ impl RedisSessions {
         format!("{}changes", self.prefix)
     }
 
-    fn channels(&self) -> [String; 4] {
+    /// The channel a client's `notifications/cancelled` goes on when the instance it reached
+    /// runs no such request (`{session}\n{request id}`): the instance that runs it cancels it.
+    pub fn cancels_channel(&self) -> String {
+        format!("{}cancels", self.prefix)
+    }
+
+    fn channels(&self) -> [String; 5] {
         [
             self.ended_channel(),
             self.answers_channel(),
             self.changes_channel(),
+            self.cancels_channel(),
             events::push_channel(&self.prefix),
         ]
     }
@@ -477,6 +484,22 @@ impl RedisSessions {
         {
             if self.server.resolve_response(session, response) {
                 tracing::debug!(%session, "redis: resolved a response handed on by another instance");
+            }
+        }
+    }
+
+    /// A client's cancellation another instance handed on: the request cancelled here if it
+    /// runs here.
+    fn cancelled(&self, payload: &str) {
+        let Some((session, id)) = payload.split_once('\n') else {
+            return;
+        };
+        let id = serde_json::from_str::<serde_json::Value>(id)
+            .ok()
+            .and_then(|id| RequestId::from_value(&id));
+        if let Some(id) = id {
+            if self.server.cancel_request(session, &id) {
+                tracing::debug!(%session, %id, "redis: cancelled a request for another instance's notifications/cancelled");
             }
         }
     }
@@ -713,6 +736,28 @@ impl ScopeStore for WriteThrough {
         })
     }
 
+    fn uncancelled(&self, scope: &str, id: &RequestId) -> BoxFuture<'static, ()> {
+        let Some(this) = self.0.upgrade() else {
+            return Box::pin(futures::future::ready(()));
+        };
+        // Only a session's request can run on another instance (not a WebSocket's or stdio's).
+        if !this.lock().contains_key(scope) {
+            return Box::pin(futures::future::ready(()));
+        }
+        let payload = format!(
+            "{scope}\n{}",
+            crate::wire::json_text::to_text(&id.to_value())
+        );
+        let channel = this.cancels_channel();
+        let mut connection = this.connection.clone();
+        Box::pin(async move {
+            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
+            if let Err(e) = published {
+                tracing::warn!(error = %e, "redis: cannot hand a cancellation on to the other instances");
+            }
+        })
+    }
+
     fn save(&self, scope: &str, state: ScopeState) -> BoxFuture<'static, ()> {
         let Some(this) = self.0.upgrade() else {
             return Box::pin(futures::future::ready(()));
@@ -785,6 +830,8 @@ async fn listen_for_ends(this: Weak<RedisSessions>, first: ::redis::aio::PubSub)
                     sessions.forget(&payload);
                 } else if channel == sessions.answers_channel() {
                     sessions.answered(&payload);
+                } else if channel == sessions.cancels_channel() {
+                    sessions.cancelled(&payload);
                 } else if channel == sessions.changes_channel() {
                     sessions.changed(&payload).await;
                 } else {
