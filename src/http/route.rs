@@ -15,6 +15,7 @@
 //! | `POST {path}`, a request | `200`, the response as JSON, or as SSE when the client accepts `text/event-stream` (notifications the handler sends come first on that stream; a handshake-era stream's head goes out at once, before its first event); a 2026-07-28 request whose response comes before any notification gets JSON with its status ([`status_of`]) |
 //! | `POST`, a request answered with JSON and cancelled by `notifications/cancelled` (on its session) | `200`, `-32800` "Request cancelled" with its id: the `POST` still gets one JSON object (on an SSE stream a cancelled request gets nothing) |
 //! | `POST`, a notification or a response | `202`, no body; under an `MCP-Protocol-Version` no era speaks, `400` `-32022` |
+//! | `POST`, an `id`-less object that is no JSON-RPC message (`method` not a string, no or another `jsonrpc`) | `400`, `-32600`, id `null`: not accepted, though no JSON-RPC answer is due (a notification whose only fault is `params`: `202`, dropped) |
 //! | `POST`, malformed JSON or an empty body | `400`, `-32700`, id `null` |
 //! | `POST`, not a valid message (bad envelope; a batch where batches are refused, below) | `400`, `-32600` (or `-32602` for non-object `params`) |
 //! | `POST`, a JSON-RPC batch (an array) | see the batch table below |
@@ -615,6 +616,16 @@ impl Route {
             Err(invalid) => {
                 return match invalid.response() {
                     Some(response) => Answer::json(400, &response),
+                    // Not a JSON-RPC message at all (`method` not a string, no or another
+                    // `jsonrpc`), though without an `id`: no JSON-RPC answer is due, but the
+                    // transport does not accept it either — `400` carrying the error, id `null`
+                    // (spec `basic/transports`: "If the server cannot accept the input, it MUST
+                    // return an HTTP error status code"). A notification whose only fault is its
+                    // `params` is still taken (`202`) and dropped, as before.
+                    None if invalid.error.code == ErrorCode::INVALID_REQUEST => {
+                        tracing::debug!(error = %invalid, "http: refused a malformed notification");
+                        Answer::json(400, &JsonRpcResponse::error(None, invalid.error.clone()))
+                    }
                     None => {
                         tracing::debug!(error = %invalid, "http: dropped a malformed notification");
                         Answer::empty(202)

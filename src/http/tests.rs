@@ -359,6 +359,16 @@ fn notifications_and_responses_are_202() {
         let a = answer(&r, post(body).header(MCP_PROTOCOL_VERSION, "2026-07-28"));
         assert_eq!(a.status, 202, "{body}");
     }
+    // A malformed notification is not accepted: `400` with its error, id `null` (it was `202`).
+    for (body, code) in [
+        (r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#, -32600),
+        (r#"{"method":"notifications/initialized"}"#, -32600),
+        (r#"{"jsonrpc":"1.0","method":"x"}"#, -32600),
+    ] {
+        let a = answer(&r, post(body));
+        assert_eq!((a.status, code_of(&a)), (400, code), "{body}");
+        assert_eq!(json_of(&a)["id"], Value::Null, "{body}");
+    }
 }
 
 #[test]
