@@ -37,7 +37,9 @@ use crate::http::negotiate::{
     accept, conflicting_fields, read_protocol_version, read_protocol_version_str,
 };
 use crate::http::request::Fields;
-use crate::http::session::{EventReceiver, MintError, Session, SessionBackend, Unavailable};
+use crate::http::session::{
+    EventId, EventReceiver, MintError, Session, SessionBackend, Unavailable,
+};
 use crate::protocol::{negotiate_initialize, receives_batches};
 use crate::server::batch;
 use crate::wire::jsonrpc::{
@@ -230,8 +232,11 @@ impl Sessions {
             // Another instance's stream, maybe: a shared log replays it and relays the rest.
             match self.store.resume_shared(&session, last).await {
                 Ok(Some(events)) => {
+                    if let Ok(cursor) = last.parse::<EventId>() {
+                        self.store.attached(session.id(), cursor.stream);
+                    }
                     return Answer::events(events)
-                        .with_header(headers::MCP_SESSION_ID, session.id().to_owned())
+                        .with_header(headers::MCP_SESSION_ID, session.id().to_owned());
                 }
                 Ok(None) => {}
                 Err(e) => return unavailable(&e),
@@ -240,6 +245,10 @@ impl Sessions {
         let Some(attached) = session.resume(last_event_id) else {
             return Answer::session_not_found();
         };
+        if attached.token != u64::MAX {
+            // Live (not the whole replay of an answered stream).
+            self.store.attached(session.id(), attached.stream);
+        }
         let id = session.id().to_owned();
         let stream = Attachment::new(session, attached.stream, attached.token, attached.events);
         Answer::events(EventStream::new(stream)).with_header(headers::MCP_SESSION_ID, id)

@@ -588,3 +588,37 @@ async fn a_cancellation_sent_to_the_other_instance_cancels_the_request() {
         rest.len()
     );
 }
+
+/// One stream, one connection, across instances as on one (spec `basic/transports`: a message
+/// goes out on one stream only): a request's stream resumed on B ends the connection still open
+/// to A (it got every event too, the response included), and a `GET` on B ends the one on A
+/// (both got every pushed message).
+#[tokio::test]
+async fn a_stream_taken_over_on_another_instance_ends_the_first_connection() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let (a, _a) = instance(&redis).await;
+    let (b, _b) = instance(&redis).await;
+    let id = session(a, "2025-11-25").await;
+
+    let mut on_a = progress_call(a, &id, 2, 1000, 5).await;
+    let _priming = on_a.next().await.unwrap();
+    let first = on_a.next().await.unwrap();
+    let mut on_b = resume(b, &id, &first.id.clone().unwrap()).await;
+    assert!(on_b.next().await.is_some(), "B relays the stream");
+    let rest_on_a = on_a.rest().await;
+    assert!(
+        rest_on_a.iter().all(|e| e.json().get("id").is_none()),
+        "A's connection ended before the result: {} events",
+        rest_on_a.len()
+    );
+    let rest_on_b = on_b.rest().await;
+    let result = rest_on_b.last().unwrap().json();
+    assert_eq!(result["result"]["content"][0]["text"], "done 1000 steps");
+
+    let mut get_a = get_stream(a, &id).await;
+    let _get_b = get_stream(b, &id).await;
+    while get_a.next().await.is_some() {}
+    assert_eq!(get_a.ended_cleanly(), Some(Ok(())), "A's GET stream");
+}

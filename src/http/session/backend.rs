@@ -123,6 +123,15 @@ pub trait SessionBackend: fmt::Debug + MaybeSend + MaybeSync {
         Box::pin(future::ready(Ok(None)))
     }
 
+    /// A connection to this instance now carries `stream` of session `id` (a `GET`: the
+    /// standalone stream, or a resume): tell the other instances sharing the session, which end
+    /// their own connection on that stream, as a second connection on one instance replaces the
+    /// first (spec `basic/transports`: the server MUST NOT broadcast a message across several
+    /// streams). Must not block. Default: nothing (no other instance).
+    fn attached(&self, id: &str, stream: u64) {
+        let _ = (id, stream);
+    }
+
     /// End, with a `retry` field, this instance's connections that carry no unanswered request
     /// ([`Session::disconnect_idle`]): the start of a graceful shutdown.
     fn disconnect_idle(&self);

@@ -569,6 +569,20 @@ impl Session {
         state.touched = now;
     }
 
+    /// End the connection attached to `stream`, if any (a connection to another instance took
+    /// the stream over: each message goes out on one stream only); `true` when one was. The
+    /// stream goes on: its events are logged, for a resume.
+    pub fn end_connection(&self, stream: u64) -> bool {
+        let mut state = self.lock();
+        match state.sinks.remove(stream) {
+            Some(sink) => {
+                end(&mut state, sink, None);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// End the session (`DELETE`, eviction or shutdown): every stream's connection ends and
     /// later calls do nothing. With `retry_ms`, each live connection first gets an SSE `retry`
     /// field (a server-side close of a stream the client may resume).

@@ -14,6 +14,8 @@
 //! | `{prefix}push` | pub/sub channel | `{session}\n{message}` for a session's standalone (`GET`) stream, delivered by the instance that holds it | — |
 //! | `{prefix}answers` | pub/sub channel | `{session}\n{response}`: a client's response that reached an instance with no request for it, for the instance whose tool awaits it | — |
 //! | `{prefix}task:{id}`, `{prefix}tasks`, `{prefix}task-bytes`, `{prefix}task-bytes-total`, `{prefix}tasks-of:{owner}`, `{prefix}tasks-unowned`, `{prefix}task-signals` | hash, sorted set, hash, string, sorted sets, channel | the task records of [`RedisTasks`] (a [`TaskStore`](crate::server::tasks::TaskStore)), their count and byte bounds, each owner's index for `tasks/list`, and the signals between instances | each task's TTL |
+//! | `{prefix}cancels` | pub/sub channel | `{session}\n{request id}`: a `notifications/cancelled` that reached an instance not running the request, for the one that runs it | — |
+//! | `{prefix}takeovers` | pub/sub channel | `{instance}\n{session}\n{stream}`: a connection to that instance now carries the stream (a `GET`, a resume); the others end theirs on it | — |
 //! | `{prefix}changes` | pub/sub channel | `{instance}\n{change}` ([`Change::to_wire`]): a list or resource change made on one instance, for the sessions' `GET` streams and the listen streams of every instance | — |
 //!
 //! Each operation is one round trip (a Lua script run by `EVALSHA`, over one multiplexed
@@ -256,12 +258,19 @@ impl RedisSessions {
         format!("{}cancels", self.prefix)
     }
 
-    fn channels(&self) -> [String; 5] {
+    /// The channel an instance announces a stream it now carries on
+    /// (`{instance}\n{session}\n{stream}`): the others end their own connection on it.
+    pub fn takeovers_channel(&self) -> String {
+        format!("{}takeovers", self.prefix)
+    }
+
+    fn channels(&self) -> [String; 6] {
         [
             self.ended_channel(),
             self.answers_channel(),
             self.changes_channel(),
             self.cancels_channel(),
+            self.takeovers_channel(),
             events::push_channel(&self.prefix),
         ]
     }
@@ -488,6 +497,27 @@ impl RedisSessions {
         }
     }
 
+    /// Another instance now carries a stream of a session: this instance's connection on it,
+    /// if any, ends (the events still reach the shared log, for the other instance to relay).
+    fn taken_over(&self, payload: &str) {
+        let mut parts = payload.splitn(3, '\n');
+        let (Some(origin), Some(session), Some(stream)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            return;
+        };
+        let Ok(stream) = stream.parse::<u64>() else {
+            return;
+        };
+        if origin == self.instance {
+            return;
+        }
+        let local = self.lock().get(session).map(|l| l.session.clone());
+        if local.is_some_and(|s| s.end_connection(stream)) {
+            tracing::debug!(%session, stream, "redis: another instance took a stream over; its connection here ended");
+        }
+    }
+
     /// A client's cancellation another instance handed on: the request cancelled here if it
     /// runs here.
     fn cancelled(&self, payload: &str) {
@@ -684,6 +714,18 @@ impl SessionBackend for RedisSessions {
         ))
     }
 
+    fn attached(&self, id: &str, stream: u64) {
+        let payload = format!("{}\n{id}\n{stream}", self.instance);
+        let channel = self.takeovers_channel();
+        let mut connection = self.connection.clone();
+        tokio::spawn(async move {
+            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
+            if let Err(e) = published {
+                tracing::warn!(error = %e, "redis: cannot tell the other instances of a stream taken over");
+            }
+        });
+    }
+
     fn disconnect_idle(&self) {
         let sessions: Vec<_> = self.lock().values().map(|l| l.session.clone()).collect();
         for session in sessions {
@@ -832,6 +874,8 @@ async fn listen_for_ends(this: Weak<RedisSessions>, first: ::redis::aio::PubSub)
                     sessions.answered(&payload);
                 } else if channel == sessions.cancels_channel() {
                     sessions.cancelled(&payload);
+                } else if channel == sessions.takeovers_channel() {
+                    sessions.taken_over(&payload);
                 } else if channel == sessions.changes_channel() {
                     sessions.changed(&payload).await;
                 } else {
