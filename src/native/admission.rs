@@ -64,8 +64,9 @@ pub struct ServeOptions {
     /// aborted (default [`DEFAULT_SHUTDOWN_GRACE`]).
     pub shutdown_grace: Duration,
     /// How long a write to the client may wait for room in the socket's buffers (the client
-    /// reads nothing) before the connection ends (default [`DEFAULT_WRITE_STALL`]). Only a
-    /// write that cannot proceed counts: an idle stream writes nothing and is not cut.
+    /// reads nothing) before the connection ends (default [`DEFAULT_WRITE_STALL`]; zero: no
+    /// bound). Only a write that cannot proceed counts: an idle stream writes nothing and is
+    /// not cut.
     pub write_stall: Duration,
 }
 
@@ -204,7 +205,7 @@ impl Lingering {
         cx: &mut Context<'_>,
         polled: Poll<io::Result<T>>,
     ) -> Poll<io::Result<T>> {
-        if polled.is_ready() {
+        if polled.is_ready() || self.write_stall.is_zero() {
             self.stalled = None;
             return polled;
         }
@@ -277,8 +278,8 @@ impl AsyncWrite for Lingering {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let polled = Pin::new(self.stream()?).poll_flush(cx);
-        self.timed(cx, polled)
+        // Untimed: a socket's flush is always ready and says nothing of the client's reading.
+        Pin::new(self.stream()?).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

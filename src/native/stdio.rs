@@ -227,8 +227,21 @@ where
                     write_failed = Some(joined);
                     break 'reading Ok(());
                 }
+                // Every place taken by long calls: `stop` still ends the reading.
+                () = &mut stop => {
+                    stopped = true;
+                    break 'reading Ok(());
+                }
             }
-            on_frame(frame, &mut conn, &tx, options.max_line_bytes).await;
+            // An answer waiting for room in the output (a client that stopped reading stdout):
+            // `stop` still ends the reading (the drain below bounds the rest).
+            tokio::select! {
+                () = on_frame(frame, &mut conn, &tx, options.max_line_bytes) => {}
+                () = &mut stop => {
+                    stopped = true;
+                    break 'reading Ok(());
+                }
+            }
         }
     };
     if let Some(joined) = write_failed {

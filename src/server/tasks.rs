@@ -70,10 +70,11 @@ pub struct TaskOptions {
     /// Runs the tools in the background (default [`host::defaults::spawner`](crate::host::defaults::spawner));
     /// with none, a task-augmented call fails with `-32603`.
     pub spawner: Option<Spawn>,
-    /// The timer of a 2025-11-25 `tasks/result` waiting on a shared store: it reads the task
-    /// again a second after the last change signal, so a lost signal delays it at most that
-    /// long (default [`host::defaults::sleep`](crate::host::defaults::sleep); with none it
-    /// waits for signals only).
+    /// The server's timer for tasks (default [`host::defaults::sleep`](crate::host::defaults::sleep)):
+    /// a 2025-11-25 `tasks/result` waiting on a shared store reads the task again a second
+    /// after the last change signal, so a lost signal delays it at most that long (with none it
+    /// waits for signals only); a task's end the store could not take is written again
+    /// [`settle_pause`] later (with none it is given up at once, logged).
     pub sleep: Option<Sleep>,
 }
 
@@ -131,7 +132,8 @@ impl TaskOptions {
         self
     }
 
-    /// Time `tasks/result`'s re-reads with `sleep`.
+    /// Time `tasks/result`'s re-reads and the retried writes of a task's end with `sleep`
+    /// ([`TaskOptions::sleep`]).
     pub fn with_sleep(mut self, sleep: Sleep) -> Self {
         self.sleep = Some(sleep);
         self
@@ -394,14 +396,18 @@ impl Tasks {
         // is written again after a pause (the options' timer; none: given up at once), else
         // the end would be lost: the task `working` until its ttl, its result gone. Until the
         // task expires (the store answers `NotFound` then), at most SETTLE_ATTEMPTS writes.
-        let mut attempt = 0;
+        let (mut status, mut result, mut error) = (status, result, error);
+        let (mut attempt, mut shortened) = (0, false);
         loop {
             match set(status, result.clone(), error.clone()).await {
-                Err(TaskStoreError::TooLarge(limit)) => {
-                    let error = ErrorObject::internal(format!(
+                // Failed instead, with a short error: written as the end is (retried too).
+                Err(TaskStoreError::TooLarge(limit)) if !shortened => {
+                    shortened = true;
+                    (status, result) = (TaskStatus::Failed, None);
+                    error = Some(ErrorObject::internal(format!(
                         "the task's result exceeds the task store's {limit}-byte bound"
-                    ));
-                    let _ = set(TaskStatus::Failed, None, Some(error)).await;
+                    )));
+                    continue;
                 }
                 Err(e @ TaskStoreError::Unavailable(_)) => {
                     attempt += 1;
@@ -906,30 +912,40 @@ impl Tasks {
     /// 2025-11-25 `tasks/result`: wait for the end, then the tool's result (with the
     /// related-task `_meta`), its JSON-RPC error, or an error for a cancelled task. The task
     /// may run on another instance sharing the store: a change signal (or, should one be lost,
-    /// the [`TaskOptions::sleep`] timer) has it read again. The wait is bounded by the task's
-    /// TTL: an expired task is an unknown one.
+    /// the [`TaskOptions::sleep`] timer) has it read again; a store that cannot be reached after
+    /// the first read is read again at the next recheck. The wait is bounded by the task's TTL:
+    /// an expired task is an unknown one, and past the TTL the first read gave, a store still
+    /// unreachable fails the call with its error.
     async fn task_result(
         &self,
         id: &str,
         authorization: Option<&str>,
     ) -> Result<Value, ErrorObject> {
-        let mut read = false;
+        // Until when the task lives, once read (its creation plus its TTL; `None`: not read
+        // yet, or no TTL).
+        let mut read = None;
         loop {
             // Watched before the read: a change between the two wakes it.
             let changed = self.watch(id);
             let task = match self.get(id, authorization).await {
                 Ok(task) => task,
                 // The store unreachable (a shared one: Redis stalled, restarting) while waiting
-                // for a task already read: read again at the next recheck. The task goes on;
-                // failing here told the client it had failed (`-32603`, task still working).
-                Err(e) if read && e.code == ErrorCode::INTERNAL_ERROR => {
+                // for a task already read, within its TTL: read again at the next recheck. The
+                // task goes on; failing here told the client it had failed (`-32603`, task
+                // still working).
+                Err(e)
+                    if e.code == ErrorCode::INTERNAL_ERROR
+                        && read.is_some_and(|until: Option<u64>| {
+                            until.is_none_or(|until| self.now() < until)
+                        }) =>
+                {
                     tracing::debug!(task = %id, error = %e.message, "tasks/result: the task store is unavailable; waiting on");
                     self.wait(changed).await;
                     continue;
                 }
                 Err(e) => return Err(e),
             };
-            read = true;
+            read = Some(task.ttl_ms.map(|ttl| task.created_at.saturating_add(ttl)));
             match task.status {
                 TaskStatus::Completed => {
                     let mut result = task.result.unwrap_or(json!({}));

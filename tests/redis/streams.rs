@@ -281,10 +281,10 @@ async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
     assert_eq!(on_b.ended_cleanly(), Some(Ok(())), "the relayed stream");
 }
 
-/// A relayed stream whose instance was killed ends once its log is gone from Redis (its event
-/// TTL passed with no append), though the session lives on.
+/// A relayed stream whose instance was killed ends once its session is gone from Redis (expired:
+/// no request named it for the idle TTL; here its record is removed), not only on a `DELETE`.
 #[tokio::test]
-async fn a_relay_ends_when_its_streams_log_is_gone() {
+async fn a_relay_ends_when_its_session_is_gone_from_redis() {
     let Some(redis) = Redis::start(None).await else {
         return;
     };
@@ -313,7 +313,7 @@ async fn a_relay_ends_when_its_streams_log_is_gone() {
     a_child.kill().await.expect("kill -9 A");
     let mut on_b = resume(b, &id, &first).await;
     let removed: usize = ::redis::cmd("DEL")
-        .arg(&key)
+        .arg(format!("orkestrel-mcp:session:{id}"))
         .query_async(&mut r.clone())
         .await
         .unwrap();
@@ -326,7 +326,7 @@ async fn a_relay_ends_when_its_streams_log_is_gone() {
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
     )
     .await;
-    assert_eq!(listed.status, 200, "the session lives on: {}", listed.body);
+    assert_eq!(listed.status, 404, "the session is gone: {}", listed.body);
 }
 
 /// Two instances serving the `ask` tool (it elicits a name) and a 2025-11-25 session that

@@ -500,7 +500,7 @@ impl Exchange {
     fn finish_body(&mut self, status: u16, kind: Body) -> Step {
         let body = std::mem::take(&mut self.body);
         if kind == Body::ModernError {
-            let error = serde_json::from_slice::<Value>(&body)
+            let error = serde_json::from_slice::<Value>(crate::wire::jsonrpc::without_bom(&body))
                 .ok()
                 .and_then(|v| v.get("error").cloned())
                 .and_then(|e| serde_json::from_value::<ErrorObject>(e).ok());

@@ -43,7 +43,12 @@ pub struct Unavailable(pub String);
 /// - **mint**: a fresh id from a secure random source (visible ASCII, unique among live
 ///   sessions); at the live-session cap ([`SessionOptions::max_sessions`]) it **refuses**
 ///   ([`MintError::AtCapacity`], the route answers `503`) rather than evicting a live session;
-/// - **touch**: a lookup is activity, so it pushes the session's idle expiry back;
+/// - **touch**: a lookup is activity, so it pushes the session's idle expiry back; for a
+///   session minted elsewhere, the server must know its scope afterwards (restored from the
+///   shared record with [`McpServer::restore_scope`](crate::McpServer::restore_scope), its push
+///   channel given with [`McpServer::attach`](crate::McpServer::attach)): a scope the server
+///   does not know admits no request that carries a token
+///   ([`McpServer::scope_admits`](crate::McpServer::scope_admits));
 /// - **end**: `DELETE` ends the session for every instance; its local streams close
 ///   ([`Session::close`]) and the id answers `404` from then on;
 /// - **idle expiry**: a session with no live connection that saw no request for

@@ -255,6 +255,7 @@ pub(super) async fn resume(
     connection: &ConnectionManager,
     prefix: &str,
     session: &Arc<Session>,
+    record: String,
     after: &str,
 ) -> Result<Option<EventStream>, Unavailable> {
     let Ok(after) = after.parse::<EventId>() else {
@@ -308,12 +309,14 @@ pub(super) async fn resume(
         }
     }
     if !ended {
-        let (session, mut connection) = (session.clone(), connection.clone());
+        let mut connection = connection.clone();
         tokio::spawn(async move {
             let mut messages = pubsub.into_on_message();
             // The stream's `end` may never come: its instance was killed, or the entry was lost
-            // with Redis' data. The relay ends when the session does (deleted, expired) or the
-            // list is gone (its event TTL passed with no append), checked every RELAY_CHECK.
+            // with Redis' data. The relay ends with the session: its record gone from Redis
+            // (deleted, expired), checked every RELAY_CHECK. Not with the stream's list, which
+            // expires while a live request sends nothing (waiting for a person's answer): its
+            // response would come with no relay to carry it.
             let mut check = tokio::time::interval(RELAY_CHECK);
             check.tick().await;
             loop {
@@ -321,10 +324,8 @@ pub(super) async fn resume(
                     () = tx.closed() => break,
                     message = messages.next() => message,
                     _ = check.tick() => {
-                        let gone = session.is_closed()
-                            || matches!(connection.exists::<_, bool>(&key).await, Ok(false));
-                        if gone {
-                            tracing::debug!(%key, "redis: a relayed stream ended without its end: the session or the stream's log is gone");
+                        if let Ok(false) = connection.exists::<_, bool>(&record).await {
+                            tracing::debug!(%key, "redis: a relayed stream ended without its end: its session is gone");
                             break;
                         }
                         continue;

@@ -441,13 +441,22 @@ impl RedisSessions {
         let Some(ttl) = self.options.idle_ttl() else {
             return 0;
         };
+        // Not a handle a request or tool holds now (as in `drop_unused`): one loaded for a
+        // request but not touched yet would be closed under it.
         let idle: Vec<String> = (self.lock().iter())
-            .filter(|(_, l)| l.session.is_idle(ttl))
+            .filter(|(_, l)| l.session.is_idle(ttl) && Arc::strong_count(&l.session) <= 2)
             .map(|(id, _)| id.clone())
             .collect();
         for id in &idle {
             let removed = {
                 let mut local = self.lock();
+                // Taken up by a request since the listing: kept.
+                if local
+                    .get(id)
+                    .is_some_and(|l| Arc::strong_count(&l.session) > 2)
+                {
+                    continue;
+                }
                 let removed = local.remove(id);
                 if removed.is_some() {
                     // Under the lock, as in `drop_unused`.
@@ -710,6 +719,7 @@ impl SessionBackend for RedisSessions {
             &self.connection,
             &self.prefix,
             session,
+            self.record_key(session.id()),
             last_event_id,
         ))
     }

@@ -979,3 +979,12 @@ fn a_redirect_on_the_origin_resends_the_post_there_and_resumes_there() {
     let err = done(ex.handle(Input::End)).unwrap_err();
     assert!(err.to_string().contains("303"), "{err}");
 }
+
+/// A failed answer's JSON-RPC error is read past a leading byte order mark (RFC 8259 §8.1):
+/// its message is the summary, not the raw bytes.
+#[test]
+fn an_error_body_with_a_byte_order_mark_is_summarized_by_its_message() {
+    let body = b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32000,\"message\":\"boom\"}}";
+    let summary = crate::http::exchange::error_summary(500, body);
+    assert!(summary.ends_with(": boom"), "{summary}");
+}
