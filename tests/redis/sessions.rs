@@ -526,3 +526,37 @@ async fn a_session_whose_scope_an_instance_forgot_keeps_its_user() {
         served.body
     );
 }
+
+/// A session whose record is gone from Redis (evicted, or expired with its `ended` never
+/// announced) while this instance holds an open stream of it: the instance's keep-alive finds
+/// it gone and ends the stream (it stayed open until a request named the session).
+#[tokio::test]
+async fn a_streamed_session_whose_record_is_gone_ends_its_streams() {
+    let Some(redis) = Redis::start(None).await else {
+        return;
+    };
+    let options = RedisOptions {
+        sessions: SessionOptions {
+            idle_ttl_ms: Some(3_000),
+            ..SessionOptions::default()
+        },
+        ..RedisOptions::new(redis.url())
+    };
+    let server = McpServer::new(ServerOptions::new("one", "1"));
+    let a = RedisSessions::connect(options, &server, system_clock())
+        .await
+        .unwrap();
+    let session = a.mint("2025-11-25").await.unwrap();
+    let _stream = session.resume(None).expect("a GET stream");
+    let mut r = redis.connection().await;
+    let removed: usize = ::redis::cmd("DEL")
+        .arg(a.record_key(session.id()))
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(removed, 1);
+    eventually(DEADLINE, "the session's streams here end", || {
+        session.is_closed()
+    })
+    .await;
+}

@@ -955,8 +955,21 @@ async fn keep_alive(this: Weak<RedisSessions>, ttl_ms: u64) {
             invocation.key(sessions.record_key(id)).arg(id);
         }
         let mut connection = sessions.connection.clone();
-        if let Err(e) = invocation.invoke_async::<()>(&mut connection).await {
-            tracing::debug!(error = %e, "redis: cannot push back the expiry of streamed sessions");
+        match invocation
+            .invoke_async::<Vec<String>>(&mut connection)
+            .await
+        {
+            // A session whose record is gone (expired or evicted, its `ended` never announced)
+            // is gone here too: its open streams end, as they would have at its next request.
+            Ok(gone) => {
+                for id in gone {
+                    tracing::debug!(session = %id, "redis: a streamed session's record is gone; its streams here end");
+                    sessions.forget(&id);
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "redis: cannot push back the expiry of streamed sessions");
+            }
         }
     }
 }

@@ -70,17 +70,21 @@ local dropped = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return {dropped, redis.call('ZCARD', KEYS[1])}
 ";
 
-// KEYS[1] the live set, KEYS[2..] the records; ARGV[1] idle TTL ms, ARGV[2..] the ids.
+// KEYS[1] the live set, KEYS[2..] the records; ARGV[1] idle TTL ms, ARGV[2..] the ids. The ids
+// whose record is gone (ended, expired or evicted elsewhere).
 const KEEP: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
+local gone = {}
 for i = 2, #KEYS do
   if redis.call('PEXPIRE', KEYS[i], ttl) == 1 then
     redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+  else
+    gone[#gone + 1] = ARGV[i]
   end
 end
-return 0
+return gone
 ";
 
 /// The scripts, loaded into Redis on first use (`EVALSHA`, then `SCRIPT LOAD` on `NOSCRIPT`).
