@@ -233,7 +233,7 @@ impl Sessions {
             match self.store.resume_shared(&session, last).await {
                 Ok(Some(events)) => {
                     if let Ok(cursor) = last.parse::<EventId>() {
-                        self.store.attached(session.id(), cursor.stream);
+                        self.store.attached(session.id(), cursor.stream).await;
                     }
                     return Answer::events(events)
                         .with_header(headers::MCP_SESSION_ID, session.id().to_owned());
@@ -247,7 +247,7 @@ impl Sessions {
         };
         if attached.token != u64::MAX {
             // Live (not the whole replay of an answered stream).
-            self.store.attached(session.id(), attached.stream);
+            self.store.attached(session.id(), attached.stream).await;
         }
         let id = session.id().to_owned();
         let stream = Attachment::new(session, attached.stream, attached.token, attached.events);

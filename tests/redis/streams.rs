@@ -621,4 +621,30 @@ async fn a_stream_taken_over_on_another_instance_ends_the_first_connection() {
     let _get_b = get_stream(b, &id).await;
     while get_a.next().await.is_some() {}
     assert_eq!(get_a.ended_cleanly(), Some(Ok(())), "A's GET stream");
+
+    // A relay is one of those connections: a second resume on B ends B's first relay, and a
+    // resume on A ends B's second one (each relay got every event, the response included).
+    let mut on_a = progress_call(a, &id, 3, 1000, 5).await;
+    let _priming = on_a.next().await.unwrap();
+    let first = on_a.next().await.unwrap().id.unwrap();
+    drop(on_a);
+    let mut relay_1 = resume(b, &id, &first).await;
+    assert!(relay_1.next().await.is_some(), "B relays the stream");
+    let mut relay_2 = resume(b, &id, &first).await;
+    let rest_1 = relay_1.rest().await;
+    assert!(
+        rest_1.iter().all(|e| e.json().get("id").is_none()),
+        "B's first relay ended before the result: {} events",
+        rest_1.len()
+    );
+    assert!(relay_2.next().await.is_some(), "B relays the stream again");
+    let on_a = resume(a, &id, &first).await.rest().await;
+    let rest_2 = relay_2.rest().await;
+    assert!(
+        rest_2.iter().all(|e| e.json().get("id").is_none()),
+        "B's second relay ended before the result: {} events",
+        rest_2.len()
+    );
+    let result = on_a.last().unwrap().json();
+    assert_eq!(result["result"]["content"][0]["text"], "done 1000 steps");
 }

@@ -132,9 +132,12 @@ pub trait SessionBackend: fmt::Debug + MaybeSend + MaybeSync {
     /// standalone stream, or a resume): tell the other instances sharing the session, which end
     /// their own connection on that stream, as a second connection on one instance replaces the
     /// first (spec `basic/transports`: the server MUST NOT broadcast a message across several
-    /// streams). Must not block. Default: nothing (no other instance).
-    fn attached(&self, id: &str, stream: u64) {
+    /// streams). The `GET` is answered once the future resolves, so a later connection the
+    /// client opens elsewhere is not ended by this one's news. Default: nothing (no other
+    /// instance).
+    fn attached<'a>(&'a self, id: &'a str, stream: u64) -> BoxFuture<'a, ()> {
         let _ = (id, stream);
+        Box::pin(future::ready(()))
     }
 
     /// End, with a `retry` field, this instance's connections that carry no unanswered request

@@ -146,6 +146,12 @@ struct Sink {
 enum Conn {
     Channel(mpsc::UnboundedSender<String>),
     Buffer(Vec<String>),
+    /// A relay of a stream another instance runs, from a shared log ([`Session::relay_on`]):
+    /// nothing is delivered to it here; dropping the sender ends it.
+    Relay {
+        /// Held for its drop, which ends the relay.
+        _ends: futures::channel::oneshot::Sender<()>,
+    },
 }
 
 /// A session's mutable state. The maps keyed by stream or token hold no heap while they have
@@ -473,6 +479,7 @@ impl Session {
                     let _ = tx.unbounded_send(priming);
                 }
                 Conn::Buffer(events) => events.push(priming),
+                Conn::Relay { .. } => {}
             }
         }
         let token = attach(&mut state, stream, conn);
@@ -581,6 +588,31 @@ impl Session {
             }
             None => false,
         }
+    }
+
+    /// Register a connection here that relays `stream` (another instance runs its request) from
+    /// a shared log: the token to unregister it with, and what resolves when another
+    /// connection takes the stream over (a connection here, or [`Session::end_connection`]) or
+    /// the session ends — the relay then ends. A relay already registered on `stream` is ended.
+    /// A relay counts as a live connection (the session is not idle while it runs).
+    pub fn relay_on(&self, stream: u64) -> (u64, futures::channel::oneshot::Receiver<()>) {
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let mut state = self.lock();
+        if state.closed {
+            return (u64::MAX, rx);
+        }
+        let token = attach(&mut state, stream, Conn::Relay { _ends: tx });
+        (token, rx)
+    }
+
+    /// Unregister the relay `token` of `stream` (it ended), if it is still the one registered.
+    pub fn relay_off(&self, stream: u64, token: u64) {
+        let now = (self.clock)();
+        let mut state = self.lock();
+        if state.sinks.get(stream).is_some_and(|s| s.token == token) {
+            state.sinks.remove(stream);
+        }
+        state.touched = now;
     }
 
     /// End the session (`DELETE`, eviction or shutdown): every stream's connection ends and
@@ -732,7 +764,7 @@ impl State {
 fn attach(state: &mut State, stream: u64, conn: Conn) -> u64 {
     let token = state.next_token;
     state.next_token += 1;
-    // Replaces (and so ends) any other connection on this stream.
+    // Replaces (and so ends) any other connection on this stream, a relay too.
     if let Some(old) = state.sinks.insert(stream, Sink { token, conn }) {
         end(state, old, None);
     }
@@ -745,6 +777,8 @@ fn attach(state: &mut State, stream: u64, conn: Conn) -> u64 {
 fn end(state: &mut State, sink: Sink, last: Option<String>) -> bool {
     match sink.conn {
         Conn::Channel(tx) => last.is_none_or(|text| tx.unbounded_send(text).is_ok()),
+        // Dropped: the relay ends.
+        Conn::Relay { .. } => true,
         Conn::Buffer(mut events) => {
             events.extend(last);
             state.ended_buffers.insert(sink.token, events);
@@ -764,6 +798,7 @@ fn deliver(state: &mut State, stream: u64, text: String) {
             }
         }
         Conn::Buffer(events) => events.push(text),
+        Conn::Relay { .. } => {}
     }
 }
 

@@ -310,6 +310,10 @@ pub(super) async fn resume(
     }
     if !ended {
         let mut connection = connection.clone();
+        // One connection per stream: a newer one (here, or on another instance: a takeover)
+        // ends this relay.
+        let (token, mut taken_over) = session.relay_on(stream);
+        let session = session.clone();
         tokio::spawn(async move {
             let mut messages = pubsub.into_on_message();
             // The stream's `end` may never come: its instance was killed, or the entry was lost
@@ -322,6 +326,10 @@ pub(super) async fn resume(
             loop {
                 let message = tokio::select! {
                     () = tx.closed() => break,
+                    _ = &mut taken_over => {
+                        tracing::debug!(%key, "redis: a relayed stream was taken over by another connection");
+                        break;
+                    }
                     message = messages.next() => message,
                     _ = check.tick() => {
                         if let Ok(false) = connection.exists::<_, bool>(&record).await {
@@ -348,6 +356,7 @@ pub(super) async fn resume(
                     Some(Entry::Event(..)) => {}
                 }
             }
+            session.relay_off(stream, token);
         });
     }
     let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));

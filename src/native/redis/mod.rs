@@ -724,16 +724,16 @@ impl SessionBackend for RedisSessions {
         ))
     }
 
-    fn attached(&self, id: &str, stream: u64) {
+    fn attached<'a>(&'a self, id: &'a str, stream: u64) -> BoxFuture<'a, ()> {
         let payload = format!("{}\n{id}\n{stream}", self.instance);
         let channel = self.takeovers_channel();
         let mut connection = self.connection.clone();
-        tokio::spawn(async move {
+        Box::pin(async move {
             let published: Result<usize, _> = connection.publish(&channel, &payload).await;
             if let Err(e) = published {
                 tracing::warn!(error = %e, "redis: cannot tell the other instances of a stream taken over");
             }
-        });
+        })
     }
 
     fn disconnect_idle(&self) {
