@@ -69,9 +69,23 @@ fn clause3_notifications_yield_no_response_whatever_the_method() {
         r#"{"jsonrpc":"2.0","method":"no/such/method"}"#,
         r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":5}}"#,
         r#"{"jsonrpc":"2.0","method":"tools/call","params":[1,2]}"#,
-        r#"{"jsonrpc":"1.0","method":"ping"}"#,
     ] {
         assert_eq!(block_on(s.handle(text)), None, "{text}");
+    }
+    // Not a request at all (the seed's `isJSONRPCRequest`: `jsonrpc: '2.0'` and a string
+    // `method`), id-less or not: `handle` answers `-32600`, id null (JSON-RPC 2.0 §7).
+    for text in [
+        r#"{"jsonrpc":"1.0","method":"ping"}"#,
+        r#"{"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
+    ] {
+        let answer = block_on(s.handle(text)).expect("answered");
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (serde_json::Value::Null, serde_json::json!(-32600)),
+            "{text}"
+        );
     }
     let n = JsonRpcMessage::from_slice(br#"{"jsonrpc":"2.0","method":"ping"}"#).unwrap();
     assert_eq!(block_on(s.dispatch(n)), None);

@@ -63,16 +63,24 @@ async fn utf8_split_across_writes_crlf_bom_and_blank_lines() {
 }
 
 /// A line that is not JSON gets `-32700` (JSON-RPC 2.0 §5.1): id `null`, or the id of a whole
-/// request that starts it; a response and a broken notification get nothing; an invalid
-/// request its error.
+/// request that starts it; a response and a notification whose only fault is its `params` get
+/// nothing; an invalid request its error (an id-less object that is no message: id `null`).
 #[tokio::test]
 async fn junk_lines_get_a_parse_error_responses_nothing_and_invalid_requests_theirs() {
     let mut s = spawn();
-    s.write(b"this is not json\n{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":5}\n").await;
+    s.write(b"this is not json\n{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[1]}\n{\"jsonrpc\":\"2.0\",\"method\":5}\n").await;
     let parse = s.read_json().await;
     assert_eq!(
         (parse["error"]["code"].clone(), parse["id"].clone()),
         (json!(-32700), json!(null))
+    );
+    let no_message = s.read_json().await;
+    assert_eq!(
+        (
+            no_message["error"]["code"].clone(),
+            no_message["id"].clone()
+        ),
+        (json!(-32600), json!(null))
     );
     s.write(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n")
         .await;

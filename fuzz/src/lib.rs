@@ -185,8 +185,12 @@ pub fn expect(bytes: &[u8]) -> Expect {
         return null;
     };
     let has_method = map.contains_key("method");
+    // A notification, unless it is no JSON-RPC message at all (no or another `jsonrpc`, a
+    // `method` that is not a string): that is an invalid request, answered with id null.
+    let envelope = map.get("jsonrpc") == Some(&Value::String("2.0".into()))
+        && map.get("method").is_some_and(Value::is_string);
     match map.get("id") {
-        None if has_method => Expect::Nothing,
+        None if has_method && envelope => Expect::Nothing,
         None => null,
         Some(id) if has_method => Expect::Reply {
             id: if readable_raw_id(bytes, id) {

@@ -614,18 +614,11 @@ impl Route {
                     .await;
             }
             Err(invalid) => {
+                // An id-less object that is no JSON-RPC message is answered too (`-32600`, id
+                // `null`: `400`, the transport does not accept it); a notification whose only
+                // fault is its `params` is taken (`202`) and dropped.
                 return match invalid.response() {
                     Some(response) => Answer::json(400, &response),
-                    // Not a JSON-RPC message at all (`method` not a string, no or another
-                    // `jsonrpc`), though without an `id`: no JSON-RPC answer is due, but the
-                    // transport does not accept it either — `400` carrying the error, id `null`
-                    // (spec `basic/transports`: "If the server cannot accept the input, it MUST
-                    // return an HTTP error status code"). A notification whose only fault is its
-                    // `params` is still taken (`202`) and dropped, as before.
-                    None if invalid.error.code == ErrorCode::INVALID_REQUEST => {
-                        tracing::debug!(error = %invalid, "http: refused a malformed notification");
-                        Answer::json(400, &JsonRpcResponse::error(None, invalid.error.clone()))
-                    }
                     None => {
                         tracing::debug!(error = %invalid, "http: dropped a malformed notification");
                         Answer::empty(202)

@@ -930,7 +930,8 @@ fn a_batch_of_notifications_and_responses_is_202_and_errors_come_back_in_the_arr
     );
     assert_eq!(a.status, 202);
     assert!(matches!(a.body, AnswerBody::Empty));
-    // An invalid element among valid ones; a duplicate id; a broken notification (no entry).
+    // An invalid element among valid ones; a duplicate id; an id-less element that is no
+    // JSON-RPC message (`-32600`, id `null`, as `3`).
     let a = answer(
         &r,
         post(
@@ -946,9 +947,13 @@ fn a_batch_of_notifications_and_responses_is_202_and_errors_come_back_in_the_arr
         .iter()
         .map(|i| i["id"].clone())
         .collect();
-    assert_eq!(ids, [json!(1), json!(2), json!(1), Value::Null], "{items}");
+    assert_eq!(
+        ids,
+        [json!(1), json!(2), json!(1), Value::Null, Value::Null],
+        "{items}"
+    );
     assert_eq!(items[0]["result"], json!({}));
-    for i in 1..4 {
+    for i in 1..5 {
         assert_eq!(items[i]["error"]["code"], -32600, "{items}");
     }
     // Only errors: still the array.

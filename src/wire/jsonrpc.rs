@@ -290,15 +290,27 @@ mod tests {
     fn notifications_are_classified_before_validation() {
         let n = parse(json!({"jsonrpc":"2.0","method":"x","params":{"_meta":{}}})).unwrap();
         assert!(matches!(n, JsonRpcMessage::Notification(_)));
+        let err = parse(json!({"jsonrpc":"2.0","method":"x","params":[1]})).unwrap_err();
+        assert!(
+            !err.reply,
+            "a notification whose only fault is params is never answered"
+        );
+        assert!(err.response().is_none());
+        // No JSON-RPC message at all, though without an id: -32600, id null (JSON-RPC §7).
         for bad in [
-            json!({"jsonrpc":"2.0","method":"x","params":[1]}),
             json!({"jsonrpc":"1.0","method":"x"}),
             json!({"method":"x"}),
             json!({"jsonrpc":"2.0","method":5}),
+            json!({"jsonrpc":"2.0","method":1,"params":"bar"}),
         ] {
-            let err = parse(bad).unwrap_err();
-            assert!(!err.reply, "a broken notification is never answered");
-            assert!(err.response().is_none());
+            let err = parse(bad.clone()).unwrap_err();
+            let response = err.response().expect("answered");
+            assert_eq!(response.id, None, "{bad}");
+            assert_eq!(
+                response.payload.unwrap_err().code,
+                ErrorCode::INVALID_REQUEST,
+                "{bad}"
+            );
         }
     }
 

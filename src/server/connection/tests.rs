@@ -387,8 +387,15 @@ fn invalid_input_follows_the_not_json_rule() {
             panic!("an invalid request is answered");
         };
         assert_eq!(json_of(&bad)["id"], 5);
+        // No JSON-RPC message, though id-less: -32600, id null (it was dropped); a
+        // notification whose only fault is its params is still not answered.
+        let Received::Answer(bad) = conn.receive(br#"{"jsonrpc":"2.0","method":5}"#) else {
+            panic!("an id-less object that is no message is answered");
+        };
+        assert_eq!(json_of(&bad)["id"], Value::Null);
+        assert_eq!(json_of(&bad)["error"]["code"], -32600);
         assert!(matches!(
-            conn.receive(br#"{"jsonrpc":"2.0","method":5}"#),
+            conn.receive(br#"{"jsonrpc":"2.0","method":"x","params":[1]}"#),
             Received::Nothing
         ));
     }
@@ -992,7 +999,14 @@ fn a_batch_at_2025_03_26_runs_each_element_and_answers_one_array() {
     let items = reply(&mut host);
     assert_eq!(
         ids(&items),
-        [json!(1), json!("p"), json!(3), json!("p"), Value::Null],
+        [
+            json!(1),
+            json!("p"),
+            json!(3),
+            json!("p"),
+            Value::Null,
+            Value::Null
+        ],
         "one entry per request and invalid element, in the batch's order: {items:?}"
     );
     assert_eq!(items[0]["result"]["content"][0]["text"], "released");

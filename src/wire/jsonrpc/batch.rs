@@ -234,9 +234,10 @@ mod tests {
                 Err((None, -32600)),
             ]
         );
-        // A broken notification is still never answered; a nested batch is refused, saying so.
+        // An id-less element that is no message is answered (id null); a nested batch is
+        // refused, saying so.
         let messages = batch.messages();
-        assert!(messages[9].as_ref().unwrap_err().response().is_none());
+        assert!(messages[9].as_ref().unwrap_err().response().is_some());
         let nested = messages[10].as_ref().unwrap_err();
         assert!(
             nested.error.message.contains("batches do not nest"),

@@ -270,25 +270,31 @@ impl JsonRpcMessage {
         let has_method = m.method.is_some();
         let id = match &m.id {
             None if has_method => {
-                // A notification: classified before validation, and never answered.
-                let bad = |error| InvalidMessage {
-                    id: None,
-                    error,
-                    reply: false,
-                    not_json: false,
-                    response: false,
-                    batch: false,
+                // A notification: classified before validation. One whose only fault is its
+                // `params` is never answered; an object that is no JSON-RPC message at all (no
+                // or another `jsonrpc`, `method` not a string) is an invalid request, answered
+                // with `-32600` and id `null` (JSON-RPC 2.0 §5, §7's own example:
+                // `{"jsonrpc": "2.0", "method": 1, "params": "bar"}`).
+                let bad = |reply| {
+                    move |error| InvalidMessage {
+                        id: None,
+                        error,
+                        reply,
+                        not_json: false,
+                        response: false,
+                        batch: false,
+                    }
                 };
-                check_version(m.jsonrpc.as_ref()).map_err(bad)?;
+                check_version(m.jsonrpc.as_ref()).map_err(bad(true))?;
                 let method = match m.method {
                     Some(Value::String(m)) => m,
                     _ => {
-                        return Err(bad(ErrorObject::invalid_request(
+                        return Err(bad(true)(ErrorObject::invalid_request(
                             r#""method" must be a string"#,
                         )))
                     }
                 };
-                let params = read_params(m.params).map_err(bad)?;
+                let params = read_params(m.params).map_err(bad(false))?;
                 return Ok(JsonRpcMessage::Notification(JsonRpcNotification {
                     method,
                     params,
