@@ -66,7 +66,12 @@ pub struct ServeOptions {
     /// How long a write to the client may wait for room in the socket's buffers (the client
     /// reads nothing) before the connection ends (default [`DEFAULT_WRITE_STALL`]; zero: no
     /// bound). Only a write that cannot proceed counts: an idle stream writes nothing and is
-    /// not cut.
+    /// not cut. Room comes back when the client has read enough of what is buffered (on Linux,
+    /// about half the socket's send buffer, which grows to 4 MiB): a client reading a large
+    /// answer much slower than that per `write_stall` (tens of KB/s at the default, in the
+    /// worst case) is cut too, its answer short of its `Content-Length`. Counting the bytes the
+    /// client acknowledges instead would need the socket's send queue (`SIOCOUTQ`), an `ioctl`
+    /// the crate's `forbid(unsafe_code)` rules out.
     pub write_stall: Duration,
 }
 
@@ -217,11 +222,11 @@ impl Lingering {
             Poll::Ready(()) => {
                 tracing::debug!(
                     ?stall,
-                    "http: the client read nothing for the write stall: connection ended"
+                    "http: no write to the client could proceed for the write stall (it stopped reading, or reads too slowly): connection ended"
                 );
                 Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "the client read nothing for the write stall",
+                    "no write to the client could proceed for the write stall",
                 )))
             }
             Poll::Pending => Poll::Pending,

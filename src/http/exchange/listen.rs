@@ -144,7 +144,10 @@ impl Listen {
                         continue; // a priming event, or another type
                     }
                     self.events
-                        .push_back(match serde_json::from_str::<Value>(&event.data) {
+                        .push_back(match serde_json::from_str::<Value>(
+                            // A BOM before an event's JSON is skipped too.
+                            event.data.strip_prefix('\u{feff}').unwrap_or(&event.data),
+                        ) {
                             Ok(value) => Event::Message(value),
                             Err(e) => match crate::client::unreadable(event.data.as_bytes()) {
                                 // A reply the client cannot read still fails its request.

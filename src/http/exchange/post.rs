@@ -572,7 +572,9 @@ impl Exchange {
             if !event.carries_message() {
                 continue; // a priming event, or another type
             }
-            match serde_json::from_str::<Value>(&event.data) {
+            // A BOM before an event's JSON (a server's encoder put it there) is skipped too.
+            let data = event.data.strip_prefix('\u{feff}').unwrap_or(&event.data);
+            match serde_json::from_str::<Value>(data) {
                 Ok(value) => {
                     let done = self
                         .request_id

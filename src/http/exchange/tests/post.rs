@@ -988,3 +988,26 @@ fn an_error_body_with_a_byte_order_mark_is_summarized_by_its_message() {
     let summary = crate::http::exchange::error_summary(500, body);
     assert!(summary.ends_with(": boom"), "{summary}");
 }
+
+/// An SSE event whose JSON starts with a byte order mark (a server's encoder put it in the
+/// data, past the stream's start, where SSE drops one) is read as the message: the request's
+/// answer, not "an SSE event that is not JSON" and a wait for an answer that came.
+#[test]
+fn an_sse_event_with_a_byte_order_mark_before_its_json_is_read() {
+    let mut ep = endpoint();
+    let mut ex = ep.exchange(&request(11, "ping"), None);
+    ex.start();
+    let headers = pairs(&[("content-type", "text/event-stream")]);
+    ex.handle(Input::Response {
+        status: 200,
+        headers: &headers,
+    });
+    let step = ex.handle(Input::Chunk(
+        "data: \u{feff}{\"jsonrpc\":\"2.0\",\"id\":11,\"result\":{}}\n\n".as_bytes(),
+    ));
+    assert_eq!(done(step), Ok(()));
+    assert_eq!(
+        events(&mut ex),
+        [Event::Message(json!({"jsonrpc":"2.0","id":11,"result":{}}))]
+    );
+}
