@@ -436,12 +436,7 @@ async fn connections_beyond_the_cap_get_503_at_once_and_the_open_ones_go_on() {
     // Once one closes, its place is free again.
     drop(b);
     support::eventually_async(support::DEADLINE, "a place frees up", || async {
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{PING}",
-            srv.addr,
-            PING.len()
-        );
-        support::http::raw(srv.addr, request.as_bytes()).await.0 == 200
+        pinged_on_a_new_connection(srv.addr).await
     })
     .await;
     assert_eq!(ping_on(&mut a, srv.addr).await, 200);
@@ -472,16 +467,22 @@ async fn a_client_that_stops_reading_its_answer_loses_the_connection_after_the_w
         call.len()
     );
     stalled.write_all(request.as_bytes()).await.unwrap();
-    support::eventually_async(support::DEADLINE, "the stalled connection's place frees up", || async {
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{PING}",
-            srv.addr,
-            PING.len()
-        );
-        support::http::raw(srv.addr, request.as_bytes()).await.0 == 200
-    })
+    support::eventually_async(
+        support::DEADLINE,
+        "the stalled connection's place frees up",
+        || async { pinged_on_a_new_connection(srv.addr).await },
+    )
     .await;
     drop(stalled);
+}
+
+/// A ping on a connection of its own (closed after it) is answered `200`.
+async fn pinged_on_a_new_connection(addr: SocketAddr) -> bool {
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{PING}",
+        PING.len()
+    );
+    support::http::raw(addr, request.as_bytes()).await.0 == 200
 }
 
 /// Write a whole oversized request (head and `body_bytes` of body) before reading anything, as

@@ -192,6 +192,19 @@ fn wrapper(file: &std::path::Path) -> String {
     )
 }
 
+/// `orkestrel-mcp bridge --stdio -- <upstream>`, its stdin and stdout piped.
+fn stdio_bridge(upstream: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(support::server::BIN)
+        .args(["bridge", "--stdio", "--"])
+        .args(upstream)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 fn pid_file(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("orkestrel-{name}-{}.pids", std::process::id()))
 }
@@ -297,21 +310,7 @@ async fn a_bridge_stopped_while_its_server_starts_ends_it() {
 
 #[tokio::test]
 async fn a_stdio_bridge_stopped_by_sigterm_exits_while_its_stdin_is_open() {
-    let mut bridge = tokio::process::Command::new(support::server::BIN)
-        .args([
-            "bridge",
-            "--stdio",
-            "--",
-            support::server::BIN,
-            "serve",
-            "--stdio",
-        ])
-        .env("RUST_LOG", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut bridge = stdio_bridge(&[support::server::BIN, "serve", "--stdio"]);
     // Serving: it answers a ping (so the signal finds it past its start).
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut stdin = bridge.stdin.take().unwrap();
@@ -353,14 +352,7 @@ async fn upstream_dies_during_a_call(round: u32) {
         file.display(),
         support::server::BIN
     );
-    let mut bridge = tokio::process::Command::new(support::server::BIN)
-        .args(["bridge", "--stdio", "--", "sh", "-c", &script])
-        .env("RUST_LOG", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut bridge = stdio_bridge(&["sh", "-c", &script]);
     let pids = read_pids(&file).await;
     let mut stdin = bridge.stdin.take().unwrap();
     let mut lines = tokio::io::BufReader::new(bridge.stdout.take().unwrap()).lines();

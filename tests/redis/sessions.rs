@@ -454,6 +454,33 @@ async fn two_gated_servers(redis: &Redis) -> [(SocketAddr, McpServer); 2] {
     [instances.pop().unwrap(), b]
 }
 
+/// A 2025-11-25 session `who` (an `Authorization` field) initializes on `at`: its id.
+async fn session_of(at: SocketAddr, who: (&'static str, &'static str)) -> String {
+    let init = post(at, &[who], &initialize(1, "2025-11-25")).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    init.header("mcp-session-id").unwrap().to_owned()
+}
+
+/// The fields of a 2025-11-25 request of `who` in session `id`.
+fn as_user<'a>(who: (&'static str, &'static str), id: &'a str) -> [(&'a str, &'a str); 3] {
+    [
+        who,
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-11-25"),
+    ]
+}
+
+/// `list` (a `tools/list`) posted to `at` with `headers` is answered with the tools.
+async fn lists_tools(at: SocketAddr, headers: &[(&str, &str)], list: &str) {
+    let served = post(at, headers, list).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert!(
+        response(&served)["result"]["tools"].is_array(),
+        "{}",
+        served.body
+    );
+}
+
 /// What one instance learnt of a session holds on the others: a repeat `initialize` on an
 /// instance that did not see the first is refused (`400`, as on the one that did — it was
 /// accepted and renegotiated the shared record's version), and a session opened with a token
@@ -465,16 +492,8 @@ async fn the_handshake_and_the_user_of_a_session_hold_on_every_instance() {
     };
     let [a, b] = two_gated_instances(&redis).await;
     let alice = ("authorization", "Bearer alice");
-    let init = post(a, &[alice], &initialize(1, "2025-11-25")).await;
-    assert_eq!(init.status, 200, "{}", init.body);
-    let id = init.header("mcp-session-id").unwrap().to_owned();
-    let headers = |who: (&'static str, &'static str)| {
-        [
-            who,
-            ("mcp-session-id", id.as_str()),
-            ("mcp-protocol-version", "2025-11-25"),
-        ]
-    };
+    let id = session_of(a, alice).await;
+    let headers = |who| as_user(who, &id);
     let again = post(b, &headers(alice), &initialize(2, "2025-03-26")).await;
     assert_eq!(again.status, 400, "{}", again.body);
     assert!(again.body.contains("already initialized"), "{}", again.body);
@@ -482,13 +501,7 @@ async fn the_handshake_and_the_user_of_a_session_hold_on_every_instance() {
     let bob = ("authorization", "Bearer bob");
     assert_eq!(post(b, &headers(bob), list).await.status, 404);
     assert_eq!(send(b, "DELETE", &headers(bob), "").await.status, 404);
-    let served = post(b, &headers(alice), list).await;
-    assert_eq!(served.status, 200, "{}", served.body);
-    assert!(
-        response(&served)["result"]["tools"].is_array(),
-        "{}",
-        served.body
-    );
+    lists_tools(b, &headers(alice), list).await;
 }
 
 /// An instance whose server forgot a session's scope while it kept the session's local handle
@@ -502,29 +515,15 @@ async fn a_session_whose_scope_an_instance_forgot_keeps_its_user() {
     };
     let [(a, _), (b, server_b)] = two_gated_servers(&redis).await;
     let alice = ("authorization", "Bearer alice");
-    let init = post(a, &[alice], &initialize(1, "2025-11-25")).await;
-    assert_eq!(init.status, 200, "{}", init.body);
-    let id = init.header("mcp-session-id").unwrap().to_owned();
-    let headers = |who: (&'static str, &'static str)| {
-        [
-            who,
-            ("mcp-session-id", id.as_str()),
-            ("mcp-protocol-version", "2025-11-25"),
-        ]
-    };
+    let id = session_of(a, alice).await;
+    let headers = |who| as_user(who, &id);
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     assert_eq!(post(b, &headers(alice), list).await.status, 200);
     server_b.end_scope(&id);
     let bob = ("authorization", "Bearer bob");
     let refused = post(b, &headers(bob), list).await;
     assert_eq!(refused.status, 404, "{}", refused.body);
-    let served = post(b, &headers(alice), list).await;
-    assert_eq!(served.status, 200, "{}", served.body);
-    assert!(
-        response(&served)["result"]["tools"].is_array(),
-        "{}",
-        served.body
-    );
+    lists_tools(b, &headers(alice), list).await;
 }
 
 /// A session whose record is gone from Redis (evicted, or expired with its `ended` never

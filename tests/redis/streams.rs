@@ -38,6 +38,26 @@ async fn resume(at: SocketAddr, id: &str, last: &str) -> SseStream {
     SseStream::new(response)
 }
 
+/// Wait until the shared log of the stream event `event_id` belongs to (session `id`) holds at
+/// least `n` entries (the log is written behind).
+async fn logged(redis: &Redis, id: &str, event_id: &str, n: usize) {
+    let stream = u64::from_str_radix(event_id.split_once('-').unwrap().0, 36).unwrap();
+    let key = format!("orkestrel-mcp:events:{id}:{stream}");
+    let r = redis.connection().await;
+    eventually_async(DEADLINE, "the stream's events are in Redis", || {
+        let (mut r, key) = (r.clone(), key.clone());
+        async move {
+            let len: usize = ::redis::cmd("LLEN")
+                .arg(&key)
+                .query_async(&mut r)
+                .await
+                .unwrap();
+            len >= n
+        }
+    })
+    .await;
+}
+
 fn step_of(event: &Event) -> String {
     let message = event.json();
     assert_eq!(message["method"], "notifications/message", "{message}");
@@ -250,21 +270,7 @@ async fn kill_9_of_the_instance_mid_stream_loses_no_logged_event() {
     ];
     // Logged: the priming event and these three are in Redis (the log is written behind).
     let first = seen[0].id.clone().unwrap();
-    let stream = u64::from_str_radix(first.split_once('-').unwrap().0, 36).unwrap();
-    let key = format!("orkestrel-mcp:events:{id}:{stream}");
-    let r = redis.connection().await;
-    eventually_async(DEADLINE, "A's events are in Redis", || {
-        let (mut r, key) = (r.clone(), key.clone());
-        async move {
-            let n: usize = ::redis::cmd("LLEN")
-                .arg(&key)
-                .query_async(&mut r)
-                .await
-                .unwrap();
-            n >= 4
-        }
-    })
-    .await;
+    logged(&redis, &id, &first, 4).await;
     a_child.kill().await.expect("kill -9 A");
 
     let mut on_b = resume(b, &id, &first).await;
@@ -294,27 +300,13 @@ async fn a_relay_ends_when_its_session_is_gone_from_redis() {
     let mut on_a = progress_stream(a, &id, 1000, 20).await;
     let _priming = on_a.next().await.unwrap();
     let first = on_a.next().await.unwrap().id.unwrap();
-    let stream = u64::from_str_radix(first.split_once('-').unwrap().0, 36).unwrap();
-    let key = format!("orkestrel-mcp:events:{id}:{stream}");
-    let r = redis.connection().await;
     // The priming event and the first step are in Redis (the log is written behind).
-    eventually_async(DEADLINE, "A's events are in Redis", || {
-        let (mut r, key) = (r.clone(), key.clone());
-        async move {
-            let n: usize = ::redis::cmd("LLEN")
-                .arg(&key)
-                .query_async(&mut r)
-                .await
-                .unwrap();
-            n >= 2
-        }
-    })
-    .await;
+    logged(&redis, &id, &first, 2).await;
     a_child.kill().await.expect("kill -9 A");
     let mut on_b = resume(b, &id, &first).await;
     let removed: usize = ::redis::cmd("DEL")
         .arg(format!("orkestrel-mcp:session:{id}"))
-        .query_async(&mut r.clone())
+        .query_async(&mut redis.connection().await)
         .await
         .unwrap();
     assert_eq!(removed, 1);
