@@ -935,8 +935,8 @@ impl Tasks {
                 // still working).
                 Err(e)
                     if e.code == ErrorCode::INTERNAL_ERROR
-                        && read.is_some_and(|until: Option<u64>| {
-                            until.is_none_or(|until| self.now() < until)
+                        && read.is_some_and(|expires: Option<u64>| {
+                            expires.is_none_or(|at| self.now() < at)
                         }) =>
                 {
                     tracing::debug!(task = %id, error = %e.message, "tasks/result: the task store is unavailable; waiting on");
@@ -945,7 +945,7 @@ impl Tasks {
                 }
                 Err(e) => return Err(e),
             };
-            read = Some(task.ttl_ms.map(|ttl| task.created_at.saturating_add(ttl)));
+            read = Some(task.expires_at());
             match task.status {
                 TaskStatus::Completed => {
                     let mut result = task.result.unwrap_or(json!({}));

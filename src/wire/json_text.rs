@@ -15,6 +15,15 @@ pub(crate) fn to_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
+/// The value JSON text `bytes` holds, a leading UTF-8 byte order mark skipped (RFC 8259 §8.1
+/// lets a parser ignore one; the crate does wherever it reads JSON).
+///
+/// # Errors
+/// `serde_json`'s, for text that is not one JSON value.
+pub(crate) fn parse(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(crate::wire::jsonrpc::without_bom(bytes))
+}
+
 /// The number JSON text `text` names (RFC 8259 §6: no sign but `-`, no leading zeros, no bare
 /// `.`, no whitespace), as `serde_json` reads it; `None` for anything else or a number out of an
 /// `f64`'s range (`1e400`, or an integer of over 308 digits).

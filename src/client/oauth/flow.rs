@@ -377,8 +377,7 @@ impl AuthFlow {
         dpop_nonce: Option<&str>,
         body: &[u8],
     ) -> Action {
-        let doc: Option<Value> =
-            serde_json::from_slice(crate::wire::jsonrpc::without_bom(body)).ok();
+        let doc = crate::wire::json_text::parse(body).ok();
         match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Prm(url) => match doc.filter(|d| status == 200 && d.is_object()) {
                 Some(doc) => self.on_prm(doc),

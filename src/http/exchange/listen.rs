@@ -5,8 +5,6 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::redirect::{self, MAX_REDIRECTS};
 use super::{header, status::status_text, Endpoint, Event, Input, Step, MAX_IDLE_RECONNECTS};
 #[cfg(doc)]
@@ -144,10 +142,7 @@ impl Listen {
                         continue; // a priming event, or another type
                     }
                     self.events
-                        .push_back(match serde_json::from_str::<Value>(
-                            // A BOM before an event's JSON is skipped too.
-                            event.data.strip_prefix('\u{feff}').unwrap_or(&event.data),
-                        ) {
+                        .push_back(match crate::wire::json_text::parse(event.data.as_bytes()) {
                             Ok(value) => Event::Message(value),
                             Err(e) => match crate::client::unreadable(event.data.as_bytes()) {
                                 // A reply the client cannot read still fails its request.

@@ -4,8 +4,6 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::redirect::{self, MAX_REDIRECTS};
 use super::{
     header, is_event_stream, status::answers, status::error_summary, status::speaks_of_a_session,
@@ -500,7 +498,7 @@ impl Exchange {
     fn finish_body(&mut self, status: u16, kind: Body) -> Step {
         let body = std::mem::take(&mut self.body);
         if kind == Body::ModernError {
-            let error = serde_json::from_slice::<Value>(crate::wire::jsonrpc::without_bom(&body))
+            let error = crate::wire::json_text::parse(&body)
                 .ok()
                 .and_then(|v| v.get("error").cloned())
                 .and_then(|e| serde_json::from_value::<ErrorObject>(e).ok());
@@ -510,8 +508,7 @@ impl Exchange {
                 detail: error_summary(status, &body),
             }));
         }
-        // A leading byte order mark is ignored (RFC 8259 §8.1), as the server and stdio do.
-        let value = serde_json::from_slice::<Value>(crate::wire::jsonrpc::without_bom(&body)).ok();
+        let value = crate::wire::json_text::parse(&body).ok();
         let answered = match (&value, &self.request_id) {
             (Some(v), Some(id)) => answers(v, id),
             _ => false,
@@ -572,9 +569,7 @@ impl Exchange {
             if !event.carries_message() {
                 continue; // a priming event, or another type
             }
-            // A BOM before an event's JSON (a server's encoder put it there) is skipped too.
-            let data = event.data.strip_prefix('\u{feff}').unwrap_or(&event.data);
-            match serde_json::from_str::<Value>(data) {
+            match crate::wire::json_text::parse(event.data.as_bytes()) {
                 Ok(value) => {
                     let done = self
                         .request_id

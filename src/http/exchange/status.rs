@@ -85,7 +85,7 @@ fn reason(status: u16) -> Option<&'static str> {
 /// The summary of a failed answer: `"HTTP <status text>: <detail>"`, the detail being the
 /// body's JSON-RPC `error.message`, else its first 300 bytes trimmed (omitted when empty).
 pub fn error_summary(status: u16, body: &[u8]) -> String {
-    let detail = serde_json::from_slice::<Value>(crate::wire::jsonrpc::without_bom(body))
+    let detail = crate::wire::json_text::parse(body)
         .ok()
         .and_then(|v| {
             v.pointer("/error/message")

@@ -275,6 +275,23 @@ impl RedisSessions {
         ]
     }
 
+    /// Publish `payload` on `channel` for the other instances (`what` it is, for the warning
+    /// when Redis cannot take it: the message is then lost, as a lost signal is).
+    fn publish(
+        &self,
+        channel: String,
+        payload: String,
+        what: &'static str,
+    ) -> BoxFuture<'static, ()> {
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
+            if let Err(e) = published {
+                tracing::warn!(error = %e, "redis: cannot hand {what} on to the other instances");
+            }
+        })
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Local>> {
         self.local.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -726,14 +743,7 @@ impl SessionBackend for RedisSessions {
 
     fn attached<'a>(&'a self, id: &'a str, stream: u64) -> BoxFuture<'a, ()> {
         let payload = format!("{}\n{id}\n{stream}", self.instance);
-        let channel = self.takeovers_channel();
-        let mut connection = self.connection.clone();
-        Box::pin(async move {
-            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
-            if let Err(e) = published {
-                tracing::warn!(error = %e, "redis: cannot tell the other instances of a stream taken over");
-            }
-        })
+        self.publish(self.takeovers_channel(), payload, "a stream taken over")
     }
 
     fn disconnect_idle(&self) {
@@ -778,14 +788,7 @@ impl ScopeStore for WriteThrough {
             return Box::pin(futures::future::ready(()));
         }
         let payload = format!("{scope}\n{}", response.to_json());
-        let channel = this.answers_channel();
-        let mut connection = this.connection.clone();
-        Box::pin(async move {
-            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
-            if let Err(e) = published {
-                tracing::warn!(error = %e, "redis: cannot hand a response on to the other instances");
-            }
-        })
+        this.publish(this.answers_channel(), payload, "a response")
     }
 
     fn uncancelled(&self, scope: &str, id: &RequestId) -> BoxFuture<'static, ()> {
@@ -800,14 +803,7 @@ impl ScopeStore for WriteThrough {
             "{scope}\n{}",
             crate::wire::json_text::to_text(&id.to_value())
         );
-        let channel = this.cancels_channel();
-        let mut connection = this.connection.clone();
-        Box::pin(async move {
-            let published: Result<usize, _> = connection.publish(&channel, &payload).await;
-            if let Err(e) = published {
-                tracing::warn!(error = %e, "redis: cannot hand a cancellation on to the other instances");
-            }
-        })
+        this.publish(this.cancels_channel(), payload, "a cancellation")
     }
 
     fn save(&self, scope: &str, state: ScopeState) -> BoxFuture<'static, ()> {

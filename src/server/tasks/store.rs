@@ -93,8 +93,12 @@ pub struct Task {
 impl Task {
     /// Whether the task's TTL has passed at `now_ms`.
     pub fn expired(&self, now_ms: u64) -> bool {
-        self.ttl_ms
-            .is_some_and(|ttl| now_ms >= self.created_at.saturating_add(ttl))
+        self.expires_at().is_some_and(|at| now_ms >= at)
+    }
+
+    /// When the task's TTL passes (ms, on the clock of `created_at`); `None` without a TTL.
+    pub fn expires_at(&self) -> Option<u64> {
+        self.ttl_ms.map(|ttl| self.created_at.saturating_add(ttl))
     }
 
     /// What the task weighs against a store's byte bound: its id, message, result, error and
